@@ -1,0 +1,3 @@
+from mbarrier.cli import main
+
+raise SystemExit(main())

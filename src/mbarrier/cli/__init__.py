@@ -1,0 +1,68 @@
+"""The `mbarrier` command line. Exit codes: 0 clean or verified, 1 findings, 2 usage or input error,
+3 incomplete (a bound was hit).
+
+Each subcommand is a module of this package with `register(subparsers)` and `main(args) -> int`;
+`COMMANDS` lists them in the order `--help` shows them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+EXIT_CLEAN = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+EXIT_INCOMPLETE = 3
+
+COMMANDS: tuple[str, ...] = ("demo",)
+
+
+class UsageError(Exception):
+    """An error the user caused (bad arguments, unreadable or malformed input): exit 2, no traceback."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from mbarrier import __version__
+
+    parser = _Parser(prog="mbarrier", description="The executable reference for PTX mbarrier.")
+    parser.add_argument("--version", action="version", version=f"mbarrier {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        importlib.import_module(f"mbarrier.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        code: int = args.handler(args)
+        return code
+    except UsageError as e:
+        sys.stderr.write(f"mbarrier {args.command}: error: {e}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return EXIT_CLEAN
+    except Exception as e:  # the last line of defence: never a traceback for a user
+        if os.environ.get("MBARRIER_DEBUG"):
+            raise
+        sys.stderr.write(f"mbarrier {args.command}: internal error: {type(e).__name__}: {e}\n"
+                         "(this is a bug in mbarrier; set MBARRIER_DEBUG=1 to see the traceback)\n")
+        return EXIT_USAGE

@@ -1,0 +1,1 @@
+"""The PTX front end: lexer, parser, syntax tree, validator and diagnostics."""

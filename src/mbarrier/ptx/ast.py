@@ -1,0 +1,240 @@
+"""The syntax tree of a PTX module: what the parser produces and the validator and simulator read.
+
+Positions are 1-based line and column in the source text. Every node is immutable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Pos:
+    line: int
+    column: int
+
+
+# -- operands --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """An identifier: a register (`%r1`, `r1`), a variable symbol, a label, a function, or a special
+    register with its component (`%tid.x` has name "%tid.x"). What it names is resolved later, from the
+    declarations in scope."""
+
+    name: str
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True)
+class Imm:
+    """An integer immediate. `value` is the literal's value; `text` its spelling (`0x10`, `7U`)."""
+
+    value: int
+    text: str
+    pos: Pos
+    unsigned: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FloatImm:
+    """A float immediate: `0fXXXXXXXX` (bits=32), `0dXXXXXXXXXXXXXXXX` (bits=64) or a decimal literal
+    (bits=0). `raw` is the bit pattern for the hex forms."""
+
+    value: float
+    raw: int
+    bits: int
+    text: str
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True)
+class Sink:
+    """The sink symbol `_`."""
+
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    """`[base]`, `[base+offset]`, `[base-offset]` or `[offset]`: base is a Name (register or symbol)
+    or None for an absolute immediate address."""
+
+    base: Name | None
+    offset: int
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True)
+class Vector:
+    """`{a, b, ...}`: a vector operand."""
+
+    items: tuple[Operand, ...]
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    """`!p`: a negated predicate operand."""
+
+    operand: Operand
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True)
+class ParenList:
+    """`(a, b, ...)`: the return and argument lists of `call`."""
+
+    items: tuple[Operand, ...]
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True)
+class Expr:
+    """A constant expression that is more than one literal (`sym+4`, `(1<<3)`), kept as text with
+    its value where it could be computed (None when it names a symbol)."""
+
+    text: str
+    value: int | None
+    pos: Pos
+
+
+Operand = Name | Imm | FloatImm | Sink | Address | Vector | Not | ParenList | Expr
+
+
+# -- statements ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """`@p` or `@!p` before an instruction."""
+
+    predicate: str
+    negated: bool
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True)
+class Instruction:
+    """One instruction. For `mbarrier.arrive.shared::cta.b64`: opcode "mbarrier", qualifiers
+    (".arrive", ".shared::cta", ".b64") in source order, text "mbarrier.arrive.shared::cta.b64".
+    `pos` is where the opcode starts; `operand_pos` has one position per operand."""
+
+    opcode: str
+    qualifiers: tuple[str, ...]
+    operands: tuple[Operand, ...]
+    guard: Guard | None
+    pos: Pos
+
+    @property
+    def text(self) -> str:
+        return self.opcode + "".join(self.qualifiers)
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    name: str
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True)
+class Declarator:
+    """One declared name: `x`, `x[4]`, `x[]`, `%r<10>` (range=10), with an optional initializer."""
+
+    name: str
+    dims: tuple[int | None, ...] = ()
+    range: int | None = None
+    init: tuple[Operand, ...] | None = None
+    pos: Pos = Pos(0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    """`.reg .b32 %r<4>;`, `.shared .align 8 .b64 bar[2];`, `.global .u32 g = 5;` ...
+
+    space: ".reg", ".shared", ".global", ".const", ".local", ".param", ".tex"...; type: ".b64", ".pred" ...
+    vector: 2 or 4 for `.v2`/`.v4`, else None. linkage: ".extern", ".visible", ".weak" or None."""
+
+    space: str
+    type: str
+    names: tuple[Declarator, ...]
+    pos: Pos
+    align: int | None = None
+    vector: int | None = None
+    linkage: str | None = None
+    extra: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Directive:
+    """Any other directive: `.loc 1 12 3`, `.pragma "nounroll";`, `.file 1 "k.cu"`, `.section` ...
+    `args` keeps the tokens' text in order."""
+
+    name: str
+    args: tuple[str, ...]
+    pos: Pos
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A `{ ... }` scope inside a function body."""
+
+    body: tuple[Statement, ...]
+    pos: Pos
+
+
+Statement = Instruction | Label | Declaration | Directive | Block
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A parameter of `.entry`/`.func`: `.param .u64 name`, `.param .align 8 .b8 name[16]`, `.reg .b32 x`."""
+
+    space: str
+    type: str
+    name: str
+    pos: Pos
+    align: int | None = None
+    dims: tuple[int | None, ...] = ()
+    ptr: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    """`.entry` (kind "entry") or `.func` (kind "func"). `body` is None for a prototype/declaration.
+    `performance` holds `.maxntid 128, 1, 1` as (".maxntid", (128, 1, 1)) and the like."""
+
+    kind: str
+    name: str
+    params: tuple[Param, ...]
+    returns: tuple[Param, ...]
+    body: tuple[Statement, ...] | None
+    pos: Pos
+    linkage: str | None = None
+    performance: tuple[tuple[str, tuple[int, ...]], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Module:
+    """A whole PTX file. `version` is (major, minor) of `.version`; `targets` the `.target` list as
+    written ("sm_90a", "texmode_independent", ...); `address_size` 32 or 64 (64 when absent)."""
+
+    version: tuple[int, int] | None
+    targets: tuple[str, ...]
+    address_size: int
+    functions: tuple[Function, ...]
+    declarations: tuple[Declaration, ...]
+    directives: tuple[Directive, ...]
+    path: str = "<input>"
+    source_lines: tuple[str, ...] = field(default=(), repr=False)
+
+    def function(self, name: str) -> Function:
+        for f in self.functions:
+            if f.name == name and f.body is not None:
+                return f
+        raise KeyError(name)
+
+    @property
+    def entries(self) -> tuple[Function, ...]:
+        return tuple(f for f in self.functions if f.kind == "entry" and f.body is not None)

@@ -1,0 +1,38 @@
+"""Numeric limits of the mbarrier object (PTX ISA 9.7.13.15.1, 9.7.13.15.2)."""
+
+from typing import Final
+
+#: 9.7.13.15.2: every count is bounded by 2^20 - 1.
+COUNT_MAX: Final = (1 << 20) - 1
+
+#: 9.7.13.15.2, "Expected arrival count": [1, 2^20 - 1].
+EXPECTED_MIN: Final = 1
+EXPECTED_MAX: Final = COUNT_MAX
+
+#: 9.7.13.15.2, "Pending arrival count": [0, 2^20 - 1].
+PENDING_MIN: Final = 0
+PENDING_MAX: Final = COUNT_MAX
+
+#: 9.7.13.15.2, "tx-count": [-(2^20 - 1), 2^20 - 1].
+TX_MIN: Final = -COUNT_MAX
+TX_MAX: Final = COUNT_MAX
+
+#: 9.7.13.15.9: the init count operand range.
+INIT_COUNT_MIN: Final = 1
+INIT_COUNT_MAX: Final = COUNT_MAX
+
+#: 9.7.13.15.13/14: "The value of the operand count must be in the range as specified in Contents".
+#: The manual does not say which of the three ranges applies; an arrival count of 0 arrives nowhere,
+#: so we take the expected-count range [1, 2^20 - 1] (the hardware's answer is recorded in conformance).
+ARRIVE_COUNT_MIN: Final = 1
+ARRIVE_COUNT_MAX: Final = COUNT_MAX
+
+#: 9.7.13.15.11/12/13: txCount / expectCount / completeCount are 32-bit unsigned operands.
+U32_MAX: Final = (1 << 32) - 1
+
+#: 9.7.13.15.1: type .b64, 8-byte alignment, .shared memory.
+OBJECT_SIZE: Final = 8
+OBJECT_ALIGN: Final = 8
+
+#: 9.7.13.15.16: "the valid values of phaseParity operand are 0 and 1".
+PARITY_VALUES: Final = (0, 1)

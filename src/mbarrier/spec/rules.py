@@ -1,0 +1,201 @@
+"""The catalogue of undefined-behaviour rules of the mbarrier object, as data.
+
+Each rule is one sentence of PTX ISA 9.7.13.15 that makes something undefined, or states a range or a
+"must" whose breach the manual leaves undefined. `core.violations` gives each rule its exception class;
+the docs table is generated from this list (`python -m mbarrier.spec.rules --markdown`).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    """Stable identifier: used in JSON output, tests and suppressions. Never renamed."""
+    section: str
+    """The PTX ISA section whose sentence the rule enforces."""
+    title: str
+    """A short name for tables."""
+    sentence: str
+    """The normative sentence, quoted from the manual (or paraphrased where marked [paraphrase])."""
+    checked_by: str
+    """Which layer detects it: "core" (the object itself), "sim" (needs addresses, threads or memory)."""
+
+
+RULES: Final[tuple[Rule, ...]] = (
+    Rule(
+        "uninitialized",
+        "9.7.13.15",
+        "operation on an object that is not valid",
+        "Performing any mbarrier operation except mbarrier.init on an uninitialized mbarrier object "
+        "results in undefined behavior.",
+        "core",
+    ),
+    Rule(
+        "init-on-valid",
+        "9.7.13.15.9",
+        "init of a valid object",
+        "The behavior of performing an mbarrier.init operation on a memory location containing a valid "
+        "mbarrier object is undefined; invalidate the mbarrier object using mbarrier.inval first.",
+        "core",
+    ),
+    Rule(
+        "init-count-range",
+        "9.7.13.15.9",
+        "init count out of range",
+        "The valid range of values for the operand count is [1, ..., 2^20 - 1].",
+        "core",
+    ),
+    Rule(
+        "arrive-count-range",
+        "9.7.13.15.13",
+        "arrive count out of range",
+        "The value of the operand count must be in the range as specified in Contents of the mbarrier "
+        "object.",
+        "core",
+    ),
+    Rule(
+        "pending-underflow",
+        "9.7.13.15.2",
+        "arrival count exceeds the pending count",
+        "Pending arrival count: minimum value 0, maximum value 2^20 - 1.",
+        "core",
+    ),
+    Rule(
+        "pending-overflow",
+        "9.7.13.15.15",
+        "cp.async.mbarrier.arrive raises pending past the limit",
+        "The pending count of the mbarrier object after the increment should not exceed the limit as "
+        "mentioned in Contents of the mbarrier object. Otherwise, the behavior is undefined.",
+        "core",
+    ),
+    Rule(
+        "expected-underflow",
+        "9.7.13.15.2",
+        "arrive_drop lowers the expected count below 1",
+        "Expected arrival count: minimum value 1, maximum value 2^20 - 1.",
+        "core",
+    ),
+    Rule(
+        "tx-count-range",
+        "9.7.13.15.2",
+        "tx-count leaves its range",
+        "tx-count: minimum value -(2^20 - 1), maximum value 2^20 - 1.",
+        "core",
+    ),
+    Rule(
+        "no-complete-completes",
+        "9.7.13.15.13",
+        ".noComplete arrive completes the phase",
+        "A mbarrier.arrive operation with .noComplete qualifier must not cause the mbarrier to complete "
+        "its current phase, otherwise the behavior is undefined.",
+        "core",
+    ),
+    Rule(
+        "phase-not-waited",
+        "9.7.13.15.4",
+        "arrive-on before the previous phase was waited for",
+        "For each phase of the mbarrier object, at least one test_wait or try_wait operation must be "
+        "performed which returns True for waitComplete before an arrive-on operation in the subsequent "
+        "phase.",
+        "core",
+    ),
+    Rule(
+        "wait-stale-token",
+        "9.7.13.15.16",
+        "wait on a token older than the preceding phase",
+        "The test_wait and try_wait operations are valid only for the current incomplete phase and the "
+        "immediately preceding phase.",
+        "core",
+    ),
+    Rule(
+        "wait-foreign-token",
+        "9.7.13.15.16",
+        "wait on a token of another barrier",
+        "state ... was returned by an mbarrier.arrive instruction on the same mbarrier object during the "
+        "current or the immediately preceding phase.",
+        "core",
+    ),
+    Rule(
+        "wait-parity-value",
+        "9.7.13.15.16",
+        "phaseParity other than 0 or 1",
+        "An even phase has integer parity 0 and an odd phase has integer parity of 1. So the valid values "
+        "of phaseParity operand are 0 and 1.",
+        "core",
+    ),
+    Rule(
+        "pending-count-token",
+        "9.7.13.15.17",
+        "pending_count of a token not from .noComplete",
+        "The state operand is a 64-bit register that must be the result of a prior "
+        "mbarrier.arrive.noComplete or mbarrier.arrive_drop.noComplete instruction. Otherwise, the "
+        "behavior is undefined.",
+        "core",
+    ),
+    Rule(
+        "cluster-operation",
+        "9.7.13.15.8",
+        "operation not supported on a shared::cluster object",
+        "Other mbarrier operations [than arrive, expect_tx, complete_tx]: .shared::cluster - Not "
+        "supported.",
+        "sim",
+    ),
+    Rule(
+        "address-window",
+        "9.7.13.15.9",
+        "address outside the shared::cta window",
+        "If the address specified by addr does not fall within the address window of .shared::cta state "
+        "space then the behavior is undefined.",
+        "sim",
+    ),
+    Rule(
+        "alignment",
+        "9.7.13.15.1",
+        "object not 8-byte aligned",
+        "An mbarrier object is an opaque object with type .b64, alignment 8 bytes, in .shared memory.",
+        "sim",
+    ),
+    Rule(
+        "non-mbarrier-access",
+        "9.7.13.15",
+        "ordinary access to a valid object",
+        "Performing any non-mbarrier or mbarrier.init operations on an initialized mbarrier object "
+        "results in undefined behavior.",
+        "sim",
+    ),
+)
+
+RULES_BY_ID: Final[dict[str, Rule]] = {r.id: r for r in RULES}
+
+
+def rule(rule_id: str) -> Rule:
+    """The rule with this id; a KeyError names the unknown id."""
+    try:
+        return RULES_BY_ID[rule_id]
+    except KeyError:
+        raise KeyError(f"unknown mbarrier rule id {rule_id!r}") from None
+
+
+def markdown_table() -> str:
+    """The catalogue as a Markdown table, for docs/rules.md."""
+    lines = [
+        "| rule | section | what | the manual's sentence | checked by |",
+        "|---|---|---|---|---|",
+    ]
+    for r in RULES:
+        sentence = r.sentence.replace("|", "\\|")
+        lines.append(f"| `{r.id}` | {r.section} | {r.title} | {sentence} | {r.checked_by} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover - a docs generator
+    if sys.argv[1:] == ["--markdown"]:
+        sys.stdout.write(markdown_table())
+    else:
+        for r in RULES:
+            print(f"{r.id:24} {r.section:14} {r.title}")

@@ -1,0 +1,23 @@
+import subprocess
+import sys
+
+from mbarrier.cli import main
+
+
+def test_demo_runs_and_shows_a_violation(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "word=0x7ffff800001ffffe" in out  # init(1): expected and pending 1, phase 0
+    assert "caught PendingUnderflow [rule pending-underflow, PTX ISA 9.7.13.15.2]" in out
+
+
+def test_console_script_without_command_is_usage_error():
+    proc = subprocess.run([sys.executable, "-m", "mbarrier"], capture_output=True, text=True)
+    assert proc.returncode == 2
+
+
+def test_unknown_option_is_usage_error_without_traceback():
+    proc = subprocess.run([sys.executable, "-m", "mbarrier", "demo", "--bogus"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
