@@ -14,7 +14,8 @@ from mbarrier.core.token import Token
 from mbarrier.spec import limits
 from mbarrier.spec.rules import rule
 
-_object_ids = itertools.count(1)
+#: One id per Barrier (per 8 bytes of memory); copies keep it, so tokens stay valid on a copy.
+_barrier_ids = itertools.count(1)
 
 
 def _u32(value: object, what: str) -> int:
@@ -25,6 +26,13 @@ def _u32(value: object, what: str) -> int:
         raise ValueError(f"{what} must not be negative (it is a 32-bit unsigned operand), got {value}")
     if value > limits.U32_MAX:
         raise ValueError(f"{what} must fit in 32 bits (it is a 32-bit unsigned operand), got {value}")
+    return value
+
+
+def _flag(value: object, what: str) -> bool:
+    """A qualifier given as a Python flag: only True or False, so a typo cannot pass as truthy."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{what} must be True or False, not {value!r}")
     return value
 
 
@@ -43,9 +51,12 @@ class Barrier:
     A new Barrier is uninitialized memory (all zero bits); `init` makes it a valid object.
     """
 
-    __slots__ = ("name", "_valid", "_phase", "_pending", "_expected", "_tx", "_waited", "_memory", "_id")
+    __slots__ = ("name", "_valid", "_phase", "_pending", "_expected", "_tx", "_waited", "_memory",
+                 "_barrier_id", "_generation")
 
     def __init__(self, name: str | None = None) -> None:
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"a barrier's name must be a str or None, not {type(name).__name__}")
         self.name = name
         self._valid = False
         self._phase = 0
@@ -56,7 +67,9 @@ class Barrier:
         self._waited = True
         # What an ordinary load of the 8 bytes would return while the object is not valid.
         self._memory = 0
-        self._id = 0
+        self._barrier_id = next(_barrier_ids)
+        # How many times this memory has been initialized: tells a token of an earlier object apart.
+        self._generation = 0
 
     # -- read-only state ---------------------------------------------------------------------------
     @property
@@ -92,12 +105,17 @@ class Barrier:
         """A valid barrier holding the state this 64-bit word encodes (the phase number is its parity)."""
         fields = encoding.decode(word)
         if fields.expected < limits.EXPECTED_MIN:
-            raise ValueError(f"word {word:#018x} encodes expected count 0, which no valid object has")
+            raise ValueError(f"word {word:#018x} encodes expected count 0, which no valid object has "
+                             f"(9.7.13.15.2)")
         if not limits.TX_MIN <= fields.tx <= limits.TX_MAX:
-            raise ValueError(f"word {word:#018x} encodes tx-count {fields.tx}, outside the valid range")
+            raise ValueError(f"word {word:#018x} encodes tx-count {fields.tx}, outside "
+                             f"[-(2^20-1), 2^20-1] (9.7.13.15.2)")
+        if fields.pending == 0 and fields.tx == 0:
+            raise ValueError(f"word {word:#018x} encodes pending count 0 and tx-count 0: that phase has "
+                             f"completed, so no object rests in this state (9.7.13.15.6)")
         b = cls(name)
         b._valid = True
-        b._id = next(_object_ids)
+        b._generation = 1
         b._phase = fields.parity
         b._pending = fields.pending
         b._expected = fields.expected
@@ -112,9 +130,15 @@ class Barrier:
         return b
 
     def key(self) -> tuple[object, ...]:
-        """A hashable snapshot of the whole state, for the checker's state hashing."""
-        return (self._valid, self._phase, self._pending, self._expected, self._tx, self._waited,
-                self._memory, self._id)
+        """A hashable snapshot of the whole observable state, for the checker's state hashing.
+
+        Equal keys mean the same future: a valid object is its counts, full phase number, wait
+        bookkeeping and generation; an invalid one is its memory and generation.
+        """
+        if not self._valid:
+            return (False, self._memory, self._generation)
+        return (True, self._phase, self._pending, self._expected, self._tx, self._waited,
+                self._generation)
 
     def describe(self) -> str:
         label = f"barrier {self.name!r}" if self.name else "barrier"
@@ -139,7 +163,7 @@ class Barrier:
 
     def _require_valid(self, op: str) -> None:
         if not self._valid:
-            what = "was invalidated" if self._id else "was never initialized"
+            what = "was invalidated" if self._generation else "was never initialized"
             self._fail(violations.Uninitialized, op, f"the object {what}; only mbarrier.init may touch it")
 
     # -- lifecycle (9.7.13.15.3, .9, .10) -----------------------------------------------------------
@@ -153,7 +177,7 @@ class Barrier:
             self._fail(violations.InitCountRange, op,
                        f"the count must be in [{limits.INIT_COUNT_MIN}, 2^20-1]")
         self._valid = True
-        self._id = next(_object_ids)
+        self._generation += 1
         self._phase = 0
         self._pending = count
         self._expected = count
@@ -218,11 +242,13 @@ class Barrier:
         thread's earlier cp.async operations complete: the simulator then calls `async_arrive()`.
         """
         op = _call("cp.async.mbarrier.arrive", noinc=noinc)
+        noinc = _flag(noinc, "noinc")
         self._require_valid(op)
         if noinc:
             return
         if self._pending + 1 > limits.PENDING_MAX:
-            self._fail(violations.PendingOverflow, op, "the pending count would exceed 2^20-1")
+            self._fail(violations.PendingOverflow, op,
+                       f"the pending count would become {self._pending + 1}, above 2^20-1")
         self._pending += 1
 
     def async_arrive(self) -> None:
@@ -231,6 +257,7 @@ class Barrier:
 
     def _arrive(self, op: str, count: int | None, expect_tx: int | None, no_complete: bool,
                 drop: bool) -> Token:
+        no_complete = _flag(no_complete, "no_complete")
         if expect_tx is not None and count is not None:
             raise TypeError(f"{op}: .expect_tx arrives with count 1; it takes no count (9.7.13.15.13)")
         if expect_tx is not None and no_complete:
@@ -241,7 +268,8 @@ class Barrier:
         tx_add = None if expect_tx is None else _u32(expect_tx, "expect_tx count")
         self._require_valid(op)
         if not limits.ARRIVE_COUNT_MIN <= n <= limits.ARRIVE_COUNT_MAX:
-            self._fail(violations.ArriveCountRange, op, "the count must be in [1, 2^20-1]")
+            self._fail(violations.ArriveCountRange, op,
+                       f"the count must be in [{limits.ARRIVE_COUNT_MIN}, 2^20-1]")
         if not self._waited:
             self._fail(violations.PhaseNotWaited, op,
                        f"no test_wait/try_wait returned True for phase {self._phase - 1} before this "
@@ -258,7 +286,9 @@ class Barrier:
         if no_complete and self._pending == n and tx == 0:
             self._fail(violations.NoCompleteCompletes, op, ".noComplete must not complete the phase, "
                        "but this arrival is the last one the phase waits for")
-        token = Token(encoding.token_word(self.word, no_complete), self._id, self._phase, no_complete)
+        # The token is the object before the whole instruction, .expect_tx part included (9.7.13.15.13).
+        token = Token(encoding.token_word(self.word, no_complete), self._barrier_id, self._generation,
+                      self._phase, no_complete)
         self._tx = tx
         self._expected = expected
         self._pending -= n
@@ -279,8 +309,7 @@ class Barrier:
             raise TypeError(f"{name} takes either a token or parity=, exactly one")
         if parity is not None:
             op = _call(name, parity=parity)
-            if isinstance(parity, bool) or not isinstance(parity, int):
-                raise TypeError(f"{name}: parity must be an int, not {type(parity).__name__}")
+            parity = _u32(parity, f"{name} parity")
             self._require_valid(op)
             if parity not in limits.PARITY_VALUES:
                 self._fail(violations.WaitParityValue, op, "phaseParity must be 0 or 1")
@@ -288,9 +317,7 @@ class Barrier:
         elif isinstance(token, Token):
             op = f"{name}({token!r})"
             self._require_valid(op)
-            if token.object_id != self._id:
-                self._fail(violations.WaitForeignToken, op,
-                           "the token was returned by an arrive on another mbarrier object")
+            self._check_provenance(op, token)
             if token.phase < self._phase - 1:
                 self._fail(violations.WaitStaleToken, op,
                            f"the token is from phase {token.phase}, older than the immediately "
@@ -309,6 +336,20 @@ class Barrier:
         if done:
             self._waited = True
         return done
+
+    def _check_provenance(self, op: str, token: Token) -> None:
+        """9.7.13.15.16: the token must come from an arrive on this very object (not an earlier one)."""
+        if token.barrier_id != self._barrier_id:
+            self._fail(violations.WaitForeignToken, op,
+                       "the token was returned by an arrive on another mbarrier object")
+        if token.generation != self._generation:
+            self._fail(violations.WaitForeignToken, op,
+                       "the token was returned by an arrive on the object this memory held before it "
+                       "was invalidated and initialized again")
+        if token.phase > self._phase:
+            self._fail(violations.WaitForeignToken, op,
+                       f"the token is from phase {token.phase}, which this object has not reached "
+                       f"(it comes from a copy that ran ahead)")
 
 
 def pending_count(token: Token | int) -> int:

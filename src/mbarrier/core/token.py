@@ -1,4 +1,4 @@
-"""State tokens returned by arrive and arrive_drop (PTX ISA 9.7.13.15.13, 9.7.13.15.17)."""
+"""State tokens returned by arrive and arrive_drop (PTX ISA 9.7.13.15.13, 9.7.13.15.14, 9.7.13.15.17)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,16 @@ from mbarrier.core import encoding
 class Token:
     """The opaque 64-bit `state` an arrive returns, with the provenance the model keeps beside it.
 
-    `word` is the value the sm_90 instruction writes to its destination register. `object_id` and
-    `phase` are what the hardware cannot see but the model uses to flag undefined waits: the token's
-    barrier (one id per initialization) and the full phase number it was taken in.
+    `word` is the value the sm_90 instruction writes to its destination register. The other fields
+    are what the hardware cannot see but the model uses to flag undefined waits (9.7.13.15.16):
+    `barrier_id` names the 8 bytes of memory the object lives in, `generation` which initialization
+    of that memory the token came from (so a token from before an inval + init is caught), and
+    `phase` the full phase number the arrive saw.
     """
 
     word: int
-    object_id: int
+    barrier_id: int
+    generation: int
     phase: int
     no_complete: bool
 

@@ -93,6 +93,10 @@ class ClusterOperation(Violation):
     rule = "cluster-operation"
 
 
+class ClusterArriveResult(Violation):
+    rule = "cluster-arrive-result"
+
+
 class AddressWindow(Violation):
     rule = "address-window"
 

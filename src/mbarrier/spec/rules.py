@@ -25,6 +25,11 @@ class Rule:
     checked_by: str
     """Which layer detects it: "core" (the object itself), "sim" (needs addresses, threads or memory)."""
 
+    @property
+    def class_name(self) -> str:
+        """The name of the rule's `mbarrier.Violation` subclass: the id in CamelCase."""
+        return "".join(part.capitalize() for part in self.id.split("-"))
+
 
 RULES: Final[tuple[Rule, ...]] = (
     Rule(
@@ -115,7 +120,7 @@ RULES: Final[tuple[Rule, ...]] = (
     Rule(
         "wait-foreign-token",
         "9.7.13.15.16",
-        "wait on a token of another barrier",
+        "wait on a token of another mbarrier object",
         "state ... was returned by an mbarrier.arrive instruction on the same mbarrier object during the "
         "current or the immediately preceding phase.",
         "core",
@@ -143,6 +148,15 @@ RULES: Final[tuple[Rule, ...]] = (
         "operation not supported on a shared::cluster object",
         "Other mbarrier operations [than arrive, expect_tx, complete_tx]: .shared::cluster - Not "
         "supported.",
+        "sim",
+    ),
+    Rule(
+        "cluster-arrive-result",
+        "9.7.13.15.13",
+        "arrive on a remote shared::cluster object returns a state",
+        "mbarrier.arrive operation on an mbarrier object located in .shared::cluster but not in "
+        ".shared::cta cannot return a value. Sink symbol '_' is mandatory for the destination operand "
+        "for such cases.",
         "sim",
     ),
     Rule(
@@ -182,20 +196,50 @@ def rule(rule_id: str) -> Rule:
 
 
 def markdown_table() -> str:
-    """The catalogue as a Markdown table, for docs/rules.md."""
+    """The catalogue as a Markdown table."""
     lines = [
-        "| rule | section | what | the manual's sentence | checked by |",
-        "|---|---|---|---|---|",
+        "| rule | exception | section | what | the manual's sentence | checked by |",
+        "|---|---|---|---|---|---|",
     ]
     for r in RULES:
         sentence = r.sentence.replace("|", "\\|")
-        lines.append(f"| `{r.id}` | {r.section} | {r.title} | {sentence} | {r.checked_by} |")
+        lines.append(f"| `{r.id}` | `mb.{r.class_name}` | {r.section} | {r.title} | {sentence} | "
+                     f"{r.checked_by} |")
     return "\n".join(lines) + "\n"
 
 
-if __name__ == "__main__":  # pragma: no cover - a docs generator
-    if sys.argv[1:] == ["--markdown"]:
-        sys.stdout.write(markdown_table())
-    else:
+_DOC_HEAD = """\
+# Undefined behaviour of the mbarrier object: the rule catalogue
+
+<!-- Generated from src/mbarrier/spec/rules.py by `python -m mbarrier.spec.rules --markdown`;
+     do not edit by hand (a test fails when this file is stale). -->
+
+Each row is one sentence of PTX ISA 9.7.13.15 that makes an operation undefined, or a range or a
+"must" whose breach the manual leaves undefined. The model raises the row's exception, a subclass of
+`mb.Violation` with `.rule` (the stable id in the first column) and `.section`; its message names the
+operation, the barrier and the barrier's state. "checked by: core" rules are caught by `mb.Barrier`
+itself; "sim" rules need addresses, threads or memory and are caught by the simulator. Where the manual
+is silent about a case, [semantics.md](semantics.md) says what the model decided and why.
+
+"""
+
+
+def markdown_document() -> str:
+    """docs/rules.md: a heading, how to read the table, and the table."""
+    return _DOC_HEAD + markdown_table()
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--markdown"]:
+        sys.stdout.write(markdown_document())
+    elif not argv:
         for r in RULES:
             print(f"{r.id:24} {r.section:14} {r.title}")
+    else:
+        print("usage: python -m mbarrier.spec.rules [--markdown]", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
