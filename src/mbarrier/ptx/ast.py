@@ -59,11 +59,13 @@ class Sink:
 @dataclass(frozen=True, slots=True)
 class Address:
     """`[base]`, `[base+offset]`, `[base-offset]` or `[offset]`: base is a Name (register or symbol)
-    or None for an absolute immediate address."""
+    or None for an absolute immediate address. `items` holds what follows a comma inside the brackets
+    (`[tmap, {x, y}]` of tensor copies and textures); it is empty for a plain address."""
 
     base: Name | None
     offset: int
     pos: Pos
+    items: tuple[Operand, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

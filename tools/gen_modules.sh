@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Regenerates the real PTX modules under tests/ptx/modules/ from their .cu sources with nvcc (CUDA 13.0).
+# Each line: source, output name, extra nvcc flags. The .ptx files are committed; CI does not rerun this.
+set -euo pipefail
+cd "$(dirname "$0")/../tests/ptx/modules"
+build() {  # build SRC OUT FLAGS...
+  local src=$1 out=$2
+  shift 2
+  nvcc -ptx "$@" "$src" -o "$out"
+  echo "$out: nvcc -ptx $* $src"
+}
+build barrier_memcpy_async.cu barrier_memcpy_async.sm_90.ptx -arch=sm_90
+build barrier_memcpy_async.cu barrier_memcpy_async.sm_80.ptx -arch=sm_80
+build barrier_memcpy_async.cu barrier_memcpy_async.sm_90.G.ptx -arch=sm_90 -G
+build ptx_mbarrier.cu ptx_mbarrier.sm_90.ptx -arch=sm_90
+build ptx_mbarrier.cu ptx_mbarrier.sm_90.lineinfo.ptx -arch=sm_90 -lineinfo
+build ptx_mbarrier.cu ptx_mbarrier.sm_100a.ptx -arch=sm_100a
+build bulk_copy.cu bulk_copy.sm_90.ptx -arch=sm_90
+build bulk_copy.cu bulk_copy.sm_90a.G.ptx -arch=sm_90a -G
+build cluster.cu cluster.sm_90.ptx -arch=sm_90
+build cluster.cu cluster.sm_90.lineinfo.ptx -arch=sm_90 -lineinfo
+build inline_asm_family.cu inline_asm_family.sm_90.ptx -arch=sm_90
+build inline_asm_sm80.cu inline_asm_sm80.sm_80.ptx -arch=sm_80
+build generic_mix.cu generic_mix.sm_90.ptx -arch=sm_90
+build generic_mix.cu generic_mix.sm_90.G.ptx -arch=sm_90 -G
+build generic_mix.cu generic_mix.sm_100a.ptx -arch=sm_100a
