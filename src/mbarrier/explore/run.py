@@ -1,0 +1,174 @@
+"""Run a launched machine under a scheduler to its end: every thread exited, stuck, a violation, an
+error, or the step limit.
+
+"Stuck" means no agent can run and some thread has not exited: each such thread waits at a bar.sync,
+a cluster barrier, a warp collective, or spins on an mbarrier whose state no one can change any more
+(see `sim.machine` for how spinning is recognised).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mbarrier.core.violations import Violation
+from mbarrier.explore.schedule import ScheduleError, agent_name, encode
+from mbarrier.explore.schedulers import RandomScheduler, Scheduler
+from mbarrier.sim.compile import Site
+from mbarrier.sim.errors import SimError
+from mbarrier.sim.machine import EXITED, PARKED, BarrierEvent, Copy, Machine, Thread, short_state
+
+DEFAULT_MAX_STEPS = 20_000_000
+
+
+@dataclass(frozen=True)
+class Stuck:
+    """A thread that can never move again, and why."""
+
+    thread: int
+    name: str
+    site: Site
+    reason: str
+    barrier: str | None = None
+    state: str | None = None
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    step: int
+    agent: str
+    site: Site
+    events: tuple[BarrierEvent, ...]
+
+
+@dataclass
+class RunResult:
+    outcome: str                  # "exited", "stuck", "violation", "error", "limit"
+    steps: int
+    schedule: str
+    machine: Machine
+    message: str = ""
+    rule: str | None = None
+    section: str | None = None
+    agent: str | None = None
+    site: Site | None = None
+    stuck: list[Stuck] = field(default_factory=list)
+    trace: list[TraceStep] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "exited"
+
+
+def _site(a: Thread | Copy) -> Site:
+    return a.site if isinstance(a, Copy) else a.func.sites[a.pc]
+
+
+def _stuck(m: Machine) -> list[Stuck]:
+    out = []
+    for t in m.threads:
+        if t.status == EXITED:
+            continue
+        why = t.wait or ("running",)
+        kind = why[0]
+        barrier = state = None
+        if t.status == PARKED and kind == "mbarrier":
+            _, pc, cta, off, what = why
+            b = cta.barriers[off]  # type: ignore[attr-defined]
+            site = t.func.sites[pc]  # type: ignore[index]
+            barrier, state = b.name, b.describe()
+            reason = f"waits for {what} on {barrier} at shared offset {off:#x}"
+        else:
+            site = t.func.sites[t.pc - 1] if t.pc else t.func.sites[0]
+            if kind == "bar":
+                nb = t.cta.bars.get(why[1])  # type: ignore[arg-type]
+                n = len(nb.arrived) if nb else 0
+                need = nb.count if nb and nb.count is not None else t.cta.live
+                reason = f"waits at barrier {why[1]}: {n} of {need} threads arrived"
+            elif kind == "cluster":
+                cl = t.cta.cluster
+                reason = (f"waits at barrier.cluster.wait: {cl.count} of {cl.live} threads of the "
+                          "cluster arrived")
+            elif kind == "warp":
+                reason = f"waits in {why[1]} (membermask {why[2]:#010x}) for the other lanes"
+            elif kind == "cp.wait":
+                reason = f"waits for its {why[1]} groups ({why[2]} may stay pending)"
+            else:
+                site = t.func.sites[t.pc]
+                reason = "still runnable"
+        out.append(Stuck(t.aid, t.name, site, reason, barrier, state))
+    return out
+
+
+def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFAULT_MAX_STEPS,
+        trace: bool = False) -> RunResult:
+    """Run until nothing can run (or a violation, an error, the step limit). Deterministic."""
+    sched = scheduler or RandomScheduler(0)
+    nthreads = len(m.threads)
+    aids: list[int] = []
+    steps_log: list[TraceStep] | None = [] if trace else None
+    m.tracing = trace
+    runnable = m.runnable
+    steps = 0
+    a: Thread | Copy | None = None
+    try:
+        if trace or not isinstance(sched, RandomScheduler):
+            while runnable:
+                if steps >= max_steps:
+                    break
+                a = sched.pick(m, steps)
+                aids.append(a.aid)
+                site = _site(a)
+                if steps_log is not None:
+                    m.events.clear()
+                a.code[a.pc](m, a)
+                if steps_log is not None:
+                    steps_log.append(TraceStep(steps, agent_name(a.aid, nthreads), site, tuple(m.events)))
+                steps += 1
+        else:
+            rand = sched.random
+            append = aids.append
+            limit = max_steps
+            while runnable:
+                if steps >= limit:
+                    break
+                a = runnable[int(rand() * len(runnable))]
+                append(a.aid)
+                a.code[a.pc](m, a)
+                steps += 1
+    except Violation as v:
+        assert a is not None
+        return _failed(m, "violation", steps, aids, nthreads, a, str(v), steps_log, v.rule, v.section)
+    except (SimError, ScheduleError) as e:
+        if a is None or isinstance(e, ScheduleError):
+            return RunResult("error", steps, encode(aids, nthreads), m, message=str(e), trace=steps_log)
+        return _failed(m, "error", steps, aids, nthreads, a, str(e), steps_log)
+    finally:
+        m.tracing = False
+    schedule = encode(aids, nthreads)
+    if runnable:
+        return RunResult("limit", steps, schedule, m, message=f"stopped after {steps} steps (the limit)",
+                         stuck=_stuck(m), trace=steps_log)
+    if any(t.status != EXITED for t in m.threads):
+        return RunResult("stuck", steps, schedule, m, stuck=_stuck(m), trace=steps_log)
+    return RunResult("exited", steps, schedule, m, trace=steps_log)
+
+
+def _failed(m: Machine, outcome: str, steps: int, aids: list[int], nthreads: int, a: Thread | Copy,
+            message: str, steps_log: list[TraceStep] | None, rule: str | None = None,
+            section: str | None = None) -> RunResult:
+    site = _site(a) if isinstance(a, Copy) else a.func.sites[_failing_pc(a, aids)]
+    if steps_log is not None:
+        steps_log.append(TraceStep(steps, agent_name(a.aid, nthreads), site, tuple(m.events)))
+    return RunResult(outcome, steps + 1, encode(aids, nthreads), m, message=message, rule=rule,
+                     section=section, agent=a.name, site=site, trace=steps_log)
+
+
+def _failing_pc(t: Thread, aids: list[int]) -> int:
+    # The step raised before setting t.pc, except the steps that set it before acting (bar, exit, ...).
+    return t.pc if t.status != EXITED else max(t.pc - 1, 0)
+
+
+def barrier_states(m: Machine) -> list[tuple[str, str]]:
+    """Every mbarrier the run touched, with its final state."""
+    return [(b.name or f"{off:#x}", short_state(b))
+            for cta in m.ctas for off, b in sorted(cta.barriers.items())]

@@ -1,0 +1,37 @@
+"""The simulator's address map: where each state space lives in the generic address space.
+
+The PTX ISA fixes the windows' existence, not their numbers; these are the simulator's choice:
+
+* `.shared::cta` addresses are byte offsets into the executing CTA's shared memory, below 2^24.
+* `.shared::cluster` addresses: an address below 2^24 is the executing CTA's own shared memory (the
+  `.shared::cta` window lies inside the `.shared::cluster` window); `mapa` gives `(rank + 1) << 24 | offset`
+  for the CTA of rank `rank` in the cluster.
+* generic addresses: the shared window starts at SHARED_GENERIC (generic = SHARED_GENERIC + the 32-bit
+  `.shared::cluster` address); global buffer k starts at GLOBAL_BASE + k * 2^32.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+CTA_BITS: Final = 24
+CTA_MASK: Final = (1 << CTA_BITS) - 1
+SHARED_GENERIC: Final = 0x7000_0000_0000
+SHARED_WINDOW: Final = 1 << 32
+GLOBAL_BASE: Final = 0x10_0000_0000
+BUFFER_SLOT_BITS: Final = 32
+
+
+def is_shared_generic(addr: int) -> bool:
+    return SHARED_GENERIC <= addr < SHARED_GENERIC + SHARED_WINDOW
+
+
+def cluster_address(rank: int, offset: int) -> int:
+    """The `.shared::cluster` address of `offset` in the shared memory of the CTA of this rank."""
+    return ((rank + 1) << CTA_BITS) | offset
+
+
+def split_cluster(addr: int, own_rank: int) -> tuple[int, int]:
+    """(rank, offset) of a `.shared::cluster` address, seen from the CTA of rank `own_rank`."""
+    hi = addr >> CTA_BITS
+    return (own_rank if hi == 0 else hi - 1), addr & CTA_MASK

@@ -1,0 +1,381 @@
+"""From a PTX function's syntax tree to a list of step functions, one per instruction.
+
+Each instruction is translated once per launch into the source of a small Python function
+`f(m, t)` (m: the Machine, t: the Thread) that performs exactly that instruction and sets `t.pc`; all of
+a kernel's functions are compiled by one `exec`. Registers live in the thread's `regs` list at fixed
+slots, operands become list indexing or constants, and there is no syntax-tree walking at run time.
+
+Instructions the simulator does not implement compile to a function that raises `Unsupported` with the
+instruction's text and line, so they stop a run when reached and never pass as a no-op.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from mbarrier.ptx import ast
+from mbarrier.sim.errors import LaunchError, Unsupported
+from mbarrier.sim.types import TYPES, Scalar
+
+# Per-thread constant special registers: they sit at the first slots of every register file.
+SPECIAL_CONSTANTS: tuple[str, ...] = tuple(
+    [f"%{name}.{c}" for name in ("tid", "ntid", "ctaid", "nctaid", "clusterid", "nclusterid",
+                                 "cluster_ctaid", "cluster_nctaid") for c in "xyz"]
+    + ["%laneid", "%warpid", "%nwarpid", "%cluster_ctarank", "%cluster_nctarank", "%smid", "%nsmid",
+       "%gridid", "%is_explicit_cluster", "%lanemask_eq", "%lanemask_le", "%lanemask_lt",
+       "%lanemask_ge", "%lanemask_gt", "%total_smem_size", "%dynamic_smem_size"]
+)
+SPECIAL_SLOT: dict[str, int] = {name: i for i, name in enumerate(SPECIAL_CONSTANTS)}
+# Special registers whose value changes as the thread runs: read through the machine.
+SPECIAL_DYNAMIC: dict[str, str] = {
+    "%clock": "m.clock(t, 32)", "%clock64": "m.clock(t, 64)", "%globaltimer": "m.timer(t, 64)",
+    "%globaltimer_lo": "m.timer(t, 32)", "%globaltimer_hi": "(m.timer(t, 64) >> 32)",
+}
+_SPECIAL_ALIASES = {"%tid": "%tid.x", "%ntid": "%ntid.x", "%ctaid": "%ctaid.x", "%nctaid": "%nctaid.x"}
+
+
+@dataclass(frozen=True, slots=True)
+class Reg:
+    slot: int
+    type: Scalar
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A variable's address in its state space (shared offset, generic global address, ...)."""
+
+    space: str
+    address: int
+    size: int
+
+
+@dataclass
+class Layout:
+    """What the compiled code needs from the launch: symbol addresses and parameter values."""
+
+    symbols: dict[str, Symbol]
+    params: dict[str, bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """Where an instruction came from: for traces and reports."""
+
+    line: int
+    text: str
+    function: str
+
+
+@dataclass
+class CompiledFunction:
+    name: str
+    code: list[Callable[..., None]]
+    sites: list[Site]
+    labels: dict[str, int]
+    nregs: int
+    reg_types: list[Scalar]
+
+
+class UnsupportedForm(Exception):
+    """Raised by an emitter for a form it does not implement; becomes a raising step function."""
+
+
+Emitter = Callable[["Gen", ast.Instruction], None]
+EMITTERS: dict[str, Emitter] = {}
+
+
+def emitter(*opcodes: str) -> Callable[[Emitter], Emitter]:
+    def deco(fn: Emitter) -> Emitter:
+        for op in opcodes:
+            EMITTERS[op] = fn
+        return fn
+    return deco
+
+
+def sext(expr: str, bits: int) -> str:
+    """Python source for the signed value of an unsigned `bits`-wide expression."""
+    sign = 1 << (bits - 1)
+    return f"((({expr}) ^ {sign:#x}) - {sign:#x})"
+
+
+def f32_bits(value: float) -> int:
+    try:
+        return int.from_bytes(struct.pack("<f", value), "little")
+    except OverflowError:
+        return 0x7F800000 if value > 0 else 0xFF800000
+
+
+def f64_bits(value: float) -> int:
+    return int.from_bytes(struct.pack("<d", value), "little")
+
+
+def f32_value(bits: int) -> float:
+    return float(struct.unpack("<f", (bits & 0xFFFFFFFF).to_bytes(4, "little"))[0])
+
+
+def f64_value(bits: int) -> float:
+    return float(struct.unpack("<d", (bits & (1 << 64) - 1).to_bytes(8, "little"))[0])
+
+
+#: Float conversions the generated code calls: _F32(bits) -> float, _B32(float) -> bits, and 64-bit.
+FLOAT_HELPERS: dict[str, object] = {"_F32": f32_value, "_B32": f32_bits, "_F64": f64_value, "_B64": f64_bits}
+
+
+@dataclass
+class Gen:
+    """The code generator's state for one instruction: operand helpers and the lines emitted."""
+
+    scope: list[dict[str, Reg]]
+    layout: Layout
+    labels: dict[str, int]
+    index: int
+    ins: ast.Instruction
+    lines: list[str] = field(default_factory=list)
+    sets_pc: bool = False
+    consts: dict[str, object] = field(default_factory=dict)
+
+    # -- names ---------------------------------------------------------------------------------------
+    def lookup(self, name: str) -> Reg | None:
+        for frame in reversed(self.scope):
+            if name in frame:
+                return frame[name]
+        return None
+
+    def unsupported(self, why: str = "") -> UnsupportedForm:
+        return UnsupportedForm(why)
+
+    def const(self, value: object) -> str:
+        """A name for a Python object the generated code needs (bound into the function's globals)."""
+        name = f"_k{self.index}_{len(self.consts)}"
+        self.consts[name] = value
+        return name
+
+    # -- operands ------------------------------------------------------------------------------------
+    def src(self, op: ast.Operand, ty: Scalar) -> str:
+        """Source of the operand's value as an unsigned `ty.bits`-wide integer (a bool for .pred)."""
+        if isinstance(op, ast.Name):
+            reg = self.lookup(op.name)
+            if reg is not None:
+                if ty.pred or reg.type.pred or reg.type.bits <= ty.bits:
+                    return f"r[{reg.slot}]"
+                return f"(r[{reg.slot}] & {ty.mask:#x})"
+            name = _SPECIAL_ALIASES.get(op.name, op.name)
+            if name in SPECIAL_SLOT:
+                return f"r[{SPECIAL_SLOT[name]}]"
+            if name in SPECIAL_DYNAMIC:
+                return f"({SPECIAL_DYNAMIC[name]} & {ty.mask:#x})"
+            sym = self.layout.symbols.get(op.name)
+            if sym is not None:
+                return f"{sym.address & ty.mask:#x}"
+            if op.name in self.layout.params:
+                raise self.unsupported(f"the address of kernel parameter {op.name!r} as a value")
+            raise self.unsupported(f"unknown name {op.name!r}")
+        if isinstance(op, ast.Imm):
+            if ty.float:
+                return f"{(f32_bits if ty.bits == 32 else f64_bits)(float(op.value)):#x}"
+            return f"{op.value & ty.mask:#x}"
+        if isinstance(op, ast.FloatImm):
+            if op.bits == ty.bits:
+                return f"{op.raw:#x}"
+            if ty.bits == 32:
+                return f"{f32_bits(op.value):#x}"
+            if ty.bits == 64:
+                return f"{f64_bits(op.value):#x}"
+            raise self.unsupported(f"float immediate {op.text} as {ty.name}")
+        if isinstance(op, ast.Expr):
+            if op.value is None:
+                return self.symbol_expr(op, ty)
+            return f"{op.value & ty.mask:#x}"
+        if isinstance(op, ast.Not):
+            return f"(not {self.src(op.operand, ty)})"
+        raise self.unsupported(f"operand {type(op).__name__}")
+
+    def symbol_expr(self, op: ast.Expr, ty: Scalar) -> str:
+        """`sym+4`, `sym-8`: a symbol's address plus a constant."""
+        text = op.text.replace(" ", "")
+        for sep in ("+", "-"):
+            if sep in text:
+                head, _, tail = text.partition(sep)
+                sym = self.layout.symbols.get(head)
+                if sym is not None:
+                    try:
+                        off = int(tail, 0)
+                    except ValueError:
+                        break
+                    return f"{(sym.address + (off if sep == '+' else -off)) & ty.mask:#x}"
+        raise self.unsupported(f"expression {op.text!r}")
+
+    def ssrc(self, op: ast.Operand, ty: Scalar) -> str:
+        """Source of the operand's value read as a signed integer of `ty.bits`."""
+        return sext(self.src(op, ty), ty.bits)
+
+    def dst(self, op: ast.Operand) -> Reg | None:
+        """The destination register (None for the sink `_`)."""
+        if isinstance(op, ast.Sink):
+            return None
+        if isinstance(op, ast.Name):
+            reg = self.lookup(op.name)
+            if reg is not None:
+                return reg
+        raise self.unsupported(f"destination {op!r} is not a register")
+
+    def assign(self, op: ast.Operand, expr: str, ty: Scalar, masked: bool = False) -> None:
+        """Emit `reg = expr`, truncated to the instruction type and to the register's width."""
+        reg = self.dst(op)
+        if reg is None:
+            return
+        if reg.type.pred or ty.pred:
+            self.lines.append(f"r[{reg.slot}] = {expr}")
+            return
+        bits = min(ty.bits, reg.type.bits)
+        if masked and bits == ty.bits:
+            self.lines.append(f"r[{reg.slot}] = {expr}")
+        else:
+            self.lines.append(f"r[{reg.slot}] = ({expr}) & {(1 << bits) - 1:#x}")
+
+    def address(self, op: ast.Operand, bits: int = 64) -> str:
+        """Source of the address an `[...]` operand names."""
+        if not isinstance(op, ast.Address) or op.items:
+            raise self.unsupported("address operand form")
+        mask = (1 << bits) - 1
+        if op.base is None:
+            return f"{op.offset & mask:#x}"
+        reg = self.lookup(op.base.name)
+        if reg is not None:
+            base = f"r[{reg.slot}]"
+            return base if op.offset == 0 else f"(({base} + {op.offset}) & {mask:#x})"
+        sym = self.layout.symbols.get(op.base.name)
+        if sym is not None:
+            return f"{(sym.address + op.offset) & mask:#x}"
+        raise self.unsupported(f"address base {op.base.name!r}")
+
+    def label(self, op: ast.Operand) -> int:
+        if isinstance(op, ast.Name) and op.name in self.labels:
+            return self.labels[op.name]
+        raise self.unsupported(f"branch target {op!r}")
+
+    def type_of(self, ins: ast.Instruction, n: int = -1) -> Scalar:
+        found = [TYPES[q] for q in ins.qualifiers if q in TYPES]
+        if not found:
+            raise self.unsupported("no type qualifier")
+        return found[n]
+
+    def has(self, *quals: str) -> bool:
+        return any(q in self.ins.qualifiers for q in quals)
+
+    def next_pc(self) -> int:
+        return self.index + 1
+
+
+def _statements(body: tuple[ast.Statement, ...]) -> Iterator[tuple[str, object]]:
+    """Flatten a body: ("enter", None) / ("leave", None) around blocks, ("stmt", s) otherwise."""
+    for s in body:
+        if isinstance(s, ast.Block):
+            yield "enter", None
+            yield from _statements(s.body)
+            yield "leave", None
+        else:
+            yield "stmt", s
+
+
+def _declare(frame: dict[str, Reg], decl: ast.Declaration, next_slot: int,
+             types: list[Scalar]) -> int:
+    ty = TYPES.get(decl.type)
+    if ty is None:
+        raise LaunchError(f"line {decl.pos.line}: registers of type {decl.type} are not supported")
+    for d in decl.names:
+        names = [d.name] if d.range is None else [f"{d.name}{i}" for i in range(d.range)]
+        for name in names:
+            frame[name] = Reg(next_slot, ty)
+            types.append(ty)
+            next_slot += 1
+    return next_slot
+
+
+def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, ...]) -> CompiledFunction:
+    """Compile a function body into step functions (plus a final implicit `ret`)."""
+    assert fn.body is not None
+    # Pass 1: instruction indices of labels.
+    labels: dict[str, int] = {}
+    count = 0
+    for kind, s in _statements(fn.body):
+        if kind == "stmt":
+            if isinstance(s, ast.Label):
+                labels[s.name] = count
+            elif isinstance(s, ast.Instruction):
+                count += 1
+    # Pass 2: registers in scope and code.
+    reg_types: list[Scalar] = [TYPES[".b32"]] * len(SPECIAL_CONSTANTS)
+    next_slot = len(SPECIAL_CONSTANTS)
+    scope: list[dict[str, Reg]] = [{}]
+    for p in fn.params:
+        if p.space == ".reg":
+            scope[0][p.name] = Reg(next_slot, TYPES.get(p.type, TYPES[".b64"]))
+            reg_types.append(scope[0][p.name].type)
+            next_slot += 1
+    sources: list[str] = []
+    consts: dict[str, object] = {}
+    sites: list[Site] = []
+    index = 0
+    for kind, s in _statements(fn.body):
+        if kind == "enter":
+            scope.append({})
+            continue
+        if kind == "leave":
+            scope.pop()
+            continue
+        if isinstance(s, ast.Declaration) and s.space == ".reg":
+            next_slot = _declare(scope[-1], s, next_slot, reg_types)
+        elif isinstance(s, ast.Declaration) and s.space not in (".shared", ".global", ".const"):
+            sources.append(_raising(index, f"declarations in {s.space} inside a function"))
+        if not isinstance(s, ast.Instruction):
+            continue
+        line = s.pos.line
+        text = source_lines[line - 1].strip() if 0 < line <= len(source_lines) else s.text
+        sites.append(Site(line, text, fn.name))
+        gen = Gen(scope, layout, labels, index, s)
+        sources.append(_emit(gen, s, consts))
+        index += 1
+    # Falling off the end of a body returns (exits, in a kernel).
+    sites.append(Site(fn.pos.line, "(end of function)", fn.name))
+    sources.append(f"def _i{index}(m, t):\n    m.ret(t)\n")
+    namespace: dict[str, object] = dict(consts)
+    namespace["Unsupported"] = Unsupported
+    namespace.update(FLOAT_HELPERS)
+    exec(compile("\n".join(sources), f"<ptx:{fn.name}>", "exec"), namespace)  # noqa: S102
+    code = [namespace[f"_i{i}"] for i in range(index + 1)]
+    return CompiledFunction(fn.name, code, sites, labels, next_slot, reg_types)  # type: ignore[arg-type]
+
+
+def _raising(index: int, why: str) -> str:
+    return (f"def _i{index}(m, t):\n"
+            f"    raise Unsupported({why!r})\n")
+
+
+def _emit(gen: Gen, ins: ast.Instruction, consts: dict[str, object]) -> str:
+    i = gen.index
+    fn = EMITTERS.get(ins.opcode)
+    try:
+        if fn is None:
+            raise UnsupportedForm("")
+        fn(gen, ins)
+    except UnsupportedForm as e:
+        why = f" ({e})" if str(e) else ""
+        return _raising(i, f"`{ins.text}` is not supported{why}")
+    consts.update(gen.consts)
+    body = list(gen.lines)
+    if not gen.sets_pc:
+        body.append(f"t.pc = {i + 1}")
+    out = [f"def _i{i}(m, t):", "    r = t.regs"]
+    if ins.guard is not None:
+        reg = gen.lookup(ins.guard.predicate)
+        if reg is None:
+            return _raising(i, f"`{ins.text}`: unknown guard predicate {ins.guard.predicate!r}")
+        test = f"r[{reg.slot}]" if ins.guard.negated else f"not r[{reg.slot}]"
+        out.append(f"    if {test}:")
+        out.append(f"        t.pc = {i + 1}")
+        out.append("        return")
+    out.extend("    " + line for line in body)
+    return "\n".join(out) + "\n"

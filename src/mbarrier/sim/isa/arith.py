@@ -1,0 +1,329 @@
+"""Integer, bit, predicate and (as far as real mbarrier kernels need it) floating-point instructions.
+
+Registers hold unsigned integers of their width (bools for predicates); signed forms sign-extend their
+inputs and truncate their result. Rounding and flush-to-zero qualifiers of float instructions do not
+change what is computed here (Python float arithmetic, rounded to f32 on the way back).
+"""
+
+from __future__ import annotations
+
+from mbarrier.ptx import ast
+from mbarrier.sim.compile import Gen, emitter
+from mbarrier.sim.types import TYPES, Scalar
+
+
+def _fval(g: Gen, op: ast.Operand, ty: Scalar) -> str:
+    return f"_F{ty.bits}({g.src(op, ty)})"
+
+
+def _fbits(expr: str, ty: Scalar) -> str:
+    return f"_B{ty.bits}({expr})"
+
+
+def _float_ok(g: Gen, ty: Scalar) -> None:
+    if ty.bits not in (32, 64):
+        raise g.unsupported(f"{ty.name} arithmetic")
+
+
+@emitter("add", "sub")
+def _add(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, a, b = ins.operands
+    sym = "+" if ins.opcode == "add" else "-"
+    if ty.float:
+        _float_ok(g, ty)
+        g.assign(d, _fbits(f"{_fval(g, a, ty)} {sym} {_fval(g, b, ty)}", ty), ty, masked=True)
+        return
+    if g.has(".cc") or ins.opcode in ("addc", "subc"):
+        raise g.unsupported("carry")
+    if g.has(".sat"):
+        lo, hi = -(1 << (ty.bits - 1)), (1 << (ty.bits - 1)) - 1
+        g.assign(d, f"min({hi}, max({lo}, {g.ssrc(a, ty)} {sym} {g.ssrc(b, ty)}))", ty)
+        return
+    g.assign(d, f"{g.src(a, ty)} {sym} {g.src(b, ty)}", ty)
+
+
+def _wide(ty: Scalar) -> Scalar:
+    return TYPES[f".{'s' if ty.signed else 'u'}{ty.bits * 2}"]
+
+
+def _product(g: Gen, a: ast.Operand, b: ast.Operand, ty: Scalar) -> str:
+    if ty.signed:
+        return f"{g.ssrc(a, ty)} * {g.ssrc(b, ty)}"
+    return f"{g.src(a, ty)} * {g.src(b, ty)}"
+
+
+@emitter("mul")
+def _mul(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, a, b = ins.operands
+    if ty.float:
+        _float_ok(g, ty)
+        g.assign(d, _fbits(f"{_fval(g, a, ty)} * {_fval(g, b, ty)}", ty), ty, masked=True)
+    elif g.has(".wide"):
+        g.assign(d, _product(g, a, b, ty), _wide(ty))
+    elif g.has(".hi"):
+        g.assign(d, f"({_product(g, a, b, ty)}) >> {ty.bits}", ty)
+    else:
+        g.assign(d, f"{g.src(a, ty)} * {g.src(b, ty)}", ty)
+
+
+@emitter("mad", "fma")
+def _mad(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, a, b, c = ins.operands
+    if ty.float:
+        _float_ok(g, ty)
+        g.assign(d, _fbits(f"{_fval(g, a, ty)} * {_fval(g, b, ty)} + {_fval(g, c, ty)}", ty), ty,
+                 masked=True)
+    elif g.has(".wide"):
+        w = _wide(ty)
+        g.assign(d, f"{_product(g, a, b, ty)} + {g.src(c, w)}", w)
+    elif g.has(".hi"):
+        g.assign(d, f"(({_product(g, a, b, ty)}) >> {ty.bits}) + {g.src(c, ty)}", ty)
+    elif ins.opcode == "fma" or g.has(".cc"):
+        raise g.unsupported()
+    else:
+        g.assign(d, f"{g.src(a, ty)} * {g.src(b, ty)} + {g.src(c, ty)}", ty)
+
+
+@emitter("div", "rem")
+def _div(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, a, b = ins.operands
+    if ty.float:
+        _float_ok(g, ty)
+        if ins.opcode == "rem":
+            raise g.unsupported()
+        g.assign(d, _fbits(f"m.fdiv({_fval(g, a, ty)}, {_fval(g, b, ty)})", ty), ty, masked=True)
+        return
+    x, y = (g.ssrc(a, ty), g.ssrc(b, ty)) if ty.signed else (g.src(a, ty), g.src(b, ty))
+    g.assign(d, f"m.{ins.opcode}({x}, {y}, {ty.mask:#x})", ty)
+
+
+@emitter("abs", "neg")
+def _abs(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, a = ins.operands
+    if ty.float:
+        _float_ok(g, ty)
+        sign = 1 << (ty.bits - 1)
+        op = f"& {sign - 1:#x}" if ins.opcode == "abs" else f"^ {sign:#x}"
+        g.assign(d, f"{g.src(a, ty)} {op}", ty, masked=True)
+        return
+    fn = "abs" if ins.opcode == "abs" else "-"
+    g.assign(d, f"{fn}({g.ssrc(a, ty)})", ty)
+
+
+@emitter("min", "max")
+def _minmax(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, a, b = ins.operands[:3]
+    if len(ins.operands) != 3 or g.has(".relu"):
+        raise g.unsupported()
+    if ty.float:
+        _float_ok(g, ty)
+        g.assign(d, _fbits(f"{ins.opcode}({_fval(g, a, ty)}, {_fval(g, b, ty)})", ty), ty, masked=True)
+    elif ty.signed:
+        g.assign(d, f"{ins.opcode}({g.ssrc(a, ty)}, {g.ssrc(b, ty)})", ty)
+    else:
+        g.assign(d, f"{ins.opcode}({g.src(a, ty)}, {g.src(b, ty)})", ty, masked=True)
+
+
+@emitter("and", "or", "xor")
+def _logic(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, a, b = ins.operands
+    sym = {"and": "&", "or": "|", "xor": "^"}[ins.opcode]
+    if ty.pred:
+        g.assign(d, f"bool({g.src(a, ty)}) {sym} bool({g.src(b, ty)})", ty)
+    else:
+        g.assign(d, f"{g.src(a, ty)} {sym} {g.src(b, ty)}", ty, masked=True)
+
+
+@emitter("not", "cnot")
+def _not(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, a = ins.operands
+    if ty.pred:
+        g.assign(d, f"not {g.src(a, ty)}", ty)
+    elif ins.opcode == "cnot":
+        g.assign(d, f"1 if {g.src(a, ty)} == 0 else 0", ty, masked=True)
+    else:
+        g.assign(d, f"{g.src(a, ty)} ^ {ty.mask:#x}", ty, masked=True)
+
+
+@emitter("shl", "shr")
+def _shift(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, a, b = ins.operands
+    n = g.src(b, TYPES[".u32"])
+    if ins.opcode == "shl":
+        g.assign(d, f"{g.src(a, ty)} << min({n}, {ty.bits})", ty)
+    elif ty.signed:
+        g.assign(d, f"{g.ssrc(a, ty)} >> min({n}, {ty.bits})", ty)
+    else:
+        g.assign(d, f"{g.src(a, ty)} >> min({n}, {ty.bits})", ty, masked=True)
+
+
+@emitter("popc", "clz", "brev")
+def _bits(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, a = ins.operands
+    v = g.src(a, ty)
+    if ins.opcode == "popc":
+        g.assign(d, f"({v}).bit_count()", TYPES[".u32"])
+    elif ins.opcode == "clz":
+        g.assign(d, f"{ty.bits} - ({v}).bit_length()", TYPES[".u32"])
+    else:
+        g.assign(d, f"int(format({v}, '0{ty.bits}b')[::-1], 2)", ty, masked=True)
+
+
+@emitter("bfe")
+def _bfe(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, a, b, c = ins.operands
+    u32 = TYPES[".u32"]
+    fn = "m.bfe_s" if ty.signed else "m.bfe_u"
+    g.assign(d, f"{fn}({g.src(a, ty)}, {g.src(b, u32)} & 0xff, {g.src(c, u32)} & 0xff, {ty.bits})", ty)
+
+
+@emitter("bfi")
+def _bfi(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, f, b, c, n = ins.operands
+    u32 = TYPES[".u32"]
+    g.assign(d, f"m.bfi({g.src(f, ty)}, {g.src(b, ty)}, {g.src(c, u32)} & 0xff, {g.src(n, u32)} & 0xff, "
+             f"{ty.bits})", ty)
+
+
+@emitter("prmt")
+def _prmt(g: Gen, ins: ast.Instruction) -> None:
+    ty = TYPES[".b32"]
+    if len([q for q in ins.qualifiers if q != ".b32"]):
+        raise g.unsupported("prmt modes")
+    d, a, b, c = ins.operands
+    g.assign(d, f"m.prmt({g.src(a, ty)}, {g.src(b, ty)}, {g.src(c, ty)})", ty, masked=True)
+
+
+@emitter("selp")
+def _selp(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, a, b, c = ins.operands
+    g.assign(d, f"{g.src(a, ty)} if {g.src(c, TYPES['.pred'])} else {g.src(b, ty)}", ty, masked=True)
+
+
+_INT_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+            "lo": "<", "ls": "<=", "hi": ">", "hs": ">="}
+_FLOAT_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def _compare(g: Gen, ins: ast.Instruction, a: ast.Operand, b: ast.Operand, ty: Scalar) -> str:
+    cmps = [q[1:] for q in ins.qualifiers if q[1:] in _INT_CMP or q[1:].rstrip("u") in _FLOAT_CMP
+            or q[1:] in ("num", "nan")]
+    if not cmps:
+        raise g.unsupported("no comparison")
+    cmp = cmps[0]
+    if ty.float:
+        _float_ok(g, ty)
+        x, y = _fval(g, a, ty), _fval(g, b, ty)
+        if cmp == "num":
+            return f"m.fnum({x}, {y})"
+        if cmp == "nan":
+            return f"not m.fnum({x}, {y})"
+        unordered = cmp.endswith("u") and cmp[:-1] in _FLOAT_CMP
+        base = cmp[:-1] if unordered else cmp
+        if unordered:
+            return f"(({x}) {_FLOAT_CMP[base]} ({y}) or not m.fnum({x}, {y}))"
+        return f"(({x}) {_FLOAT_CMP[base]} ({y}))"
+    if cmp not in _INT_CMP:
+        raise g.unsupported(f"comparison .{cmp} on integers")
+    if ty.signed and cmp not in ("lo", "ls", "hi", "hs"):
+        return f"{g.ssrc(a, ty)} {_INT_CMP[cmp]} {g.ssrc(b, ty)}"
+    return f"{g.src(a, ty)} {_INT_CMP[cmp]} {g.src(b, ty)}"
+
+
+@emitter("setp")
+def _setp(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    dst, a, b = ins.operands[:3]
+    pred = TYPES[".pred"]
+    cond = _compare(g, ins, a, b, ty)
+    combine = [q for q in ins.qualifiers if q in (".and", ".or", ".xor")]
+    if combine:
+        c = g.src(ins.operands[3], pred)
+        op = combine[0][1:]
+        if op == "xor":
+            cond, ncond = f"bool({cond}) ^ bool({c})", f"(not ({cond})) ^ bool({c})"
+        else:
+            cond, ncond = f"({cond}) {op} bool({c})", f"(not ({cond})) {op} bool({c})"
+    else:
+        ncond = f"not ({cond})"
+    if isinstance(dst, ast.Expr) and "|" in dst.text:
+        p_name, q_name = (s.strip() for s in dst.text.split("|"))
+        p, q = g.lookup(p_name), g.lookup(q_name)
+        if p is None or q is None:
+            raise g.unsupported(f"predicate pair {dst.text!r}")
+        g.lines.append(f"r[{p.slot}] = {cond}")
+        g.lines.append(f"r[{q.slot}] = {ncond}")
+        return
+    g.assign(dst, cond, pred)
+
+
+@emitter("mov")
+def _mov(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, a = ins.operands
+    if isinstance(a, ast.Vector):  # pack {lo, hi, ...} into one register
+        part = ty.bits // len(a.items)
+        pty = TYPES[f".b{part}"]
+        terms = [f"({g.src(x, pty)} << {i * part})" for i, x in enumerate(a.items)]
+        g.assign(d, " | ".join(terms), ty, masked=True)
+        return
+    if isinstance(d, ast.Vector):  # unpack one register into {lo, hi, ...}
+        part = ty.bits // len(d.items)
+        v = g.src(a, ty)
+        for i, x in enumerate(d.items):
+            g.assign(x, f"({v} >> {i * part})", TYPES[f".b{part}"])
+        return
+    reg = g.dst(d)
+    if reg is not None and isinstance(a, ast.Name) and g.lookup(a.name) is not None:
+        src = g.lookup(a.name)
+        assert src is not None
+        if src.type.bits == reg.type.bits or src.type.pred:
+            # A plain copy keeps what the value carries (an arrive's token provenance).
+            g.lines.append(f"r[{reg.slot}] = r[{src.slot}]")
+            return
+    g.assign(d, g.src(a, ty), ty)
+
+
+@emitter("cvt")
+def _cvt(g: Gen, ins: ast.Instruction) -> None:
+    types = [TYPES[q] for q in ins.qualifiers if q in TYPES]
+    if len(types) != 2:
+        raise g.unsupported("cvt needs two types")
+    dty, aty = types
+    d, a = ins.operands
+    if not dty.float and not aty.float:
+        v = g.ssrc(a, aty) if aty.signed else g.src(a, aty)
+        if g.has(".sat"):
+            lo = -(1 << (dty.bits - 1)) if dty.signed else 0
+            hi = (1 << (dty.bits - 1)) - 1 if dty.signed else dty.mask
+            v = f"min({hi}, max({lo}, {v}))"
+        g.assign(d, v, dty)
+        return
+    if dty.float and aty.float:
+        _float_ok(g, dty)
+        _float_ok(g, aty)
+        g.assign(d, _fbits(_fval(g, a, aty), dty), dty, masked=True)
+        return
+    if dty.float:
+        _float_ok(g, dty)
+        v = g.ssrc(a, aty) if aty.signed else g.src(a, aty)
+        g.assign(d, _fbits(f"float({v})", dty), dty, masked=True)
+        return
+    _float_ok(g, aty)
+    rnd = next((q for q in ins.qualifiers if q in (".rni", ".rzi", ".rmi", ".rpi")), ".rzi")
+    lo = -(1 << (dty.bits - 1)) if dty.signed else 0
+    hi = (1 << (dty.bits - 1)) - 1 if dty.signed else dty.mask
+    g.assign(d, f"m.f2i({_fval(g, a, aty)}, {rnd[1:]!r}, {lo}, {hi})", dty)

@@ -1,0 +1,90 @@
+"""Asynchronous copies: cp.async (with groups and cp.async.mbarrier.arrive) and cp.async.bulk.
+
+Issuing a copy creates an engine agent that the scheduler runs later: it moves the bytes and then
+performs its mbarrier side effect (complete-tx for bulk copies, 9.7.13.15.5.2; the arrive-on of a
+cp.async.mbarrier.arrive once all earlier cp.async of the thread have landed, 9.7.13.15.15).
+"""
+
+from __future__ import annotations
+
+from mbarrier.ptx import ast
+from mbarrier.sim.compile import Gen, emitter
+from mbarrier.sim.isa.mbarrier import mbar_space
+from mbarrier.sim.types import TYPES
+
+U32 = TYPES[".u32"]
+_CACHE = frozenset({".ca", ".cg", ".L2::64B", ".L2::128B", ".L2::256B"})
+
+
+@emitter("cp")
+def _cp(g: Gen, ins: ast.Instruction) -> None:
+    q = ins.qualifiers
+    if q[:1] != (".async",):
+        raise g.unsupported()
+    rest = q[1:]
+    if rest[:2] == (".mbarrier", ".arrive"):
+        tail = rest[2:]
+        noinc = ".noinc" in tail
+        if any(x not in (".noinc", ".b64") and not x.startswith(".shared") for x in tail):
+            raise g.unsupported()
+        g.lines.append(f"m.cp_mb_arrive(t, {mbar_space(g, tail)!r}, {g.address(ins.operands[0])}, {noinc})")
+        return
+    if rest == (".commit_group",):
+        g.lines.append("m.cp_commit(t)")
+        return
+    if rest in ((".wait_group",), (".wait_all",)):
+        n = "0" if rest == (".wait_all",) else g.src(ins.operands[0], U32)
+        if rest == (".wait_all",):
+            g.lines.append("m.cp_commit(t)")
+        g.lines.append(f"t.pc = {g.next_pc()}")
+        g.lines.append(f"m.cp_wait(t, {n}, 'cp.async')")
+        g.sets_pc = True
+        return
+    if rest[:1] == (".bulk",):
+        _bulk(g, ins, rest[1:])
+        return
+    if rest[:1] in ((".ca",), (".cg",)):
+        _cp_async(g, ins, rest)
+        return
+    raise g.unsupported()
+
+
+def _cp_async(g: Gen, ins: ast.Instruction, rest: tuple[str, ...]) -> None:
+    spaces = [x for x in rest if x not in _CACHE]
+    if spaces not in ([".shared", ".global"], [".shared::cta", ".global"]):
+        raise g.unsupported(f"qualifiers {''.join(spaces)}")
+    ops = ins.operands
+    if len(ops) not in (3, 4) or (len(ops) == 4 and not isinstance(ops[3], (ast.Imm, ast.Name))):
+        raise g.unsupported("ignore-src or cache-policy operands")
+    size = g.src(ops[2], U32)
+    src_size = g.src(ops[3], U32) if len(ops) == 4 else size
+    g.lines.append(f"m.cp_async(t, {g.address(ops[0])}, {g.address(ops[1])}, {size}, {src_size})")
+
+
+def _bulk(g: Gen, ins: ast.Instruction, rest: tuple[str, ...]) -> None:
+    if rest == (".commit_group",):
+        g.lines.append("m.bulk_commit(t)")
+        return
+    if rest in ((".wait_group",), (".wait_group", ".read")):
+        g.lines.append(f"t.pc = {g.next_pc()}")
+        g.lines.append(f"m.cp_wait(t, {g.src(ins.operands[0], U32)}, 'bulk')")
+        g.sets_pc = True
+        return
+    ops = ins.operands
+    if rest[:1] in ((".tensor",), (".prefetch",)):
+        raise g.unsupported()
+    if rest[2:] == (".mbarrier::complete_tx::bytes",) and rest[1] == ".global" and len(ops) == 4:
+        dst = "cluster" if rest[0] == ".shared::cluster" else "cta" if rest[0] == ".shared::cta" else None
+        if dst is None:
+            raise g.unsupported()
+        g.lines.append(f"m.bulk_copy(t, {dst!r}, 'global', {g.address(ops[0])}, {g.address(ops[1])}, "
+                       f"{g.src(ops[2], U32)}, {g.address(ops[3])})")
+        return
+    if rest == (".shared::cluster", ".shared::cta", ".mbarrier::complete_tx::bytes") and len(ops) == 4:
+        g.lines.append(f"m.bulk_copy(t, 'cluster', 'cta', {g.address(ops[0])}, {g.address(ops[1])}, "
+                       f"{g.src(ops[2], U32)}, {g.address(ops[3])})")
+        return
+    if rest == (".global", ".shared::cta", ".bulk_group") and len(ops) == 3:
+        g.lines.append(f"m.bulk_store(t, {g.address(ops[0])}, {g.address(ops[1])}, {g.src(ops[2], U32)})")
+        return
+    raise g.unsupported()

@@ -1,0 +1,225 @@
+"""Control flow, CTA/cluster/warp barriers, fences, sleeps and warp collectives.
+
+bra, exit, ret, trap, bar/barrier (.sync, .arrive), bar.warp.sync, barrier.cluster.arrive/wait,
+fence/membar, nanosleep, elect.sync, vote.sync, shfl.sync, activemask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mbarrier.ptx import ast
+from mbarrier.sim.compile import Gen, emitter
+from mbarrier.sim.types import TYPES
+
+U32 = TYPES[".u32"]
+PRED = TYPES[".pred"]
+
+
+@emitter("bra")
+def _bra(g: Gen, ins: ast.Instruction) -> None:
+    if len(ins.operands) != 1:
+        raise g.unsupported("indirect branch")
+    g.lines.append(f"t.pc = {g.label(ins.operands[0])}")
+    g.sets_pc = True
+
+
+@emitter("exit")
+def _exit(g: Gen, ins: ast.Instruction) -> None:
+    g.lines.append(f"t.pc = {g.next_pc()}")
+    g.lines.append("m.exit(t)")
+    g.sets_pc = True
+
+
+@emitter("ret")
+def _ret(g: Gen, ins: ast.Instruction) -> None:
+    g.lines.append(f"t.pc = {g.next_pc()}")
+    g.lines.append("m.ret(t)")
+    g.sets_pc = True
+
+
+@emitter("trap")
+def _trap(g: Gen, ins: ast.Instruction) -> None:
+    g.lines.append("m.trap(t)")
+
+
+@emitter("nanosleep")
+def _nanosleep(g: Gen, ins: ast.Instruction) -> None:
+    # A step of its own, with no other effect: the scheduler decides who runs next.
+    g.src(ins.operands[0], U32)
+
+
+@emitter("fence", "membar")
+def _fence(g: Gen, ins: ast.Instruction) -> None:
+    # The simulator's memory is sequentially consistent, so a fence orders nothing further; the
+    # memory-model layer gives fence.proxy.async and fence.mbarrier_init their meaning.
+    allowed = {".sc", ".acq_rel", ".acquire", ".release", ".cta", ".cluster", ".gpu", ".sys", ".gl",
+               ".proxy", ".async", ".async::generic", ".shared::cta", ".shared::cluster", ".global",
+               ".mbarrier_init", ".tensormap::generic", ".alias"}
+    bad = [q for q in ins.qualifiers if q not in allowed]
+    if bad:
+        raise g.unsupported(f"qualifier {bad[0]}")
+
+
+def _bar_operands(g: Gen, ins: ast.Instruction) -> tuple[str, str]:
+    ops = ins.operands
+    if not 1 <= len(ops) <= 2:
+        raise g.unsupported("operand count")
+    count = g.src(ops[1], U32) if len(ops) == 2 else "None"
+    return g.src(ops[0], U32), count
+
+
+@emitter("bar", "barrier")
+def _bar(g: Gen, ins: ast.Instruction) -> None:
+    q = [x for x in ins.qualifiers if x not in (".aligned", ".cta")]
+    nxt = g.next_pc()
+    if q[:1] == [".warp"]:
+        if q[1:] != [".sync"]:
+            raise g.unsupported()
+        g.lines.append(f"t.pc = {nxt}")
+        g.lines.append(f"m.coll(t, 'bar.warp.sync', {g.src(ins.operands[0], U32)}, None, None)")
+        g.sets_pc = True
+        return
+    if q[:1] == [".cluster"]:
+        rest = [x for x in q[1:] if x not in (".release", ".relaxed", ".acquire")]
+        g.lines.append(f"t.pc = {nxt}")
+        if rest == [".arrive"]:
+            g.lines.append("m.cluster_arrive(t)")
+        elif rest == [".wait"]:
+            g.lines.append("m.cluster_wait(t)")
+        else:
+            raise g.unsupported()
+        g.sets_pc = True
+        return
+    if q in ([".sync"], [], [".arrive"]):
+        ident, count = _bar_operands(g, ins)
+        g.lines.append(f"t.pc = {nxt}")
+        g.lines.append(f"m.bar(t, {ident}, {count}, {q != ['.arrive']})")
+        g.sets_pc = True
+        return
+    raise g.unsupported()
+
+
+def _split_pair(g: Gen, op: ast.Operand) -> tuple[str | None, str | None]:
+    """`d|p` (either may be `_`) or a single destination."""
+    if isinstance(op, ast.Expr) and "|" in op.text:
+        names = [s.strip() for s in op.text.split("|")]
+    elif isinstance(op, ast.Name):
+        names = [op.name]
+    elif isinstance(op, ast.Sink):
+        names = ["_"]
+    else:
+        raise g.unsupported("destination")
+    slots: list[str | None] = []
+    for n in names:
+        if n == "_":
+            slots.append(None)
+            continue
+        reg = g.lookup(n)
+        if reg is None:
+            raise g.unsupported(f"unknown register {n!r}")
+        slots.append(str(reg.slot))
+    return slots[0], (slots[1] if len(slots) > 1 else None)
+
+
+Finish = Callable[[dict[int, tuple[object, object]]], None]
+
+
+def _collective(g: Gen, kind: str, mask: str, arg: str, finish: Finish) -> None:
+    g.lines.append(f"t.pc = {g.next_pc()}")
+    g.lines.append(f"m.coll(t, {kind!r}, {mask}, {arg}, {g.const(finish)})")
+    g.sets_pc = True
+
+
+@emitter("elect")
+def _elect(g: Gen, ins: ast.Instruction) -> None:
+    if ins.qualifiers != (".sync",):
+        raise g.unsupported()
+    d, p = _split_pair(g, ins.operands[0])
+    dslot = None if d is None else int(d)
+    pslot = None if p is None else int(p)
+
+    def finish(parts: dict[int, tuple[object, object]]) -> None:
+        leader = min(parts)
+        for lane, (t, _) in parts.items():
+            regs = t.regs  # type: ignore[attr-defined]
+            if dslot is not None:
+                regs[dslot] = leader
+            if pslot is not None:
+                regs[pslot] = lane == leader
+
+    _collective(g, "elect.sync", g.src(ins.operands[1], U32), "None", finish)
+
+
+@emitter("vote")
+def _vote(g: Gen, ins: ast.Instruction) -> None:
+    modes = [q for q in ins.qualifiers if q in (".all", ".any", ".uni", ".ballot")]
+    if ".sync" not in ins.qualifiers or len(modes) != 1:
+        raise g.unsupported()
+    mode = modes[0]
+    d, a, mask = ins.operands
+    dreg = g.dst(d)
+    slot = None if dreg is None else dreg.slot
+
+    def finish(parts: dict[int, tuple[object, object]]) -> None:
+        values = {lane: bool(v) for lane, (_, v) in parts.items()}
+        if mode == ".ballot":
+            result: object = sum(1 << lane for lane, v in values.items() if v)
+        elif mode == ".all":
+            result = all(values.values())
+        elif mode == ".any":
+            result = any(values.values())
+        else:
+            result = len(set(values.values())) == 1
+        if slot is not None:
+            for t, _ in parts.values():
+                t.regs[slot] = result  # type: ignore[attr-defined]
+
+    _collective(g, f"vote{mode}", g.src(mask, U32), g.src(a, PRED), finish)
+
+
+@emitter("shfl")
+def _shfl(g: Gen, ins: ast.Instruction) -> None:
+    modes = [q for q in ins.qualifiers if q in (".up", ".down", ".bfly", ".idx")]
+    if ".sync" not in ins.qualifiers or len(modes) != 1 or len(ins.operands) != 5:
+        raise g.unsupported()
+    mode = modes[0]
+    dst, a, b, c, mask = ins.operands
+    d, p = _split_pair(g, dst)
+    dslot = None if d is None else int(d)
+    pslot = None if p is None else int(p)
+
+    def finish(parts: dict[int, tuple[object, object]]) -> None:
+        for lane, (t, arg) in parts.items():
+            _, bval, cval = arg  # type: ignore[misc]
+            clamp, seg = cval & 0x1F, (cval >> 8) & 0x1F
+            max_lane = (lane & seg) | (clamp & ~seg & 0x1F)
+            min_lane = lane & seg
+            if mode == ".up":
+                j = lane - bval
+                ok = j >= max_lane
+            elif mode == ".down":
+                j = lane + bval
+                ok = j <= max_lane
+            elif mode == ".bfly":
+                j = lane ^ bval
+                ok = j <= max_lane
+            else:
+                j = min_lane | (bval & ~seg & 0x1F)
+                ok = j <= max_lane
+            src = parts.get(j) if ok else None
+            value = src[1][0] if src is not None else arg[0]  # type: ignore[index]
+            regs = t.regs  # type: ignore[attr-defined]
+            if dslot is not None:
+                regs[dslot] = value
+            if pslot is not None:
+                regs[pslot] = src is not None
+
+    b32 = TYPES[".b32"]
+    arg = f"({g.src(a, b32)}, {g.src(b, U32)}, {g.src(c, U32)})"
+    _collective(g, f"shfl{mode}", g.src(mask, U32), arg, finish)
+
+
+@emitter("activemask")
+def _activemask(g: Gen, ins: ast.Instruction) -> None:
+    g.assign(ins.operands[0], "m.activemask(t)", TYPES[".b32"], masked=True)

@@ -1,0 +1,88 @@
+"""The mbarrier instructions (PTX ISA 9.7.13.15.9 to .17): every one goes through core's Barrier.
+
+The machine resolves the address (state space, window, alignment: 9.7.13.15.1, .8, .9) and calls the
+Barrier operation; undefined behaviour raises the core Violation.
+"""
+
+from __future__ import annotations
+
+from mbarrier.ptx import ast
+from mbarrier.sim.compile import Gen, emitter
+from mbarrier.sim.types import TYPES
+
+U32 = TYPES[".u32"]
+B64 = TYPES[".b64"]
+_SEM_SCOPE = frozenset({".release", ".relaxed", ".acquire", ".cta", ".cluster"})
+
+
+def mbar_space(g: Gen, quals: tuple[str, ...]) -> str:
+    spaces = [q for q in quals if q.startswith(".shared")]
+    if not spaces:
+        return "generic"
+    if len(spaces) > 1:
+        raise g.unsupported("two state spaces")
+    return "cluster" if spaces[0] == ".shared::cluster" else "cta"
+
+
+def _check(g: Gen, quals: tuple[str, ...], allowed: set[str]) -> None:
+    for q in quals:
+        if q not in allowed and q not in _SEM_SCOPE and not q.startswith(".shared") and q != ".b64":
+            raise g.unsupported(f"qualifier {q}")
+
+
+def _raw(g: Gen, op: ast.Operand) -> str:
+    """A 64-bit state operand read without masking, so a token keeps its provenance."""
+    if isinstance(op, ast.Name):
+        reg = g.lookup(op.name)
+        if reg is not None and reg.type.bits == 64:
+            return f"r[{reg.slot}]"
+    return g.src(op, B64)
+
+
+@emitter("mbarrier")
+def _mbarrier(g: Gen, ins: ast.Instruction) -> None:
+    op = ins.qualifiers[0] if ins.qualifiers else ""
+    rest = ins.qualifiers[1:]
+    space = mbar_space(g, rest)
+    ops = ins.operands
+    if op == ".init":
+        _check(g, rest, set())
+        g.lines.append(f"m.mb_init(t, {space!r}, {g.address(ops[0])}, {g.src(ops[1], U32)})")
+    elif op == ".inval":
+        _check(g, rest, set())
+        g.lines.append(f"m.mb_inval(t, {space!r}, {g.address(ops[0])})")
+    elif op in (".expect_tx", ".complete_tx"):
+        _check(g, rest, set())
+        g.lines.append(f"m.mb_tx(t, {space!r}, {g.address(ops[0])}, {g.src(ops[1], U32)}, "
+                       f"{op == '.expect_tx'})")
+    elif op in (".arrive", ".arrive_drop"):
+        _arrive(g, ins, op == ".arrive_drop", rest, space)
+    elif op in (".test_wait", ".try_wait"):
+        _check(g, rest, {".parity"})
+        parity = ".parity" in rest
+        d = g.dst(ops[0])
+        value = g.src(ops[2], U32) if parity else _raw(g, ops[2])
+        if len(ops) == 4:
+            g.src(ops[3], U32)  # suspendTimeHint: how long hardware may suspend; no effect on the result
+        call = f"m.mb_wait(t, {space!r}, {g.address(ops[1])}, {value}, {parity}, {op == '.try_wait'})"
+        g.lines.append(call if d is None else f"r[{d.slot}] = {call}")
+    elif op == ".pending_count":
+        _check(g, rest, set())
+        g.assign(ops[0], f"m.mb_pending_count(t, {_raw(g, ops[1])})", U32, masked=True)
+    else:
+        raise g.unsupported()
+
+
+def _arrive(g: Gen, ins: ast.Instruction, drop: bool, rest: tuple[str, ...], space: str) -> None:
+    _check(g, rest, {".expect_tx", ".noComplete"})
+    expect = ".expect_tx" in rest
+    no_complete = ".noComplete" in rest
+    ops = ins.operands
+    if len(ops) not in (2, 3):
+        raise g.unsupported("operand count")
+    d = g.dst(ops[0])
+    extra = g.src(ops[2], U32) if len(ops) == 3 else "None"
+    count, tx = ("None", extra) if expect else (extra, "None")
+    call = (f"m.mb_arrive(t, {space!r}, {g.address(ops[1])}, {count}, {tx}, {no_complete}, {drop}, "
+            f"{d is not None})")
+    g.lines.append(call if d is None else f"r[{d.slot}] = {call}")

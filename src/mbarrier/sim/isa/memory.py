@@ -1,0 +1,178 @@
+"""Loads, stores, atomics and address conversion: ld, st, atom, red, cvta, mapa.
+
+The memory model is sequentially consistent here: a load sees the latest store. Ordering qualifiers
+(`.volatile`, `.relaxed`, `.acquire`, `.release`, scopes) and cache qualifiers therefore change nothing
+about the value read or written; the memory-model layer (issue 7) gives them their meaning.
+"""
+
+from __future__ import annotations
+
+from mbarrier.ptx import ast
+from mbarrier.sim.address import SHARED_GENERIC
+from mbarrier.sim.compile import Gen, emitter, sext
+from mbarrier.sim.types import TYPES, Scalar
+
+# Qualifiers with no effect on the value: ordering (modelled by the memory-model layer) and caching.
+_NEUTRAL = frozenset({
+    ".volatile", ".relaxed", ".acquire", ".release", ".weak", ".mmio", ".cta", ".cluster", ".gpu", ".sys",
+    ".ca", ".cg", ".cs", ".lu", ".cv", ".wb", ".wt", ".nc", ".L1::evict_normal", ".L1::evict_unchanged",
+    ".L1::evict_first", ".L1::evict_last", ".L1::no_allocate", ".L2::evict_normal", ".L2::evict_first",
+    ".L2::evict_last", ".L2::64B", ".L2::128B", ".L2::256B", ".aligned",
+})
+_SPACES = {".shared": "cta", ".shared::cta": "cta", ".shared::cluster": "cluster", ".global": "global",
+           ".const": "global", ".param": "param", ".local": "local"}
+_VECTOR = {".v2": 2, ".v4": 4}
+
+
+def space_of(g: Gen, ins: ast.Instruction) -> str:
+    spaces = [_SPACES[q] for q in ins.qualifiers if q in _SPACES]
+    if len(spaces) > 1:
+        raise g.unsupported("more than one state space")
+    space = spaces[0] if spaces else "generic"
+    if space == "local":
+        raise g.unsupported("the .local state space")
+    return space
+
+
+def _check_quals(g: Gen, ins: ast.Instruction, allowed: frozenset[str]) -> None:
+    for q in ins.qualifiers:
+        known = q in _NEUTRAL or q in _SPACES or q in TYPES or q in _VECTOR
+        if q not in allowed and not known:
+            raise g.unsupported(f"qualifier {q}")
+
+
+def load_expr(space: str, addr: str, size: int) -> str:
+    if space == "global":
+        return f"m.ld_global({addr}, {size})"
+    return f"m.ld_{space if space != 'generic' else 'gen'}(t, {addr}, {size})"
+
+
+def store_stmt(space: str, addr: str, size: int, value: str) -> str:
+    if space == "global":
+        return f"m.st_global(t, {addr}, {size}, {value})"
+    return f"m.st_{space if space != 'generic' else 'gen'}(t, {addr}, {size}, {value})"
+
+
+def _set_loaded(g: Gen, d: ast.Operand, value: str, ty: Scalar) -> None:
+    """A loaded value into a register that may be wider than the type (sign- or zero-extended)."""
+    reg = g.dst(d)
+    if reg is None:
+        return
+    if ty.signed and reg.type.bits > ty.bits:
+        g.lines.append(f"r[{reg.slot}] = {sext(value, ty.bits)} & {reg.type.mask:#x}")
+    else:
+        g.lines.append(f"r[{reg.slot}] = {value}")
+
+
+@emitter("ld")
+def _ld(g: Gen, ins: ast.Instruction) -> None:
+    _check_quals(g, ins, frozenset())
+    ty = g.type_of(ins)
+    d, a = ins.operands[:2]
+    if len(ins.operands) != 2:
+        raise g.unsupported("cache-hint operand")
+    space = space_of(g, ins)
+    n = next((_VECTOR[q] for q in ins.qualifiers if q in _VECTOR), 1)
+    if space == "param":
+        _ld_param(g, d, a, ty, n)
+        return
+    addr = g.address(a)
+    if n == 1:
+        _set_loaded(g, d, load_expr(space, addr, ty.size), ty)
+        return
+    if not isinstance(d, ast.Vector) or len(d.items) != n:
+        raise g.unsupported("vector destination")
+    g.lines.append(f"v = {load_expr(space, addr, ty.size * n)}")
+    for i, item in enumerate(d.items):
+        if not isinstance(item, ast.Sink):
+            _set_loaded(g, item, f"((v >> {i * ty.bits}) & {ty.mask:#x})", ty)
+
+
+def _ld_param(g: Gen, d: ast.Operand, a: ast.Operand, ty: Scalar, n: int) -> None:
+    """Kernel parameters are launch constants: the load compiles to their value."""
+    if not isinstance(a, ast.Address) or a.base is None or a.base.name not in g.layout.params:
+        raise g.unsupported("ld.param from something other than a kernel parameter")
+    blob = g.layout.params[a.base.name]
+    items = d.items if isinstance(d, ast.Vector) else (d,)
+    for i, item in enumerate(items[:n]):
+        off = a.offset + i * ty.size
+        if off + ty.size > len(blob):
+            raise g.unsupported(f"read past the end of parameter {a.base.name!r}")
+        if not isinstance(item, ast.Sink):
+            _set_loaded(g, item, f"{int.from_bytes(blob[off:off + ty.size], 'little'):#x}", ty)
+
+
+@emitter("st")
+def _st(g: Gen, ins: ast.Instruction) -> None:
+    _check_quals(g, ins, frozenset())
+    ty = g.type_of(ins)
+    if len(ins.operands) != 2:
+        raise g.unsupported("cache-hint operand")
+    a, v = ins.operands
+    space = space_of(g, ins)
+    if space == "param":
+        raise g.unsupported("st.param (calls are not supported)")
+    addr = g.address(a)
+    if isinstance(v, ast.Vector):
+        parts = [f"({g.src(x, ty)} << {i * ty.bits})" for i, x in enumerate(v.items)]
+        g.lines.append(store_stmt(space, addr, ty.size * len(v.items), " | ".join(parts)))
+    else:
+        g.lines.append(store_stmt(space, addr, ty.size, g.src(v, ty)))
+
+
+_ATOM_OPS = ("add", "inc", "dec", "min", "max", "and", "or", "xor", "exch", "cas")
+
+
+@emitter("atom", "red")
+def _atom(g: Gen, ins: ast.Instruction) -> None:
+    ops = [q[1:] for q in ins.qualifiers if q[1:] in _ATOM_OPS]
+    if len(ops) != 1:
+        raise g.unsupported("atomic operation")
+    _check_quals(g, ins, frozenset("." + o for o in _ATOM_OPS))
+    op = ops[0]
+    ty = g.type_of(ins)
+    if ty.float and not (op in ("add", "exch") and ty.bits in (32, 64)):
+        raise g.unsupported(f"float atomic .{op}")
+    space = space_of(g, ins)
+    if space == "param":
+        raise g.unsupported("atomics on .param")
+    operands = list(ins.operands)
+    d = operands.pop(0) if ins.opcode == "atom" else None
+    a = operands.pop(0)
+    b = g.src(operands[0], ty)
+    c = g.src(operands[1], ty) if op == "cas" else "0"
+    if op == "cas" and len(operands) != 2 or op != "cas" and len(operands) != 1:
+        raise g.unsupported("operand count")
+    kind = "f" if ty.float else ("s" if ty.signed else "u")
+    call = f"m.atom(t, {space!r}, {g.address(a)}, {ty.size}, {op!r}, {kind!r}, {b}, {c})"
+    if d is None:
+        g.lines.append(call)
+    else:
+        g.assign(d, call, ty, masked=True)
+
+
+@emitter("cvta")
+def _cvta(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, a = ins.operands
+    to = ".to" in ins.qualifiers
+    spaces = [q for q in ins.qualifiers if q in _SPACES]
+    if not spaces or ty.bits != 64:
+        raise g.unsupported()
+    space = _SPACES[spaces[0]]
+    v = g.src(a, ty)
+    if space in ("cta", "cluster"):
+        g.assign(d, f"{v} - {SHARED_GENERIC:#x}" if to else f"{v} + {SHARED_GENERIC:#x}", ty)
+    elif space == "global":
+        g.assign(d, v, ty, masked=True)
+    else:
+        raise g.unsupported(f"the {spaces[0]} state space")
+
+
+@emitter("mapa")
+def _mapa(g: Gen, ins: ast.Instruction) -> None:
+    ty = g.type_of(ins)
+    d, a, b = ins.operands
+    generic = not any(q in _SPACES for q in ins.qualifiers)
+    rank = g.src(b, TYPES[".u32"])
+    g.assign(d, f"m.mapa(t, {g.src(a, ty)}, {rank}, {generic})", ty)

@@ -1,0 +1,269 @@
+"""Launching a kernel: shapes, cluster, arguments, memory layout, compiled code, and the threads.
+
+A parameter is named by its PTX name or its 0-based position (nvcc mangles names into `_Z..._param_N`).
+A 64-bit parameter that is not given is taken for a pointer and gets a zero-filled, lazily backed
+buffer of its own (4 GiB of address space, nothing allocated until written); any other parameter that is
+not given is an error naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from mbarrier.ptx import ast
+from mbarrier.sim import isa  # noqa: F401 - registers the instruction emitters
+from mbarrier.sim.address import BUFFER_SLOT_BITS
+from mbarrier.sim.compile import SPECIAL_SLOT, Layout, Symbol, compile_function
+from mbarrier.sim.errors import LaunchError
+from mbarrier.sim.machine import Cluster, Cta, Machine, Thread, Warp
+from mbarrier.sim.memory import Buffer, GlobalMemory
+from mbarrier.sim.types import TYPES
+
+Dim3 = tuple[int, int, int]
+ArgValue = int | Buffer | bytes
+
+MAX_THREADS_PER_CTA = 1024
+MAX_CLUSTER = 16
+
+
+def dim3(value: int | tuple[int, ...] | list[int], what: str) -> Dim3:
+    v = (value,) if isinstance(value, int) else tuple(value)
+    if not 1 <= len(v) <= 3 or any(not isinstance(x, int) or x < 1 for x in v):
+        raise LaunchError(f"{what} must be 1 to 3 positive integers, got {value!r}")
+    return (v + (1, 1))[:3]  # type: ignore[return-value]
+
+
+def load(path: str | Path) -> ast.Module:
+    """Parse a PTX file (raises ptx.diagnostics.PtxSyntaxError on bad input)."""
+    from mbarrier.ptx.parser import parse_file
+    return parse_file(path)
+
+
+def pick_kernel(module: ast.Module, name: str | None) -> ast.Function:
+    entries = module.entries
+    if name is None:
+        if len(entries) == 1:
+            return entries[0]
+        names = ", ".join(f.name for f in entries) or "none"
+        raise LaunchError(f"the module has {len(entries)} kernels ({names}); choose one with --kernel")
+    for f in entries:
+        if f.name == name:
+            return f
+    names = ", ".join(f.name for f in entries) or "none"
+    raise LaunchError(f"no kernel named {name!r} in the module (kernels: {names})")
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    grid: Dim3
+    block: Dim3
+    cluster: Dim3
+
+
+def _cluster_dims(fn: ast.Function, cluster: Dim3 | None) -> Dim3:
+    required = next((tuple(v) for k, v in fn.performance if k == ".reqnctapercluster"), None)
+    if required is not None:
+        req = dim3(list(required), ".reqnctapercluster")
+        if cluster is not None and cluster != req:
+            raise LaunchError(f"kernel {fn.name} requires clusters of {req} (.reqnctapercluster), "
+                              f"but {cluster} was given")
+        return req
+    return cluster or (1, 1, 1)
+
+
+def _size_of(decl: ast.Declaration, d: ast.Declarator, dynamic: int) -> int:
+    ty = TYPES.get(decl.type)
+    if ty is None:
+        raise LaunchError(f"line {decl.pos.line}: variables of type {decl.type} are not supported")
+    n = ty.size * (decl.vector or 1)
+    for dim in d.dims:
+        if dim is None:
+            return dynamic
+        n *= dim
+    return n
+
+
+def _initial_bytes(decl: ast.Declaration, d: ast.Declarator, size: int) -> bytes:
+    if not d.init:
+        return b""
+    ty = TYPES[decl.type]
+    out = bytearray()
+    for op in d.init:
+        if isinstance(op, ast.Imm):
+            out += (op.value & ty.mask).to_bytes(ty.size, "little")
+        elif isinstance(op, ast.FloatImm) and op.bits:
+            out += op.raw.to_bytes(ty.size, "little")
+        else:
+            raise LaunchError(f"line {d.pos.line}: initializer {op!r} of {d.name!r} is not supported")
+    return bytes(out[:size])
+
+
+def _collect_vars(body: tuple[ast.Statement, ...]) -> list[ast.Declaration]:
+    out: list[ast.Declaration] = []
+    for s in body:
+        if isinstance(s, ast.Declaration) and s.space in (".shared", ".global", ".const"):
+            out.append(s)
+        elif isinstance(s, ast.Block):
+            out.extend(_collect_vars(s.body))
+    return out
+
+
+def _param_value(p: ast.Param, given: ArgValue | None, gmem: GlobalMemory,
+                 buffers: dict[str, tuple[int, int]], address_size: int) -> bytes:
+    ty = TYPES.get(p.type)
+    if ty is None:
+        raise LaunchError(f"parameter {p.name!r} of type {p.type} is not supported")
+    size = ty.size
+    for dim in p.dims:
+        size *= dim or 0
+    is_pointer_sized = not p.dims and ty.bits == address_size and not ty.float
+    if given is None:
+        if not is_pointer_sized:
+            raise LaunchError(f"missing argument for parameter {p.name!r} ({p.type}"
+                              f"{''.join(f'[{d}]' for d in p.dims)}): give it a value")
+        given = Buffer(1 << BUFFER_SLOT_BITS, name=p.name)
+    if isinstance(given, Buffer):
+        if not is_pointer_sized:
+            raise LaunchError(f"parameter {p.name!r} ({p.type}) is not a pointer; it takes a value, "
+                              "not a buffer")
+        base = gmem.allocate(given.size, given.name or p.name, given.data)
+        buffers[p.name] = (base, given.size)
+        return base.to_bytes(size, "little")
+    if isinstance(given, bytes):
+        if len(given) != size:
+            raise LaunchError(f"parameter {p.name!r} takes {size} bytes, got {len(given)}")
+        return given
+    if ty.float:
+        raise LaunchError(f"parameter {p.name!r} ({p.type}): float arguments are not supported")
+    lo = -(1 << (8 * size - 1))
+    if not lo <= given < (1 << (8 * size)):
+        raise LaunchError(f"argument {given} does not fit parameter {p.name!r} ({p.type})")
+    return (given & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+
+
+def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[int, ...] = 1,
+           block: int | tuple[int, ...] = 1, cluster: int | tuple[int, ...] | None = None,
+           args: Mapping[str | int, ArgValue] | None = None, dynamic_shared: int = 0) -> Machine:
+    """A machine ready to run `kernel` over the grid (see `mbarrier.explore.run`)."""
+    fn = pick_kernel(module, kernel)
+    g, b = dim3(grid, "grid"), dim3(block, "block")
+    c = _cluster_dims(fn, None if cluster is None else dim3(cluster, "cluster"))
+    nthreads = b[0] * b[1] * b[2]
+    if nthreads > MAX_THREADS_PER_CTA:
+        raise LaunchError(f"a CTA of {nthreads} threads is more than {MAX_THREADS_PER_CTA}")
+    if any(gi % ci for gi, ci in zip(g, c, strict=True)):
+        raise LaunchError(f"the grid {g} is not a whole number of clusters {c}")
+    if c[0] * c[1] * c[2] > MAX_CLUSTER:
+        raise LaunchError(f"a cluster of {c[0] * c[1] * c[2]} CTAs is more than {MAX_CLUSTER}")
+
+    gmem = GlobalMemory()
+    buffers: dict[str, tuple[int, int]] = {}
+    symbols: dict[str, Symbol] = {}
+    shared_names: list[tuple[int, str]] = []
+    offset = 0
+    for decl in list(module.declarations) + _collect_vars(fn.body or ()):
+        for d in decl.names:
+            size = _size_of(decl, d, dynamic_shared)
+            if decl.space == ".shared":
+                align = decl.align or TYPES[decl.type].size
+                offset = (offset + align - 1) // align * align
+                symbols[d.name] = Symbol("shared", offset, size)
+                shared_names.append((offset, d.name))
+                offset += size
+            else:
+                base = gmem.allocate(max(size, 1), d.name, _initial_bytes(decl, d, size))
+                symbols[d.name] = Symbol("global", base, size)
+                buffers[d.name] = (base, size)
+    shared_size = offset
+
+    given = dict(args or {})
+    params: dict[str, bytes] = {}
+    for i, p in enumerate(fn.params):
+        value = given.pop(p.name, None)
+        by_pos = given.pop(i, given.pop(str(i), None))
+        if value is not None and by_pos is not None:
+            raise LaunchError(f"parameter {p.name!r} is given twice (by name and as {i})")
+        params[p.name] = _param_value(p, value if value is not None else by_pos, gmem, buffers,
+                                      module.address_size)
+    if given:
+        names = ", ".join(str(k) for k in given)
+        raise LaunchError(f"kernel {fn.name} has no parameter {names} (parameters: "
+                          f"{', '.join(p.name for p in fn.params) or 'none'})")
+
+    code = compile_function(fn, Layout(symbols, params), module.source_lines)
+    m = Machine(gmem)
+    m.buffers = buffers
+
+    def symbol_at(off: int) -> str:
+        best = None
+        for start, name in shared_names:
+            if start <= off and (best is None or start >= best[0]):
+                best = (start, name)
+        if best is None:
+            return f"shared[{off:#x}]"
+        return best[1] if off == best[0] else f"{best[1]}+{off - best[0]}"
+
+    ncl = (g[0] // c[0], g[1] // c[1], g[2] // c[2])
+    cluster_objs: dict[tuple[int, int, int], Cluster] = {}
+    for cz in range(ncl[2]):
+        for cy in range(ncl[1]):
+            for cx in range(ncl[0]):
+                cl = Cluster(len(m.clusters))
+                m.clusters.append(cl)
+                cluster_objs[(cx, cy, cz)] = cl
+    for z in range(g[2]):
+        for y in range(g[1]):
+            for x in range(g[0]):
+                cid = (x // c[0], y // c[1], z // c[2])
+                cl = cluster_objs[cid]
+                local = (x % c[0], y % c[1], z % c[2])
+                rank = local[0] + local[1] * c[0] + local[2] * c[0] * c[1]
+                cta = Cta(len(m.ctas), (x, y, z), rank, cl, shared_size, symbol_at)
+                m.ctas.append(cta)
+                cl.ctas.append(cta)
+    for cl in m.clusters:
+        cl.ctas.sort(key=lambda ct: ct.rank)
+    specials_common = {
+        "%ntid.x": b[0], "%ntid.y": b[1], "%ntid.z": b[2], "%nctaid.x": g[0], "%nctaid.y": g[1],
+        "%nctaid.z": g[2], "%nclusterid.x": ncl[0], "%nclusterid.y": ncl[1], "%nclusterid.z": ncl[2],
+        "%cluster_nctaid.x": c[0], "%cluster_nctaid.y": c[1], "%cluster_nctaid.z": c[2],
+        "%cluster_nctarank": c[0] * c[1] * c[2], "%nwarpid": (nthreads + 31) // 32, "%nsmid": 1,
+        "%is_explicit_cluster": int(c != (1, 1, 1)
+                                    or any(k == ".explicitcluster" for k, _ in fn.performance)),
+        "%total_smem_size": shared_size, "%dynamic_smem_size": dynamic_shared,
+    }
+    template: list[object] = [0] * code.nregs
+    for name, v in specials_common.items():
+        template[SPECIAL_SLOT[name]] = v
+    for cta in m.ctas:
+        x, y, z = cta.ctaid
+        per_cta = {"%ctaid.x": x, "%ctaid.y": y, "%ctaid.z": z, "%cluster_ctarank": cta.rank,
+                   "%cluster_ctaid.x": x % c[0], "%cluster_ctaid.y": y % c[1], "%cluster_ctaid.z": z % c[2],
+                   "%clusterid.x": x // c[0], "%clusterid.y": y // c[1], "%clusterid.z": z // c[2]}
+        warps: list[Warp] = []
+        for linear in range(nthreads):
+            tx, ty_, tz = linear % b[0], (linear // b[0]) % b[1], linear // (b[0] * b[1])
+            lane = linear % 32
+            regs = list(template)
+            for name, v in per_cta.items():
+                regs[SPECIAL_SLOT[name]] = v
+            for name, v in (("%tid.x", tx), ("%tid.y", ty_), ("%tid.z", tz), ("%laneid", lane),
+                            ("%warpid", linear // 32), ("%lanemask_eq", 1 << lane),
+                            ("%lanemask_lt", (1 << lane) - 1), ("%lanemask_le", (2 << lane) - 1),
+                            ("%lanemask_gt", 0xFFFFFFFF ^ ((2 << lane) - 1)),
+                            ("%lanemask_ge", 0xFFFFFFFF ^ ((1 << lane) - 1))):
+                regs[SPECIAL_SLOT[name]] = v
+            t = Thread(len(m.threads), code, regs, cta, (tx, ty_, tz), lane)
+            if lane == 0:
+                warps.append(Warp())
+            t.warp = warps[-1]
+            warps[-1].threads.append(t)
+            m.threads.append(t)
+            cta.threads.append(t)
+            m._add(t)
+        cta.live = nthreads
+        cta.cluster.live += nthreads
+    m.next_aid = len(m.threads)
+    return m

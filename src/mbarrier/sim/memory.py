@@ -1,0 +1,139 @@
+"""Global memory as sparse, lazily backed buffers, and the buffer specs a launch takes.
+
+Each buffer owns a 4 GiB slot of the address space (see `address`); only the 4 KiB pages that were
+written are backed, so a large or unbounded buffer costs nothing until it is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from mbarrier.sim.address import BUFFER_SLOT_BITS, GLOBAL_BASE
+from mbarrier.sim.errors import MemoryFault
+
+PAGE_BITS = 12
+PAGE = 1 << PAGE_BITS
+_ZERO_PAGE = bytes(PAGE)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A global buffer to pass as a pointer argument: `size` bytes, the first of them `data` (the rest
+    zero). `Buffer(4096)`, `Buffer.of_ints([1, 2, 3])`."""
+
+    size: int
+    data: bytes = b""
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.size < 0 or len(self.data) > self.size:
+            raise ValueError(f"buffer of {self.size} bytes cannot hold {len(self.data)} bytes of data")
+
+    @classmethod
+    def of_ints(cls, values: Iterable[int], width: int = 4, size: int | None = None) -> Buffer:
+        """Little-endian integers of `width` bytes each (negative values in two's complement)."""
+        mask = (1 << (8 * width)) - 1
+        data = b"".join((v & mask).to_bytes(width, "little") for v in values)
+        return cls(len(data) if size is None else size, data)
+
+
+class Region:
+    """One buffer: its base address, its size and its backed pages."""
+
+    __slots__ = ("base", "size", "name", "pages")
+
+    def __init__(self, base: int, size: int, name: str) -> None:
+        self.base = base
+        self.size = size
+        self.name = name
+        self.pages: dict[int, bytearray] = {}
+
+    def copy(self) -> Region:
+        r = Region(self.base, self.size, self.name)
+        r.pages = {k: bytearray(v) for k, v in self.pages.items()}
+        return r
+
+    def read(self, offset: int, size: int) -> bytes:
+        out = bytearray()
+        while size:
+            page, within = offset >> PAGE_BITS, offset & (PAGE - 1)
+            n = min(size, PAGE - within)
+            backed = self.pages.get(page)
+            out += (_ZERO_PAGE if backed is None else backed)[within:within + n]
+            offset += n
+            size -= n
+        return bytes(out)
+
+    def write(self, offset: int, data: bytes) -> None:
+        pos = 0
+        while pos < len(data):
+            page, within = offset >> PAGE_BITS, offset & (PAGE - 1)
+            n = min(len(data) - pos, PAGE - within)
+            backed = self.pages.get(page)
+            if backed is None:
+                backed = self.pages[page] = bytearray(PAGE)
+            backed[within:within + n] = data[pos:pos + n]
+            offset += n
+            pos += n
+
+
+class GlobalMemory:
+    """All global buffers of a launch, found in O(1) from an address."""
+
+    __slots__ = ("regions",)
+
+    def __init__(self) -> None:
+        self.regions: list[Region] = []
+
+    def copy(self) -> GlobalMemory:
+        g = GlobalMemory()
+        g.regions = [r.copy() for r in self.regions]
+        return g
+
+    def allocate(self, size: int, name: str, data: bytes = b"") -> int:
+        if size > 1 << BUFFER_SLOT_BITS:
+            raise ValueError(f"buffer {name!r}: {size} bytes is more than a 4 GiB slot")
+        base = GLOBAL_BASE + (len(self.regions) << BUFFER_SLOT_BITS)
+        region = Region(base, size, name)
+        if data:
+            region.write(0, data)
+        self.regions.append(region)
+        return base
+
+    def region(self, addr: int, size: int) -> tuple[Region, int]:
+        k = (addr - GLOBAL_BASE) >> BUFFER_SLOT_BITS
+        if 0 <= k < len(self.regions):
+            r = self.regions[k]
+            offset = addr - r.base
+            if offset + size <= r.size:
+                return r, offset
+            raise MemoryFault(f"a {size}-byte access at {addr:#x} runs past the end of buffer {r.name!r} "
+                              f"({r.size} bytes, offset {offset})")
+        raise MemoryFault(f"address {addr:#x} is in no global buffer")
+
+    def load(self, addr: int, size: int) -> int:
+        r, offset = self.region(addr, size)
+        within = offset & (PAGE - 1)
+        if within + size <= PAGE:
+            page = r.pages.get(offset >> PAGE_BITS)
+            if page is None:
+                return 0
+            return int.from_bytes(page[within:within + size], "little")
+        return int.from_bytes(r.read(offset, size), "little")
+
+    def store(self, addr: int, size: int, value: int) -> None:
+        r, offset = self.region(addr, size)
+        r.write(offset, (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little"))
+
+    def read(self, addr: int, size: int) -> bytes:
+        r, offset = self.region(addr, size)
+        return r.read(offset, size)
+
+    def write(self, addr: int, data: bytes) -> None:
+        r, offset = self.region(addr, len(data))
+        r.write(offset, data)
+
+    def key(self) -> tuple[object, ...]:
+        return tuple((r.base, tuple(sorted((k, bytes(v)) for k, v in r.pages.items() if any(v))))
+                     for r in self.regions)
