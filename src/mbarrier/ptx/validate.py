@@ -1,0 +1,370 @@
+"""The validator of the mbarrier family: ptxas's verdict and wording on every instruction of PTX ISA
+9.7.13.15 (and the hazards ptxas cannot see, as warnings). Everything it knows about the instructions
+comes from `mbarrier.spec.forms`; this module is the generic machinery that applies those tables.
+
+The checks run in ptxas's order (measured): modifiers, then operands (a mismatch hides the rest of
+the line), then semantic constraints, address spaces, immediate values and feature gates. A fatal
+diagnostic ends the module, as ptxas stops there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mbarrier.ptx import ast
+from mbarrier.ptx.diagnostics import Diagnostic, Severity
+from mbarrier.ptx.validate_hazards import hazards
+from mbarrier.ptx.validate_scope import Scope
+from mbarrier.spec.forms import (
+    FAMILY_OPCODES,
+    INSTRUCTIONS,
+    MESSAGES,
+    MODIFIER_GATES,
+    MODIFIERS,
+    NON_ADDRESS_TYPES,
+    RULE_IDS,
+    SUBSPACES,
+    TERMINAL_MODIFIERS,
+    TYPE_COMPATIBLE,
+    Instr,
+    Slot,
+)
+from mbarrier.spec.targets import (
+    LATEST_VERSION,
+    TARGET_MIN_VERSION,
+    Target,
+    Version,
+    format_version,
+    parse_target,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What the gates compare against: the module's `.version` and the target compiled for."""
+
+    version: Version
+    target: Target | None
+
+
+class _Line:
+    """The diagnostics of one instruction, deduplicated as ptxas's message set."""
+
+    def __init__(self, instr: ast.Instruction, path: str) -> None:
+        self.instr = instr
+        self.path = path
+        self.out: list[Diagnostic] = []
+        self._seen: set[str] = set()
+        self._deferred: list[tuple[str, ast.Pos | None, Severity, dict[str, object]]] = []
+
+    def add(self, key: str, pos: ast.Pos | None = None, severity: Severity = "error",
+            **fmt: object) -> None:
+        message = MESSAGES[key].format(**fmt)
+        if message in self._seen:
+            return
+        self._seen.add(message)
+        p = pos or self.instr.pos
+        self.out.append(Diagnostic(severity, p.line, p.column, message, RULE_IDS[key], self.path))
+
+    def defer(self, key: str, pos: ast.Pos | None = None, severity: Severity = "error",
+              **fmt: object) -> None:
+        """A diagnostic ptxas gives only after the line's other checks (they still run)."""
+        self._deferred.append((key, pos, severity, fmt))
+
+    @property
+    def pending_fatal(self) -> bool:
+        return any(sev == "fatal" for _, _, sev, _ in self._deferred)
+
+    def flush(self) -> None:
+        for key, pos, severity, fmt in self._deferred:
+            self.add(key, pos, severity, **fmt)
+        self._deferred.clear()
+
+    @property
+    def fatal(self) -> bool:
+        return any(d.severity == "fatal" for d in self.out)
+
+
+def validate(module: ast.Module, target: str | None = None) -> list[Diagnostic]:
+    """Every diagnostic of the module, in source order. `target` overrides the module's `.target`."""
+    out: list[Diagnostic] = []
+    version = module.version or LATEST_VERSION
+    tname = target or next((t for t in module.targets if t.startswith("sm_")), None)
+    tgt = parse_target(tname) if tname else None
+    if tgt is not None and version < TARGET_MIN_VERSION[tgt.name]:
+        out.append(Diagnostic("error", 1, 1, MESSAGES["target-version"].format(
+            version=format_version(version), target=tgt.name), RULE_IDS["target-version"], module.path))
+    ctx = Context(version, tgt)
+    for fn in module.functions:
+        if fn.body is None:
+            continue
+        scope = Scope(module, fn)
+        for instr in _instructions(fn.body):
+            line = _Line(instr, module.path)
+            check_instruction(instr, scope, ctx, line)
+            out.extend(line.out)
+            if line.fatal:
+                return out
+        out.extend(hazards(module, fn, scope))
+    return sorted(out, key=lambda d: (d.line, d.column))
+
+
+def _instructions(body: tuple[ast.Statement, ...]) -> list[ast.Instruction]:
+    out: list[ast.Instruction] = []
+    for s in body:
+        if isinstance(s, ast.Instruction):
+            out.append(s)
+        elif isinstance(s, ast.Block):
+            out.extend(_instructions(s.body))
+    return out
+
+
+def resolve(instr: ast.Instruction) -> tuple[Instr | None, tuple[str, ...]]:
+    """The table entry whose opcode path is the longest prefix of the instruction's words, and the
+    modifiers after it. (None, ()) for an instruction outside the family."""
+    words = (instr.opcode, *instr.qualifiers)
+    best: Instr | None = None
+    for form in INSTRUCTIONS:
+        n = len(form.path)
+        if words[:n] == form.path and (best is None or n > len(best.path)):
+            best = form
+    if best is None:
+        return None, ()
+    return best, words[len(best.path):]
+
+
+def check_instruction(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> None:
+    _check(instr, scope, ctx, line)
+    line.flush()
+
+
+def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> None:
+    form, mods = resolve(instr)
+    if form is None:
+        if instr.opcode in FAMILY_OPCODES:
+            for m in instr.qualifiers:
+                if m not in MODIFIERS:
+                    line.add("unknown-modifier", mod=m)
+            line.add("unknown-instruction", opcode=instr.opcode)
+        return
+    terminal = [m for m in mods if m in TERMINAL_MODIFIERS and m not in form.flags]
+    if terminal:
+        for m in mods:
+            if m in terminal:
+                line.add("illegal-modifier", mod=m, name=form.name)
+            elif _split_space(m) is None and m not in MODIFIERS:
+                line.add("unknown-modifier", mod=m)
+        return
+    facts = _check_modifiers(form, mods, line)
+    if _sink_misplaced(instr, line):
+        return
+    slots = _match_operands(form, instr, scope, ctx, line)
+    if slots is None:
+        return
+    roles = frozenset(s.role for s in slots)
+    sink = bool(instr.operands) and isinstance(instr.operands[0], ast.Sink)
+    _check_semantics(form, facts, roles, sink, ctx, line)
+    _check_addresses(form, instr, slots, facts, scope, line)
+    _check_immediates(form, instr, slots, line)
+    if facts.types_ok:  # "Unexpected instruction types" hides the feature gates
+        _check_gates(form, facts, roles, sink, ctx, line)
+
+
+# -- modifiers -------------------------------------------------------------------------------------
+
+@dataclass(slots=True)
+class _Facts:
+    words: set[str]
+    spaces: list[str]
+    types_ok: bool
+
+
+def _split_space(mod: str) -> tuple[str, str] | None:
+    """`.shared::cluster` -> (".shared", "::cluster"); None when `mod` is no sub-qualified space."""
+    base, sep, sub = mod.partition("::")
+    if sep and MODIFIERS.get(base) == "space" and "::" + sub in SUBSPACES:
+        return base, "::" + sub
+    return None
+
+
+def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line) -> _Facts:
+    name = form.name
+    words: set[str] = set()
+    spaces: list[str] = []
+    types: list[str] = []
+    seen_sem = seen_scope = False
+    seen_flags: set[str] = set()
+    for m in mods:
+        split = _split_space(m)
+        cls = "space" if split else MODIFIERS.get(m)
+        if cls is None:
+            line.add("unknown-modifier", mod=m)
+            continue
+        if cls != "space":
+            words.add(m)
+        if cls == "sem":
+            words.add("sem")
+            if seen_sem:
+                line.add("duplicate-sem", mod=m)
+            elif m not in form.sems:
+                line.add("illegal-modifier", mod=m, name=name)
+            seen_sem = True
+        elif cls == "scope":
+            words.add("scope")
+            if seen_scope:
+                line.add("duplicate-scope")
+            elif m not in form.scopes:
+                line.add("illegal-modifier", mod=m, name=name)
+            seen_scope = True
+        elif cls == "space":
+            base, sub = split if split else (m, "")
+            spaces.append(m)
+            if len(spaces) > 1:
+                continue  # ptxas judges the first state space only, and counts the others
+            words.add(m)
+            if not form.spaces:  # the sub-qualifier gates do not apply then (measured)
+                line.add("space-none", name=name)
+                continue
+            words.update((base, sub) if sub else ())
+            if base not in {s.partition("::")[0] for s in form.spaces}:
+                line.add("space-incorrect", name=name)
+            elif m not in form.spaces:
+                line.add("illegal-modifier", mod=sub, name=name)
+        elif cls == "type":
+            types.append(m)
+        else:
+            if m in seen_flags:
+                line.add("duplicate-flag", mod=m)
+            elif m not in form.flags:
+                line.add("illegal-modifier", mod=m, name=name)
+            seen_flags.add(m)
+    if len(spaces) > 1:
+        line.add("space-count", name=name)
+    types_ok = len(types) == 1 and types[0] in form.types
+    if not types_ok:
+        line.add("types", name=name)
+    return _Facts(words, spaces, types_ok)
+
+
+# -- operands --------------------------------------------------------------------------------------
+
+def _sink_misplaced(instr: ast.Instruction, line: _Line) -> bool:
+    """ptxas's grammar takes `_` only as the first operand: elsewhere it is a fatal syntax error."""
+    for op in instr.operands[1:]:
+        if isinstance(op, ast.Sink):
+            line.add("sink-parse", op.pos, severity="fatal")
+            return True
+    return False
+
+
+def _match_operands(form: Instr, instr: ast.Instruction, scope: Scope, ctx: Context,
+                    line: _Line) -> tuple[Slot, ...] | None:
+    """The operand list that matches, or None after reporting why none does."""
+    ops = instr.operands
+    for slots in form.operands:
+        if len(slots) != len(ops):
+            continue
+        ok = all(_operand_fits(slot, op, i, form, scope, ctx, line)
+                 for i, (slot, op) in enumerate(zip(slots, ops, strict=True)))
+        if ok:
+            return slots
+    line.add("operands", name=form.name)
+    return None
+
+
+def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: Scope, ctx: Context,
+                  line: _Line) -> bool:
+    """Whether `op` can stand in `slot` (False: "Arguments mismatch", unless this reported a fatal
+    error itself). Errors that do not stop ptxas's other checks are reported here too."""
+    if isinstance(op, ast.Vector) and len(op.items) == 1 and slot.vector1:
+        op = op.items[0]
+    if isinstance(op, ast.Sink):
+        if slot.kind != "dest" or slot.sink_from is None or ctx.version < slot.sink_from:
+            line.defer("sink-discard", op.pos, severity="fatal", name=form.name)
+        return True
+    if slot.kind == "addr":
+        return isinstance(op, ast.Address)
+    if isinstance(op, ast.Imm):
+        if slot.kind == "dest":
+            line.add("result-register", op.pos, name=form.name)
+            return True
+        return slot.imm
+    if not isinstance(op, ast.Name):
+        return False
+    sym = scope.lookup(op.name)
+    if sym is None or sym.type not in TYPE_COMPATIBLE.get(slot.type, ()):
+        return False
+    if sym.special:
+        line.add("special-register", op.pos, name=form.name)
+    elif sym.space != ".reg":
+        line.add("must-be-register", op.pos, index=index, name=form.name)
+    return True
+
+
+# -- semantics, addresses, immediates, gates -------------------------------------------------------
+
+def _check_semantics(form: Instr, facts: _Facts, roles: frozenset[str], sink: bool, ctx: Context,
+                     line: _Line) -> None:
+    words = frozenset(facts.words)
+    if form.sems:
+        sem = next((m for m in facts.words if MODIFIERS.get(m) == "sem"), None)
+        scope = next((m for m in facts.words if MODIFIERS.get(m) == "scope"), None)
+        if sem and not scope:
+            line.add("sem-needs-scope", mod=sem, name=form.name)
+        if scope and not sem:
+            line.add("scope-needs-sem", mod=scope, name=form.name)
+    for c in form.constraints:
+        if not c.when.holds(words, roles, sink):
+            continue
+        if c.below_sm is not None and (not facts.types_ok or ctx.target is None
+                                       or ctx.target.at_least(c.below_sm)):
+            continue  # target checks, like the gates, are hidden by "Unexpected instruction types"
+        line.add(c.message, mod=c.mod, other=c.other, name=form.name + c.name_suffix)
+
+
+def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...], facts: _Facts,
+                     scope: Scope, line: _Line) -> None:
+    for slot, op in zip(slots, instr.operands, strict=True):
+        if slot.kind != "addr" or not isinstance(op, ast.Address):
+            continue
+        if op.base is None:
+            line.add("address-immediate", op.pos)
+            continue
+        sym = scope.lookup(op.base.name)
+        if sym is None:
+            continue
+        if sym.space == ".reg":
+            if sym.type in NON_ADDRESS_TYPES:
+                line.add("address-type", op.base.pos, symbol=sym.name, type=sym.type)
+            continue
+        if sym.space not in slot.spaces and slot.space_message:
+            line.add("address-space", op.base.pos, symbol=sym.name, name=form.name)
+        given = facts.spaces[form.address_space] if facts.spaces else None
+        if given is not None and given.partition("::")[0] != sym.space:
+            line.add("address-mismatch", op.base.pos, name=form.name)
+
+
+def _check_immediates(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...],
+                      line: _Line) -> None:
+    for index, (slot, op) in enumerate(zip(slots, instr.operands, strict=True)):
+        if not isinstance(op, ast.Imm) or slot.check is None:
+            continue
+        v = op.value
+        if slot.check == "positive" and v <= 0:
+            line.add("imm-positive", op.pos, index=index, name=form.name, value=v)
+        elif slot.check == "parity" and v not in (0, 1):
+            line.add("imm-parity", op.pos, index=index, name=form.name, value=v)
+        elif slot.check == "multiple16" and v % 16:
+            line.add("imm-multiple", op.pos, index=index, name=form.name, value=v, multiple=16)
+
+
+def _check_gates(form: Instr, facts: _Facts, roles: frozenset[str], sink: bool, ctx: Context,
+                 line: _Line) -> None:
+    words = frozenset(facts.words)
+    for g in (*MODIFIER_GATES, *form.gates):
+        if not g.when.holds(words, roles, sink) or (g.late and line.pending_fatal):
+            continue
+        if g.version is not None and ctx.version < g.version:
+            line.add("gate-version", subject=g.subject, version=format_version(g.version))
+        if g.sm is not None and ctx.target is not None and not ctx.target.at_least(g.sm):
+            line.add("gate-target", subject=g.subject, sm=g.sm)

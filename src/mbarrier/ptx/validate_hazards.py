@@ -1,0 +1,113 @@
+"""Warnings beyond ptxas: what ptxas accepts but PTX ISA 9.7.13.15 makes undefined, or that is almost
+surely a bug. Rule ids are those of `mbarrier.spec.rules` (the undefined-behaviour catalogue)."""
+
+from __future__ import annotations
+
+from mbarrier.ptx import ast
+from mbarrier.ptx.diagnostics import Diagnostic
+from mbarrier.ptx.validate_scope import Scope
+from mbarrier.spec import limits
+from mbarrier.spec.rules import rule
+
+#: Which operand of which instruction is a count, and the range the manual allows it.
+_COUNT_RANGES: dict[tuple[str, ...], tuple[int, str, int, int, str]] = {
+    # path: (operand index, rule id, min, max, what)
+    ("mbarrier", ".init"): (1, "init-count-range", limits.INIT_COUNT_MIN, limits.INIT_COUNT_MAX,
+                            "init count"),
+    ("mbarrier", ".arrive"): (2, "arrive-count-range", limits.ARRIVE_COUNT_MIN,
+                              limits.ARRIVE_COUNT_MAX, "arrive count"),
+    ("mbarrier", ".arrive_drop"): (2, "arrive-count-range", limits.ARRIVE_COUNT_MIN,
+                                   limits.ARRIVE_COUNT_MAX, "arrive_drop count"),
+    ("mbarrier", ".arrive", ".expect_tx"): (2, "tx-count-range", 0, limits.TX_MAX, "txCount"),
+    ("mbarrier", ".arrive_drop", ".expect_tx"): (2, "tx-count-range", 0, limits.TX_MAX, "txCount"),
+    ("mbarrier", ".expect_tx"): (1, "tx-count-range", 0, limits.TX_MAX, "txCount"),
+    ("mbarrier", ".complete_tx"): (1, "tx-count-range", 0, limits.TX_MAX, "txCount"),
+}
+
+#: Operations that 9.7.13.15.8 does not support on a .shared::cluster object (waits, init, inval...).
+_CTA_ONLY: tuple[tuple[str, ...], ...] = (
+    ("mbarrier", ".init"), ("mbarrier", ".inval"), ("mbarrier", ".test_wait"),
+    ("mbarrier", ".try_wait"), ("cp", ".async", ".mbarrier", ".arrive"),
+)
+
+#: Opcodes of the family whose first address operand is an mbarrier object.
+_OBJECT_OPCODES = ("mbarrier", "cp")
+
+
+def hazards(module: ast.Module, fn: ast.Function, scope: Scope) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    cluster_regs: set[str] = set()
+    for instr in _walk(fn.body or ()):
+        words = (instr.opcode, *instr.qualifiers)
+        if instr.opcode == "mapa" and instr.operands and isinstance(instr.operands[0], ast.Name):
+            # mapa yields the address of the same variable in another CTA of the cluster.
+            cluster_regs.add(instr.operands[0].name)
+            continue
+        if instr.opcode not in _OBJECT_OPCODES or not _is_family(words):
+            continue
+        out.extend(_count_range(instr, words, module.path))
+        addr = next((op for op in instr.operands if isinstance(op, ast.Address)), None)
+        if addr is None or addr.base is None:
+            continue
+        remote = addr.base.name in cluster_regs or ".shared::cluster" in instr.qualifiers
+        if remote and any(words[:len(p)] == p for p in _CTA_ONLY):
+            out.append(_warn(instr.pos, "cluster-operation", module.path,
+                             f"'{instr.text}' on [{addr.base.name}], an address in .shared::cluster "
+                             "(mapa): waits, init and inval work only on the executing CTA's own "
+                             "objects"))
+        elif (remote and words[:2] in (("mbarrier", ".arrive"), ("mbarrier", ".arrive_drop"))
+              and instr.operands and not isinstance(instr.operands[0], ast.Sink)):
+            out.append(_warn(instr.operands[0].pos, "cluster-arrive-result", module.path,
+                             f"'{instr.text}' on [{addr.base.name}], an address in .shared::cluster "
+                             "(mapa), cannot return a state: use the sink '_'"))
+        sym = scope.lookup(addr.base.name)
+        if sym is not None and sym.space == ".shared":
+            misfit = _misfit(sym.alignment, sym.size, addr.offset)
+            if misfit:
+                out.append(_warn(addr.pos, "alignment", module.path,
+                                 f"mbarrier object [{addr.base.name}{addr.offset:+d}] {misfit}; "
+                                 "an mbarrier object is a .b64 with 8-byte alignment"))
+    return out
+
+
+def _is_family(words: tuple[str, ...]) -> bool:
+    return words[0] == "mbarrier" or words[:4] == ("cp", ".async", ".mbarrier", ".arrive")
+
+
+def _misfit(alignment: int, size: int, offset: int) -> str:
+    if alignment % limits.OBJECT_ALIGN or offset % limits.OBJECT_ALIGN:
+        return "is not 8-byte aligned"
+    if size and offset + limits.OBJECT_SIZE > size:
+        return f"does not fit in the {size}-byte variable"
+    return ""
+
+
+def _count_range(instr: ast.Instruction, words: tuple[str, ...], path: str) -> list[Diagnostic]:
+    spec = _COUNT_RANGES.get(words[:3]) or _COUNT_RANGES.get(words[:2])
+    if spec is None or ".expect_tx" in words[2:3] and words[:3] not in _COUNT_RANGES:
+        return []
+    index, rule_id, lo, hi, what = spec
+    if index >= len(instr.operands):
+        return []
+    op = instr.operands[index]
+    if not isinstance(op, ast.Imm) or lo <= op.value <= hi:
+        return []
+    if rule_id == "arrive-count-range" and op.value <= 0:
+        return []  # ptxas itself refuses a count <= 0
+    return [_warn(op.pos, rule_id, path,
+                  f"{what} {op.text} is outside [{lo}, {hi}] ({rule(rule_id).title})")]
+
+
+def _warn(pos: ast.Pos, rule_id: str, path: str, message: str) -> Diagnostic:
+    r = rule(rule_id)
+    return Diagnostic("warning", pos.line, pos.column, f"{message} [PTX ISA {r.section}]", r.id, path)
+
+
+def _walk(body: tuple[ast.Statement, ...]) -> list[ast.Instruction]:
+    out: list[ast.Instruction] = []
+    for s in body:
+        if isinstance(s, ast.Instruction):
+            out.append(s)
+        elif isinstance(s, ast.Block):
+            out.extend(_walk(s.body))
+    return out

@@ -1,0 +1,118 @@
+"""Differential testing against ptxas: run generated cases through ptxas and through our validator
+and compare, per case, the set of (severity, message) of errors and fatals.
+
+Batching: the cases of one (version, target) go into one kernel, one instruction per line, and
+ptxas's per-line errors are mapped back. ptxas checks line by line in one pass, so the lines before
+a fatal error are complete; the fatal line keeps what ptxas said for it, and the cases after it are
+run again in a new batch. A sentinel error on the last line keeps ptxas from generating code (which
+costs ~1 ms per instruction and checks nothing of ours).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from mbarrier.ptx import ast
+from mbarrier.ptx.validate import Context, _Line, check_instruction
+from mbarrier.ptx.validate_scope import Scope
+from mbarrier.ptx.validate_variants import Case, declarations, render_declaration
+from mbarrier.spec.targets import Version, format_version, parse_target
+
+Verdict = frozenset[tuple[str, str]]
+
+_LINE = re.compile(r"ptxas \S+, line (\d+); (error|fatal|warning)\s*: (.*)")
+SENTINEL = "mbarrier.inval.shared.b32 [bar];"
+BATCH = 400
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    case: Case
+    version: Version
+    target: str
+    ptxas: Verdict
+    ours: Verdict
+
+    @property
+    def agree(self) -> bool:
+        return self.ptxas == self.ours
+
+
+def ptxas_path() -> str:
+    path = shutil.which("ptxas")
+    if path is None:
+        raise RuntimeError("ptxas is not on PATH: the differential tests need it (CUDA 13.0)")
+    return path
+
+
+def kernel(texts: Sequence[str], version: Version, target: str) -> tuple[str, int]:
+    """A module with `texts` as consecutive lines of one kernel, and the line number of the first."""
+    head = [f".version {format_version(version)}", f".target {target}", ".address_size 64",
+            ".visible .entry k()", "{", *(render_declaration(d) for d in declarations())]
+    body = [*texts, SENTINEL, "ret;", "}"]
+    return "\n".join(head + body) + "\n", len(head) + 1
+
+
+def run_ptxas(source: str, target: str) -> tuple[dict[int, set[tuple[str, str]]], str]:
+    """ptxas's errors and fatals by line, and its raw output."""
+    with tempfile.TemporaryDirectory() as d:
+        f = os.path.join(d, "cases.ptx")
+        with open(f, "w") as fh:
+            fh.write(source)
+        r = subprocess.run([ptxas_path(), f"-arch={target}", f, "-o", os.devnull],
+                           capture_output=True, text=True, timeout=120)
+    by_line: dict[int, set[tuple[str, str]]] = {}
+    for raw in (r.stdout + r.stderr).splitlines():
+        m = _LINE.match(raw)
+        if m and m.group(2) != "warning":
+            by_line.setdefault(int(m.group(1)), set()).add((m.group(2), m.group(3)))
+    return by_line, r.stdout + r.stderr
+
+
+def ptxas_verdicts(cases: Sequence[Case], version: Version, target: str) -> list[Verdict]:
+    """ptxas's verdict on each case, splitting batches at fatal errors."""
+    result: list[Verdict | None] = [None] * len(cases)
+    pending = list(range(len(cases)))
+    while pending:
+        chunk = pending[:BATCH]
+        source, first = kernel([cases[i].text for i in chunk], version, target)
+        by_line, raw = run_ptxas(source, target)
+        sentinel_line = first + len(chunk)
+        fatal_at = min((ln for ln, msgs in by_line.items() if any(s == "fatal" for s, _ in msgs)),
+                       default=None)
+        if fatal_at is not None and not first <= fatal_at < sentinel_line:
+            raise RuntimeError(f"ptxas stopped outside the cases (line {fatal_at}):\n{raw}")
+        if sentinel_line not in by_line and fatal_at is None:
+            raise RuntimeError(f"ptxas did not reach the sentinel line {sentinel_line}:\n{raw}")
+        done = len(chunk) if fatal_at is None else fatal_at - first + 1
+        for k in range(done):
+            result[chunk[k]] = frozenset(by_line.get(first + k, ()))
+        pending = chunk[done:] + pending[len(chunk):]
+    return [r for r in result if r is not None]
+
+
+def our_verdict(case: Case, version: Version, target: str) -> Verdict:
+    module = ast.Module(version, (target,), 64, (), (), ())
+    fn = ast.Function("entry", "k", (), (), declarations(), ast.Pos(0, 0))
+    line = _Line(case.instr, "<case>")
+    check_instruction(case.instr, Scope(module, fn), Context(version, parse_target(target)), line)
+    return frozenset((d.severity, d.message) for d in line.out if d.severity != "warning")
+
+
+def compare(cases: Sequence[Case], pairs: Sequence[tuple[Version, str]],
+            workers: int = 2) -> list[Outcome]:
+    """Every case under every (version, target), ptxas against us; ptxas runs `workers` at a time."""
+    def one(pair: tuple[Version, str]) -> list[Outcome]:
+        version, target = pair
+        theirs = ptxas_verdicts(cases, version, target)
+        return [Outcome(c, version, target, t, our_verdict(c, version, target)) for c, t in zip(cases, theirs,
+                                                                              strict=True)]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return [o for chunk in pool.map(one, pairs) for o in chunk]

@@ -1,0 +1,192 @@
+"""The generator of instruction variants for differential testing against ptxas: every form of the
+family x legal and illegal modifier sets x operand shapes x immediates, each as a syntax tree with its
+PTX text, all against one fixed set of declarations (`DECLARATIONS`).
+
+The mutation pools below are chosen independently of `spec.forms` (which they test): words ptxas
+knows and does not, registers of every type, every operand kind, boundary immediates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from mbarrier.ptx import ast
+from mbarrier.spec.forms import INSTRUCTIONS, Instr, Slot
+
+P0 = ast.Pos(0, 0)
+
+#: The declarations every generated kernel starts with: (space, type, name, align, range).
+DECLARATIONS: tuple[tuple[str, str, str, int | None, int | None], ...] = (
+    (".reg", ".b64", "%rd", None, 8), (".reg", ".b32", "%r", None, 8), (".reg", ".s32", "%sr", None, 4),
+    (".reg", ".u64", "%ud", None, 4), (".reg", ".s64", "%sd", None, 4), (".reg", ".b16", "%h", None, 4),
+    (".reg", ".f32", "%f", None, 4), (".reg", ".f64", "%fd", None, 4), (".reg", ".pred", "%p", None, 4),
+    (".shared", ".b64", "bar", 8, None), (".shared", ".b32", "sb32", 4, None),
+    (".global", ".b64", "gbar", 8, None),
+)
+
+
+def declarations() -> tuple[ast.Declaration, ...]:
+    return tuple(ast.Declaration(space, typ, (ast.Declarator(name, range=rng, pos=P0),), P0, align=align)
+                 for space, typ, name, align, rng in DECLARATIONS)
+
+
+def render_declaration(d: ast.Declaration) -> str:
+    align = f" .align {d.align}" if d.align else ""
+    names = ", ".join(f"{n.name}<{n.range}>" if n.range else n.name for n in d.names)
+    return f"{d.space}{align} {d.type} {names};"
+
+
+def render_operand(op: ast.Operand) -> str:
+    if isinstance(op, ast.Name):
+        return op.name
+    if isinstance(op, ast.Imm | ast.FloatImm):
+        return op.text
+    if isinstance(op, ast.Sink):
+        return "_"
+    if isinstance(op, ast.Address):
+        if op.base is None:
+            return f"[{op.offset}]"
+        off = f"+{op.offset}" if op.offset > 0 else (f"-{-op.offset}" if op.offset < 0 else "")
+        return f"[{op.base.name}{off}]"
+    if isinstance(op, ast.Vector):
+        return "{" + ", ".join(render_operand(o) for o in op.items) + "}"
+    raise ValueError(f"cannot render operand {op!r}")
+
+
+def render_instruction(i: ast.Instruction) -> str:
+    ops = ", ".join(render_operand(o) for o in i.operands)
+    return f"{i.text} {ops};" if ops else f"{i.text};"
+
+
+# -- operand shapes --------------------------------------------------------------------------------
+
+def _name(n: str) -> ast.Name:
+    return ast.Name(n, P0)
+
+
+def _imm(v: int) -> ast.Imm:
+    return ast.Imm(v, str(v), P0)
+
+
+def _addr(base: str | None, offset: int = 0) -> ast.Address:
+    return ast.Address(_name(base) if base else None, offset, P0)
+
+
+#: Every operand shape a slot is tried with.
+OPERAND_POOL: tuple[ast.Operand, ...] = (
+    _name("%rd3"), _name("%r3"), _name("%sr3"), _name("%ud3"), _name("%sd3"), _name("%h3"),
+    _name("%f3"), _name("%fd3"), _name("%p3"), _name("%tid.x"), _name("bar"),
+    _imm(0), _imm(1), _imm(2), _imm(-1), _imm(15), _imm(16), _imm((1 << 20) - 1), _imm(1 << 20),
+    _imm(1 << 32), ast.FloatImm(1.0, 0x3F800000, 32, "0f3F800000", P0), ast.Sink(P0),
+    _addr("bar"), _addr("bar", 8), _addr("%rd3"), _addr("%r3"), _addr("%f3"), _addr("gbar"),
+    _addr(None, 16), ast.Vector((_name("%r3"),), P0),
+)
+
+#: Modifier words inserted into otherwise legal instructions: known ones of every class, words of
+#: other instructions of the family, and words ptxas does not know.
+MODIFIER_POOL: tuple[str, ...] = (
+    ".foo", ".acquire", ".release", ".relaxed", ".acq_rel", ".cta", ".cluster", ".gpu", ".sys",
+    ".noinc", ".noComplete", ".parity", ".expect_tx", ".arrive", ".shared", ".shared::cta",
+    ".shared::cluster", ".global", ".b32", ".b64", ".u64", ".sync", ".aligned", ".L2::cache_hint",
+)
+
+SEM_POOL: tuple[str, ...] = (".acquire", ".release", ".relaxed", ".acq_rel", ".sc")
+SCOPE_POOL: tuple[str, ...] = (".cta", ".cluster", ".gpu", ".sys")
+SPACE_POOL: tuple[str, ...] = ("", ".shared", ".shared::cta", ".shared::cluster", ".global")
+
+
+def canonical(slot: Slot) -> list[ast.Operand]:
+    """Legal operands for a slot (the first is the one mutations start from)."""
+    if slot.kind == "addr":
+        return [_addr("bar"), _addr("%rd2")]
+    if slot.kind == "dest":
+        reg = {".b64": "%rd1", ".b32": "%r1", ".pred": "%p1"}[slot.type]
+        return [_name(reg), ast.Sink(P0)] if slot.sink_from else [_name(reg)]
+    reg = {".b64": "%rd2", ".b32": "%r2"}[slot.type]
+    return [_imm(1), _name(reg)] if slot.imm else [_name(reg)]
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One generated instruction: `label` says how it was made (for reports)."""
+
+    label: str
+    instr: ast.Instruction
+
+    @property
+    def text(self) -> str:
+        return render_instruction(self.instr)
+
+
+def _instr(words: tuple[str, ...], ops: tuple[ast.Operand, ...]) -> ast.Instruction:
+    """`words` may hold several modifiers in one string (".relaxed.cta") or none ("")."""
+    return ast.Instruction(words[0], tuple(m for w in words[1:] for m in re.findall(r"\.[^.]+", w)),
+                           ops, None, P0)
+
+
+def cases(forms: tuple[Instr, ...] = INSTRUCTIONS) -> list[Case]:
+    """All variants of all forms, deduplicated by text, in a stable order."""
+    out: dict[str, Case] = {}
+    for form in forms:
+        for label, instr in _variants(form):
+            c = Case(f"{form.name}: {label}", instr)
+            out.setdefault(c.text, c)
+    return list(out.values())
+
+
+def _variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
+    path = form.path
+    ty = form.types[0]
+    base_space = form.spaces[0] if form.spaces else ""
+    semscopes = [""] + [s + c for s in form.sems for c in form.scopes]
+    flag_sets = [""] + list(form.flags)
+    # 1. every legal modifier combination x every operand list x canonical operands
+    for space in ("", *form.spaces):
+        for ss in semscopes:
+            for flag in flag_sets:
+                for slots in form.operands:
+                    for ops in _canonical_lists(slots):
+                        yield "legal", _instr((*path, flag, ss, space, ty), ops)
+    base_ops = tuple(canonical(s)[0] for s in form.operands[-1])
+    # 2. one word from the pool, after the opcode or before the type
+    for w in MODIFIER_POOL:
+        yield f"insert {w}", _instr((*path, w, base_space, ty), base_ops)
+        yield f"insert {w} late", _instr((*path, base_space, w, ty), base_ops)
+    # 3. every .sem/.scope pairing, including either alone
+    for s in ("", *SEM_POOL):
+        for c in ("", *SCOPE_POOL):
+            yield f"sem/scope {s}{c}", _instr((*path, s, c, base_space, ty), base_ops)
+    # 4. state spaces, with a shared, a global and a register address
+    for space in SPACE_POOL:
+        for addr in (_addr("bar"), _addr("gbar"), _addr("%rd2")):
+            ops = tuple(addr if s.kind == "addr" else o for s, o in zip(form.operands[-1], base_ops,
+                                                                       strict=True))
+            yield f"space {space} {render_operand(addr)}", _instr((*path, space, ty), ops)
+    # 5. the type: missing, wrong, doubled
+    for t in ("", ".b32", ".u64", ".b64.b64"):
+        yield f"type {t!r}", _instr((*path, base_space, t), base_ops)
+    # 6. operand count: every legal list shortened and lengthened
+    for slots in form.operands:
+        ops = tuple(canonical(s)[0] for s in slots)
+        yield "drop last operand", _instr((*path, base_space, ty), ops[:-1])
+        yield "extra operand", _instr((*path, base_space, ty), (*ops, _name("%r3")))
+    # 7. every operand shape in every slot of every list, with each flag
+    for slots in form.operands:
+        ops = tuple(canonical(s)[0] for s in slots)
+        for flag in flag_sets:
+            for i in range(len(slots)):
+                for op in OPERAND_POOL:
+                    new = (*ops[:i], op, *ops[i + 1:])
+                    yield f"operand {i} = {render_operand(op)}", _instr((*path, flag, base_space, ty),
+                                                                         new)
+
+
+def _canonical_lists(slots: tuple[Slot, ...]) -> Iterator[tuple[ast.Operand, ...]]:
+    """The first canonical operand everywhere, then each slot's alternatives one at a time."""
+    first = tuple(canonical(s)[0] for s in slots)
+    yield first
+    for i, s in enumerate(slots):
+        for alt in canonical(s)[1:]:
+            yield (*first[:i], alt, *first[i + 1:])

@@ -1,0 +1,391 @@
+"""The mbarrier family's instruction forms as data: what ptxas accepts, and in which words it refuses.
+
+Sources: PTX ISA 9.7.13.15.9-17 (the syntax, the PTX ISA notes and the target ISA notes of every
+instruction), 9.7.9.25 (cp.async.bulk), 9.7.12.4 (fence.mbarrier_init). ptxas (CUDA 13.0) is the
+oracle for the wording and for what the manual leaves open: every message template below is ptxas's
+own, and `tests/ptx/test_ptxas_diff.py` checks the whole table against ptxas on every CI run.
+
+The validator (`mbarrier.ptx.validate`) reads nothing else: adding a form or a gate is a data change.
+
+How ptxas sees an instruction (measured): the opcode is a fixed dotted path (`mbarrier.arrive.expect_tx`,
+`mbarrier.test_wait.parity`: `INSTRUCTIONS[*].path`); what follows are modifiers from one global
+vocabulary (`MODIFIERS`), in any order. A word outside the vocabulary is an "Unknown modifier"; a known
+word the instruction does not take is an "Illegal modifier". Then the operands are matched against the
+instruction's operand lists by count, kind and type: no match is "Arguments mismatch" and hides every
+later check of that line. Then the semantic constraints and the feature gates by `.version`/`.target`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from mbarrier.spec.targets import Version
+
+Severity = Literal["error", "fatal"]
+
+# -- the modifier vocabulary -----------------------------------------------------------------------
+
+#: Class of every modifier ptxas knows (only those are "known"; any other word is "Unknown modifier").
+#: sem: memory-ordering (ptxas: "order"); scope; space: a state space (`.shared::cta` is `.shared` with
+#: the sub-qualifier `::cta`); type: the instruction type; flag: any other modifier.
+MODIFIERS: Final[dict[str, str]] = {
+    **dict.fromkeys((".acquire", ".release", ".relaxed", ".acq_rel", ".sc"), "sem"),
+    **dict.fromkeys((".cta", ".cluster", ".gpu", ".sys"), "scope"),
+    **dict.fromkeys((".shared", ".global", ".local", ".const", ".param"), "space"),
+    **dict.fromkeys((".b8", ".b16", ".b32", ".b64", ".b128", ".u8", ".u16", ".u32", ".u64",
+                     ".s8", ".s16", ".s32", ".s64", ".f16", ".f32", ".f64"), "type"),
+    **dict.fromkeys((".noinc", ".noComplete", ".sync", ".aligned", ".mbarrier_init", ".op_restrict",
+                     ".multicast::cluster", ".L2::cache_hint", ".mbarrier::complete_tx::bytes",
+                     ".bulk_group", ".ftz", ".sat", ".weak", ".volatile", ".ca", ".cg", ".tile",
+                     ".nc"), "flag"),
+}
+
+#: Modifiers that, where an instruction does not take them, end ptxas's checks of the line: only the
+#: unknown words and this "Illegal modifier" are reported (measured).
+TERMINAL_MODIFIERS: Final[tuple[str, ...]] = (".sync", ".L2::cache_hint", ".multicast::cluster")
+
+#: Sub-qualifiers of `.shared`: `.shared::cta` and `.shared::cluster` (9.7.13.15.8).
+SUBSPACES: Final[tuple[str, ...]] = ("::cta", "::cluster")
+
+#: Register and immediate types an operand slot of a given type accepts (ptxas: same size, integer or
+#: bit type; floats, predicates and other sizes are an "Arguments mismatch").
+TYPE_COMPATIBLE: Final[dict[str, tuple[str, ...]]] = {
+    ".b16": (".b16", ".u16", ".s16"),
+    ".b32": (".b32", ".u32", ".s32"),
+    ".b64": (".b64", ".u64", ".s64"),
+    ".pred": (".pred",),
+}
+
+#: Register types ptxas refuses as an address base ("Use integer or bit only").
+NON_ADDRESS_TYPES: Final[tuple[str, ...]] = (".f16", ".f32", ".f64", ".pred")
+
+#: Special registers (PTX ISA 10) and their types; ptxas refuses them as mbarrier operands.
+SPECIAL_REGISTERS: Final[dict[str, str]] = {
+    **{f"%{r}.{c}": ".u32" for r in ("tid", "ntid", "ctaid", "nctaid", "cluster_ctaid",
+                                     "cluster_nctaid", "clusterid", "nclusterid") for c in "xyz"},
+    **dict.fromkeys(("%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid", "%gridid", "%clock",
+                     "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt",
+                     "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster",
+                     "%dynamic_smem_size", "%total_smem_size"), ".u32"),
+    **dict.fromkeys(("%clock64", "%globaltimer"), ".u64"),
+}
+
+# -- messages --------------------------------------------------------------------------------------
+
+#: ptxas's wording, one template per check; {name} is ptxas's instruction name (the opcode path).
+MESSAGES: Final[dict[str, str]] = {
+    "unknown-modifier": "Unknown modifier '{mod}'",
+    "illegal-modifier": "Illegal modifier '{mod}' for instruction '{name}'",
+    "duplicate-sem": "Duplicate {mod} modifier",
+    "duplicate-scope": "Multiple scope modifiers specified",
+    "duplicate-flag": "Multiple {mod} modifiers specified",
+    "types": "Unexpected instruction types specified for '{name}'",
+    "space-count": "Unexpected number of state spaces specified in instruction '{name}'",
+    "space-incorrect": "State space incorrect for instruction '{name}'",
+    "space-none": "No state space qualifier expected for instruction '{name}'",
+    "sem-needs-scope": "Modifier '{mod}' requires scope with '{name}' instruction",
+    "scope-needs-sem": "Modifier '{mod}' requires order with '{name}' instruction",
+    "combine": "Modifier '{mod}' cannot be combined with modifier '{other}'",
+    "operands": "Arguments mismatch for instruction '{name}'",
+    "result-register": "Result register required for instruction '{name}'",
+    "special-register": "Special register argument not allowed for instruction '{name}'",
+    "must-be-register": "Argument {index} of instruction '{name}': must be register",
+    "sink-parse": "Parsing error near '_': syntax error",
+    "sink-discard": "Result discard mode is not allowed for instruction '{name}'",
+    "sink-required": "Sink '_' is expected as a destination operand for instruction '{name}' with '{mod}'",
+    "address-type": "Illegal to use symbol '{symbol}' of type {type} as address operand. Use integer or "
+                    "bit only.",
+    "address-immediate": "Immediate addresses allowed only for .local state space",
+    "address-space": "Illegal state space for address operand '{symbol}' with instruction '{name}'",
+    "address-mismatch": "State space mismatch between instruction and address in instruction '{name}'",
+    "imm-positive": "Argument {index} of instruction '{name}' : value '{value}' expected to be a "
+                    "non-zero positive",
+    "imm-parity": "Argument {index} of instruction '{name}': unexpected value '{value}', expected to be "
+                  "0 or 1",
+    "imm-multiple": "Argument {index} of instruction '{name}': unexpected value '{value}', expected to "
+                    "be multiple of {multiple}",
+    "required-modifier": "{mod} modifier required for instruction '{name}'",
+    "gate-version": "{subject} requires PTX ISA .version {version} or later",
+    "gate-target": "{subject} requires .target sm_{sm} or higher",
+    "unknown-instruction": "Not a name of any known instruction: '{opcode}'",
+    "target-version": "PTX .version {version} does not support .target {target}",
+}
+
+#: Our stable rule id for each ptxas check (JSON output, docs); all are errors ptxas also raises.
+RULE_IDS: Final[dict[str, str]] = {key: f"ptxas-{key}" for key in MESSAGES}
+
+
+# -- conditions, gates and constraints -------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Cond:
+    """A predicate over one instruction's facts: the modifiers present (full words like
+    `.shared::cluster` and their parts `.shared`, `::cluster`), the operand roles of the matched
+    operand list, whether the destination is the sink `_`."""
+
+    has: tuple[str, ...] = ()
+    lacks: tuple[str, ...] = ()
+    roles: tuple[str, ...] = ()
+    no_roles: tuple[str, ...] = ()
+    sink: bool | None = None
+
+    def holds(self, mods: frozenset[str], roles: frozenset[str], sink: bool) -> bool:
+        return (all(m in mods for m in self.has) and not any(m in mods for m in self.lacks)
+                and all(r in roles for r in self.roles) and not any(r in roles for r in self.no_roles)
+                and (self.sink is None or self.sink == sink))
+
+
+ALWAYS: Final = Cond()
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """A feature gate from the PTX ISA / target ISA notes: when `when` holds, the feature needs
+    `.version >= version` and `.target >= sm_<sm>`. `subject` is how ptxas names the feature:
+    "Feature 'mbarrier.expect_tx'", "Modifier '.relaxed' on 'mbarrier.arrive'", ..."""
+
+    subject: str
+    when: Cond
+    section: str
+    version: Version | None = None
+    sm: int | None = None
+    late: bool = False
+    """ptxas checks it after the destination operand: a fatal error there hides it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """Any other rule: when `when` holds (and, if set, the target is below `below_sm`), ptxas says
+    MESSAGES[message] formatted with `mod`/`other`. `rule` names it in our output."""
+
+    when: Cond
+    message: str
+    section: str
+    mod: str = ""
+    other: str = ""
+    below_sm: int | None = None
+    name_suffix: str = ""
+
+
+# -- operand slots ---------------------------------------------------------------------------------
+
+SlotKind = Literal["dest", "addr", "value"]
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """One operand position. `type` is what a register there must be compatible with
+    (TYPE_COMPATIBLE). dest: a register written (ptxas: "Result register required" for anything
+    else); `sink_from`: the PTX ISA version from which `_` may stand here (None: never).
+    addr: `[...]`; `spaces` the variable spaces it may name (`.shared` for every mbarrier object,
+    9.7.13.15.1); `space_message` whether ptxas names the symbol when it is in another space.
+    value: a source register or integer immediate; `check` the immediate's constraint."""
+
+    role: str
+    kind: SlotKind
+    type: str = ".b64"
+    imm: bool = True
+    sink_from: Version | None = None
+    spaces: tuple[str, ...] = (".shared",)
+    space_message: bool = True
+    check: Literal["positive", "parity", "multiple16"] | None = None
+    vector1: bool = False
+    """Whether ptxas takes a one-element vector `{r}` here for `r` (measured: only arrive counts)."""
+
+
+def _addr(role: str = "addr", **kw: object) -> Slot:
+    return Slot(role, "addr", **kw)  # type: ignore[arg-type]
+
+
+ADDR: Final = _addr()
+#: 9.7.13.15.13: the sink as destination of mbarrier.arrive needs PTX ISA 7.1; ptxas takes it on
+#: arrive_drop and the .expect_tx forms from 7.0 (measured).
+STATE_DEST: Final = Slot("state", "dest", ".b64", sink_from=(7, 0))
+ARRIVE_DEST: Final = Slot("state", "dest", ".b64", sink_from=(7, 1))
+COUNT: Final = Slot("count", "value", ".b32", check="positive", vector1=True)
+TX_COUNT: Final = Slot("txCount", "value", ".b32")
+WAIT_DEST: Final = Slot("waitComplete", "dest", ".pred")
+STATE_SRC: Final = Slot("state", "value", ".b64")
+PARITY: Final = Slot("phaseParity", "value", ".b32", check="parity")
+HINT: Final = Slot("suspendTimeHint", "value", ".b32")
+PENDING_DEST: Final = Slot("count", "dest", ".b32")
+
+
+# -- the instructions ------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Instr:
+    """One instruction as ptxas names it. `path`: the opcode words (`("mbarrier", ".arrive",
+    ".expect_tx")`). `types`: the instruction type, exactly one required. `spaces`: the state-space
+    modifiers it takes (an empty tuple: none; `generic` whether it may be left out). `sems`/`scopes`:
+    the `.sem`/`.scope` it takes (9.7.13.15: "must be specified together"). `flags`: any other modifier
+    it takes. `operands`: the operand lists it accepts."""
+
+    path: tuple[str, ...]
+    section: str
+    operands: tuple[tuple[Slot, ...], ...]
+    types: tuple[str, ...] = (".b64",)
+    spaces: tuple[str, ...] = (".shared", ".shared::cta")
+    generic: bool = True
+    sems: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    gates: tuple[Gate, ...] = ()
+    constraints: tuple[Constraint, ...] = ()
+    address_space: int = 0
+    """Which of several state-space modifiers ptxas compares with the address's variable: 0 the
+    first, -1 the last (measured; it differs between instructions)."""
+
+    @property
+    def name(self) -> str:
+        return "".join(self.path)
+
+
+def _feature(what: str) -> str:
+    return f"Feature '{what}'"
+
+
+def _modifier_on(mod: str, name: str) -> str:
+    return f"Modifier '{mod}' on '{name}'"
+
+
+def _intro(name: str, section: str = "9.7.13.15") -> Gate:
+    """Target ISA notes: every instruction of the family "Requires sm_80 or higher"."""
+    return Gate(_feature(name), ALWAYS, section, sm=80)
+
+
+def _mbarrier(*gates: Gate) -> tuple[Gate, ...]:
+    """The gates of an `mbarrier.*` instruction: its own and the .shared::cluster one."""
+    return (*gates, _SHARED_CLUSTER)
+
+
+#: Gates of the state-space sub-qualifiers: ptxas applies them to every instruction of the family
+#: that takes a state space, whether or not it takes the sub-qualifier (PTX ISA notes, 9.7.13.15.9-16).
+MODIFIER_GATES: Final[tuple[Gate, ...]] = (
+    Gate(_feature("::cta"), Cond(has=("::cta",)), "9.7.13.15.9", version=(7, 8)),
+    Gate(_feature("::cluster"), Cond(has=("::cluster",)), "9.7.13.15.13", version=(7, 8), sm=90),
+)
+#: ... and this one to the `mbarrier.*` instructions only (not to cp.async.mbarrier.arrive).
+_SHARED_CLUSTER = Gate(_feature(".shared::cluster"), Cond(has=(".shared::cluster",)), "9.7.13.15.13",
+                       version=(8, 0), sm=90)
+
+# Gates shared by several instructions (PTX ISA notes of 9.7.13.15.9-16).
+_SCOPES = Gate(_feature("scopes on mbarrier operations"), Cond(has=("scope",)), "9.7.13.15.13",
+               version=(8, 0), late=True)
+_CLUSTER_SCOPE = Gate(_feature(".cluster scope"), Cond(has=(".cluster",)), "9.7.13.15.13",
+                      version=(7, 8), sm=90, late=True)
+
+
+def _sem_gates(name: str, sems: tuple[str, ...]) -> tuple[Gate, ...]:
+    """`.release`/`.acquire` need 8.0; `.relaxed` needs 8.6 and sm_90 (9.7.13.15.13/16)."""
+    gates = [Gate(_modifier_on(s, name), Cond(has=(s,)), "9.7.13.15.13", version=(8, 0))
+             for s in sems if s != ".relaxed"]
+    if ".relaxed" in sems:
+        gates.append(Gate(_modifier_on(".relaxed", name), Cond(has=(".relaxed",)), "9.7.13.15.13",
+                          version=(8, 6), sm=90))
+    return (*gates, _SCOPES, _CLUSTER_SCOPE)
+
+
+def _arrive(op: str, section: str) -> tuple[Instr, Instr]:
+    """mbarrier.arrive / mbarrier.arrive_drop and their .expect_tx forms (9.7.13.15.13/14)."""
+    name = f"mbarrier.{op}"
+    sems = (".release", ".relaxed")
+    spaces = (".shared", ".shared::cta", ".shared::cluster")
+    dest = ARRIVE_DEST if op == "arrive" else STATE_DEST
+    sink_cluster = Constraint(Cond(has=(".shared::cluster",), sink=False), "sink-required", section,
+                              mod=".shared::cluster")
+    plain = Instr(
+        ("mbarrier", f".{op}"), section,
+        operands=((dest, ADDR), (dest, ADDR, COUNT)),
+        spaces=spaces, sems=sems, scopes=(".cta", ".cluster"), flags=(".noComplete",), address_space=-1,
+        gates=_mbarrier(
+            _intro(name), *_sem_gates(name, sems),
+            Gate(_feature(f"{name} with count argument and without '.noComplete' modifier"),
+                 Cond(roles=("count",), lacks=(".noComplete",)), section, version=(7, 8), sm=90),
+        ),
+        constraints=(
+            sink_cluster,
+            Constraint(Cond(has=(".noComplete",), no_roles=("count",)), "illegal-modifier", section,
+                       mod=".noComplete", name_suffix=" without count argument"),
+            # 9.7.13.15.13: "for sm_8x, when the argument count is specified, the modifier
+            # .noComplete is required".
+            Constraint(Cond(roles=("count",), lacks=(".noComplete",)), "required-modifier", section,
+                       mod=".noComplete", below_sm=90, name_suffix=" with count argument"),
+            *(Constraint(Cond(has=(".noComplete", m)), "combine", section, mod=m, other=".noComplete")
+              for m in (".cluster", ".relaxed", ".shared::cluster")),
+        ),
+    )
+    expect = Instr(
+        ("mbarrier", f".{op}", ".expect_tx"), section,
+        operands=((STATE_DEST, ADDR, TX_COUNT),),
+        spaces=spaces, sems=sems, scopes=(".cta", ".cluster"), address_space=-1,
+        gates=_mbarrier(
+            Gate(_feature(f"{name}.expect_tx"), ALWAYS, section, version=(8, 0), sm=90),
+            *_sem_gates(f"{name}.expect_tx", sems),
+        ),
+        constraints=(sink_cluster,),
+    )
+    return plain, expect
+
+
+def _tx(op: str, section: str) -> Instr:
+    """mbarrier.expect_tx / mbarrier.complete_tx (9.7.13.15.11/12)."""
+    name = f"mbarrier.{op}"
+    return Instr(
+        ("mbarrier", f".{op}"), section,
+        operands=((ADDR, TX_COUNT),),
+        spaces=(".shared", ".shared::cta", ".shared::cluster"), sems=(".relaxed",),
+        scopes=(".cta", ".cluster"),
+        gates=_mbarrier(Gate(_feature(name), ALWAYS, section, version=(8, 0), sm=90), _SCOPES,
+               _CLUSTER_SCOPE),
+    )
+
+
+def _wait(op: str, parity: bool) -> Instr:
+    """mbarrier.test_wait / mbarrier.try_wait, with or without .parity (9.7.13.15.16)."""
+    section = "9.7.13.15.16"
+    path = ("mbarrier", f".{op}", ".parity") if parity else ("mbarrier", f".{op}")
+    name = "".join(path)
+    third = PARITY if parity else STATE_SRC
+    lists = ((WAIT_DEST, ADDR, third), (WAIT_DEST, ADDR, third, HINT)) if op == "try_wait" else \
+        ((WAIT_DEST, ADDR, third),)
+    sems = (".acquire", ".relaxed")
+    if op == "try_wait":
+        intro = Gate(_feature(name), ALWAYS, section, version=(7, 8), sm=90)
+    elif parity:
+        intro = Gate(_feature(name), ALWAYS, section, version=(7, 1), sm=80)
+    else:
+        intro = _intro(name)
+    return Instr(
+        path, section, operands=lists, sems=sems, scopes=(".cta", ".cluster"), address_space=-1,
+        gates=_mbarrier(intro, *_sem_gates(name, sems)),
+    )
+
+
+_ARRIVE, _ARRIVE_EXPECT = _arrive("arrive", "9.7.13.15.13")
+_DROP, _DROP_EXPECT = _arrive("arrive_drop", "9.7.13.15.14")
+
+INSTRUCTIONS: Final[tuple[Instr, ...]] = (
+    Instr(("mbarrier", ".init"), "9.7.13.15.9", operands=((ADDR, Slot("count", "value", ".b32")),),
+          gates=_mbarrier(_intro("mbarrier.init"))),
+    Instr(("mbarrier", ".inval"), "9.7.13.15.10", operands=((ADDR,),),
+          gates=_mbarrier(_intro("mbarrier.inval"))),
+    _tx("expect_tx", "9.7.13.15.11"),
+    _tx("complete_tx", "9.7.13.15.12"),
+    _ARRIVE, _ARRIVE_EXPECT, _DROP, _DROP_EXPECT,
+    _wait("test_wait", False), _wait("test_wait", True),
+    _wait("try_wait", False), _wait("try_wait", True),
+    Instr(("mbarrier", ".pending_count"), "9.7.13.15.17",
+          operands=((PENDING_DEST, Slot("state", "value", ".b64")),), spaces=(),
+          gates=_mbarrier(_intro("mbarrier.pending_count"))),
+    Instr(("cp", ".async", ".mbarrier", ".arrive"), "9.7.13.15.15",
+          operands=((_addr(space_message=False),),),
+          flags=(".noinc",), gates=(_intro("cp.async.mbarrier.arrive"),)),
+)
+
+INSTRUCTIONS_BY_PATH: Final[dict[tuple[str, ...], Instr]] = {i.path: i for i in INSTRUCTIONS}
+
+#: Opcodes whose every instruction belongs to the family: an unknown path under them is an error.
+FAMILY_OPCODES: Final[tuple[str, ...]] = ("mbarrier",)
+

@@ -1,0 +1,74 @@
+"""The larger differential sweep against ptxas: every generated case under every supported
+(.version, .target) pair of the project's targets. Prints a table (cases, agree, disagree) per pair
+and the first disagreements.
+
+    python tools/ptxas_sweep.py [--versions 7.0,8.0] [--targets sm_80,sm_90] [--show N] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+
+from mbarrier.ptx.validate_oracle import compare
+from mbarrier.ptx.validate_variants import cases
+from mbarrier.spec.targets import TARGET_MIN_VERSION, format_version, parse_version
+
+TARGETS = ("sm_80", "sm_90", "sm_90a", "sm_100a", "sm_120")
+VERSIONS = tuple((7, m) for m in range(9)) + tuple((8, m) for m in range(9)) + ((9, 0),)
+
+
+def pairs(versions: list[tuple[int, int]], targets: list[str]) -> list[tuple[tuple[int, int], str]]:
+    return [(v, t) for t in targets for v in versions if v >= TARGET_MIN_VERSION[t]]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--versions", default=",".join(format_version(v) for v in VERSIONS))
+    ap.add_argument("--targets", default=",".join(TARGETS))
+    ap.add_argument("--show", type=int, default=20, help="disagreements to print")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--filter", default="", help="only cases whose label contains this")
+    a = ap.parse_args()
+    versions = [v for v in (parse_version(x) for x in a.versions.split(",")) if v]
+    ps = pairs(versions, a.targets.split(","))
+    cs = [c for c in cases() if a.filter in c.label]
+    t0 = time.perf_counter()
+    outcomes = compare(cs, ps, workers=a.workers)
+    dt = time.perf_counter() - t0
+    per: Counter[tuple[str, str]] = Counter()
+    bad: Counter[tuple[str, str]] = Counter()
+    for o in outcomes:
+        key = (format_version(o.version), o.target)
+        per[key] += 1
+        bad[key] += not o.agree
+    print(f"{'version':8} {'target':8} {'cases':>7} {'agree':>7} {'disagree':>8}")
+    for key in sorted(per):
+        print(f"{key[0]:8} {key[1]:8} {per[key]:7} {per[key] - bad[key]:7} {bad[key]:8}")
+    total, wrong = sum(per.values()), sum(bad.values())
+    print(f"{'all':8} {'':8} {total:7} {total - wrong:7} {wrong:8}   ({dt:.1f} s, "
+          f"{len(cs)} cases x {len(ps)} pairs)")
+    kinds: Counter[str] = Counter()
+    for o in outcomes:
+        if not o.agree:
+            diff = sorted({f"-{m}" for _, m in o.ptxas - o.ours} | {f"+{m}" for _, m in o.ours - o.ptxas})
+            kinds[" | ".join(diff)] += 1
+    for k, n in kinds.most_common(a.show):
+        print(f"{n:6}  {k}")
+    shown = 0
+    for o in outcomes:
+        if o.agree or shown >= a.show:
+            continue
+        shown += 1
+        print(f"\n[{format_version(o.version)} {o.target}] {o.case.label}\n  {o.case.text}")
+        for s, m in sorted(o.ptxas - o.ours):
+            print(f"  ptxas only: {s}: {m}")
+        for s, m in sorted(o.ours - o.ptxas):
+            print(f"  ours only:  {s}: {m}")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
