@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from mbarrier.ptx import ast
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
+from mbarrier.ptx.fastpath import instruction as _fast_instruction
 
 Token = tuple[int, str, int, int]
 
@@ -23,10 +25,11 @@ COMMENT: Final = 6  # `// ...` up to the end of the line (dropped)
 PUNCT: Final = 7  # `,` `;` `[` `<<` ...
 BAD: Final = 8  # any other character: always a syntax error
 EOF: Final = 9  # the end of the input (made by the parser, never by the regex)
+INSN: Final = 10  # a whole instruction line built by the fast path; text is its opcode (scan() only)
 
 KIND_NAMES: Final = {DOT: "directive", FLOAT: "float", INT: "integer", IDENT: "identifier",
                      STRING: "string", PUNCT: "punctuation", COMMENT: "comment", BAD: "character",
-                     EOF: "end of file"}
+                     EOF: "end of file", INSN: "instruction"}
 
 # PTX ISA 4.3 (identifiers): [a-zA-Z][a-zA-Z0-9_$]* | [_$%][a-zA-Z0-9_$]+ ; `::` joins qualifier parts.
 _FOLLOW = r"[A-Za-z0-9_$]"
@@ -67,19 +70,57 @@ def _blank_block_comments(text: str, path: str) -> str:
 def tokenize(text: str, path: str = "<input>") -> list[Token]:
     """All tokens of `text`, comments dropped. Raises PtxSyntaxError for an unterminated block comment
     or a character PTX does not allow (ptxas: "Unexpected non-ASCII character")."""
+    return _scan(text, path, None)
+
+
+def scan(text: str, path: str = "<input>") -> tuple[list[Token], list[ast.Instruction]]:
+    """Like tokenize, but a line that is one plain instruction at a statement boundary becomes a
+    single INSN token; its Instruction is the next item of the returned list (in source order)."""
+    built: list[ast.Instruction] = []
+    return _scan(text, path, built), built
+
+
+# After these tokens a new line starts a new statement (unless inside a .section's data).
+_BOUNDARY: Final = frozenset({";", "{", "}", ":"})
+
+
+def _scan(text: str, path: str, built: list[ast.Instruction] | None) -> list[Token]:
     if "/*" in text:
         text = _blank_block_comments(text, path)
     if not text.isascii():
         _non_ascii(text, path)
     tokens: list[Token] = []
     extend = tokens.extend
+    fast = built is not None
+    keep = built.append if built is not None else None
+    at_boundary = True
+    in_section = False
     for lineno, line in enumerate(text.split("\n"), 1):
         if not line or line.isspace():
             continue
+        if fast and at_boundary and not in_section and keep is not None:
+            insn = _fast_instruction(line, lineno)
+            if insn is not None:
+                keep(insn)
+                g = insn.guard
+                tokens.append((INSN, "@", lineno, g.pos.column) if g is not None
+                              else (INSN, insn.opcode, lineno, insn.pos.column))
+                continue
         toks = [(m.lastindex or BAD, m.group(), lineno, m.start() + 1) for m in _FINDITER(line)]
         if toks and toks[-1][0] == COMMENT:
             toks.pop()
+        if not toks:
+            continue
         extend(toks)
+        if fast:
+            last = toks[-1]
+            first = toks[0][1]
+            at_boundary = (last[0] == PUNCT and last[1] in _BOUNDARY) or first in (".loc", ".file")
+            if in_section:
+                in_section = not any(t[1] == "}" and t[0] == PUNCT for t in toks)
+            elif ".section" in line:
+                in_section = any(t[1] == ".section" and t[0] == DOT for t in toks) and not any(
+                    t[1] == "}" and t[0] == PUNCT for t in toks)
     return tokens
 
 

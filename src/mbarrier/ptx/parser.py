@@ -8,13 +8,14 @@ and the simulator's business. Errors raise PtxSyntaxError with one fatal Diagnos
 
 from __future__ import annotations
 
-import struct
+import gc
 from pathlib import Path
 
 from mbarrier.ptx import ast
 from mbarrier.ptx.ast import Pos
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
-from mbarrier.ptx.lexer import DOT, EOF, FLOAT, IDENT, INT, PUNCT, STRING, Token, tokenize
+from mbarrier.ptx.lexer import DOT, EOF, FLOAT, IDENT, INSN, INT, PUNCT, STRING, Token, scan, tokenize
+from mbarrier.ptx.literals import float_imm, int_value
 
 # Deeper nesting of `{}`, `()` or vectors than this is refused rather than risking Python's stack.
 MAX_NESTING = 100
@@ -42,10 +43,22 @@ _PRECEDENCE = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 
                ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
 
 
-def parse(text: str, path: str = "<input>") -> ast.Module:
-    """Parse a whole PTX module. Raises PtxSyntaxError (one fatal Diagnostic) if it cannot be parsed."""
-    tokens = tokenize(text, path)
-    return _Parser(tokens, text, path).module()
+def parse(text: str, path: str = "<input>", *, fast: bool = True) -> ast.Module:
+    """Parse a whole PTX module. Raises PtxSyntaxError (one fatal Diagnostic) if it cannot be parsed.
+    `fast=False` turns off the line fast path (fastpath.py); the tree is the same, only slower."""
+    # The tree has no reference cycles, so the cycle collector only costs time here (a quarter of it
+    # on large modules, re-scanning the young nodes again and again).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        if fast:
+            tokens, built = scan(text, path)
+        else:
+            tokens, built = tokenize(text, path), []
+        return _Parser(tokens, built, text, path).module()
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def parse_file(path: str | Path) -> ast.Module:
@@ -72,10 +85,11 @@ def _end_position(text: str) -> tuple[int, int]:
 
 
 class _Parser:
-    def __init__(self, tokens: list[Token], text: str, path: str) -> None:
+    def __init__(self, tokens: list[Token], built: list[ast.Instruction], text: str, path: str) -> None:
         line, column = _end_position(text)
         tokens.append((EOF, "", line, column))
         self.toks = tokens
+        self.built = iter(built)
         self.i = 0
         self.path = path
         self.text = text
@@ -112,7 +126,7 @@ class _Parser:
         if t[0] != INT:
             raise self.error(what)
         self.i += 1
-        value = _int_value(t[1])
+        value = int_value(t[1])
         if value is None:
             raise self.error(what, t)
         return -value if neg else value
@@ -332,7 +346,10 @@ class _Parser:
         while True:
             t = toks[self.i]
             kind = t[0]
-            if kind == IDENT:
+            if kind == INSN:
+                self.i += 1
+                append(next(self.built))
+            elif kind == IDENT:
                 nxt = toks[self.i + 1]
                 if nxt[1] == ":" and nxt[0] == PUNCT:
                     self.i += 2
@@ -453,17 +470,16 @@ class _Parser:
                 return self.paren_list()
         if kind == INT and not (nxt[0] == PUNCT and nxt[1] in _BINARY_OPS):
             self.i += 1
-            value = _int_value(text)
+            value = int_value(text)
             if value is None:
                 raise self.error("an integer", t)
             return ast.Imm(value, text, Pos(t[2], t[3]), text[-1] == "U")
         if kind == FLOAT:
             self.i += 1
-            return _float(text, Pos(t[2], t[3]))
+            return float_imm(text, Pos(t[2], t[3]))
         if kind == PUNCT and text == "-" and nxt[0] == FLOAT:
             self.i += 2
-            f = _float(nxt[1], Pos(t[2], t[3]))
-            return ast.FloatImm(-f.value, f.raw, f.bits, "-" + f.text, f.pos)
+            return float_imm("-" + nxt[1], Pos(t[2], t[3]))
         if kind in (IDENT, INT) or (kind == PUNCT and text in ("-", "~", "(", "!")):
             return self.expression()
         raise self.error("an operand")
@@ -499,7 +515,7 @@ class _Parser:
         kind, text = t[0], t[1]
         if kind == INT:
             self.i += 1
-            value = _int_value(text)
+            value = int_value(text)
             if value is None:
                 raise self.error("an integer", t)
             return value
@@ -672,33 +688,6 @@ class _Parser:
             self.i += 1
             return ast.Expr(t[1], None, Pos(t[2], t[3]))
         return self.operand()
-
-
-def _int_value(text: str) -> int | None:
-    """The value of an integer literal (PTX ISA 4.5: hex, octal, binary, decimal; `U` suffix)."""
-    s = text[:-1] if text[-1] == "U" else text
-    try:
-        if len(s) > 1 and s[0] == "0":
-            c = s[1]
-            if c in "xX":
-                return int(s[2:], 16)
-            if c in "bB":
-                return int(s[2:], 2)
-            return int(s[1:], 8)
-        return int(s)
-    except ValueError:
-        return None
-
-
-def _float(text: str, pos: Pos) -> ast.FloatImm:
-    c = text[1] if len(text) > 1 else ""
-    if text[0] == "0" and c in "fF" and len(text) == 10:
-        raw = int(text[2:], 16)
-        return ast.FloatImm(struct.unpack("<f", raw.to_bytes(4, "little"))[0], raw, 32, text, pos)
-    if text[0] == "0" and c in "dD" and len(text) == 18:
-        raw = int(text[2:], 16)
-        return ast.FloatImm(struct.unpack("<d", raw.to_bytes(8, "little"))[0], raw, 64, text, pos)
-    return ast.FloatImm(float(text), 0, 0, text, pos)
 
 
 def _binary(op: str, a: int | None, b: int | None) -> int | None:

@@ -1,0 +1,153 @@
+"""The fast path for the common line: one whole instruction with plain operands, as tools emit it.
+
+`mov.u32 %r1, %tid.x;`, `@%p1 bra $L__BB0_2;`, `ld.global.f32 %f1, [%rd3+156];` ... are recognised by
+one regular expression per line and built straight into an ast.Instruction, skipping the token stream.
+Anything the pattern does not cover (expressions, `p|q`, parenthesised lists, two statements on one
+line, an instruction split over lines) goes through the general lexer and parser, which build the same
+tree; tests/ptx/test_parser_fastpath.py checks that both paths agree.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from mbarrier.ptx import ast
+from mbarrier.ptx.literals import float_imm, int_value
+
+_NAME = r"[A-Za-z%$_][\w$]*(?:\.[xyzw](?![\w$]))?"
+_INT = r"-?(?:0[xX][0-9A-Fa-f]+|0[bB][01]+|[0-9]+)U?(?![\w$.])"
+_FLT = r"-?(?:0[fF][0-9A-Fa-f]{8}|0[dD][0-9A-Fa-f]{16})(?![\w$])"
+_ITEM = rf"(?:{_FLT}|{_INT}|{_NAME})"
+_ADDR = rf"\[[ \t]*(?:[A-Za-z%$_][\w$]*(?:[ \t]*[-+][ \t]*{_INT})?|{_INT})[ \t]*\]"
+_VEC = rf"\{{[ \t]*{_ITEM}(?:[ \t]*,[ \t]*{_ITEM})*[ \t]*\}}"
+_OP = rf"(?:{_ADDR}|{_VEC}|!?{_ITEM})"
+
+LINE: Final = re.compile(
+    r"[ \t]*(?:(@)(!?)([A-Za-z%$_][\w$]*)[ \t]+)?"
+    r"([a-z][a-z0-9_]*)((?:\.[A-Za-z_$][\w$]*(?:::[\w$]+)*)*)"
+    rf"(?:[ \t]+({_OP}(?:[ \t]*,[ \t]*{_OP})*))?"
+    r"[ \t]*;[ \t]*(?://.*)?"
+)
+LINE_MATCH: Final = LINE.fullmatch
+
+# One operand of the operand text of a line with vectors: an address, a vector (group 1) or an item.
+_OPERAND: Final = re.compile(rf"{_ADDR}|(\{{[^}}]*\}})|!?{_ITEM}")
+_OPERANDS: Final = _OPERAND.finditer
+_ITEMS: Final = re.compile(_ITEM).finditer
+
+_quals_cache: dict[str, tuple[str, ...]] = {"": ()}
+
+Pos = ast.Pos
+Name = ast.Name
+Imm = ast.Imm
+
+
+class _NotPlain(Exception):
+    """An integer the pattern accepted but that has no value (`09` is not octal): leave the line to the
+    general parser, which reports it."""
+
+
+def _int(text: str) -> int:
+    v = int_value(text)
+    if v is None:
+        raise _NotPlain
+    return v
+
+
+def instruction(line: str, lineno: int) -> ast.Instruction | None:
+    """The instruction on `line` if the whole line is one plain instruction, else None."""
+    m = LINE_MATCH(line)
+    if m is None:
+        return None
+    try:
+        return _build(m, lineno)
+    except _NotPlain:
+        return None
+
+
+def _build(m: re.Match[str], lineno: int) -> ast.Instruction:
+    at, bang, pred, opcode, quals, ops = m.groups()
+    q = _quals_cache.get(quals)
+    if q is None:
+        q = tuple("." + x for x in quals[1:].split("."))
+        _quals_cache[quals] = q
+    guard = None
+    if at is not None:
+        guard = ast.Guard(pred, bang == "!", Pos(lineno, m.start(1) + 1))
+    pos = Pos(lineno, m.start(4) + 1)
+    if ops is None:
+        return ast.Instruction(opcode, q, (), guard, pos)
+    base_col = m.start(6) + 1
+    if "{" in ops:
+        return ast.Instruction(opcode, q, _with_vectors(ops, lineno, base_col), guard, pos)
+    # LINE has checked the operand grammar, so splitting on commas and looking at the first character
+    # is enough (no operand without braces contains a comma).
+    operands: list[ast.Operand] = []
+    append = operands.append
+    col = base_col
+    for piece in ops.split(","):
+        text = piece.lstrip()
+        start = col + len(piece) - len(text)
+        col += len(piece) + 1
+        text = text.rstrip()
+        c = text[0]
+        if c == "%":  # a register: the common case, kept inline
+            append(Name(text, Pos(lineno, start)))
+        elif c == "[":
+            append(_address(text, lineno, start))
+        elif c == "!":
+            append(ast.Not(_single(text[1:], lineno, start + 1), Pos(lineno, start)))
+        else:
+            append(_single(text, lineno, start))
+    return ast.Instruction(opcode, q, tuple(operands), guard, pos)
+
+
+def _single(text: str, lineno: int, col: int) -> ast.Operand:
+    """A name, the sink, an integer or a float bit pattern."""
+    c = text[0]
+    if c in "0123456789-":
+        d = text[2:3] if c == "-" else text[1:2]
+        if d in ("f", "F", "d", "D"):
+            return float_imm(text, Pos(lineno, col))
+        return Imm(_int(text), text, Pos(lineno, col), text[-1] == "U")
+    if text == "_":
+        return ast.Sink(Pos(lineno, col))
+    return Name(text, Pos(lineno, col))
+
+
+def _address(text: str, lineno: int, col: int) -> ast.Address:
+    inner = text[1:-1]
+    body = inner.lstrip()
+    lead = len(inner) - len(body)
+    c = body[0]
+    if c in "0123456789-":
+        return ast.Address(None, _int(body.rstrip()), Pos(lineno, col))
+    plus = body.find("+")
+    minus = body.find("-")
+    if plus < 0 and minus < 0:
+        return ast.Address(Name(body.rstrip(), Pos(lineno, col + 1 + lead)), 0, Pos(lineno, col))
+    cut = plus if minus < 0 or 0 <= plus < minus else minus
+    offset = _int("".join(body[cut + 1:].split()))
+    return ast.Address(Name(body[:cut].rstrip(), Pos(lineno, col + 1 + lead)),
+                       -offset if body[cut] == "-" else offset, Pos(lineno, col))
+
+
+def _with_vectors(ops: str, lineno: int, base_col: int) -> tuple[ast.Operand, ...]:
+    """The operands of a line with a `{...}` vector, found by _OPERAND."""
+    operands: list[ast.Operand] = []
+    for o in _OPERANDS(ops):
+        col = o.start() + base_col
+        if o.lastindex == 1:
+            vcol = o.start(1) + base_col
+            items = tuple(_single(i.group(), lineno, vcol + i.start()) for i in _ITEMS(o.group(1)))
+            operands.append(ast.Vector(items, Pos(lineno, col)))
+        else:
+            text = o.group()
+            if text[0] == "[":
+                operands.append(_address(text, lineno, col))
+            elif text[0] == "!":
+                operands.append(ast.Not(_single(text[1:], lineno, col + 1), Pos(lineno, col)))
+            else:
+                operands.append(_single(text, lineno, col))
+    return tuple(operands)

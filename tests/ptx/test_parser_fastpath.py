@@ -1,0 +1,73 @@
+"""The line fast path (fastpath.py) builds exactly the tree the general parser builds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mbarrier.ptx import ast, fastpath
+from mbarrier.ptx.parser import parse
+
+MODULES = sorted((Path(__file__).parent / "modules").glob("*.ptx"))
+
+HEADER = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def test_same_tree_on_real_modules(path: Path) -> None:
+    text = path.read_text()
+    assert parse(text, fast=True) == parse(text, fast=False)
+
+
+LINES = [
+    "\tmov.u32 \t%r1, %tid.x;",
+    "\t@%p1 bra \t$L__BB0_2;",
+    "@!%p2 bra.uni L;",
+    "\tld.global.f32 \t%f3016, [%rd3+156];",
+    "st.shared.u32 [%r1+-4], %r2; // trailing",
+    "st.shared.u32 [%r1 - 0x10], %r2;",
+    "ld.shared.u32 %r2, [sym];",
+    "ld.shared.u32 %r2, [1024];",
+    "ld.shared.u32 %r2, [-8];",
+    "mov.f32 %f1, 0f3F800000;",
+    "mov.f64 %fd1, 0dBFF0000000000000;",
+    "mov.f32 %f1, -0f3F800000;",
+    "mov.u32 %r1, 0x7fffU;",
+    "mov.u32 %r1, 017;",
+    "mov.u32 %r1, 0b101;",
+    "mov.u32 %r1, -1;",
+    "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r6];",
+    "cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [%r9], [%rd8], %r13, [%r11];",
+    "mov.b64 {%r1, %r2}, %rd1;",
+    "mov.b64 %rd1, {%r1,_};",
+    "ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1+16];",
+    "selp.u32 %r1, 1, 0, !%p1;",
+    "exit;",
+    "bar.sync 0;",
+]
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_same_tree_per_line(line: str) -> None:
+    text = HEADER + ".reg .b32 %r<3>;\n" + line + "\n}\n"
+    assert fastpath.instruction(line, 1) is not None, "the fast path should take this line"
+    fast, slow = parse(text, fast=True), parse(text, fast=False)
+    assert fast == slow
+    body = fast.entries[0].body
+    assert body is not None and isinstance(body[1], ast.Instruction)
+
+
+@pytest.mark.parametrize("line", [
+    "shfl.sync.bfly.b32 %r28|%p6, %r24, %r26, %r25, %r27;",  # p|q destination
+    "mov.u32 %r1, 09;",  # not octal: the general parser reports it
+    "mov.f32 %f1, 1.5;",  # decimal float
+    "add.u32 %r1, %r2, (1<<3);",  # expression
+    "call.uni (retval0), f, (param0);",
+    "mov .u32 %r1, 1;",  # a blank before a qualifier
+    "ld.shared.u32 %r2, [sym+4+4];",
+    "mov.u32 %r1, %r2; mov.u32 %r2, %r1;",  # two statements on one line
+    "L1: mov.u32 %r1, %r2;",
+])
+def test_fast_path_declines(line: str) -> None:
+    assert fastpath.instruction(line, 1) is None
