@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mbarrier.hw.litmus import ARRIVE_OPS, SHARED_BUFFER_BYTES, Case, Layout, Op, layout
 
-POISON = 0xBAD0BAD0BAD0BAD0
+POISON = 0x0BAD0BAD0BAD0BAD  # below 2^63: fill() takes it as a plain int
 DONE = 0xD0D0D0D0D0D0D0D0
 DEFAULT_POLL_NS = 2_000_000
 DEFAULT_SETTLE_NS = 20_000

@@ -46,6 +46,9 @@ class _Machine:
         self.pending: list[Callable[[], None]] = []
         self.copied: dict[int, set[int]] = {c: set() for c in range(case.ctas)}  # 32-bit word indices
 
+    def _copy(self, cta: int, words: range) -> Callable[[], None]:
+        return lambda: self.copied[cta].update(words)
+
     def run_op(self, op: Op) -> list[Value] | None:
         if op.op in ARRIVE_OPS and not op.no_complete and op.nthreads > 1:
             return self.warp_arrive(op)
@@ -115,8 +118,7 @@ class _Machine:
                 )
             return b.word
         elif op.op == "cp_async":
-            words = range(op.offset // 4, op.offset // 4 + 4)
-            self.pending.append(lambda c=op.cta: self.copied[c].update(words))
+            self.pending.append(self._copy(op.cta, range(op.offset // 4, op.offset // 4 + 4)))
         elif op.op == "cp_async_arrive":
             b.cp_async_arrive(noinc=op.noinc)
             self.pending.append(b.async_arrive)

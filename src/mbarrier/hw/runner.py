@@ -68,7 +68,7 @@ def _emit(obj: dict[str, Any]) -> None:
 
 
 def gpu_facts() -> dict[str, Any]:
-    import cupy  # noqa: PLC0415 - the gpu extra, needed only here
+    import cupy  # type: ignore[import-not-found, unused-ignore]  # noqa: PLC0415 - the gpu extra, needed only here
 
     rt = cupy.cuda.runtime
     props = rt.getDeviceProperties(0)
@@ -125,8 +125,7 @@ def _observe(case: Case, raw: list[int]) -> tuple[dict[str, Any], bool]:
 
 
 def child(cubin: Path, indices: list[int], facts: bool) -> int:
-    import cupy  # noqa: PLC0415
-    import numpy  # noqa: PLC0415 - cupy depends on it
+    import cupy  # type: ignore[import-not-found, unused-ignore]  # noqa: PLC0415
 
     cases = catalogue()
     if facts:
@@ -140,7 +139,7 @@ def child(cubin: Path, indices: list[int], facts: bool) -> int:
         _emit({"start": case.id})
         t0 = time.perf_counter()
         try:
-            out.fill(numpy.uint64(cudagen.POISON))
+            out.fill(cudagen.POISON)
             fn = mod.get_function(cudagen.kernel_name(i))
             fn((case.ctas,), (case.threads,), (out, src))
             cupy.cuda.runtime.deviceSynchronize()
@@ -254,6 +253,22 @@ def run_batch(
     return results, facts
 
 
+def _check_gpu() -> None:
+    import cupy  # type: ignore[import-not-found, unused-ignore]  # noqa: PLC0415
+
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # cupy raises its own CUDA error types when there is no driver or device
+        raise GpuUnavailable(f"no usable CUDA GPU ({type(e).__name__}: {e})") from e
+    if count == 0:
+        raise GpuUnavailable("no CUDA GPU is visible")
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    if props["major"] != 9:
+        raise GpuUnavailable(
+            f"the litmus kernels are built for sm_90 (Hopper); GPU 0 is sm_{props['major']}{props['minor']}"
+        )
+
+
 def run(
     cubin: Path | None, wanted: set[str] | None = None, log: Any = sys.stderr, out: Path | None = None
 ) -> dict[str, Any]:
@@ -262,11 +277,12 @@ def run(
     With `out`, the record so far is rewritten after every batch, so a run cut short keeps its results.
     """
     try:
-        import cupy  # noqa: F401, PLC0415
+        import cupy  # type: ignore[import-not-found, unused-ignore]  # noqa: F401, PLC0415
     except ImportError as e:
         raise GpuUnavailable(
             "cupy is not installed: install the gpu extra (pip install 'mbarrier[gpu]')"
         ) from e
+    _check_gpu()
     cases = catalogue()
     unknown = (wanted or set()) - {c.id for c in cases}
     if unknown:
