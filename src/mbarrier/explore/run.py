@@ -44,8 +44,8 @@ class TraceStep:
 class RunResult:
     outcome: str                  # "exited", "stuck", "violation", "error", "limit"
     steps: int
-    schedule: str
-    machine: Machine
+    runs: list[int] = field(repr=False)
+    machine: Machine = field(repr=False)
     message: str = ""
     rule: str | None = None
     section: str | None = None
@@ -57,6 +57,11 @@ class RunResult:
     @property
     def ok(self) -> bool:
         return self.outcome == "exited"
+
+    @property
+    def schedule(self) -> str:
+        """The schedule string that replays this run (see `explore.schedule`)."""
+        return encode(self.runs, len(self.machine.threads))
 
 
 def _site(a: Thread | Copy) -> Site:
@@ -76,7 +81,7 @@ def _stuck(m: Machine) -> list[Stuck]:
             b = cta.barriers[off]  # type: ignore[attr-defined]
             site = t.func.sites[pc]  # type: ignore[index]
             barrier, state = b.name, b.describe()
-            reason = f"waits for {what} on {barrier} at shared offset {off:#x}"
+            reason = f"waits for {what} on {barrier} (shared offset {off:#x})"
         else:
             site = t.func.sites[t.pc - 1] if t.pc else t.func.sites[0]
             if kind == "bar":
@@ -101,10 +106,11 @@ def _stuck(m: Machine) -> list[Stuck]:
 
 def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFAULT_MAX_STEPS,
         trace: bool = False) -> RunResult:
-    """Run until nothing can run (or a violation, an error, the step limit). Deterministic."""
+    """Run until nothing can run (or a violation, an error, the step limit). Deterministic: the same
+    scheduler input gives the same run, with or without the trace."""
     sched = scheduler or RandomScheduler(0)
     nthreads = len(m.threads)
-    aids: list[int] = []
+    runs: list[int] = []  # flat (agent id, steps) pairs
     steps_log: list[TraceStep] | None = [] if trace else None
     m.tracing = trace
     runnable = m.runnable
@@ -112,11 +118,9 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
     a: Thread | Copy | None = None
     try:
         if trace or not isinstance(sched, RandomScheduler):
-            while runnable:
-                if steps >= max_steps:
-                    break
+            while runnable and steps < max_steps:
                 a = sched.pick(m, steps)
-                aids.append(a.aid)
+                runs += (a.aid, 1)
                 site = _site(a)
                 if steps_log is not None:
                     m.events.clear()
@@ -125,45 +129,53 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
                     steps_log.append(TraceStep(steps, agent_name(a.aid, nthreads), site, tuple(m.events)))
                 steps += 1
         else:
+            # The same choices as RandomScheduler.pick, inlined: this loop is the simulator's hot path.
             rand = sched.random
-            append = aids.append
-            limit = max_steps
-            while runnable:
-                if steps >= limit:
-                    break
+            burst = sched.burst
+            while runnable and steps < max_steps:
                 a = runnable[int(rand() * len(runnable))]
-                append(a.aid)
-                a.code[a.pc](m, a)
-                steps += 1
+                k = min(int(rand() * burst) + 1, max_steps - steps)
+                i = 0
+                try:
+                    while i < k:
+                        a.code[a.pc](m, a)
+                        i += 1
+                        if a.status:
+                            break
+                finally:
+                    runs += (a.aid, i)
+                    steps += i
     except Violation as v:
         assert a is not None
-        return _failed(m, "violation", steps, aids, nthreads, a, str(v), steps_log, v.rule, v.section)
+        return _failed(m, "violation", steps, runs, a, str(v), steps_log, v.rule, v.section)
     except (SimError, ScheduleError) as e:
         if a is None or isinstance(e, ScheduleError):
-            return RunResult("error", steps, encode(aids, nthreads), m, message=str(e), trace=steps_log)
-        return _failed(m, "error", steps, aids, nthreads, a, str(e), steps_log)
+            return RunResult("error", steps, runs, m, message=str(e), trace=steps_log)
+        return _failed(m, "error", steps, runs, a, str(e), steps_log)
     finally:
         m.tracing = False
-    schedule = encode(aids, nthreads)
     if runnable:
-        return RunResult("limit", steps, schedule, m, message=f"stopped after {steps} steps (the limit)",
+        return RunResult("limit", steps, runs, m, message=f"stopped after {steps} steps (the limit)",
                          stuck=_stuck(m), trace=steps_log)
     if any(t.status != EXITED for t in m.threads):
-        return RunResult("stuck", steps, schedule, m, stuck=_stuck(m), trace=steps_log)
-    return RunResult("exited", steps, schedule, m, trace=steps_log)
+        return RunResult("stuck", steps, runs, m, stuck=_stuck(m), trace=steps_log)
+    return RunResult("exited", steps, runs, m, trace=steps_log)
 
 
-def _failed(m: Machine, outcome: str, steps: int, aids: list[int], nthreads: int, a: Thread | Copy,
+def _failed(m: Machine, outcome: str, steps: int, runs: list[int], a: Thread | Copy,
             message: str, steps_log: list[TraceStep] | None, rule: str | None = None,
             section: str | None = None) -> RunResult:
-    site = _site(a) if isinstance(a, Copy) else a.func.sites[_failing_pc(a, aids)]
+    """The step of `a` that raised is counted and recorded: the schedule replays up to it."""
+    site = _site(a) if isinstance(a, Copy) else a.func.sites[_failing_pc(a)]
     if steps_log is not None:
-        steps_log.append(TraceStep(steps, agent_name(a.aid, nthreads), site, tuple(m.events)))
-    return RunResult(outcome, steps + 1, encode(aids, nthreads), m, message=message, rule=rule,
+        steps_log.append(TraceStep(steps, agent_name(a.aid, len(m.threads)), site, tuple(m.events)))
+    else:
+        runs += (a.aid, 1)
+    return RunResult(outcome, steps + 1, runs, m, message=message, rule=rule,
                      section=section, agent=a.name, site=site, trace=steps_log)
 
 
-def _failing_pc(t: Thread, aids: list[int]) -> int:
+def _failing_pc(t: Thread) -> int:
     # The step raised before setting t.pc, except the steps that set it before acting (bar, exit, ...).
     return t.pc if t.status != EXITED else max(t.pc - 1, 0)
 

@@ -8,7 +8,7 @@ Example: `0*12,1*12,c0,1*3`. The same string replays the same run, bit for bit.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 _RUN = re.compile(r"(c?)(\d+)(?:\*(\d+))?")
 
@@ -21,16 +21,20 @@ def agent_name(aid: int, nthreads: int) -> str:
     return str(aid) if aid < nthreads else f"c{aid - nthreads}"
 
 
-def encode(aids: Iterable[int], nthreads: int) -> str:
+def encode(runs: list[int], nthreads: int) -> str:
+    """The string of flat (agent id, steps) pairs; adjacent runs of the same agent merge."""
     parts: list[str] = []
     prev, count = -1, 0
-    for aid in aids:
+    for i in range(0, len(runs), 2):
+        aid, n = runs[i], runs[i + 1]
+        if n == 0:
+            continue
         if aid == prev:
-            count += 1
+            count += n
             continue
         if count:
             parts.append(_run(prev, count, nthreads))
-        prev, count = aid, 1
+        prev, count = aid, n
     if count:
         parts.append(_run(prev, count, nthreads))
     return ",".join(parts)

@@ -32,15 +32,27 @@ class RoundRobin(Scheduler):
 
 
 class RandomScheduler(Scheduler):
-    """Uniformly random among the runnable agents at every step, from a seed."""
+    """Seeded random bursts: a uniformly random runnable agent runs for a uniformly random number of
+    steps in [1, burst] (fewer if it blocks, parks, exits or lands first). `burst=1` draws at every step.
+    Every interleaving has a nonzero chance with any burst."""
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, burst: int = 8) -> None:
+        if burst < 1:
+            raise ValueError("burst must be at least 1")
         self.seed = seed
+        self.burst = burst
         self.random = random.Random(seed).random
+        self._current: Agent | None = None
+        self._left = 0
 
     def pick(self, m: Machine, step: int) -> Agent:
-        r = m.runnable
-        return r[int(self.random() * len(r))]
+        a = self._current
+        if a is None or self._left == 0 or a.status:
+            r = m.runnable
+            a = self._current = r[int(self.random() * len(r))]
+            self._left = int(self.random() * self.burst) + 1
+        self._left -= 1
+        return a
 
 
 class Replay(Scheduler):

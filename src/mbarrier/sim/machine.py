@@ -220,6 +220,8 @@ class Machine:
         self.tracing = False
         self.events: list[BarrierEvent] = []
         self.buffers: dict[str, tuple[int, int]] = {}  # parameter/variable name -> (address, size)
+        # Resolved mbarrier addresses: the checks only depend on the CTA and the address.
+        self.resolved: dict[tuple[int, str, int, bool], tuple[Cta, int, Barrier]] = {}
 
     # -- agents --------------------------------------------------------------------------------------
     def _add(self, a: Thread | Copy) -> None:
@@ -395,6 +397,15 @@ class Machine:
     # -- mbarrier ------------------------------------------------------------------------------------
     def _mbar(self, t: Thread, space: str, addr: int, op: str, local: bool) -> tuple[Cta, int, Barrier]:
         """Resolve an mbarrier address (9.7.13.15.1 alignment, .8 shared::cluster, .9 window)."""
+        key = (t.cta.index, space, addr, local)
+        hit = self.resolved.get(key)
+        if hit is not None:
+            return hit
+        hit = self._resolve(t, space, addr, op, local)
+        self.resolved[key] = hit
+        return hit
+
+    def _resolve(self, t: Thread, space: str, addr: int, op: str, local: bool) -> tuple[Cta, int, Barrier]:
         if space == "generic":
             if not is_shared_generic(addr):
                 raise _violation(violations.AddressWindow,
@@ -422,11 +433,15 @@ class Machine:
             raise _violation(violations.AddressWindow,
                              f"{op} at shared offset {off:#x}, outside the {cta.size} bytes of shared "
                              f"memory of CTA {cta.name}")
+        return cta, off, self.barrier_at(cta, off)
+
+    def barrier_at(self, cta: Cta, off: int) -> Barrier:
+        """The mbarrier object at this shared offset (uninitialized memory until mbarrier.init)."""
         b = cta.barriers.get(off)
         if b is None:
             where = f"@cta{cta.name}" if len(self.ctas) > 1 else ""
             b = cta.barriers[off] = Barrier(cta.symbols(off) + where)
-        return cta, off, b
+        return b
 
     def _changed(self, cta: Cta, off: int, b: Barrier, before: str | None) -> None:
         if before is not None:
@@ -499,7 +514,12 @@ class Machine:
             return True
         key = (t.pc, cta.index, off, int(value), b.key(), t.effects)
         if t.last_fail == key:
-            what = f"parity {value}" if parity else f"the phase of token {int(value):#018x}"
+            if parity:
+                what = f"the phase of parity {value} to complete"
+            elif isinstance(value, TokenWord):
+                what = f"phase {value.token.phase} to complete (its arrive's token)"
+            else:
+                what = f"the phase of token {int(value):#018x} to complete"
             self.parked.setdefault((cta.index, off), []).append(t)
             self.block(t, ("mbarrier", t.pc, cta, off, what), PARKED)
         else:
@@ -659,6 +679,7 @@ class Machine:
         self._changed(cta, off, b, before)
         a = self._new_copy("cp.async.mbarrier.arrive", t)
         a.bar_cta, a.bar_off = cta, off
+        t.cp_open = [c for c in t.cp_open if c.status != DONE]
         for c in [c for g in t.cp_groups for c in g] + t.cp_open:
             if c.status != DONE:
                 c.watchers.append(a)
@@ -718,9 +739,7 @@ class Machine:
                 c.dst_cta.smem[c.dst:c.dst + c.size] = data
             if c.bar_cta is not None:
                 cta, off = c.bar_cta, c.bar_off
-                b = cta.barriers.get(off)
-                if b is None:
-                    b = cta.barriers[off] = Barrier(cta.symbols(off))
+                b = self.barrier_at(cta, off)
                 before = short_state(b) if self.tracing else None
                 b.complete_tx(c.size)
                 self._changed(cta, off, b, before)

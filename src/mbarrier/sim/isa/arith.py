@@ -8,7 +8,7 @@ change what is computed here (Python float arithmetic, rounded to f32 on the way
 from __future__ import annotations
 
 from mbarrier.ptx import ast
-from mbarrier.sim.compile import Gen, emitter
+from mbarrier.sim.compile import Gen, emitter, sext
 from mbarrier.sim.types import TYPES, Scalar
 
 
@@ -310,7 +310,12 @@ def _cvt(g: Gen, ins: ast.Instruction) -> None:
             lo = -(1 << (dty.bits - 1)) if dty.signed else 0
             hi = (1 << (dty.bits - 1)) - 1 if dty.signed else dty.mask
             v = f"min({hi}, max({lo}, {v}))"
-        g.assign(d, v, dty)
+        reg = g.dst(d)
+        if dty.signed and reg is not None and reg.type.bits > dty.bits:
+            # A destination register wider than the type gets the value sign-extended.
+            g.assign(d, sext(f"({v}) & {dty.mask:#x}", dty.bits), reg.type)
+        else:
+            g.assign(d, v, dty)
         return
     if dty.float and aty.float:
         _float_ok(g, dty)

@@ -1,0 +1,145 @@
+"""`mbarrier run`: execute a kernel on the simulator under one schedule and say how it ended.
+
+Exit codes: 0 every thread exited, 1 stuck or a violation, 2 usage or input error (including an
+instruction the simulator does not support), 3 the step limit was hit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError
+from mbarrier.explore import RandomScheduler, Replay, ScheduleError, run
+from mbarrier.explore.run import DEFAULT_MAX_STEPS
+from mbarrier.ptx.diagnostics import PtxSyntaxError
+from mbarrier.report.run import format_outcome, format_trace
+from mbarrier.sim import Buffer, LaunchError, launch, load
+
+EXIT_BY_OUTCOME = {"exited": EXIT_CLEAN, "stuck": EXIT_FINDINGS, "violation": EXIT_FINDINGS,
+                   "error": EXIT_USAGE, "limit": EXIT_INCOMPLETE}
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("run", help="run a kernel on the simulator under one schedule",
+                       description="Run a PTX kernel on the simulator: prints how it ended (every "
+                       "thread exited, or where each thread is stuck, or the violation) and, with --trace, "
+                       "every step.")
+    add_launch_options(p)
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--seed", type=int, default=0, help="seed of the random schedule (default 0)")
+    group.add_argument("--schedule", metavar="S",
+                       help="replay a schedule string (or @FILE to read it from a file)")
+    p.add_argument("--burst", type=int, default=8,
+                   help="random schedule: each pick runs 1..BURST steps (default 8; 1 = a new pick per step)")
+    p.add_argument("--trace", action="store_true", help="print every step and every barrier state change")
+    p.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS, metavar="N",
+                   help=f"stop after N steps (exit 3; default {DEFAULT_MAX_STEPS})")
+    p.add_argument("--save-schedule", metavar="FILE", help="write the run's schedule string to FILE")
+    p.add_argument("--dump", action="append", default=[], metavar="NAME[:COUNT]",
+                   help="print the first COUNT (default 16) 32-bit words of a buffer argument or variable")
+    p.set_defaults(handler=main)
+
+
+def add_launch_options(p: argparse.ArgumentParser) -> None:
+    """The launch options `run` shares with `check`."""
+    p.add_argument("file", metavar="FILE.ptx", help="the PTX module")
+    p.add_argument("--kernel", help="the kernel (.entry) to launch; optional when the module has one")
+    p.add_argument("--grid", required=True, metavar="X[,Y,Z]", help="CTAs in the grid")
+    p.add_argument("--block", required=True, metavar="X[,Y,Z]", help="threads in a CTA")
+    p.add_argument("--cluster", metavar="X[,Y,Z]", help="CTAs in a cluster (default: the kernel's "
+                   ".reqnctapercluster, else 1)")
+    p.add_argument("--arg", action="append", default=[], metavar="P=VALUE|P=buf:BYTES",
+                   help="a kernel argument by PTX name or 0-based position: an integer, or a zero-filled "
+                   "buffer of BYTES bytes; 64-bit parameters left out get a zero-filled buffer")
+
+
+def parse_dims(text: str | None, what: str) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        dims = tuple(int(x, 0) for x in text.split(","))
+    except ValueError:
+        raise UsageError(f"--{what} {text!r}: expected X[,Y,Z] with positive integers") from None
+    if not 1 <= len(dims) <= 3 or min(dims) < 1:
+        raise UsageError(f"--{what} {text!r}: expected X[,Y,Z] with positive integers")
+    return dims
+
+
+def parse_args(items: list[str]) -> dict[str | int, int | Buffer]:
+    out: dict[str | int, int | Buffer] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--arg {item!r}: expected P=VALUE or P=buf:BYTES")
+        key: str | int = int(name) if name.isdigit() else name
+        try:
+            if value.startswith("buf:"):
+                out[key] = Buffer(int(value[4:], 0), name=str(name))
+            else:
+                out[key] = int(value, 0)
+        except ValueError:
+            raise UsageError(f"--arg {item!r}: VALUE must be an integer and BYTES a size") from None
+    return out
+
+
+def launch_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """Parse the file and launch the kernel the options describe (usage errors raise UsageError)."""
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"{args.file}: no such file")
+    try:
+        module = load(path)
+    except PtxSyntaxError as e:
+        raise UsageError(f"{args.file} does not parse:\n{e}") from None
+    try:
+        return launch(module, args.kernel, grid=parse_dims(args.grid, "grid") or 1,
+                      block=parse_dims(args.block, "block") or 1, cluster=parse_dims(args.cluster, "cluster"),
+                      args=parse_args(args.arg))
+    except LaunchError as e:
+        raise UsageError(str(e)) from None
+
+
+def main(args: argparse.Namespace) -> int:
+    m = launch_from_args(args)
+    if args.schedule is not None:
+        text = args.schedule
+        if text.startswith("@"):
+            try:
+                text = Path(text[1:]).read_text()
+            except OSError as e:
+                raise UsageError(f"--schedule {args.schedule}: {e.strerror}") from None
+        scheduler: Replay | RandomScheduler = Replay(text)
+        how = "replay of the given schedule"
+    else:
+        if args.burst < 1:
+            raise UsageError("--burst must be at least 1")
+        scheduler = RandomScheduler(args.seed, burst=args.burst)
+        how = f"random schedule, seed {args.seed}, bursts of 1..{args.burst} steps"
+    out = sys.stdout
+    ctas = len(m.ctas)
+    out.write(f"{args.file}: kernel {m.threads[0].func.name}, {ctas} CTA{'s' if ctas > 1 else ''} of "
+              f"{len(m.ctas[0].threads)} threads, clusters of {len(m.ctas[0].cluster.ctas)}; {how}\n")
+    try:
+        result = run(m, scheduler, max_steps=args.max_steps, trace=args.trace)
+    except ScheduleError as e:
+        raise UsageError(str(e)) from None
+    if result.outcome == "error" and result.site is None:
+        raise UsageError(result.message)
+    if result.trace is not None:
+        for line in format_trace(result.trace):
+            out.write(line + "\n")
+    for line in format_outcome(result):
+        out.write(line + "\n")
+    for spec in args.dump:
+        name, _, count = spec.partition(":")
+        if name not in m.buffers:
+            raise UsageError(f"--dump {name}: no buffer of that name (buffers: {', '.join(m.buffers)})")
+        base, size = m.buffers[name]
+        n = min(int(count or 16), size // 4)
+        words = [m.gmem.load(base + 4 * i, 4) for i in range(n)]
+        out.write(f"{name}: {' '.join(str(w) for w in words)}\n")
+    if args.save_schedule:
+        Path(args.save_schedule).write_text(result.schedule + "\n")
+    return EXIT_BY_OUTCOME[result.outcome]

@@ -1,0 +1,1 @@
+"""Findings and runs as text for people (and as data for tools)."""

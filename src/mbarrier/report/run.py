@@ -1,0 +1,82 @@
+"""Text for a run: the outcome (exited, stuck with where each thread waits, violation, error) and the
+step-by-step trace."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from mbarrier.explore.run import RunResult, Stuck, TraceStep, barrier_states
+
+MAX_INLINE_SCHEDULE = 400
+
+HEADLINE = {
+    "exited": "all {threads} threads exited after {steps} steps",
+    "stuck": "STUCK after {steps} steps: no thread can move, {live} of {threads} threads have not exited",
+    "violation": "VIOLATION at step {steps}",
+    "error": "ERROR at step {steps}",
+    "limit": "INCOMPLETE: stopped at the step limit ({steps} steps), {live} threads still running",
+}
+
+
+def _ranges(ids: list[int]) -> str:
+    out: list[str] = []
+    start = prev = ids[0]
+    for i in ids[1:] + [-2]:
+        if i == prev + 1:
+            prev = i
+            continue
+        out.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = i
+    return ", ".join(out)
+
+
+def stuck_groups(stuck: list[Stuck]) -> Iterator[tuple[list[int], Stuck]]:
+    """Threads stuck at the same line for the same reason on a barrier in the same state, together."""
+    groups: dict[tuple[object, ...], list[Stuck]] = {}
+    for s in stuck:
+        groups.setdefault((s.site.line, s.reason, s.state), []).append(s)
+    for members in groups.values():
+        yield [s.thread for s in members], members[0]
+
+
+def format_outcome(r: RunResult, *, schedule: bool = True) -> list[str]:
+    m = r.machine
+    live = sum(1 for t in m.threads if t.status != 3)
+    head = HEADLINE[r.outcome].format(threads=len(m.threads), steps=r.steps, live=live)
+    lines = [f"outcome: {head}"]
+    if r.outcome in ("violation", "error"):
+        where = f"{r.agent}, line {r.site.line}: {r.site.text}" if r.site else ""
+        if r.rule:
+            lines.append(f"  rule {r.rule} (PTX ISA {r.section})")
+        if where:
+            lines.append(f"  {where}")
+        lines.append(f"  {r.message}")
+    for ids, s in stuck_groups(r.stuck):
+        who = f"thread {ids[0]}" if len(ids) == 1 else f"threads {_ranges(ids)}"
+        lines.append(f"  {who}: line {s.site.line}: {s.site.text}")
+        lines.append(f"      {s.reason}")
+        if s.state:
+            lines.append(f"      state: {s.state}")
+    states = barrier_states(m)
+    if states:
+        lines.append("barriers at the end:")
+        lines.extend(f"  {name}: {state}" for name, state in states)
+    if schedule:
+        text = r.schedule
+        if len(text) <= MAX_INLINE_SCHEDULE:
+            lines.append(f"schedule: {text}")
+        else:
+            lines.append(f"schedule: {len(text)} characters (--save-schedule FILE writes it)")
+    return lines
+
+
+def format_step(s: TraceStep) -> str:
+    text = f"{s.step:>7}  {s.agent:>5}  line {s.site.line:<5} {s.site.text}"
+    for e in s.events:
+        text += f"\n{'':>16}{e.barrier}: {e.before} -> {e.after}"
+    return text
+
+
+def format_trace(steps: list[TraceStep]) -> Iterator[str]:
+    for s in steps:
+        yield format_step(s)
