@@ -126,6 +126,8 @@ def resolve(instr: ast.Instruction) -> tuple[Instr | None, tuple[str, ...]]:
     best: Instr | None = None
     for form in INSTRUCTIONS:
         n = len(form.path)
+        if form.marker is not None and form.marker not in words[n:]:
+            continue
         if words[:n] == form.path and (best is None or n > len(best.path)):
             best = form
     if best is None:
@@ -163,10 +165,11 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
         return
     roles = frozenset(s.role for s in slots)
     sink = bool(instr.operands) and isinstance(instr.operands[0], ast.Sink)
-    _check_semantics(form, facts, roles, sink, ctx, line)
+    if facts.clean:  # a wrong type hides the semantic checks and the gates
+        _check_semantics(form, facts, roles, sink, ctx, line)
     _check_addresses(form, instr, slots, facts, scope, line)
     _check_immediates(form, instr, slots, line)
-    if facts.types_ok:  # "Unexpected instruction types" hides the feature gates
+    if facts.clean:
         _check_gates(form, facts, roles, sink, ctx, line)
 
 
@@ -176,7 +179,8 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
 class _Facts:
     words: set[str]
     spaces: list[str]
-    types_ok: bool
+    clean: bool
+    """The instruction type is right: ptxas goes on to the semantic checks and the gates."""
 
 
 def _split_space(mod: str) -> tuple[str, str] | None:
@@ -192,31 +196,27 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line) -> _Facts:
     words: set[str] = set()
     spaces: list[str] = []
     types: list[str] = []
-    seen_sem = seen_scope = False
+    classes = [("space" if _split_space(m) else MODIFIERS.get(m)) for m in mods]
+    sems = [m for m, c in zip(mods, classes, strict=True) if c == "sem"]
+    scopes = [m for m, c in zip(mods, classes, strict=True) if c == "scope"]
     seen_flags: set[str] = set()
-    for m in mods:
-        split = _split_space(m)
-        cls = "space" if split else MODIFIERS.get(m)
+    for m, cls in zip(mods, classes, strict=True):
         if cls is None:
             line.add("unknown-modifier", mod=m)
-            continue
-        if cls != "space":
-            words.add(m)
-        if cls == "sem":
-            words.add("sem")
-            if seen_sem:
-                line.add("duplicate-sem", mod=m)
-            elif m not in form.sems:
-                line.add("illegal-modifier", mod=m, name=name)
-            seen_sem = True
-        elif cls == "scope":
-            words.add("scope")
-            if seen_scope:
-                line.add("duplicate-scope")
-            elif m not in form.scopes:
-                line.add("illegal-modifier", mod=m, name=name)
-            seen_scope = True
+        elif cls in ("sem", "scope"):
+            # ptxas keeps the last .sem/.scope written: it judges that one, and names the repeats
+            group, allowed = (sems, form.sems) if cls == "sem" else (scopes, form.scopes)
+            if m is not group[0]:
+                if cls == "sem":
+                    line.add("duplicate-sem", mod=m)
+                else:
+                    line.add("duplicate-scope")
+            if m is group[-1]:
+                words.update((m, cls))
+                if m not in allowed:
+                    line.add("illegal-modifier", mod=m, name=name)
         elif cls == "space":
+            split = _split_space(m)
             base, sub = split if split else (m, "")
             spaces.append(m)
             if len(spaces) > 1:
@@ -233,6 +233,7 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line) -> _Facts:
         elif cls == "type":
             types.append(m)
         else:
+            words.add(m)
             if m in seen_flags:
                 line.add("duplicate-flag", mod=m)
             elif m not in form.flags:
@@ -240,7 +241,7 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line) -> _Facts:
             seen_flags.add(m)
     if len(spaces) > 1:
         line.add("space-count", name=name)
-    types_ok = len(types) == 1 and types[0] in form.types
+    types_ok = (len(types) == 1 and types[0] in form.types) if form.types else not types
     if not types_ok:
         line.add("types", name=name)
     return _Facts(words, spaces, types_ok)
@@ -307,18 +308,17 @@ def _check_semantics(form: Instr, facts: _Facts, roles: frozenset[str], sink: bo
                      line: _Line) -> None:
     words = frozenset(facts.words)
     if form.sems:
-        sem = next((m for m in facts.words if MODIFIERS.get(m) == "sem"), None)
+        sem = next((m for m in facts.words if MODIFIERS.get(m) == "sem"), form.default_sem)
         scope = next((m for m in facts.words if MODIFIERS.get(m) == "scope"), None)
         if sem and not scope:
             line.add("sem-needs-scope", mod=sem, name=form.name)
-        if scope and not sem:
+        if scope and not sem and form.scope_needs_sem:
             line.add("scope-needs-sem", mod=scope, name=form.name)
     for c in form.constraints:
         if not c.when.holds(words, roles, sink):
             continue
-        if c.below_sm is not None and (not facts.types_ok or ctx.target is None
-                                       or ctx.target.at_least(c.below_sm)):
-            continue  # target checks, like the gates, are hidden by "Unexpected instruction types"
+        if c.below_sm is not None and (ctx.target is None or ctx.target.at_least(c.below_sm)):
+            continue
         line.add(c.message, mod=c.mod, other=c.other, name=form.name + c.name_suffix)
 
 

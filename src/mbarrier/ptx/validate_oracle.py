@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from mbarrier.ptx import ast
+from mbarrier.ptx.parser import parse
 from mbarrier.ptx.validate import Context, _Line, check_instruction
 from mbarrier.ptx.validate_scope import Scope
 from mbarrier.ptx.validate_variants import Case, declarations, render_declaration
@@ -98,12 +99,22 @@ def ptxas_verdicts(cases: Sequence[Case], version: Version, target: str) -> list
     return [r for r in result if r is not None]
 
 
-def our_verdict(case: Case, version: Version, target: str) -> Verdict:
-    module = ast.Module(version, (target,), 64, (), (), ())
-    fn = ast.Function("entry", "k", (), (), declarations(), ast.Pos(0, 0))
-    line = _Line(case.instr, "<case>")
-    check_instruction(case.instr, Scope(module, fn), Context(version, parse_target(target)), line)
-    return frozenset((d.severity, d.message) for d in line.out if d.severity != "warning")
+def our_verdicts(cases: Sequence[Case], version: Version, target: str) -> list[Verdict]:
+    """Our verdict on each case, end to end: the same kernel text ptxas reads, through our parser
+    and validator (each instruction on its own, as ptxas judges each line)."""
+    source, first = kernel([c.text for c in cases], version, target)
+    module = parse(source, "<cases>")
+    fn = module.functions[0]
+    scope = Scope(module, fn)
+    ctx = Context(version, parse_target(target))
+    by_line: dict[int, Verdict] = {}
+    for s in fn.body or ():
+        if isinstance(s, ast.Instruction):
+            line = _Line(s, "<cases>")
+            check_instruction(s, scope, ctx, line)
+            by_line[s.pos.line] = frozenset((d.severity, d.message) for d in line.out
+                                            if d.severity != "warning")
+    return [by_line[first + k] for k in range(len(cases))]
 
 
 def compare(cases: Sequence[Case], pairs: Sequence[tuple[Version, str]],
@@ -112,7 +123,7 @@ def compare(cases: Sequence[Case], pairs: Sequence[tuple[Version, str]],
     def one(pair: tuple[Version, str]) -> list[Outcome]:
         version, target = pair
         theirs = ptxas_verdicts(cases, version, target)
-        return [Outcome(c, version, target, t, our_verdict(c, version, target)) for c, t in zip(cases, theirs,
-                                                                              strict=True)]
+        ours = our_verdicts(cases, version, target)
+        return [Outcome(c, version, target, t, o) for c, t, o in zip(cases, theirs, ours, strict=True)]
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return [o for chunk in pool.map(one, pairs) for o in chunk]

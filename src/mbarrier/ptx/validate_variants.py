@@ -137,11 +137,13 @@ def cases(forms: tuple[Instr, ...] = INSTRUCTIONS) -> list[Case]:
 
 
 def _variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
-    path = form.path
-    ty = form.types[0]
-    base_space = form.spaces[0] if form.spaces else ""
+    path = (*form.path, form.marker) if form.marker else form.path
+    ty = form.types[0] if form.types else ""
+    base_space = "".join((*form.canonical, form.spaces[0] if form.spaces else ""))
     semscopes = [""] + [s + c for s in form.sems for c in form.scopes]
-    flag_sets = [""] + list(form.flags)
+    if form.canonical:
+        semscopes = ["".join(form.canonical)]
+    flag_sets = [""] + [f for f in form.flags if f != form.marker]
     # 1. every legal modifier combination x every operand list x canonical operands
     for space in ("", *form.spaces):
         for ss in semscopes:
@@ -165,7 +167,7 @@ def _variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
                                                                        strict=True))
             yield f"space {space} {render_operand(addr)}", _instr((*path, space, ty), ops)
     # 5. the type: missing, wrong, doubled
-    for t in ("", ".b32", ".u64", ".b64.b64"):
+    for t in ("", ".b32", ".u64", ".b64", ".b64.b64"):
         yield f"type {t!r}", _instr((*path, base_space, t), base_ops)
     # 6. operand count: every legal list shortened and lengthened
     for slots in form.operands:

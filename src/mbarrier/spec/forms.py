@@ -87,6 +87,8 @@ MESSAGES: Final[dict[str, str]] = {
     "sem-needs-scope": "Modifier '{mod}' requires scope with '{name}' instruction",
     "scope-needs-sem": "Modifier '{mod}' requires order with '{name}' instruction",
     "combine": "Modifier '{mod}' cannot be combined with modifier '{other}'",
+    "requires-modifier": "Modifier '{mod}' requires modifier '{other}'",
+    "scope-required": "Scope modifier required for instruction '{name}'",
     "operands": "Arguments mismatch for instruction '{name}'",
     "result-register": "Result register required for instruction '{name}'",
     "special-register": "Special register argument not allowed for instruction '{name}'",
@@ -236,6 +238,13 @@ class Instr:
     address_space: int = 0
     """Which of several state-space modifiers ptxas compares with the address's variable: 0 the
     first, -1 the last (measured; it differs between instructions)."""
+    marker: str | None = None
+    """A modifier that makes the instruction ours wherever it stands (fence's `.mbarrier_init`)."""
+    canonical: tuple[str, ...] = ()
+    """Modifiers every legal use needs beyond the opcode (fence.mbarrier_init: .release.cluster)."""
+    scope_needs_sem: bool = True
+    default_sem: str | None = None
+    """The .sem ptxas assumes when none is written, for "requires scope" (fence: .acq_rel)."""
 
     @property
     def name(self) -> str:
@@ -366,6 +375,38 @@ def _wait(op: str, parity: bool) -> Instr:
 _ARRIVE, _ARRIVE_EXPECT = _arrive("arrive", "9.7.13.15.13")
 _DROP, _DROP_EXPECT = _arrive("arrive_drop", "9.7.13.15.14")
 
+_FENCE_SEMS = (".sc", ".acq_rel", ".release", ".acquire")
+_FENCE_SECTION = "9.7.12.4"
+
+
+def _fence_mbarrier_init() -> Instr:
+    """fence.mbarrier_init.release.cluster (PTX ISA 9.7.12.4, membar/fence): only .release and
+    .cluster may go with .mbarrier_init; ptxas judges each missing or other .sem/.scope."""
+    init = ".mbarrier_init"
+    others = (*(s for s in (*_FENCE_SEMS, ".relaxed") if s != ".release"), ".cta", ".gpu", ".sys")
+    return Instr(
+        ("fence",), _FENCE_SECTION, operands=((),), types=(), spaces=(), sems=_FENCE_SEMS,
+        scopes=(".cta", ".cluster", ".gpu", ".sys"), flags=(init,), marker=init,
+        scope_needs_sem=False, default_sem=".acq_rel", canonical=(".release", ".cluster"),
+        gates=(
+            Gate(_feature(".op_restrict"), ALWAYS, _FENCE_SECTION, version=(8, 0), sm=90),
+            Gate(f"Modifier '{init}'", ALWAYS, _FENCE_SECTION, version=(8, 0), sm=90),
+            Gate(_feature(".cluster scope"), Cond(has=(".cluster",)), _FENCE_SECTION, version=(7, 8),
+                 sm=90),
+        ),
+        constraints=(
+            *(Constraint(Cond(has=(o,)), "combine", _FENCE_SECTION, mod=init, other=o) for o in others),
+            Constraint(Cond(lacks=("sem",)), "requires-modifier", _FENCE_SECTION, mod=init,
+                       other="order"),
+            Constraint(Cond(lacks=("sem",)), "combine", _FENCE_SECTION, mod=init, other=""),
+            Constraint(Cond(lacks=("scope",)), "requires-modifier", _FENCE_SECTION, mod=init,
+                       other="scope"),
+            Constraint(Cond(lacks=("scope",)), "combine", _FENCE_SECTION, mod=init, other=""),
+            Constraint(Cond(lacks=("scope",)), "scope-required", _FENCE_SECTION),
+        ),
+    )
+
+
 INSTRUCTIONS: Final[tuple[Instr, ...]] = (
     Instr(("mbarrier", ".init"), "9.7.13.15.9", operands=((ADDR, Slot("count", "value", ".b32")),),
           gates=_mbarrier(_intro("mbarrier.init"))),
@@ -382,6 +423,7 @@ INSTRUCTIONS: Final[tuple[Instr, ...]] = (
     Instr(("cp", ".async", ".mbarrier", ".arrive"), "9.7.13.15.15",
           operands=((_addr(space_message=False),),),
           flags=(".noinc",), gates=(_intro("cp.async.mbarrier.arrive"),)),
+    _fence_mbarrier_init(),
 )
 
 INSTRUCTIONS_BY_PATH: Final[dict[tuple[str, ...], Instr]] = {i.path: i for i in INSTRUCTIONS}

@@ -1,0 +1,63 @@
+"""Differential test against ptxas (CUDA 13.0, on PATH in CI): every generated variant of every
+instruction of the mbarrier family (PTX ISA 9.7.13.15.9-17, fence.mbarrier_init), under a spread of
+(.version, .target) pairs, gets the same verdict from us as from ptxas: accept/reject and the same set
+of error and fatal messages, line by line. `tools/ptxas_sweep.py` runs all 47 pairs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mbarrier.ptx.validate_oracle import Outcome, compare
+from mbarrier.ptx.validate_variants import cases
+from mbarrier.spec.targets import Version, format_version
+
+#: Each PTX ISA version where a gate of the family opens, on each target the brief names.
+PAIRS: tuple[tuple[Version, str], ...] = (
+    ((7, 0), "sm_80"), ((7, 1), "sm_80"), ((7, 8), "sm_80"), ((8, 6), "sm_80"),
+    ((7, 8), "sm_90"), ((8, 5), "sm_90"), ((9, 0), "sm_90"),
+    ((8, 0), "sm_90a"), ((8, 6), "sm_100a"), ((8, 7), "sm_120"),
+)
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> dict[tuple[Version, str], list[Outcome]]:
+    everything = compare(cases(), PAIRS, workers=2)
+    by_pair: dict[tuple[Version, str], list[Outcome]] = {}
+    for o in everything:
+        by_pair.setdefault((o.version, o.target), []).append(o)
+    return by_pair
+
+
+def _explain(bad: list[Outcome]) -> str:
+    lines = []
+    for o in bad[:10]:
+        lines.append(f"{o.case.label}: {o.case.text}")
+        lines += [f"    ptxas only: {m}" for _, m in sorted(o.ptxas - o.ours)]
+        lines += [f"    ours only:  {m}" for _, m in sorted(o.ours - o.ptxas)]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=[f"{format_version(v)}-{t}" for v, t in PAIRS])
+def test_same_verdicts_as_ptxas(outcomes: dict[tuple[Version, str], list[Outcome]],
+                                pair: tuple[Version, str]) -> None:
+    got = outcomes[pair]
+    bad = [o for o in got if not o.agree]
+    assert not bad, f"{len(bad)} of {len(got)} cases disagree with ptxas:\n{_explain(bad)}"
+
+
+def test_the_corpus_is_large_and_mixed(outcomes: dict[tuple[Version, str], list[Outcome]]) -> None:
+    everything = [o for os in outcomes.values() for o in os]
+    assert len(everything) >= 3000
+    rejected = sum(bool(o.ptxas) for o in everything)
+    fatal = sum(any(s == "fatal" for s, _ in o.ptxas) for o in everything)
+    # Both verdicts, and ptxas's early stops, are well represented.
+    assert rejected > len(everything) // 4
+    assert len(everything) - rejected > len(everything) // 10
+    assert fatal > 100
+    families = {o.case.label.split(":")[0] for o in everything}
+    assert {"mbarrier.init", "mbarrier.inval", "mbarrier.expect_tx", "mbarrier.complete_tx",
+            "mbarrier.arrive", "mbarrier.arrive.expect_tx", "mbarrier.arrive_drop",
+            "mbarrier.arrive_drop.expect_tx", "mbarrier.test_wait", "mbarrier.test_wait.parity",
+            "mbarrier.try_wait", "mbarrier.try_wait.parity", "mbarrier.pending_count",
+            "cp.async.mbarrier.arrive", "fence"} <= families
