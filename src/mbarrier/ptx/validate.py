@@ -50,9 +50,10 @@ class Context:
 class _Line:
     """The diagnostics of one instruction, deduplicated as ptxas's message set."""
 
-    def __init__(self, instr: ast.Instruction, path: str) -> None:
+    def __init__(self, instr: ast.Instruction, path: str, source: str = "") -> None:
         self.instr = instr
         self.path = path
+        self.source = source  # the instruction's source line, to point at a modifier
         self.out: list[Diagnostic] = []
         self._seen: set[str] = set()
         self._deferred: list[tuple[str, ast.Pos | None, Severity, dict[str, object]]] = []
@@ -63,8 +64,15 @@ class _Line:
         if message in self._seen:
             return
         self._seen.add(message)
-        p = pos or self.instr.pos
+        p = pos or self._locate(str(fmt.get("mod", ""))) or self.instr.pos
         self.out.append(Diagnostic(severity, p.line, p.column, message, RULE_IDS[key], self.path))
+
+    def _locate(self, mod: str) -> ast.Pos | None:
+        """Where modifier `mod` is written in the instruction, if the source line is known."""
+        if not mod or not self.source:
+            return None
+        at = self.source.find(mod, self.instr.pos.column - 1)
+        return ast.Pos(self.instr.pos.line, at + 1) if at >= 0 else None
 
     def defer(self, key: str, pos: ast.Pos | None = None, severity: Severity = "error",
               **fmt: object) -> None:
@@ -92,7 +100,9 @@ def validate(module: ast.Module, target: str | None = None) -> list[Diagnostic]:
     tname = target or next((t for t in module.targets if t.startswith("sm_")), None)
     tgt = parse_target(tname) if tname else None
     if tgt is not None and version < TARGET_MIN_VERSION[tgt.name]:
-        out.append(Diagnostic("error", 1, 1, MESSAGES["target-version"].format(
+        at = next((i + 1 for i, s in enumerate(module.source_lines) if s.lstrip().startswith(".target")),
+                  1)
+        out.append(Diagnostic("error", at, 1, MESSAGES["target-version"].format(
             version=format_version(version), target=tgt.name), RULE_IDS["target-version"], module.path))
     ctx = Context(version, tgt)
     for fn in module.functions:
@@ -100,7 +110,9 @@ def validate(module: ast.Module, target: str | None = None) -> list[Diagnostic]:
             continue
         scope = Scope(module, fn)
         for instr in _instructions(fn.body):
-            line = _Line(instr, module.path)
+            n = instr.pos.line
+            src = module.source_lines[n - 1] if 0 < n <= len(module.source_lines) else ""
+            line = _Line(instr, module.path, src)
             check_instruction(instr, scope, ctx, line)
             out.extend(line.out)
             if line.fatal:

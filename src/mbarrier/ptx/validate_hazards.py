@@ -30,6 +30,9 @@ _CTA_ONLY: tuple[tuple[str, ...], ...] = (
     ("mbarrier", ".try_wait"), ("cp", ".async", ".mbarrier", ".arrive"),
 )
 
+#: Instructions through which a mapa result stays a remote address.
+_COPIES = ("mov", "add", "cvt", "cvta")
+
 #: Opcodes of the family whose first address operand is an mbarrier object.
 _OBJECT_OPCODES = ("mbarrier", "cp")
 
@@ -39,9 +42,12 @@ def hazards(module: ast.Module, fn: ast.Function, scope: Scope) -> list[Diagnost
     cluster_regs: set[str] = set()
     for instr in _walk(fn.body or ()):
         words = (instr.opcode, *instr.qualifiers)
-        if instr.opcode == "mapa" and instr.operands and isinstance(instr.operands[0], ast.Name):
-            # mapa yields the address of the same variable in another CTA of the cluster.
-            cluster_regs.add(instr.operands[0].name)
+        dest = instr.operands[0] if instr.operands else None
+        if isinstance(dest, ast.Name) and (
+                instr.opcode == "mapa"  # the address of the same variable in another CTA
+                or instr.opcode in _COPIES and any(isinstance(o, ast.Name) and o.name in cluster_regs
+                                                   for o in instr.operands[1:])):
+            cluster_regs.add(dest.name)
             continue
         if instr.opcode not in _OBJECT_OPCODES or not _is_family(words):
             continue
@@ -49,17 +55,18 @@ def hazards(module: ast.Module, fn: ast.Function, scope: Scope) -> list[Diagnost
         addr = next((op for op in instr.operands if isinstance(op, ast.Address)), None)
         if addr is None or addr.base is None:
             continue
-        remote = addr.base.name in cluster_regs or ".shared::cluster" in instr.qualifiers
-        if remote and any(words[:len(p)] == p for p in _CTA_ONLY):
+        mapped = addr.base.name in cluster_regs
+        why = f"[{addr.base.name}] comes from mapa"
+        if mapped and any(words[:len(p)] == p for p in _CTA_ONLY):
             out.append(_warn(instr.pos, "cluster-operation", module.path,
-                             f"'{instr.text}' on [{addr.base.name}], an address in .shared::cluster "
-                             "(mapa): waits, init and inval work only on the executing CTA's own "
-                             "objects"))
-        elif (remote and words[:2] in (("mbarrier", ".arrive"), ("mbarrier", ".arrive_drop"))
+                             f"'{instr.text}' on an mbarrier in another CTA ({why}): waits, init, "
+                             "inval and cp.async.mbarrier.arrive work only on the executing CTA's "
+                             "own objects"))
+        elif (mapped and words[:2] in (("mbarrier", ".arrive"), ("mbarrier", ".arrive_drop"))
               and instr.operands and not isinstance(instr.operands[0], ast.Sink)):
             out.append(_warn(instr.operands[0].pos, "cluster-arrive-result", module.path,
-                             f"'{instr.text}' on [{addr.base.name}], an address in .shared::cluster "
-                             "(mapa), cannot return a state: use the sink '_'"))
+                             f"'{instr.text}' on an mbarrier in another CTA ({why}) cannot return "
+                             "a state: use the sink '_'"))
         sym = scope.lookup(addr.base.name)
         if sym is not None and sym.space == ".shared":
             misfit = _misfit(sym.alignment, sym.size, addr.offset)

@@ -1,0 +1,105 @@
+"""`mbarrier lint FILE.ptx [FILE ...] [--target sm_XX] [--strict] [--json]`: ptxas's verdict and
+wording on every mbarrier-family instruction, plus warnings for what ptxas accepts but PTX ISA
+9.7.13.15 leaves undefined. `-` reads standard input.
+
+Exit codes: 0 clean (warnings allowed unless --strict), 1 findings (an error, a syntax error, or a
+warning under --strict), 2 a file that cannot be read or a bad argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from dataclasses import dataclass
+
+from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, UsageError
+from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
+from mbarrier.ptx.parser import parse
+from mbarrier.ptx.validate import validate
+from mbarrier.spec.targets import TARGET_MIN_VERSION, parse_target
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("lint", help="check PTX like ptxas does, plus the hazards ptxas cannot see",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("files", nargs="+", metavar="FILE", help="PTX files; '-' for standard input")
+    p.add_argument("--target", help="judge for this target (sm_80, sm_90a, ...) instead of the "
+                                    "module's .target")
+    p.add_argument("--strict", action="store_true", help="treat warnings as errors")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=main)
+
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic]
+    lines: tuple[str, ...]
+
+
+def lint_text(text: str, path: str, target: str | None = None, strict: bool = False) -> FileResult:
+    """The diagnostics of one PTX text: a syntax error is one fatal finding, else the validator's."""
+    lines = tuple(text.splitlines())
+    try:
+        module = parse(text, path)
+    except PtxSyntaxError as e:
+        return FileResult(path, list(e.diagnostics), lines)
+    diags = validate(module, target)
+    if strict:
+        diags = [dataclasses.replace(d, severity="error") if d.severity == "warning" else d
+                 for d in diags]
+    return FileResult(path, diags, lines)
+
+
+def _read(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError as e:
+        raise OSError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def format_human(result: FileResult) -> str:
+    out = []
+    for d in result.diagnostics:
+        out.append(d.format())
+        if 1 <= d.line <= len(result.lines):
+            src = result.lines[d.line - 1].expandtabs(1)
+            out.append(f"  {src}")
+            out.append("  " + " " * max(d.column - 1, 0) + "^")
+    return "\n".join(out)
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.target is not None and parse_target(args.target) is None:
+        raise UsageError(f"unknown target {args.target!r}; known: {', '.join(TARGET_MIN_VERSION)}")
+    if args.files.count("-") > 1:
+        raise UsageError("'-' (standard input) may be given once")
+    results: list[FileResult] = []
+    unreadable = False
+    for path in args.files:
+        try:
+            text = _read(path)
+        except OSError as e:
+            sys.stderr.write(f"mbarrier lint: error: {e}\n")
+            unreadable = True
+            continue
+        results.append(lint_text(text, "<stdin>" if path == "-" else path, args.target, args.strict))
+    if args.json:
+        objs = [{"file": r.path, "diagnostics": [d.to_json() for d in r.diagnostics]} for r in results]
+        print(json.dumps(objs if len(args.files) > 1 else (objs[0] if objs else []), indent=2))
+    else:
+        for r in results:
+            if r.diagnostics:
+                print(format_human(r))
+        errors = sum(d.severity != "warning" for r in results for d in r.diagnostics)
+        warnings = sum(d.severity == "warning" for r in results for d in r.diagnostics)
+        sys.stderr.write(f"{len(results)} file(s): {errors} error(s), {warnings} warning(s)\n")
+    if unreadable:
+        return EXIT_USAGE
+    failed = any(d.severity != "warning" for r in results for d in r.diagnostics)
+    return EXIT_FINDINGS if failed else EXIT_CLEAN

@@ -1,0 +1,111 @@
+"""`mbarrier lint`: exit codes, human and JSON output, several files, standard input, --strict,
+--target (DESIGN.md, "Command line")."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from mbarrier.cli import main
+
+GOOD = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k()
+{
+.reg .b64 %rd<2>;
+.reg .pred %p<2>;
+.shared .align 8 .b64 bar;
+mbarrier.init.shared::cta.b64 [bar], 32;
+mbarrier.arrive.shared::cta.b64 %rd1, [bar];
+mbarrier.try_wait.shared::cta.b64 %p1, [bar], %rd1;
+ret;
+}
+"""
+
+BAD = GOOD.replace("mbarrier.arrive.shared::cta.b64 %rd1", "mbarrier.arrive.release.shared::cta.b64 %rd1")
+WARN = GOOD.replace("[bar], 32;", "[bar], 0;")
+SYNTAX = GOOD.replace("[bar], 32;", "[bar 32;")
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def test_a_clean_file_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lint", write(tmp_path, "good.ptx", GOOD)]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and "0 error(s), 0 warning(s)" in err
+
+
+def test_an_error_exits_1_with_position_rule_source_and_caret(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "bad.ptx", BAD)
+    assert main(["lint", path]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (f"{path}:10:16: error: Modifier '.release' requires scope with "
+                        "'mbarrier.arrive' instruction [ptxas-sem-needs-scope]")
+    assert lines[1] == "  mbarrier.arrive.release.shared::cta.b64 %rd1, [bar];"
+    assert lines[2] == "  " + " " * 15 + "^"  # under ".release"
+
+
+def test_warnings_pass_unless_strict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "warn.ptx", WARN)
+    assert main(["lint", path]) == 0
+    assert "warning:" in capsys.readouterr().out
+    assert main(["lint", "--strict", path]) == 1
+    assert "error:" in capsys.readouterr().out
+
+
+def test_json_is_one_object_per_file_and_an_array_for_several(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = write(tmp_path, "bad.ptx", BAD)
+    assert main(["lint", "--json", bad]) == 1
+    one = json.loads(capsys.readouterr().out)
+    assert one["file"] == bad
+    (d,) = one["diagnostics"]
+    assert d == {"severity": "error", "line": 10, "column": 16, "rule": "ptxas-sem-needs-scope",
+                 "message": "Modifier '.release' requires scope with 'mbarrier.arrive' instruction"}
+    good = write(tmp_path, "good.ptx", GOOD)
+    assert main(["lint", "--json", good, bad]) == 1
+    many = json.loads(capsys.readouterr().out)
+    assert [m["file"] for m in many] == [good, bad]
+    assert many[0]["diagnostics"] == []
+
+
+def test_a_syntax_error_is_a_fatal_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lint", "--json", write(tmp_path, "syntax.ptx", SYNTAX)]) == 1
+    (d,) = json.loads(capsys.readouterr().out)["diagnostics"]
+    assert d["severity"] == "fatal" and d["line"] == 9
+
+
+def test_standard_input(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(BAD))
+    assert main(["lint", "-"]) == 1
+    assert capsys.readouterr().out.startswith("<stdin>:10:16: error:")
+
+
+def test_an_unreadable_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = write(tmp_path, "good.ptx", GOOD)
+    assert main(["lint", str(tmp_path / "missing.ptx"), good]) == 2
+    assert "missing.ptx: cannot read" in capsys.readouterr().err
+
+
+def test_target_overrides_the_module(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "good.ptx", GOOD)
+    assert main(["lint", "--target", "sm_80", path]) == 1
+    assert "Feature 'mbarrier.try_wait' requires .target sm_90 or higher" in capsys.readouterr().out
+    assert main(["lint", "--target", "sm_42", path]) == 2
+    assert "unknown target 'sm_42'" in capsys.readouterr().err
+
+
+def test_the_bundled_nvcc_modules_lint_clean(capsys: pytest.CaptureFixture[str]) -> None:
+    root = Path(__file__).resolve().parents[1] / "ptx" / "modules"
+    files = sorted(str(p) for p in root.glob("*.ptx"))
+    assert len(files) >= 10
+    assert main(["lint", "--strict", *files]) == 0

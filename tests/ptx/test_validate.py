@@ -1,0 +1,254 @@
+"""The validator, one test per sentence of PTX ISA 9.7.13.15 it enforces (section in each name's
+docstring), on whole modules through the parser. The wording is ptxas's (CUDA 13.0); the
+differential test checks it against ptxas itself."""
+
+from __future__ import annotations
+
+from mbarrier.ptx.diagnostics import Diagnostic
+from mbarrier.ptx.parser import parse
+from mbarrier.ptx.validate import validate
+
+HEADER = """.version {version}
+.target {target}
+.address_size 64
+.visible .entry k()
+{{
+.reg .b64 %rd<8>;
+.reg .b32 %r<8>;
+.reg .pred %p<4>;
+.shared .align 8 .b64 bar;
+.shared .align 8 .b64 bars[4];
+.shared .align 4 .b32 small;
+.shared .align 4 .b8 bytes[64];
+"""
+
+
+def lint(*lines: str, version: str = "9.0", target: str = "sm_90") -> list[Diagnostic]:
+    text = HEADER.format(version=version, target=target) + "\n".join(lines) + "\nret;\n}\n"
+    return validate(parse(text, "k.ptx"))
+
+
+def messages(*lines: str, **kw: str) -> set[str]:
+    return {d.message for d in lint(*lines, **kw) if d.severity != "warning"}
+
+
+def rules(*lines: str, **kw: str) -> set[str]:
+    return {d.rule for d in lint(*lines, **kw)}
+
+
+def test_every_syntax_form_of_the_manual_is_accepted() -> None:
+    """9.7.13.15.9-17: the Syntax blocks and examples, each form once."""
+    assert lint(
+        "mbarrier.init.shared::cta.b64 [bar], 12;",
+        "mbarrier.init.b64 [%rd1], %r1;",
+        "mbarrier.expect_tx.relaxed.cta.shared.b64 [bar], 512;",
+        "mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [bar], 32;",
+        "mbarrier.arrive.shared.b64 %rd1, [bar];",
+        "mbarrier.arrive.release.cta.shared::cluster.b64 _, [%r2];",
+        "mbarrier.arrive.release.cluster.b64 _, [%rd2], %r3;",
+        "mbarrier.arrive.expect_tx.release.cluster.b64 _, [%rd2], %r3;",
+        "mbarrier.arrive.noComplete.b64 %rd1, [%rd2], 2;",
+        "mbarrier.arrive.relaxed.cta.b64 %rd1, [%rd2], 4;",
+        "mbarrier.arrive_drop.shared::cta.release.cluster.b64 _, [bar], %r1;",
+        "mbarrier.arrive_drop.expect_tx.shared::cta.relaxed.cluster.b64 %rd1, [bar], %r1;",
+        "mbarrier.arrive_drop.noComplete.shared.b64 _, [bar], %r1;",
+        "mbarrier.test_wait.shared::cta.b64 %p1, [bar], %rd1;",
+        "mbarrier.test_wait.parity.shared.b64 %p1, [bar], %r1;",
+        "mbarrier.try_wait.relaxed.cluster.shared.b64 %p1, [bar], %rd1;",
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 %p1, [bar], 0, 1000;",
+        "mbarrier.pending_count.b64 %r1, %rd1;",
+        "mbarrier.inval.shared.b64 [bar];",
+        "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [bar];",
+        "cp.async.mbarrier.arrive.shared.b64 [bar];",
+        "fence.mbarrier_init.release.cluster;",
+    ) == []
+
+
+def test_sem_and_scope_must_be_specified_together() -> None:
+    """9.7.13.15.13: "Qualifiers .sem and .scope must be specified together"."""
+    assert messages("mbarrier.arrive.release.shared.b64 %rd1, [bar];") == {
+        "Modifier '.release' requires scope with 'mbarrier.arrive' instruction"}
+    assert messages("mbarrier.try_wait.cta.shared.b64 %p1, [bar], %rd1;") == {
+        "Modifier '.cta' requires order with 'mbarrier.try_wait' instruction"}
+
+
+def test_sem_sets_differ_between_instructions() -> None:
+    """9.7.13.15.11/13/16: .sem = {.relaxed} for expect_tx, {.release, .relaxed} for arrive,
+    {.acquire, .relaxed} for the waits."""
+    assert messages("mbarrier.expect_tx.release.cta.shared.b64 [bar], 1;") == {
+        "Illegal modifier '.release' for instruction 'mbarrier.expect_tx'"}
+    assert messages("mbarrier.arrive.acquire.cta.shared.b64 %rd1, [bar];") == {
+        "Illegal modifier '.acquire' for instruction 'mbarrier.arrive'"}
+    assert messages("mbarrier.test_wait.release.cta.shared.b64 %p1, [bar], %rd1;") == {
+        "Illegal modifier '.release' for instruction 'mbarrier.test_wait'"}
+
+
+def test_count_without_nocomplete_needs_sm_90() -> None:
+    """9.7.13.15.13: "for sm_8x, when the argument count is specified, the modifier .noComplete is
+    required"; count without .noComplete needs PTX ISA 7.8 and sm_90."""
+    assert messages("mbarrier.arrive.shared.b64 %rd1, [bar], 2;", version="7.8", target="sm_80") == {
+        ".noComplete modifier required for instruction 'mbarrier.arrive with count argument'",
+        "Feature 'mbarrier.arrive with count argument and without '.noComplete' modifier' requires "
+        ".target sm_90 or higher"}
+    assert messages("mbarrier.arrive.noComplete.shared.b64 %rd1, [bar], 2;", version="7.0",
+                    target="sm_80") == set()
+    assert messages("mbarrier.arrive_drop.shared.b64 %rd1, [bar], 2;", version="7.8") == set()
+
+
+def test_nocomplete_needs_a_count_and_the_default_sem_and_scope() -> None:
+    """9.7.13.15.13: mbarrier.arrive.noComplete{.release.cta}{.shared{::cta}}.b64 state, [addr], count."""
+    assert messages("mbarrier.arrive.noComplete.shared.b64 %rd1, [bar];") == {
+        "Illegal modifier '.noComplete' for instruction 'mbarrier.arrive without count argument'"}
+    assert messages("mbarrier.arrive.noComplete.relaxed.cta.shared.b64 %rd1, [bar], 1;") == {
+        "Modifier '.relaxed' cannot be combined with modifier '.noComplete'"}
+    assert messages("mbarrier.arrive.noComplete.release.cluster.shared.b64 %rd1, [bar], 1;") == {
+        "Modifier '.cluster' cannot be combined with modifier '.noComplete'"}
+
+
+def test_shared_cluster_arrive_needs_the_sink() -> None:
+    """9.7.13.15.13: "Sink symbol '_' is mandatory for the destination operand" on .shared::cluster."""
+    assert messages("mbarrier.arrive.shared::cluster.b64 %rd1, [bar];") == {
+        "Sink '_' is expected as a destination operand for instruction 'mbarrier.arrive' with "
+        "'.shared::cluster'"}
+    assert messages("mbarrier.arrive.expect_tx.shared::cluster.b64 _, [bar], 16;") == set()
+
+
+def test_sink_needs_ptx_7_1_on_arrive_and_is_fatal_before() -> None:
+    """9.7.13.15.13: "Support for sink symbol '_' as the destination operand is introduced in PTX ISA
+    version 7.1"; ptxas stops there."""
+    diags = lint("mbarrier.arrive.shared.b64 _, [bar];", "mbarrier.init.shared.b64 [bar], %rd1;",
+                 version="7.0", target="sm_80")
+    assert [(d.severity, d.message) for d in diags] == [
+        ("fatal", "Result discard mode is not allowed for instruction 'mbarrier.arrive'")]
+    assert messages("mbarrier.arrive.shared.b64 _, [bar];", version="7.1", target="sm_80") == set()
+
+
+def test_wait_result_cannot_be_discarded() -> None:
+    """9.7.13.15.16: waitComplete is a predicate the instruction writes."""
+    assert messages("mbarrier.test_wait.shared.b64 _, [bar], %rd1;") == {
+        "Result discard mode is not allowed for instruction 'mbarrier.test_wait'"}
+
+
+def test_operand_kinds_and_widths() -> None:
+    """9.7.13.15.13/16/17: state is 64-bit, count/txCount/phaseParity/suspendTimeHint 32-bit."""
+    assert messages("mbarrier.arrive.shared.b64 %r1, [bar];") == {
+        "Arguments mismatch for instruction 'mbarrier.arrive'"}
+    assert messages("mbarrier.test_wait.parity.shared.b64 %p1, [bar], %rd1;") == {
+        "Arguments mismatch for instruction 'mbarrier.test_wait.parity'"}
+    assert messages("mbarrier.pending_count.b64 %rd1, %rd2;") == {
+        "Arguments mismatch for instruction 'mbarrier.pending_count'"}
+    assert messages("mbarrier.init.shared.b64 [bar];") == {
+        "Arguments mismatch for instruction 'mbarrier.init'"}
+    assert messages("mbarrier.test_wait.shared.b64 %p1, [bar], %rd1, 5;") == {
+        "Arguments mismatch for instruction 'mbarrier.test_wait'"}
+    assert messages("mbarrier.try_wait.shared.b64 %p1, [bar], %rd1, %r1;") == set()
+
+
+def test_parity_immediate_is_0_or_1() -> None:
+    """9.7.13.15.16: "the valid values of phaseParity operand are 0 and 1"."""
+    assert messages("mbarrier.try_wait.parity.shared.b64 %p1, [bar], 2;") == {
+        "Argument 2 of instruction 'mbarrier.try_wait.parity': unexpected value '2', expected to be 0 "
+        "or 1"}
+
+
+def test_arrive_count_immediate_must_be_positive() -> None:
+    """9.7.13.15.13: count in the range of 9.7.13.15.2; ptxas refuses 0 and negatives."""
+    assert messages("mbarrier.arrive.shared.b64 %rd1, [bar], 0;") == {
+        "Argument 2 of instruction 'mbarrier.arrive' : value '0' expected to be a non-zero positive"}
+
+
+def test_state_spaces() -> None:
+    """9.7.13.15.8: only arrive, expect_tx and complete_tx take .shared::cluster; pending_count takes
+    no state space (9.7.13.15.17); the object is in .shared (9.7.13.15.1)."""
+    assert messages("mbarrier.try_wait.shared::cluster.b64 %p1, [bar], %rd1;") == {
+        "Illegal modifier '::cluster' for instruction 'mbarrier.try_wait'"}
+    assert messages("mbarrier.pending_count.shared.b64 %r1, %rd1;") == {
+        "No state space qualifier expected for instruction 'mbarrier.pending_count'"}
+    assert messages("mbarrier.init.global.b64 [%rd1], 1;") == {
+        "State space incorrect for instruction 'mbarrier.init'"}
+
+
+def test_feature_gates_by_version_and_target() -> None:
+    """PTX ISA and target ISA notes of 9.7.13.15.11-16."""
+    assert messages("mbarrier.try_wait.shared.b64 %p1, [bar], %rd1;", version="7.8", target="sm_80") == {
+        "Feature 'mbarrier.try_wait' requires .target sm_90 or higher"}
+    assert messages("mbarrier.expect_tx.shared.b64 [bar], 1;", version="7.8", target="sm_90") == {
+        "Feature 'mbarrier.expect_tx' requires PTX ISA .version 8.0 or later"}
+    assert messages("mbarrier.arrive.relaxed.cta.shared.b64 %rd1, [bar];", version="8.5") == {
+        "Modifier '.relaxed' on 'mbarrier.arrive' requires PTX ISA .version 8.6 or later"}
+    assert messages("mbarrier.init.shared::cta.b64 [bar], 1;", version="7.7", target="sm_80") == {
+        "Feature '::cta' requires PTX ISA .version 7.8 or later"}
+    assert messages("mbarrier.test_wait.parity.shared.b64 %p1, [bar], 0;", version="7.0",
+                    target="sm_80") == {"Feature 'mbarrier.test_wait.parity' requires PTX ISA .version "
+                                        "7.1 or later"}
+
+
+def test_newer_targets_count_as_sm_90_or_higher() -> None:
+    """Target ISA notes: "requires sm_90 or higher" holds for sm_90a, sm_100a and sm_120."""
+    for version, target in (("8.0", "sm_90a"), ("8.6", "sm_100a"), ("8.7", "sm_120")):
+        assert messages("mbarrier.try_wait.parity.shared.b64 %p1, [bar], 0;", version=version,
+                        target=target) == set()
+
+
+def test_target_override_and_unsupported_pairs() -> None:
+    text = HEADER.format(version="7.8", target="sm_90") + "mbarrier.expect_tx.shared.b64 [bar], 1;\n}\n"
+    module = parse(text, "k.ptx")
+    assert {d.message for d in validate(module, "sm_80")} >= {
+        "Feature 'mbarrier.expect_tx' requires .target sm_90 or higher"}
+    old = parse(HEADER.format(version="7.0", target="sm_90") + "}\n", "k.ptx")
+    (d,) = validate(old)
+    assert (d.line, d.message) == (2, "PTX .version 7.0 does not support .target sm_90")
+
+
+def test_fence_mbarrier_init_takes_only_release_cluster() -> None:
+    """fence.mbarrier_init.release.cluster (9.7.12.4), the fence that orders mbarrier.init."""
+    assert messages("fence.mbarrier_init.release.cta;") == {
+        "Modifier '.mbarrier_init' cannot be combined with modifier '.cta'"}
+    assert messages("fence.mbarrier_init.release.cluster;", version="7.8") == {
+        "Feature '.op_restrict' requires PTX ISA .version 8.0 or later",
+        "Modifier '.mbarrier_init' requires PTX ISA .version 8.0 or later"}
+    assert messages("fence.acq_rel.cluster;") == set()  # not ours: other fences are left alone
+
+
+def test_other_instructions_are_left_alone() -> None:
+    assert lint("add.s32 %r1, %r2, %r3;", "bar.sync 0;") == []
+
+
+def test_diagnostics_point_at_the_modifier() -> None:
+    (d,) = lint("mbarrier.arrive.foo.shared.b64 %rd1, [bar];")
+    assert (d.line, d.column, d.rule) == (13, 16, "ptxas-unknown-modifier")
+
+
+# -- warnings beyond ptxas ---------------------------------------------------------------------------
+
+def test_init_count_out_of_range_is_a_warning() -> None:
+    """9.7.13.15.9: "The valid range of values for the operand count is [1, ..., 2^20 - 1]"."""
+    assert rules("mbarrier.init.shared.b64 [bar], 0;") == {"init-count-range"}
+    assert rules("mbarrier.init.shared.b64 [bar], 1048576;") == {"init-count-range"}
+    assert rules("mbarrier.init.shared.b64 [bar], 1048575;") == set()
+
+
+def test_counts_out_of_range_are_warnings() -> None:
+    """9.7.13.15.2: pending and tx-count are bounded by 2^20 - 1."""
+    assert rules("mbarrier.arrive.shared.b64 %rd1, [bar], 1048576;") == {"arrive-count-range"}
+    assert rules("mbarrier.expect_tx.shared.b64 [bar], 1048576;") == {"tx-count-range"}
+    assert rules("mbarrier.arrive.expect_tx.shared.b64 _, [bar], 1048575;") == set()
+
+
+def test_misaligned_or_small_objects_are_warnings() -> None:
+    """9.7.13.15.1: "type .b64, alignment 8 bytes"."""
+    assert rules("mbarrier.init.shared.b64 [small], 1;") == {"alignment"}
+    assert rules("mbarrier.init.shared.b64 [bars+4], 1;") == {"alignment"}
+    assert rules("mbarrier.init.shared.b64 [bytes+8], 1;") == {"alignment"}  # .align 4 only
+    assert rules("mbarrier.init.shared.b64 [bars+24], 1;") == set()
+    assert rules("mbarrier.init.shared.b64 [bars+32], 1;") == {"alignment"}  # past the end
+
+
+def test_waits_on_a_mapa_address_are_warnings() -> None:
+    """9.7.13.15.8: waits are not supported on .shared::cluster objects; arrive on one cannot return
+    a state."""
+    mapped = ("mov.u64 %rd1, bar;", "mapa.u64 %rd2, %rd1, 1;", "add.u64 %rd3, %rd2, 0;")
+    assert rules(*mapped, "mbarrier.try_wait.parity.b64 %p1, [%rd3], 0;") == {"cluster-operation"}
+    assert rules(*mapped, "mbarrier.arrive.b64 %rd4, [%rd2];") == {"cluster-arrive-result"}
+    assert rules(*mapped, "mbarrier.arrive.release.cluster.b64 _, [%rd2];") == set()
+    assert rules(*mapped, "mbarrier.try_wait.parity.b64 %p1, [%rd1], 0;") == set()
