@@ -26,13 +26,12 @@ LINES = [
     "@!%p2 bra.uni L;",
     "\tld.global.f32 \t%f3016, [%rd3+156];",
     "st.shared.u32 [%r1+-4], %r2; // trailing",
-    "st.shared.u32 [%r1 - 0x10], %r2;",
+    "st.shared.u32 [%r1 + 0x10], %r2;",
     "ld.shared.u32 %r2, [sym];",
     "ld.shared.u32 %r2, [1024];",
     "ld.shared.u32 %r2, [-8];",
     "mov.f32 %f1, 0f3F800000;",
     "mov.f64 %fd1, 0dBFF0000000000000;",
-    "mov.f32 %f1, -0f3F800000;",
     "mov.u32 %r1, 0x7fffU;",
     "mov.u32 %r1, 017;",
     "mov.u32 %r1, 0b101;",
@@ -61,6 +60,8 @@ def test_same_tree_per_line(line: str) -> None:
 @pytest.mark.parametrize("line", [
     "shfl.sync.bfly.b32 %r28|%p6, %r24, %r26, %r25, %r27;",  # p|q destination
     "mov.u32 %r1, 09;",  # not octal: the general parser reports it
+    "mov.f32 %f1, -0f3F800000;",  # ptxas does not negate a hex float
+    "st.shared.u32 [%r1 - 0x10], %r2;",  # nor take `[reg-imm]`
     "mov.f32 %f1, 1.5;",  # decimal float
     "add.u32 %r1, %r2, (1<<3);",  # expression
     "call.uni (retval0), f, (param0);",

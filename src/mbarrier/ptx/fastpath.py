@@ -16,10 +16,10 @@ from mbarrier.ptx import ast
 from mbarrier.ptx.literals import float_imm, int_value
 
 _NAME = r"[A-Za-z%$_][\w$]*(?:\.[xyzw](?![\w$]))?"
-_INT = r"-?(?:0[xX][0-9A-Fa-f]+|0[bB][01]+|[0-9]+)U?(?![\w$.])"
-_FLT = r"-?(?:0[fF][0-9A-Fa-f]{8}|0[dD][0-9A-Fa-f]{16})(?![\w$])"
+_INT = r"-?(?:0[xX][0-9A-Fa-f]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)U?(?![\w$.])"
+_FLT = r"(?:0[fF][0-9A-Fa-f]{8}|0[dD][0-9A-Fa-f]{16})(?![\w$])"
 _ITEM = rf"(?:{_FLT}|{_INT}|{_NAME})"
-_ADDR = rf"\[[ \t]*(?:[A-Za-z%$_][\w$]*(?:[ \t]*[-+][ \t]*{_INT})?|{_INT})[ \t]*\]"
+_ADDR = rf"\[[ \t]*(?:[A-Za-z%$_][\w$]*(?:[ \t]*\+[ \t]*{_INT})?|{_INT})[ \t]*\]"
 _VEC = rf"\{{[ \t]*{_ITEM}(?:[ \t]*,[ \t]*{_ITEM})*[ \t]*\}}"
 _OP = rf"(?:{_ADDR}|{_VEC}|!?{_ITEM})"
 
@@ -107,8 +107,7 @@ def _single(text: str, lineno: int, col: int) -> ast.Operand:
     """A name, the sink, an integer or a float bit pattern."""
     c = text[0]
     if c in "0123456789-":
-        d = text[2:3] if c == "-" else text[1:2]
-        if d in ("f", "F", "d", "D"):
+        if text[1:2] in ("f", "F", "d", "D"):
             return float_imm(text, Pos(lineno, col))
         return Imm(_int(text), text, Pos(lineno, col), text[-1] == "U")
     if text == "_":
@@ -124,13 +123,10 @@ def _address(text: str, lineno: int, col: int) -> ast.Address:
     if c in "0123456789-":
         return ast.Address(None, _int(body.rstrip()), Pos(lineno, col))
     plus = body.find("+")
-    minus = body.find("-")
-    if plus < 0 and minus < 0:
+    if plus < 0:
         return ast.Address(Name(body.rstrip(), Pos(lineno, col + 1 + lead)), 0, Pos(lineno, col))
-    cut = plus if minus < 0 or 0 <= plus < minus else minus
-    offset = _int("".join(body[cut + 1:].split()))
-    return ast.Address(Name(body[:cut].rstrip(), Pos(lineno, col + 1 + lead)),
-                       -offset if body[cut] == "-" else offset, Pos(lineno, col))
+    return ast.Address(Name(body[:plus].rstrip(), Pos(lineno, col + 1 + lead)),
+                       _int("".join(body[plus + 1:].split())), Pos(lineno, col))
 
 
 def _with_vectors(ops: str, lineno: int, base_col: int) -> tuple[ast.Operand, ...]:

@@ -14,11 +14,8 @@ from pathlib import Path
 from mbarrier.ptx import ast
 from mbarrier.ptx.ast import Pos
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
-from mbarrier.ptx.lexer import DOT, EOF, FLOAT, IDENT, INSN, INT, PUNCT, STRING, Token, scan, tokenize
-from mbarrier.ptx.literals import float_imm, int_value
-
-# Deeper nesting of `{}`, `()` or vectors than this is refused rather than risking Python's stack.
-MAX_NESTING = 100
+from mbarrier.ptx.lexer import DOT, EOF, FLOAT, IDENT, INSN, INT, PUNCT, Token, scan, tokenize
+from mbarrier.ptx.operands import OperandParser
 
 _LINKAGES = frozenset({".visible", ".extern", ".weak", ".common"})
 _SPACES = frozenset({".reg", ".sreg", ".const", ".global", ".local", ".param", ".shared", ".tex"})
@@ -37,11 +34,6 @@ _FUNC_ATTRIBUTES = frozenset({".maxntid", ".reqntid", ".minnctapersm", ".maxncta
                               ".explicitcluster", ".reqnctapercluster", ".maxclusterrank",
                               ".blocksareclusters", ".noreturn", ".abi_preserve",
                               ".abi_preserve_control"})
-_BINARY_OPS = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "&&", "||", "==", "!=",
-                         "<", ">", "<=", ">="})
-_PRECEDENCE = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7, "<=": 7,
-               ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
-
 
 def parse(text: str, path: str = "<input>", *, fast: bool = True) -> ast.Module:
     """Parse a whole PTX module. Raises PtxSyntaxError (one fatal Diagnostic) if it cannot be parsed.
@@ -77,64 +69,16 @@ def parse_file(path: str | Path) -> ast.Module:
 
 
 def _end_position(text: str) -> tuple[int, int]:
-    """Where the input ends: after the last character of the last line that has any."""
-    lines = text.split("\n")
-    if len(lines) > 1 and lines[-1] == "":
-        lines.pop()
-    return len(lines), len(lines[-1]) + 1
+    """Where the input ends, as ptxas counts it: a final newline starts one more (empty) line."""
+    last = text.rfind("\n")
+    return text.count("\n") + 1, len(text) - last
 
 
-class _Parser:
+class _Parser(OperandParser):
     def __init__(self, tokens: list[Token], built: list[ast.Instruction], text: str, path: str) -> None:
-        line, column = _end_position(text)
-        tokens.append((EOF, "", line, column))
-        self.toks = tokens
+        super().__init__(tokens, _end_position(text), path)
         self.built = iter(built)
-        self.i = 0
-        self.path = path
         self.text = text
-        self.depth = 0
-
-    # -- helpers -----------------------------------------------------------------------------------
-
-    def error(self, expected: str, tok: Token | None = None) -> PtxSyntaxError:
-        t = self.toks[self.i] if tok is None else tok
-        return PtxSyntaxError([Diagnostic("fatal", t[2], t[3],
-                                          f"Parsing error near '{t[1]}': syntax error (expected {expected})",
-                                          "syntax", self.path)])
-
-    def expect(self, text: str, what: str | None = None) -> Token:
-        t = self.toks[self.i]
-        if t[1] != text or t[0] == STRING:
-            raise self.error(what or f"'{text}'")
-        self.i += 1
-        return t
-
-    def ident(self, what: str) -> Token:
-        t = self.toks[self.i]
-        if t[0] != IDENT:
-            raise self.error(what)
-        self.i += 1
-        return t
-
-    def integer(self, what: str) -> int:
-        t = self.toks[self.i]
-        neg = t[1] == "-" and t[0] == PUNCT
-        if neg:
-            self.i += 1
-            t = self.toks[self.i]
-        if t[0] != INT:
-            raise self.error(what)
-        self.i += 1
-        value = int_value(t[1])
-        if value is None:
-            raise self.error(what, t)
-        return -value if neg else value
-
-    def nest(self) -> None:
-        self.depth += 1
-        if self.depth > MAX_NESTING:
-            raise self.error(f"at most {MAX_NESTING} levels of nesting")
 
     def rest_of_line(self, line: int) -> tuple[str, ...]:
         toks, i = self.toks, self.i
@@ -173,11 +117,20 @@ class _Parser:
             if kind != DOT:
                 raise self.error("a directive at module level (.version, .target, .entry, .func, ...)")
             if text == ".version":
+                # ptxas: `.version` comes first and once, and `.target` right after it. (A module
+                # without any `.version` parses; the validator reports it as ptxas does.)
+                if self.i != 0:
+                    nxt = toks[self.i + 1]
+                    raise self.fatal(f"Parsing error near '.version {nxt[1]}': syntax error "
+                                     "(.version may appear only once, at the start of the file)")
                 self.i += 1
                 version = self.version()
+                if toks[self.i][1] != ".target":
+                    raise self.fatal(f"Missing .target directive at start of file '{self.path}' "
+                                     "(.target must follow .version)")
             elif text == ".target":
                 self.i += 1
-                targets = self.targets(t[2])
+                targets += self.targets(t[2])
             elif text == ".address_size":
                 self.i += 1
                 address_size = self.integer("an address size (32 or 64)")
@@ -210,7 +163,8 @@ class _Parser:
         t = self.toks[self.i]
         major, _, minor = t[1].partition(".")
         if t[0] != FLOAT or not major.isdigit() or not minor.isdigit():
-            raise self.error("a version number such as 8.0")
+            raise self.fatal(f"Missing .version directive at start of file '{self.path}' "
+                             "(the version is MAJOR.MINOR, such as 8.0)", t)
         self.i += 1
         return int(major), int(minor)
 
@@ -367,7 +321,7 @@ class _Parser:
                     append(ast.Block(self.statements(), Pos(t[2], t[3])))
                 elif text == "}":
                     self.i += 1
-                    self.depth -= 1
+                    self.unnest()
                     return tuple(body)
                 else:
                     raise self.error("an instruction, a declaration, a label or '}'")
@@ -442,180 +396,6 @@ class _Parser:
         self.i += 1
         return ast.Instruction(t[1], tuple(quals), tuple(operands), guard, Pos(t[2], t[3]))
 
-    # -- operands ----------------------------------------------------------------------------------
-
-    def operand(self, is_call: bool = False) -> ast.Operand:
-        toks = self.toks
-        t = toks[self.i]
-        kind, text = t[0], t[1]
-        nxt = toks[self.i + 1]
-        if kind == IDENT and not (nxt[0] == PUNCT and nxt[1] in _BINARY_OPS):
-            self.i += 1
-            if text == "_":
-                return ast.Sink(Pos(t[2], t[3]))
-            if nxt[0] == DOT and nxt[2] == t[2] and nxt[3] == t[3] + len(text):
-                # `%tid.x`, `%ctaid.y`: a special register and its component are one name.
-                self.i += 1
-                return ast.Name(text + nxt[1], Pos(t[2], t[3]))
-            return ast.Name(text, Pos(t[2], t[3]))
-        if kind == PUNCT:
-            if text == "[":
-                return self.address()
-            if text == "{":
-                return self.vector()
-            if text == "!":
-                self.i += 1
-                return ast.Not(self.operand(), Pos(t[2], t[3]))
-            if text == "(" and is_call:
-                return self.paren_list()
-        if kind == INT and not (nxt[0] == PUNCT and nxt[1] in _BINARY_OPS):
-            self.i += 1
-            value = int_value(text)
-            if value is None:
-                raise self.error("an integer", t)
-            return ast.Imm(value, text, Pos(t[2], t[3]), text[-1] == "U")
-        if kind == FLOAT:
-            self.i += 1
-            return float_imm(text, Pos(t[2], t[3]))
-        if kind == PUNCT and text == "-" and nxt[0] == FLOAT:
-            self.i += 2
-            return float_imm("-" + nxt[1], Pos(t[2], t[3]))
-        if kind in (IDENT, INT) or (kind == PUNCT and text in ("-", "~", "(", "!")):
-            return self.expression()
-        raise self.error("an operand")
-
-    def expression(self) -> ast.Operand:
-        t = self.toks[self.i]
-        start = self.i
-        value = self.expr(0)
-        text = " ".join(x[1] for x in self.toks[start:self.i])
-        pos = Pos(t[2], t[3])
-        if self.i == start + 1 and t[0] == INT and value is not None:
-            return ast.Imm(value, t[1], pos, t[1][-1] == "U")
-        if self.i == start + 2 and t[1] == "-" and self.toks[start + 1][0] == INT and value is not None:
-            return ast.Imm(value, "-" + self.toks[start + 1][1], pos, self.toks[start + 1][1][-1] == "U")
-        return ast.Expr(text, value, pos)
-
-    def expr(self, min_prec: int) -> int | None:
-        """Precedence climbing over C operators; None when the value depends on a symbol."""
-        left = self.unary()
-        toks = self.toks
-        while True:
-            t = toks[self.i]
-            prec = _PRECEDENCE.get(t[1], 0) if t[0] == PUNCT else 0
-            if prec <= min_prec:
-                return left
-            self.i += 1
-            right = self.expr(prec)
-            left = _binary(t[1], left, right)
-
-    def unary(self) -> int | None:
-        toks = self.toks
-        t = toks[self.i]
-        kind, text = t[0], t[1]
-        if kind == INT:
-            self.i += 1
-            value = int_value(text)
-            if value is None:
-                raise self.error("an integer", t)
-            return value
-        if kind == IDENT:
-            self.i += 1
-            if text != "_" and toks[self.i][1] == "(" and toks[self.i][0] == PUNCT:
-                # `generic(sym)`, `mask(...)` in initializers
-                self.i += 1
-                self.nest()
-                self.expr(0)
-                self.expect(")")
-                self.depth -= 1
-            return None
-        if kind == PUNCT:
-            if text in ("-", "~", "!", "+"):
-                self.i += 1
-                self.nest()
-                v = self.unary()
-                self.depth -= 1
-                if v is None:
-                    return None
-                return -v if text == "-" else ~v if text == "~" else int(not v) if text == "!" else v
-            if text == "(":
-                self.i += 1
-                self.nest()
-                v = self.expr(0)
-                self.expect(")")
-                self.depth -= 1
-                return v
-        raise self.error("an operand")
-
-    def address(self) -> ast.Address:
-        toks = self.toks
-        t = toks[self.i]
-        self.i += 1
-        base: ast.Name | None = None
-        offset = 0
-        b = toks[self.i]
-        if b[0] == IDENT:
-            self.i += 1
-            base = ast.Name(b[1], Pos(b[2], b[3]))
-            op = toks[self.i]
-            if op[0] == PUNCT and op[1] in ("+", "-"):
-                self.i += 1
-                offset = self.integer("an integer offset")
-                if op[1] == "-":
-                    offset = -offset
-        elif b[0] == INT or (b[0] == PUNCT and b[1] == "-"):
-            offset = self.integer("an address")
-        else:
-            raise self.error("a register, a symbol or an integer address")
-        items: tuple[ast.Operand, ...] = ()
-        if toks[self.i][1] == "," and toks[self.i][0] == PUNCT:
-            # `[tmap, {x, y}]` (tensor copies, textures): the further items of the bracket.
-            more: list[ast.Operand] = []
-            while toks[self.i][1] == "," and toks[self.i][0] == PUNCT:
-                self.i += 1
-                self.nest()
-                more.append(self.operand())
-                self.depth -= 1
-            items = tuple(more)
-        self.expect("]", "']' closing the address")
-        if items:
-            return ast.Address(base, offset, Pos(t[2], t[3]), items)
-        return ast.Address(base, offset, Pos(t[2], t[3]))
-
-    def vector(self) -> ast.Vector:
-        toks = self.toks
-        t = toks[self.i]
-        self.i += 1
-        self.nest()
-        items: list[ast.Operand] = []
-        if not (toks[self.i][1] == "}" and toks[self.i][0] == PUNCT):
-            while True:
-                items.append(self.operand())
-                if toks[self.i][1] == "," and toks[self.i][0] == PUNCT:
-                    self.i += 1
-                    continue
-                break
-        self.expect("}", "',' or '}' in the vector")
-        self.depth -= 1
-        return ast.Vector(tuple(items), Pos(t[2], t[3]))
-
-    def paren_list(self) -> ast.ParenList:
-        toks = self.toks
-        t = toks[self.i]
-        self.i += 1
-        self.nest()
-        items: list[ast.Operand] = []
-        if not (toks[self.i][1] == ")" and toks[self.i][0] == PUNCT):
-            while True:
-                items.append(self.operand())
-                if toks[self.i][1] == "," and toks[self.i][0] == PUNCT:
-                    self.i += 1
-                    continue
-                break
-        self.expect(")", "',' or ')' in the call's list")
-        self.depth -= 1
-        return ast.ParenList(tuple(items), Pos(t[2], t[3]))
-
     # -- declarations ------------------------------------------------------------------------------
 
     def declaration(self, linkage: str | None, start: Token) -> ast.Declaration:
@@ -623,23 +403,20 @@ class _Parser:
         sp = toks[self.i]
         space = sp[1]
         self.i += 1
-        type_ = ""
+        # ptxas's order: state space, `.align N`, `.vN`, type (`.b32 .v2` is a syntax error).
         align: int | None = None
         vector: int | None = None
-        extra: list[str] = []
-        while toks[self.i][0] == DOT:
-            q = toks[self.i][1]
+        while self.toks[self.i][1] == ".align":
             self.i += 1
-            if q == ".align":
-                align = self.integer("an alignment")
-            elif q in _TYPES:
-                type_ = q
-            elif q in _VECTORS:
-                vector = _VECTORS[q]
-            else:
-                extra.append(q)
-        if not type_:
+            align = self.integer("an alignment")
+        q = toks[self.i][1]
+        if q in _VECTORS and toks[self.i][0] == DOT:
+            vector = _VECTORS[q]
+            self.i += 1
+        type_ = toks[self.i][1]
+        if type_ not in _TYPES or toks[self.i][0] != DOT:
             raise self.error("a type such as .b32 in the declaration")
+        self.i += 1
         names: list[ast.Declarator] = []
         while True:
             names.append(self.declarator())
@@ -649,8 +426,7 @@ class _Parser:
                 continue
             break
         self.expect(";", "',' or ';' after the declared name")
-        return ast.Declaration(space, type_, tuple(names), Pos(start[2], start[3]), align, vector, linkage,
-                               tuple(extra))
+        return ast.Declaration(space, type_, tuple(names), Pos(start[2], start[3]), align, vector, linkage)
 
     def declarator(self) -> ast.Declarator:
         toks = self.toks
@@ -660,77 +436,12 @@ class _Parser:
             self.i += 1
             rng = self.integer("a register count")
             self.expect(">", "'>' closing the register range")
-        dims = self.dims()
+            dims: tuple[int | None, ...] = ()
+        else:
+            dims = self.dims()
         init: tuple[ast.Operand, ...] | None = None
         if toks[self.i][1] == "=" and toks[self.i][0] == PUNCT:
             self.i += 1
             item = self.init_item()
             init = item.items if isinstance(item, ast.Vector) else (item,)
         return ast.Declarator(t[1], dims, rng, init, Pos(t[2], t[3]))
-
-    def init_item(self) -> ast.Operand:
-        toks = self.toks
-        t = toks[self.i]
-        if t[1] == "{" and t[0] == PUNCT:
-            self.i += 1
-            self.nest()
-            items: list[ast.Operand] = []
-            while True:
-                items.append(self.init_item())
-                if toks[self.i][1] == "," and toks[self.i][0] == PUNCT:
-                    self.i += 1
-                    continue
-                break
-            self.expect("}", "',' or '}' in the initializer")
-            self.depth -= 1
-            return ast.Vector(tuple(items), Pos(t[2], t[3]))
-        if t[0] == STRING:
-            self.i += 1
-            return ast.Expr(t[1], None, Pos(t[2], t[3]))
-        return self.operand()
-
-
-def _binary(op: str, a: int | None, b: int | None) -> int | None:
-    if a is None or b is None:
-        return None
-    if op in ("/", "%") and b == 0:
-        return None
-    if op in ("<<", ">>") and not 0 <= b < 128:
-        return None
-    match op:
-        case "+":
-            return a + b
-        case "-":
-            return a - b
-        case "*":
-            return a * b
-        case "/":
-            return int(a / b)
-        case "%":
-            return a - int(a / b) * b
-        case "<<":
-            return a << b
-        case ">>":
-            return a >> b
-        case "&":
-            return a & b
-        case "|":
-            return a | b
-        case "^":
-            return a ^ b
-        case "&&":
-            return int(bool(a and b))
-        case "||":
-            return int(bool(a or b))
-        case "==":
-            return int(a == b)
-        case "!=":
-            return int(a != b)
-        case "<":
-            return int(a < b)
-        case ">":
-            return int(a > b)
-        case "<=":
-            return int(a <= b)
-        case _:
-            return int(a >= b)

@@ -1,0 +1,320 @@
+"""Operands and constant expressions, with the shapes ptxas accepts (checked against ptxas 13.0):
+
+- `reg`, `%tid.x` (a special register and its component, written without blanks), `_`, `!p`, `-reg`
+- `p|q` (the two destinations of setp, shfl ...)
+- constant expressions in C syntax with `?:` (`1<<3`, `-(4)`, `1.5`); a hex float `0f...` only alone
+- `sym+expr` (a symbol plus a constant; `sym-4` is an error for ptxas, so it is here)
+- `[base]`, `[base+expr]`, `[expr]`, `[base, ...]` (tensor and texture operands)
+- `{a, b, ...}` vectors of names, sinks and constants; `(a, b)` lists of `call`
+"""
+
+from __future__ import annotations
+
+from mbarrier.ptx import ast
+from mbarrier.ptx.ast import Pos
+from mbarrier.ptx.cursor import Cursor
+from mbarrier.ptx.lexer import DOT, FLOAT, IDENT, INT, PUNCT, STRING, Token
+from mbarrier.ptx.literals import float_imm, int_value
+
+Value = int | float | None  # None: not a number we can compute (an operation ptxas would reject)
+
+_PRECEDENCE = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7, "<=": 7,
+               ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
+_UNARY = frozenset({"-", "+", "~", "!"})
+_EXPR_START = frozenset({"-", "+", "~", "!", "("})
+
+
+def _hex_float(text: str) -> bool:
+    return len(text) > 1 and text[1] in "fFdD"
+
+
+class OperandParser(Cursor):
+    def operand(self, is_call: bool = False) -> ast.Operand:
+        toks = self.toks
+        t = toks[self.i]
+        kind, text = t[0], t[1]
+        if kind == IDENT:
+            return self.name_operand(t)
+        if kind == PUNCT:
+            if text == "[":
+                return self.address()
+            if text == "{":
+                return self.vector()
+            if text == "(" and is_call:
+                return self.paren_list()
+            if text == "!":
+                self.i += 1
+                self.nest()
+                inner = self.operand()
+                self.unnest()
+                return ast.Not(inner, Pos(t[2], t[3]))
+            if text == "-" and toks[self.i + 1][0] == IDENT:
+                n = toks[self.i + 1]
+                self.i += 2
+                return ast.Expr("-" + n[1], None, Pos(t[2], t[3]))
+        if kind == FLOAT and _hex_float(text):
+            self.i += 1
+            return float_imm(text, Pos(t[2], t[3]))
+        if kind in (INT, FLOAT) or (kind == PUNCT and text in _EXPR_START):
+            return self.constant()
+        raise self.error("an operand")
+
+    def name_operand(self, t: Token) -> ast.Operand:
+        """A register, symbol or label; `%tid.x`; `_`; `p|q`; `sym+expr`."""
+        toks = self.toks
+        self.i += 1
+        text = t[1]
+        nxt = toks[self.i]
+        if nxt[0] == DOT and nxt[2] == t[2] and nxt[3] == t[3] + len(text):
+            self.i += 1
+            return ast.Name(text + nxt[1], Pos(t[2], t[3]))
+        if text == "_":
+            return ast.Sink(Pos(t[2], t[3]))
+        if nxt[0] == PUNCT:
+            if nxt[1] == "|":
+                self.i += 1
+                other = self.ident("a predicate after '|'")
+                return ast.Expr(f"{text}|{other[1]}", None, Pos(t[2], t[3]))
+            if nxt[1] == "+":
+                self.i += 1
+                start = self.i
+                self.expr(0)
+                return ast.Expr(text + "+" + self.text_from(start), None, Pos(t[2], t[3]))
+        return ast.Name(text, Pos(t[2], t[3]))
+
+    def text_from(self, start: int) -> str:
+        return "".join(x[1] for x in self.toks[start:self.i])
+
+    def constant(self) -> ast.Operand:
+        """A constant expression: an Imm or FloatImm when it is one literal (maybe negated)."""
+        toks = self.toks
+        start = self.i
+        t = toks[start]
+        value = self.expr(0)
+        pos = Pos(t[2], t[3])
+        n = self.i - start
+        lit = toks[self.i - 1]
+        if n == 1 or (n == 2 and t[1] == "-"):
+            sign = "-" if n == 2 else ""
+            if lit[0] == INT and isinstance(value, int):
+                return ast.Imm(value, sign + lit[1], pos, lit[1][-1] == "U")
+            if lit[0] == FLOAT:
+                return float_imm(sign + lit[1], pos)
+        return ast.Expr(self.text_from(start), value if isinstance(value, int) else None, pos)
+
+    def expr(self, min_prec: int) -> Value:
+        """Precedence climbing over C's operators, `?:` lowest."""
+        toks = self.toks
+        self.nest()
+        left = self.unary()
+        while True:
+            t = toks[self.i]
+            if t[0] != PUNCT:
+                break
+            prec = _PRECEDENCE.get(t[1], 0)
+            if prec <= min_prec:
+                if t[1] == "?" and min_prec == 0:
+                    self.i += 1
+                    a = self.expr(0)
+                    self.expect(":", "':' of the '?:' expression")
+                    b = self.expr(0)
+                    left = None if left is None else a if left else b
+                break
+            self.i += 1
+            left = self.binary(t, left, self.expr(prec))
+        self.unnest()
+        return left
+
+    def unary(self) -> Value:
+        toks = self.toks
+        t = toks[self.i]
+        kind, text = t[0], t[1]
+        if kind == INT:
+            self.i += 1
+            value = int_value(text)
+            if value is None:
+                raise self.error("an integer", t)
+            return value
+        if kind == FLOAT and not _hex_float(text):
+            self.i += 1
+            return float(text)
+        if kind == PUNCT:
+            if text in _UNARY:
+                self.i += 1
+                self.nest()
+                v = self.unary()
+                self.unnest()
+                if v is None:
+                    return None
+                if text == "-":
+                    return -v
+                if text == "!":
+                    return int(not v)
+                if text == "~":
+                    return ~v if isinstance(v, int) else None
+                return v
+            if text == "(":
+                self.i += 1
+                v = self.expr(0)
+                self.expect(")", "')' closing the expression")
+                return v
+        raise self.error("a constant expression")
+
+    def binary(self, op: Token, a: Value, b: Value) -> Value:
+        if a is None or b is None:
+            return None
+        o = op[1]
+        if o in ("/", "%") and b == 0:
+            raise self.fatal("Constant expression has division by zero", op)
+        if isinstance(a, float) or isinstance(b, float):
+            # ptxas types float expressions itself ("type mismatch"); we do not need their value.
+            return None
+        if o in ("<<", ">>") and not 0 <= b < 128:
+            return None
+        if o == "+":
+            return a + b
+        if o == "-":
+            return a - b
+        if o == "*":
+            return a * b if a.bit_length() + b.bit_length() < 256 else None
+        if o == "/":
+            q = abs(a) // abs(b)
+            return q if (a >= 0) == (b >= 0) else -q
+        if o == "%":
+            r = abs(a) % abs(b)
+            return r if a >= 0 else -r
+        if o == "<<":
+            return a << b
+        if o == ">>":
+            return a >> b
+        if o == "&":
+            return a & b
+        if o == "|":
+            return a | b
+        if o == "^":
+            return a ^ b
+        if o == "&&":
+            return int(bool(a) and bool(b))
+        if o == "||":
+            return int(bool(a) or bool(b))
+        if o == "==":
+            return int(a == b)
+        if o == "!=":
+            return int(a != b)
+        if o == "<":
+            return int(a < b)
+        if o == ">":
+            return int(a > b)
+        if o == "<=":
+            return int(a <= b)
+        return int(a >= b)
+
+    def int_expr(self, what: str) -> int:
+        t = self.toks[self.i]
+        v = self.expr(0)
+        if not isinstance(v, int):
+            raise self.fatal(f"Integer constant expression expected ({what})", t)
+        return v
+
+    def address(self) -> ast.Address:
+        toks = self.toks
+        t = toks[self.i]
+        self.i += 1
+        base: ast.Name | None = None
+        offset = 0
+        b = toks[self.i]
+        if b[0] == IDENT:
+            self.i += 1
+            base = ast.Name(b[1], Pos(b[2], b[3]))
+            if self.at("+"):
+                self.i += 1
+                offset = self.int_expr("an address offset")
+        else:
+            offset = self.int_expr("an address")
+        items: tuple[ast.Operand, ...] = ()
+        if self.at(","):
+            # `[tmap, {x, y}]` (tensor copies, textures): the further items of the bracket.
+            more: list[ast.Operand] = []
+            self.nest()
+            while self.at(","):
+                self.i += 1
+                more.append(self.operand())
+            self.unnest()
+            items = tuple(more)
+        self.expect("]", "']' closing the address")
+        if items:
+            return ast.Address(base, offset, Pos(t[2], t[3]), items)
+        return ast.Address(base, offset, Pos(t[2], t[3]))
+
+    def vector(self) -> ast.Vector:
+        """`{a, b}`: names, sinks and constants (ptxas allows no nesting or addresses here)."""
+        toks = self.toks
+        t = toks[self.i]
+        self.i += 1
+        items: list[ast.Operand] = []
+        while True:
+            x = toks[self.i]
+            if x[0] == IDENT:
+                items.append(self.name_operand(x))
+            elif x[0] == FLOAT and _hex_float(x[1]):
+                self.i += 1
+                items.append(float_imm(x[1], Pos(x[2], x[3])))
+            elif x[0] in (INT, FLOAT) or (x[0] == PUNCT and x[1] in _EXPR_START):
+                items.append(self.constant())
+            else:
+                raise self.error("a register, a sink or a constant in the vector")
+            if self.at(","):
+                self.i += 1
+                continue
+            break
+        self.expect("}", "',' or '}' in the vector")
+        return ast.Vector(tuple(items), Pos(t[2], t[3]))
+
+    def paren_list(self) -> ast.ParenList:
+        t = self.toks[self.i]
+        self.i += 1
+        self.nest()
+        items: list[ast.Operand] = []
+        if not self.at(")"):
+            while True:
+                items.append(self.operand())
+                if self.at(","):
+                    self.i += 1
+                    continue
+                break
+        self.expect(")", "',' or ')' in the call's list")
+        self.unnest()
+        return ast.ParenList(tuple(items), Pos(t[2], t[3]))
+
+    def init_item(self) -> ast.Operand:
+        """One initializer value: a constant, a name (`sym`, `sym+4`, `generic(sym)`), a `{...}` list,
+        or a string."""
+        toks = self.toks
+        t = toks[self.i]
+        if t[1] == "{" and t[0] == PUNCT:
+            self.i += 1
+            self.nest()
+            items: list[ast.Operand] = []
+            while True:
+                items.append(self.init_item())
+                if self.at(","):
+                    self.i += 1
+                    continue
+                break
+            self.expect("}", "',' or '}' in the initializer")
+            self.unnest()
+            return ast.Vector(tuple(items), Pos(t[2], t[3]))
+        if t[0] == STRING:
+            self.i += 1
+            return ast.Expr(t[1], None, Pos(t[2], t[3]))
+        if t[0] == IDENT and toks[self.i + 1][1] == "(" and toks[self.i + 1][0] == PUNCT:
+            # `generic(sym)`, `mask(...)`: an operator applied to a symbol
+            start = self.i
+            self.i += 2
+            self.ident("a symbol")
+            if self.at("+"):
+                self.i += 1
+                self.expr(0)
+            self.expect(")", "')'")
+            return ast.Expr(self.text_from(start), None, Pos(t[2], t[3]))
+        return self.operand()

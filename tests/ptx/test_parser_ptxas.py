@@ -1,0 +1,151 @@
+"""Differential: on each snippet, ptxas and our parser agree on whether it is a syntax error, and on the
+line and the token it is reported near ("Parsing error near 'x': syntax error")."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mbarrier.ptx.diagnostics import PtxSyntaxError
+from mbarrier.ptx.parser import parse
+
+HEAD = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k()
+{
+.reg .b32 %r<5>;
+.reg .pred %p<3>;
+.reg .f32 %f<3>;
+.reg .b64 %rd<3>;
+.shared .b32 sym[4];
+"""
+TAIL = "\nret;\n}\n"
+BODY_LINE = HEAD.count("\n") + 1
+
+# Statements placed in a kernel body.
+BODY = [
+    "mov.u32 %r1, 09;", "mov.f32 %f1, -0f3F800000;", "mov.f32 %f1, 1.5;", "mov.f32 %f1, 1e3;",
+    "mov .u32 %r1, 1;", "ld.shared.u32 %r1, [sym+4+4];", "mov.u32 %r1, 1;;", "@ !%p1 bra k;",
+    "{ }", "add.u32 %r1, %r2, (1<<3);", "ld.shared.u32 %r1, [sym+-4];", "ld.shared.u32 %r1, [sym+(4)];",
+    "mov.u32 %r1, sym+4;", "mov.u32 %r1, 0xU;", "mov.u32 %r1, 1U;", "mov.u32 %r1, 0b11;",
+    "mov.u32 %r1, %r2\n;", "mov.u32\n%r1, %r2;", "mov.u32 %r1, -0x1;", "mov.u32 %r1, !1;",
+    "mov.u32 %r1, ~1;", "mov.f32 %f1, .5;", "ld.shared.u32 %r1, [ %r2 + 4 ];", "mov.u32 %r1,%tid . x;",
+    "mov.u32 %r1, %tid.x;", "mov.u32 %r1, % r1;", "ld.shared.u32 %r1, [%r2+%r3];",
+    "ld.shared.u32 %r1, [4+sym];", "mov.f32 %f1, -1.5;", "mov.f32 %f1, 1.;", "mov.f32 %f1, 0F3F800000;",
+    "mov.u32 %r1, 0X1f;", "ld.shared.u32 %r1, [sym-1+2];", "ld.shared.u32 %r1, [sym+4*2];",
+    "mov.u32 %r1, (1<<3)+sym;", "mov.u32 %r1, -(-1);", "mov.u32 %r1, 1 ? 2 : 3;", "mov.u32 %r1, 5/0;",
+    ".shared .b8 .align 8 x1[8];", ".shared .align 8 .v2 .b32 x2;", ".shared .v2 .align 8 .b32 x3;",
+    ".reg .b32 .v2 w;", ".reg .b32 x, y, z;", ".local .align 8 .b8 arr[2][3];",
+    ".reg .b32 %q<2>[2];", ".reg .b32 q[2]<2>;", ".shared .b32 .b32 y2;", "L: L2: ret;",
+    "mov.u32 %r1, sym-4;", "mov.u32 %r1, sym*4;", "mov.u32 %r1, (sym);", "mov.u32 %r1, 4 +;",
+    "ld.shared.u32 %r1, [sym+(1?2:3)];", "ld.shared.u32 %r1, [sym-4];", "ld.shared.u32 %r1, [%rd1-4];",
+    "ld.shared.u32 %r1, [%rd1+ -4];", "setp.eq.u32 %p1|%p2, %r1, %r2;", "setp.eq.u32 %p1 | %p2, %r1, %r2;",
+    "setp.eq.u32 %p1|1, %r1, %r2;", "mov.b64 %rd1, {};", "mov.b64 %rd1, {%r1, {%r2}};",
+    "mov.b64 %rd1, {[%r1]};", "mov.b64 %rd1, {!%p1, %r1};", "mov.u32 %r1, %tid.x+4;",
+    "mov.f32 %f1, -(1.5);", "mov.f32 %f1, - 1.5;", "add.u32 %r1, -%r2, 1;", "mov.pred %p1, !%p2;",
+    "mov.u32 %r1, [%r2;", "mov.u32 %r1 %r2;", "mov.u32 %r1, ;", "#", "@ mov.u32 %r1, 1;",
+    "mbarrier.arrive.shared::cta.b64 _, [%rd1];",
+    "mbarrier.try_wait.parity.shared::cta.b64 %p1, [%rd1], %r1, 0x989680;",
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 16, [%r2];",
+    "mov.b64 {%r1, %r2}, %rd1;", "mov.b64 %rd1, {%r1, _};", "{ .reg .pred p; @p bra k; }",
+    "mov.u32 %r1, 'a';", "mov.u32 %r1, \"s\";", "ld.shared.u32 %r1, [sym] ;", "ld.shared.u32 %r1, [];",
+    "ld.shared.u32 %r1, [%r1+];", "L:", "$x: mov.u32 %r1, 1;", "mov.u32 %r1, 1 /* c */ ;",
+    "mov.u32 %r1, 1; // c", "bra.uni k; }", ".pragma \"nounroll\";", ".loc 1 2 3", ".reg .b32 r<>;",
+    ".reg .b32 a = 1;", ".shared .align .b32 z;", "mov.u32 %r1, 0x1ffffffffffffffff;",
+]
+
+# Whole modules (no HEAD/TAIL).
+MODULES = [
+    ".version 8.0\n.target sm_90, sm_80\n.address_size 64\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.global .u32 g = 5;\n.const .b8 t[3] = {1, 2, 3};\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.global .u32 g[2] = {1, {2}};\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(\n.param .u64 a,\n.param .u32 b\n)\n"
+    ".maxntid 128, 1, 1\n.minnctapersm 2\n{\nret;\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {\nret;\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {\n/* never closed\nret;\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.func (.param .b32 r) f(.param .b32 a)\n{\n"
+    ".reg .b32 %r<2>;\nld.param.b32 %r1, [a];\nst.param.b32 [r], %r1;\nret;\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.entry (.param .b32 r) k()\n{\nret;\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\nmov.u32 %r1, 1;\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.extern .shared .align 16 .b8 smem[];\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.global .align 8 .u64 p[1] = {generic(g)};\n"
+    ".global .u32 g;\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n.explicitcluster\n"
+    ".reqnctapercluster 2, 1, 1\n.maxclusterrank 8\n{\nret;\n}\n",
+    ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<3>;\n"
+    "call.uni (%r1), f, (%r2);\nret;\n}\n.func (.reg .b32 x) f(.reg .b32 y)\n{\nmov.b32 x, y;\nret;\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b64 %rd<2>;\n"
+    "proto: .callprototype (.param .b32 _) _ (.param .b32 _);\n"
+    "{\n.param .b32 p0;\n.param .b32 r0;\ncall (r0), %rd1, (p0), proto;\n}\nret;\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\nret;\n}\n}\n",
+    ".version 9.0\n.target sm_100a\n.address_size 64\n",
+    ".version 9\n.target sm_90\n",
+    ".version 8.0\n.target sm_90\n.version 8.0\n",
+    ".version 8.0\n.target sm_90\n.target sm_80\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\nmov.u32 %r1, 1/* x */;\n"
+    "ret;\n}\n",
+]
+
+# ptxas's fatal parse-level messages: the token a syntax error is near, or the whole message.
+_FATAL = re.compile(r"line (\d+); fatal\s*: (?:Parsing error near '(.*)': syntax error|(.*))")
+
+
+# Fatal errors of ptxas that are about meaning, not form (initializer types, undeclared symbols): the
+# validator reports those, the parser must accept the text.
+_SEMANTIC = ("Initial value type mismatch", "Invalid initial value expression")
+
+
+def ptxas_verdict(path: Path) -> tuple[int, str] | None:
+    """(line, near-token or message) of ptxas's fatal parse-level error, or None when it has none."""
+    out = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", "/dev/null"],
+                         capture_output=True, text=True, timeout=60)
+    m = _FATAL.search(out.stderr)
+    if m is None or (m.group(3) or "").startswith(_SEMANTIC):
+        return None
+    return int(m.group(1)), m.group(2) if m.group(2) is not None else m.group(3).replace(str(path), "F")
+
+
+def our_verdict(text: str) -> tuple[int, str] | None:
+    try:
+        parse(text, "F")
+    except PtxSyntaxError as e:
+        d = e.diagnostics[-1]
+        assert d.severity == "fatal" and d.rule == "syntax"
+        assert 1 <= d.line <= text.count("\n") + 1 and d.column >= 1
+        m = re.match(r"Parsing error near '(.*)': syntax error", d.message)
+        # our messages add what was expected, in parentheses, after ptxas's words
+        return d.line, m.group(1) if m else d.message.split(" (")[0]
+    return None
+
+
+CASES = [HEAD + b + TAIL for b in BODY] + MODULES
+
+
+@pytest.fixture(scope="module")
+def ptxas_verdicts(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[int, str] | None]:
+    assert shutil.which("ptxas"), "ptxas (CUDA 13.0) must be on PATH"
+    d = tmp_path_factory.mktemp("ptxas")
+    out = []
+    for n, text in enumerate(CASES):
+        f = d / f"c{n}.ptx"
+        f.write_text(text)
+        out.append(ptxas_verdict(f))
+    return out
+
+
+@pytest.mark.parametrize("n", range(len(CASES)), ids=lambda n: repr(CASES[n][len(HEAD):len(HEAD) + 40])
+                         if n < len(BODY) else f"module{n - len(BODY)}")
+def test_agrees_with_ptxas(n: int, ptxas_verdicts: list[tuple[int, str] | None]) -> None:
+    text = CASES[n]
+    theirs = ptxas_verdicts[n]
+    ours = our_verdict(text)
+    if theirs is None:
+        assert ours is None, f"ptxas parses this, we reject it: {ours}"
+    else:
+        assert ours is not None, f"ptxas rejects this ({theirs}), we parse it"
+        assert ours == theirs
