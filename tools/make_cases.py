@@ -1317,6 +1317,143 @@ def undefined() -> None:
     )
 
 
+def warp_probes() -> None:
+    """Second run: how warps merge arrivals and waits (found in the first run), and UB at the seams."""
+    for n in (2, 16):
+        case(
+            f"time-try-lanes-{n}",
+            "timing",
+            f"{n} threads try_wait (no hint) on an open phase at once",
+            [init(2), arrive(), try_(threads=[0, n], parity=0, timed=True), *END],
+        )
+    case(
+        "time-try-warp-hint-1000",
+        "timing",
+        "32 threads try_wait with suspendTimeHint 1000 on an open phase",
+        [init(2), arrive(), try_(threads=[0, 32], parity=0, timed=True, hint=1000), *END],
+    )
+    case(
+        "time-try-2warps",
+        "timing",
+        "64 threads (2 warps) try_wait (no hint) on an open phase",
+        [init(2), arrive(), try_(threads=[0, 64], parity=0, timed=True), *END],
+        threads=64,
+    )
+    case(
+        "time-test-warp",
+        "timing",
+        "32 threads test_wait on an open phase at once",
+        [init(2), arrive(), test(threads=[0, 32], parity=0, timed=True), *END],
+    )
+    case(
+        "thr-half-warp",
+        "threads",
+        "16 lanes of one warp arrive on init(32)",
+        [init(32), arrive(threads=[0, 16], token="a"), test(parity=0), *END],
+    )
+    case(
+        "thr-straddle",
+        "threads",
+        "lanes 16..47 (half of two warps) arrive on init(40)",
+        [init(40), arrive(threads=[16, 48], token="a"), test(parity=0), *END],
+        threads=64,
+    )
+    case(
+        "thr-count-3x32",
+        "threads",
+        "32 lanes arrive count 3 on init(96): the merged arrival completes",
+        [
+            init(96),
+            arrive(threads=[0, 32], count=3, token="a"),
+            test(parity=0),
+            test(threads=[0, 32], token="a"),
+            *END,
+        ],
+    )
+    case(
+        "thr-drop-expect-32",
+        "threads",
+        "32 lanes arrive_drop.expect_tx(8) on init(33)",
+        [
+            init(33),
+            drop(threads=[0, 32], expect_tx=8, token="a"),
+            test(parity=0),
+            complete(256),
+            arrive(),
+            test(parity=0),
+            *END,
+        ],
+    )
+    case(
+        "thr-nc-32",
+        "threads",
+        "32 lanes arrive.noComplete(1) on init(64): not merged",
+        [
+            init(64),
+            arrive(threads=[0, 32], count=1, no_complete=True, token="a"),
+            pc("a", threads=[0, 32]),
+            *END,
+        ],
+    )
+    case(
+        "tx-expect-lanes",
+        "tx",
+        "32 lanes expect_tx(8), then complete_tx(256) and the arrival",
+        [
+            init(1),
+            expect(8, threads=[0, 32]),
+            test(parity=0),
+            complete(256),
+            test(parity=0),
+            arrive(),
+            test(parity=0),
+            *END,
+        ],
+    )
+    case(
+        "cl2-warp-expect",
+        "cluster",
+        "32 lanes of CTA 1 remote arrive.expect_tx(8) on init(32), CTA 0 complete_tx",
+        [
+            init(32),
+            arrive(cta=1, threads=[0, 32], target=0, expect_tx=8),
+            test(parity=0),
+            complete(256),
+            poll(parity=0),
+            *END,
+        ],
+        ctas=2,
+    )
+    case(
+        "ub-over-warp",
+        "ub",
+        "32 lanes arrive on init(16): the merged count exceeds pending",
+        [init(16), arrive(threads=[0, 32], token="a"), test(parity=0), *END],
+        ub=("pending-underflow", 1),
+    )
+    case(
+        "ub-over-tx-pending",
+        "ub",
+        "init(1): expect_tx(10), arrive, then a second arrive with pending 0",
+        [init(1), expect(10), arrive(), arrive(token="a"), test(parity=0), *END],
+        ub=("pending-underflow", 3),
+    )
+    case(
+        "ub-tx-wrap-back",
+        "ub",
+        "init(1): expect_tx(2^20-1), expect_tx(1), complete_tx(1), complete_tx(2^20-1), arrive",
+        [init(1), expect(M), expect(1), complete(1), complete(M), arrive(), test(parity=0), *END],
+        ub=("tx-count-range", 2),
+    )
+    case(
+        "ub-nc-warp-completes",
+        "ub",
+        "32 lanes arrive.noComplete(1) on init(32): the last one completes",
+        [init(32), arrive(threads=[0, 32], count=1, no_complete=True, token="a"), test(parity=0), *END],
+        ub=("no-complete-completes", 1),
+    )
+
+
 def build() -> dict[str, Any]:
     CASES.clear()
     for family in (
@@ -1332,6 +1469,7 @@ def build() -> dict[str, Any]:
         cp_async,
         bulk,
         undefined,
+        warp_probes,
     ):
         family()
     return {

@@ -167,10 +167,12 @@ def _tokens(recs: list[Recorded], root: Path, verdicts: dict[str, Verdict]) -> l
         "## State tokens",
         "",
         "Compared: the upper 32 bits (phase parity, negated pending count, and the top bits of the "
-        "negated tx-count: the object's upper word before the arrive) and, for `.noComplete`, the low "
-        "word. The low 32 bits of other tokens are whatever the destination register held before "
-        "(the column shows them: the count operand, the barrier's shared address `0x400`, older "
-        "values), so bit 0 is not a reliable `.noComplete` mark on a token of unknown origin.",
+        "negated tx-count: the object's upper word before the arrive) and, for `.noComplete`, bit 0. "
+        "The rest of the low word is not state: a plain token's low word is whatever the destination "
+        "register held before (the column shows the count operand, the barrier's shared address `0x400`, "
+        "older values), and a `.noComplete` token's low word was 1 from one lane but `0xffffffff` from a "
+        "full warp (`thr-nc-32`). Bit 0 is set in every `.noComplete` token recorded, but also in some "
+        "plain ones, so it does not identify a token of unknown origin.",
         "",
     ]
     rows = []
@@ -234,8 +236,10 @@ def _warps(recs: list[Recorded], root: Path, verdicts: dict[str, Verdict]) -> li
             if not vals:
                 continue
             per_warp = []
-            for w in range(0, len(vals), 32):
-                pend = Counter(encoding.token_pending(int(v) & UPPER_WORD) for v in vals[w : w + 32])
+            lo, hi = op.threads
+            for warp in range(lo // 32, (hi - 1) // 32 + 1):
+                lanes = vals[max(lo, 32 * warp) - lo : min(hi, 32 * warp + 32) - lo]
+                pend = Counter(encoding.token_pending(int(v) & UPPER_WORD) for v in lanes)
                 per_warp.append(_pending_set(pend))
             shown = ", ".join(per_warp[:8]) + (f", ... ({len(per_warp)} warps)" if len(per_warp) > 8 else "")
             rows.append([_link(r, root), f"{i}: {_op_text(op)}", shown, _mark(verdicts[r.case.id])])

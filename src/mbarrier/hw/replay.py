@@ -68,8 +68,8 @@ class _Machine:
         fn = b.arrive if op.op == "arrive" else b.arrive_drop
         out: list[Value] = []
         lo, hi = op.threads
-        for w0 in range(lo, hi, 32):
-            lanes = range(w0, min(hi, (w0 // 32 + 1) * 32))
+        for warp in range(lo // 32, (hi - 1) // 32 + 1):
+            lanes = range(max(lo, 32 * warp), min(hi, 32 * warp + 32))
             if op.expect_tx is not None:
                 tok = fn(expect_tx=op.expect_tx * len(lanes))
                 if len(lanes) > 1:
@@ -182,9 +182,10 @@ def decode_value(op: Op, raw: object) -> Value:
 
 def _comparable(op: Op, values: list[Value]) -> list[Value]:
     if op.op in ARRIVE_OPS:
-        # A token's upper 32 bits are the object's state; its low 32 bits are whatever the destination
-        # register held before (measured: the count operand, the barrier's address, older values),
-        # except that a .noComplete token's low word is 1. Warps arrive in any order: compare multisets.
+        # A token's upper 32 bits are the object's state. Its low word is not: a plain token's is what
+        # the destination register held before (measured: the count operand, the barrier's address,
+        # older values); a .noComplete token's has bit 0 set (1 from one lane, 0xffffffff from a full
+        # warp). Warps arrive in any order: compare multisets.
         mask = encoding.TOKEN_MEANINGFUL_MASK if op.no_complete else UPPER_WORD
         return sorted(int(v) & mask for v in values)
     if op.op == "pending_count":
