@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from mbarrier.ptx import ast
+from mbarrier.sim.address import SHARED_GENERIC
 from mbarrier.sim.errors import LaunchError, Unsupported
 from mbarrier.sim.types import TYPES, Scalar
 
@@ -235,8 +236,9 @@ class Gen:
         else:
             self.lines.append(f"r[{reg.slot}] = ({expr}) & {(1 << bits) - 1:#x}")
 
-    def address(self, op: ast.Operand, bits: int = 64) -> str:
-        """Source of the address an `[...]` operand names."""
+    def address(self, op: ast.Operand, space: str = "", bits: int = 64) -> str:
+        """Source of the address an `[...]` operand names. In a generic-addressing instruction
+        (space "generic") a shared variable's name stands for its generic address."""
         if not isinstance(op, ast.Address) or op.items:
             raise self.unsupported("address operand form")
         mask = (1 << bits) - 1
@@ -248,7 +250,8 @@ class Gen:
             return base if op.offset == 0 else f"(({base} + {op.offset}) & {mask:#x})"
         sym = self.layout.symbols.get(op.base.name)
         if sym is not None:
-            return f"{(sym.address + op.offset) & mask:#x}"
+            base_addr = sym.address + (SHARED_GENERIC if space == "generic" and sym.space == "shared" else 0)
+            return f"{(base_addr + op.offset) & mask:#x}"
         raise self.unsupported(f"address base {op.base.name!r}")
 
     def label(self, op: ast.Operand) -> int:

@@ -26,6 +26,10 @@ ArgValue = int | Buffer | bytes
 
 MAX_THREADS_PER_CTA = 1024
 MAX_CLUSTER = 16
+# Allocation granularity: a CTA's shared memory and each module variable are backed in whole units, so
+# an access that runs a little past a variable's declared end stays in bounds, as on hardware.
+SHARED_GRANULE = 128
+GLOBAL_GRANULE = 256
 
 
 def dim3(value: int | tuple[int, ...] | list[int], what: str) -> Dim3:
@@ -173,10 +177,11 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
                 shared_names.append((offset, d.name))
                 offset += size
             else:
-                base = gmem.allocate(max(size, 1), d.name, _initial_bytes(decl, d, size))
+                backed = max(1, -(-size // GLOBAL_GRANULE)) * GLOBAL_GRANULE
+                base = gmem.allocate(backed, d.name, _initial_bytes(decl, d, size))
                 symbols[d.name] = Symbol("global", base, size)
                 buffers[d.name] = (base, size)
-    shared_size = offset
+    shared_size = -(-offset // SHARED_GRANULE) * SHARED_GRANULE
 
     given = dict(args or {})
     params: dict[str, bytes] = {}

@@ -27,7 +27,8 @@ def _cp(g: Gen, ins: ast.Instruction) -> None:
         noinc = ".noinc" in tail
         if any(x not in (".noinc", ".b64") and not x.startswith(".shared") for x in tail):
             raise g.unsupported()
-        g.lines.append(f"m.cp_mb_arrive(t, {mbar_space(g, tail)!r}, {g.address(ins.operands[0])}, {noinc})")
+        space = mbar_space(g, tail)
+        g.lines.append(f"m.cp_mb_arrive(t, {space!r}, {g.address(ins.operands[0], space)}, {noinc})")
         return
     if rest == (".commit_group",):
         g.lines.append("m.cp_commit(t)")

@@ -47,13 +47,13 @@ def _mbarrier(g: Gen, ins: ast.Instruction) -> None:
     ops = ins.operands
     if op == ".init":
         _check(g, rest, set())
-        g.lines.append(f"m.mb_init(t, {space!r}, {g.address(ops[0])}, {g.src(ops[1], U32)})")
+        g.lines.append(f"m.mb_init(t, {space!r}, {g.address(ops[0], space)}, {g.src(ops[1], U32)})")
     elif op == ".inval":
         _check(g, rest, set())
-        g.lines.append(f"m.mb_inval(t, {space!r}, {g.address(ops[0])})")
+        g.lines.append(f"m.mb_inval(t, {space!r}, {g.address(ops[0], space)})")
     elif op in (".expect_tx", ".complete_tx"):
         _check(g, rest, set())
-        g.lines.append(f"m.mb_tx(t, {space!r}, {g.address(ops[0])}, {g.src(ops[1], U32)}, "
+        g.lines.append(f"m.mb_tx(t, {space!r}, {g.address(ops[0], space)}, {g.src(ops[1], U32)}, "
                        f"{op == '.expect_tx'})")
     elif op in (".arrive", ".arrive_drop"):
         _arrive(g, ins, op == ".arrive_drop", rest, space)
@@ -64,7 +64,8 @@ def _mbarrier(g: Gen, ins: ast.Instruction) -> None:
         value = g.src(ops[2], U32) if parity else _raw(g, ops[2])
         if len(ops) == 4:
             g.src(ops[3], U32)  # suspendTimeHint: how long hardware may suspend; no effect on the result
-        call = f"m.mb_wait(t, {space!r}, {g.address(ops[1])}, {value}, {parity}, {op == '.try_wait'})"
+        addr = g.address(ops[1], space)
+        call = f"m.mb_wait(t, {space!r}, {addr}, {value}, {parity}, {op == '.try_wait'})"
         g.lines.append(call if d is None else f"r[{d.slot}] = {call}")
     elif op == ".pending_count":
         _check(g, rest, set())
@@ -83,6 +84,6 @@ def _arrive(g: Gen, ins: ast.Instruction, drop: bool, rest: tuple[str, ...], spa
     d = g.dst(ops[0])
     extra = g.src(ops[2], U32) if len(ops) == 3 else "None"
     count, tx = ("None", extra) if expect else (extra, "None")
-    call = (f"m.mb_arrive(t, {space!r}, {g.address(ops[1])}, {count}, {tx}, {no_complete}, {drop}, "
-            f"{d is not None})")
+    addr = g.address(ops[1], space)
+    call = f"m.mb_arrive(t, {space!r}, {addr}, {count}, {tx}, {no_complete}, {drop}, {d is not None})"
     g.lines.append(call if d is None else f"r[{d.slot}] = {call}")

@@ -76,7 +76,7 @@ def _ld(g: Gen, ins: ast.Instruction) -> None:
     if space == "param":
         _ld_param(g, d, a, ty, n)
         return
-    addr = g.address(a)
+    addr = g.address(a, space)
     if n == 1:
         _set_loaded(g, d, load_expr(space, addr, ty.size), ty)
         return
@@ -112,7 +112,7 @@ def _st(g: Gen, ins: ast.Instruction) -> None:
     space = space_of(g, ins)
     if space == "param":
         raise g.unsupported("st.param (calls are not supported)")
-    addr = g.address(a)
+    addr = g.address(a, space)
     if isinstance(v, ast.Vector):
         parts = [f"({g.src(x, ty)} << {i * ty.bits})" for i, x in enumerate(v.items)]
         g.lines.append(store_stmt(space, addr, ty.size * len(v.items), " | ".join(parts)))
@@ -144,7 +144,7 @@ def _atom(g: Gen, ins: ast.Instruction) -> None:
     if op == "cas" and len(operands) != 2 or op != "cas" and len(operands) != 1:
         raise g.unsupported("operand count")
     kind = "f" if ty.float else ("s" if ty.signed else "u")
-    call = f"m.atom(t, {space!r}, {g.address(a)}, {ty.size}, {op!r}, {kind!r}, {b}, {c})"
+    call = f"m.atom(t, {space!r}, {g.address(a, space)}, {ty.size}, {op!r}, {kind!r}, {b}, {c})"
     if d is None:
         g.lines.append(call)
     else:
