@@ -57,6 +57,11 @@ BODY = [
     "ld.shared.u32 %r1, [%r1+];", "L:", "$x: mov.u32 %r1, 1;", "mov.u32 %r1, 1 /* c */ ;",
     "mov.u32 %r1, 1; // c", "bra.uni k; }", ".pragma \"nounroll\";", ".loc 1 2 3", ".reg .b32 r<>;",
     ".reg .b32 a = 1;", ".shared .align .b32 z;", "mov.u32 %r1, 0x1ffffffffffffffff;",
+    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+    " [%r1], [%rd1, {%r2, %r3}], [%r4];",
+    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+    " [%r1], [%rd1, %r2], [%r4];",
+    "mov.u32 %r1, .5e3;", "mov.u32 %r1, 1.5.5;", "ld.shared.u32 %r1, [sym+1.5];",
 ]
 
 # Whole modules (no HEAD/TAIL).
@@ -98,6 +103,9 @@ _FATAL = re.compile(r"line (\d+); fatal\s*: (?:Parsing error near '(.*)': syntax
 # Fatal errors of ptxas that are about meaning, not form (initializer types, undeclared symbols): the
 # validator reports those, the parser must accept the text.
 _SEMANTIC = ("Initial value type mismatch", "Invalid initial value expression")
+# Errors ptxas goes on after but the tree cannot hold (an address offset that is not an integer): the
+# parser stops there, with ptxas's words.
+_UNREPRESENTABLE = re.compile(r"line (\d+); error\s*: (Integer constant expression expected)")
 
 
 def ptxas_verdict(path: Path) -> tuple[int, str] | None:
@@ -106,7 +114,8 @@ def ptxas_verdict(path: Path) -> tuple[int, str] | None:
                          capture_output=True, text=True, timeout=60)
     m = _FATAL.search(out.stderr)
     if m is None or (m.group(3) or "").startswith(_SEMANTIC):
-        return None
+        u = _UNREPRESENTABLE.search(out.stderr)
+        return (int(u.group(1)), u.group(2)) if u else None
     return int(m.group(1)), m.group(2) if m.group(2) is not None else m.group(3).replace(str(path), "F")
 
 

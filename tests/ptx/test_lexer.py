@@ -1,0 +1,103 @@
+"""The tokenizer (PTX ISA 4: identifiers, constants, comments) and literal values (4.5)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mbarrier.ptx import ast
+from mbarrier.ptx.diagnostics import PtxSyntaxError
+from mbarrier.ptx.lexer import BAD, DOT, FLOAT, IDENT, INSN, INT, PUNCT, STRING, scan, tokenize
+from mbarrier.ptx.literals import float_imm, int_value
+
+
+def kinds(text: str) -> list[tuple[int, str]]:
+    return [(k, t) for k, t, _, _ in tokenize(text)]
+
+
+def test_qualifiers_keep_their_double_colons() -> None:
+    assert kinds("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes") == [
+        (IDENT, "cp"), (DOT, ".async"), (DOT, ".bulk"), (DOT, ".shared::cta"), (DOT, ".global"),
+        (DOT, ".mbarrier::complete_tx::bytes")]
+    assert kinds(".L2::256B") == [(DOT, ".L2::256B")]
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("%r1", IDENT), ("$L__BB0_2", IDENT), ("_Z1kPi", IDENT), ("_", IDENT), ("%tid", IDENT), ("sm_90a", IDENT),
+    ("0f3F800000", FLOAT), ("0D3FF0000000000000", FLOAT), ("1.5", FLOAT), (".5", FLOAT), ("1e-3", FLOAT),
+    ("1.", FLOAT), (".2d", DOT), (".5e3", FLOAT), ("0x1F", INT), ("0X1fU", INT), ("017", INT),
+    ("0b101", INT), ("7U", INT), ("0", INT),
+    ('"nounroll"', STRING), ('"a\\"b"', STRING), ("<<", PUNCT), ("@", PUNCT), ("#", BAD), ("`", BAD),
+])
+def test_one_token(text: str, kind: int) -> None:
+    assert kinds(text) == [(kind, text)]
+
+
+@pytest.mark.parametrize("text,tokens", [
+    ("09", ["0", "9"]),  # not octal: ptxas reports "near '9'"
+    ("0xU", ["0", "xU"]),  # ptxas: "near 'xU'"
+    ("% r1", ["%", "r1"]),  # a lone % is the modulo operator, not a register
+    ("%tid.x", ["%tid", ".x"]),
+    ("[%rd1+-4]", ["[", "%rd1", "+", "-", "4", "]"]),
+    ("0f3F80000", ["0", "f3F80000"]),  # seven hex digits: not a float
+])
+def test_splits(text: str, tokens: list[str]) -> None:
+    assert [t for _, t in kinds(text)] == tokens
+
+
+def test_positions_are_one_based_and_survive_comments() -> None:
+    toks = tokenize("a /* one\ntwo */ b // c\n\n  \"//x\" d")
+    assert [(t, line, col) for _, t, line, col in toks] == [
+        ("a", 1, 1), ("b", 2, 8), ('"//x"', 4, 3), ("d", 4, 9)]
+
+
+def test_unterminated_block_comment() -> None:
+    with pytest.raises(PtxSyntaxError) as e:
+        tokenize("a\n  /* never closed\nb", "f.ptx")
+    (d,) = e.value.diagnostics
+    assert (d.severity, d.line, d.column, d.file) == ("fatal", 2, 3, "f.ptx")
+    assert "unexpected EOF while scanning" in d.message
+
+
+def test_non_ascii_even_in_a_comment() -> None:
+    """ptxas: "Unexpected non-ASCII character encountered on line N", also inside comments."""
+    with pytest.raises(PtxSyntaxError) as e:
+        tokenize("a\n// h\u00e9llo\n")
+    (d,) = e.value.diagnostics
+    assert (d.line, d.column) == (2, 5)
+    assert d.message.startswith("Unexpected non-ASCII character encountered on line 2")
+
+
+def test_scan_builds_plain_instruction_lines() -> None:
+    toks, built = scan("{\n\tmov.u32 %r1, %tid.x;\n\tfoo: ret;\n\t@%p1 bra L;\n}")
+    assert [t[0] for t in toks].count(INSN) == 2
+    assert [i.text for i in built] == ["mov.u32", "bra"]
+    insn = toks[1]
+    assert insn == (INSN, "mov", 2, 2)
+    assert toks[-2] == (INSN, "@", 4, 2)  # a guarded line starts at its '@'
+
+
+def test_scan_leaves_section_data_and_continuations_alone() -> None:
+    toks, built = scan(".section .debug_str\n{\nfoo bar;\n}\nmov.u32 %r1,\nfoo;\n")
+    assert built == []
+    assert "foo" in [t[1] for t in toks]
+
+
+@pytest.mark.parametrize("text,value", [
+    ("0", 0), ("42", 42), ("0x1F", 31), ("0X1fU", 31), ("017", 15), ("0b101", 5), ("7U", 7), ("-1", -1),
+    ("-0x10", -16), ("09", None), ("0x", None),
+])
+def test_int_value(text: str, value: int | None) -> None:
+    assert int_value(text) == value
+
+
+def test_float_imm() -> None:
+    p = ast.Pos(1, 1)
+    one = float_imm("0f3F800000", p)
+    assert (one.value, one.raw, one.bits) == (1.0, 0x3F800000, 32)
+    tenth = float_imm("0d3FB999999999999A", p)
+    assert (tenth.value, tenth.bits) == (0.1, 64)
+    assert float_imm("-1.5", p).value == -1.5 and float_imm("-1.5", p).bits == 0
+    assert math.isnan(float_imm("0f7FC00000", p).value)
+    assert float_imm("0fFF800000", p).value == -math.inf
