@@ -15,7 +15,7 @@ from pathlib import Path
 from mbarrier.ptx import ast
 from mbarrier.sim import isa  # noqa: F401 - registers the instruction emitters
 from mbarrier.sim.address import BUFFER_SLOT_BITS
-from mbarrier.sim.compile import SPECIAL_SLOT, Layout, Symbol, compile_function
+from mbarrier.sim.compile import SPECIAL_SLOT, CompiledFunction, Layout, Symbol, compile_function
 from mbarrier.sim.errors import LaunchError
 from mbarrier.sim.machine import Cluster, Cta, Machine, Thread, Warp
 from mbarrier.sim.memory import Buffer, GlobalMemory
@@ -147,6 +147,23 @@ def _param_value(p: ast.Param, given: ArgValue | None, gmem: GlobalMemory,
     return (given & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
 
 
+_CACHE: dict[tuple[object, ...], tuple[ast.Module, CompiledFunction]] = {}
+_CACHE_SIZE = 64
+
+
+def _compiled(module: ast.Module, fn: ast.Function, layout: Layout) -> CompiledFunction:
+    """Compiled code is immutable: launches of the same kernel with the same layout share it."""
+    key = (id(module), fn.name, tuple(sorted(layout.symbols.items())), tuple(sorted(layout.params.items())))
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    code = compile_function(fn, layout, module.source_lines)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = (module, code)
+    return code
+
+
 def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[int, ...] = 1,
            block: int | tuple[int, ...] = 1, cluster: int | tuple[int, ...] | None = None,
            args: Mapping[str | int, ArgValue] | None = None, dynamic_shared: int = 0) -> Machine:
@@ -197,7 +214,7 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
         raise LaunchError(f"kernel {fn.name} has no parameter {names} (parameters: "
                           f"{', '.join(p.name for p in fn.params) or 'none'})")
 
-    code = compile_function(fn, Layout(symbols, params), module.source_lines)
+    code = _compiled(module, fn, Layout(symbols, params))
     m = Machine(gmem)
     m.buffers = buffers
 

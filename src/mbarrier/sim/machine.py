@@ -8,8 +8,9 @@ attributes (no hidden globals), so a machine can be copied and hashed (`copy()`,
 Blocking: a thread waiting at `bar.sync`, `barrier.cluster.wait`, a warp collective or
 `cp.async.wait_group` leaves `runnable` until released. A thread spinning on an mbarrier (a
 test_wait/try_wait that returned False, then the same wait failing again with the barrier unchanged
-and nothing else observed or done in between) is *parked* on that barrier until its state changes:
-skipping such spins is a legal schedule, and a machine with no runnable agent but live threads is stuck.
+and nothing else observed or done in between) is *parked* on that barrier until its phase or validity
+changes, the only changes that can change a wait's answer: skipping such spins is a legal schedule, and
+a machine with no runnable agent but live threads is stuck.
 """
 
 from __future__ import annotations
@@ -163,12 +164,30 @@ class Cluster:
         self.count = 0
 
 
+Finish = Callable[[dict[int, tuple[Thread, object]]], None]
+
+
+class Collective:
+    """A warp collective in progress: each arrived lane's thread and operand, and how many must come."""
+
+    __slots__ = ("finish", "need", "parts")
+
+    def __init__(self, finish: Finish | None, need: int) -> None:
+        self.finish = finish
+        self.need = need
+        self.parts: dict[int, tuple[Thread, object]] = {}
+
+
 class Warp:
     __slots__ = ("threads", "pending")
 
     def __init__(self) -> None:
         self.threads: list[Thread] = []
-        self.pending: dict[tuple[str, int], dict[int, tuple[Thread, object]]] = {}
+        self.pending: dict[tuple[str, int], Collective] = {}
+
+
+def _live_lanes(w: Warp, mask: int) -> int:
+    return sum(1 for th in w.threads if mask >> th.lane & 1 and th.status != EXITED)
 
 
 @dataclass(frozen=True)
@@ -216,7 +235,8 @@ class Machine:
         self.runnable: list[Thread | Copy] = []
         self.inflight: list[Copy] = []
         self.next_aid = 0
-        self.parked: dict[tuple[int, int], list[Thread]] = {}
+        # (cta, offset) -> ((valid, phase) when they parked, the parked threads)
+        self.parked: dict[tuple[int, int], tuple[tuple[bool, int], list[Thread]]] = {}
         self.tracing = False
         self.events: list[BarrierEvent] = []
         self.buffers: dict[str, tuple[int, int]] = {}  # parameter/variable name -> (address, size)
@@ -263,8 +283,12 @@ class Machine:
         return [t for t in self.threads if t.status != EXITED]
 
     def copy(self) -> Machine:
-        """An independent machine in the same state (compiled code is shared)."""
-        return _copy.deepcopy(self)
+        """An independent machine in the same state (compiled code is shared, never copied)."""
+        memo: dict[int, object] = {}
+        for t in self.threads:
+            memo[id(t.func)] = t.func
+            memo[id(t.code)] = t.code
+        return _copy.deepcopy(self, memo)
 
     def key(self) -> tuple[object, ...]:
         """A hashable snapshot of the whole state (threads, memories, barriers, engines)."""
@@ -446,9 +470,10 @@ class Machine:
     def _changed(self, cta: Cta, off: int, b: Barrier, before: str | None) -> None:
         if before is not None:
             self.events.append(BarrierEvent(b.name or f"{off:#x}", before, short_state(b)))
-        waiters = self.parked.pop((cta.index, off), None)
-        if waiters:
-            for w in waiters:
+        entry = self.parked.get((cta.index, off))
+        if entry is not None and entry[0] != (b.valid, b.phase):
+            del self.parked[(cta.index, off)]
+            for w in entry[1]:
                 if w.status == PARKED:
                     self.unblock(w)
 
@@ -512,7 +537,8 @@ class Machine:
         if ok:
             t.last_fail = None
             return True
-        key = (t.pc, cta.index, off, int(value), b.key(), t.effects)
+        # A wait's answer depends only on the barrier's phase and validity (and the operand).
+        key = (t.pc, cta.index, off, int(value), b.phase, b.valid, t.effects)
         if t.last_fail == key:
             if parity:
                 what = f"the phase of parity {value} to complete"
@@ -520,7 +546,7 @@ class Machine:
                 what = f"phase {value.token.phase} to complete (its arrive's token)"
             else:
                 what = f"the phase of token {int(value):#018x} to complete"
-            self.parked.setdefault((cta.index, off), []).append(t)
+            self.parked.setdefault((cta.index, off), ((b.valid, b.phase), []))[1].append(t)
             self.block(t, ("mbarrier", t.pc, cta, off, what), PARKED)
         else:
             t.last_fail = key
@@ -540,9 +566,12 @@ class Machine:
         for ident in list(cta.bars):
             self._bar_check(cta, ident)
         self._cluster_check(cta.cluster)
-        if t.warp is not None:
-            for key in list(t.warp.pending):
-                self._coll_check(t.warp, key, None)
+        w = t.warp
+        if w is not None:
+            for key, entry in list(w.pending.items()):
+                entry.need = _live_lanes(w, key[1])
+                if len(entry.parts) >= entry.need:
+                    self._coll_done(w, key, entry)
 
     def ret(self, t: Thread) -> None:
         self.exit(t)
@@ -604,32 +633,28 @@ class Machine:
                         th.cl_arrived = False
                         self.unblock(th)
 
-    def coll(self, t: Thread, kind: str, mask: int, arg: object,
-             finish: Callable[[dict[int, tuple[Thread, object]]], None] | None) -> None:
+    def coll(self, t: Thread, kind: str, mask: int, arg: object, finish: Finish | None) -> None:
         """A warp collective: it completes when every live lane of `mask` has reached it."""
-        assert t.warp is not None
+        w = t.warp
+        assert w is not None
         if not mask >> t.lane & 1:
             raise SimError(f"{kind}: the executing lane {t.lane} is not in membermask {mask:#x}")
         key = (kind, mask)
-        parts = t.warp.pending.setdefault(key, {})
-        parts[t.lane] = (t, arg)
+        entry = w.pending.get(key)
+        if entry is None:
+            entry = w.pending[key] = Collective(finish, _live_lanes(w, mask))
+        entry.parts[t.lane] = (t, arg)
         t.effects += 1
-        self.block(t, ("warp", kind, mask))
-        self._coll_check(t.warp, key, finish)
+        if len(entry.parts) < entry.need:
+            self.block(t, ("warp", kind, mask))
+        else:
+            self._coll_done(w, key, entry)
 
-    def _coll_check(self, w: Warp, key: tuple[str, int],
-                    finish: Callable[[dict[int, tuple[Thread, object]]], None] | None) -> None:
-        parts = w.pending[key]
-        mask = key[1]
-        for th in w.threads:
-            if mask >> th.lane & 1 and th.status != EXITED and th.lane not in parts:
-                return
+    def _coll_done(self, w: Warp, key: tuple[str, int], entry: Collective) -> None:
         del w.pending[key]
-        if finish is None and key[0] != "bar.warp.sync":
-            raise SimError(f"{key[0]}: lanes exited while others waited in the collective")
-        if finish is not None:
-            finish(parts)
-        for th, _ in parts.values():
+        if entry.finish is not None:
+            entry.finish(entry.parts)
+        for th, _ in entry.parts.values():
             if th.status == BLOCKED:
                 self.unblock(th)
 
