@@ -222,7 +222,11 @@ def _warps(recs: list[Recorded], root: Path, verdicts: dict[str, Verdict]) -> li
         "All lanes of a converged warp that execute the same `arrive`/`arrive_drop` (also with count "
         "or `.expect_tx`) make one arrive-on with the summed count, and every lane gets the same token; "
         "`.noComplete` arrivals are not merged. The replay models exactly this "
-        "(`mbarrier.hw.replay`). Pending counts in the tokens, per warp, in thread order:",
+        "(`mbarrier.hw.replay`). In the SASS of the litmus cubin (nvcc 13.0, cuobjdump), a plain arrive "
+        "is one `SYNCS.ARRIVE.TRANS64.A1T0` (or `.ART0` with a count register) executed by the whole "
+        "warp, so the merging is done by the hardware; its 64-bit destination keeps its old low "
+        "register, which is why tokens carry stale low words. A `.noComplete` arrive compiles to "
+        "`SYNCS.ARRIVE.TRANS64.TMASK.ART0` followed by `POPC`. Pending counts in the tokens, per warp:",
         "",
     ]
     rows = []
