@@ -1,0 +1,133 @@
+"""Asynchronous engines (cp.async groups, bulk copies both ways) and token provenance in registers."""
+
+from __future__ import annotations
+
+from mbarrier import sim
+
+from .helpers import module, run, words
+
+REGS = ".reg .pred %p<4>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<16>;\n"
+
+
+def test_cp_async_groups_wait_group_and_wait_all() -> None:
+    """cp.async.wait_group N lets N recent groups stay pending; wait_all waits for every copy."""
+    body = REGS + """
+        .shared .align 16 .b8 buf[64];
+        ld.param.u64 %rd0, [out];  ld.param.u64 %rd1, [src];
+        cp.async.ca.shared.global [buf], [%rd1], 4;
+        cp.async.commit_group;
+        cp.async.cg.shared.global [buf+16], [%rd1+16], 16;
+        cp.async.commit_group;
+        cp.async.wait_group 1;
+        ld.shared.u32 %r1, [buf];
+        cp.async.ca.shared.global [buf+32], [%rd1+32], 8;
+        cp.async.wait_all;
+        ld.shared.v4.u32 {%r2, %r3, %r4, %r5}, [buf+16];
+        ld.shared.v2.u32 {%r6, %r7}, [buf+32];
+        st.global.v4.u32 [%rd0], {%r1, %r2, %r3, %r4};
+        st.global.v4.u32 [%rd0+16], {%r5, %r6, %r7, 0};
+        ret;
+    """
+    mod = module(body, params=".param .u64 out, .param .u64 src")
+    for seed in range(6):
+        args = {"out": sim.Buffer(32), "src": sim.Buffer.of_ints(range(1, 17))}
+        r = run(mod, seed=seed, block=1, args=args)
+        assert r.ok, r.message
+        assert words(r.machine, "out", 7) == [1, 5, 6, 7, 8, 9, 10]
+
+
+def test_bulk_copies_global_to_shared_and_back() -> None:
+    """cp.async.bulk global->shared::cluster completes tx on the mbarrier; shared::cta->global with
+    bulk groups lands before wait_group 0 returns."""
+    body = REGS + """
+        .shared .align 16 .b8 tile[64];
+        .shared .align 8 .b64 bar;
+        ld.param.u64 %rd0, [out];  ld.param.u64 %rd1, [src];
+        mbarrier.init.shared::cta.b64 [bar], 1;
+        mbarrier.arrive.expect_tx.shared::cta.b64 %rd2, [bar], 64;
+        mov.u32 %r1, tile;  mov.u32 %r2, bar;
+        cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 64, [%r2];
+    W:
+        mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;
+        @!%p1 bra W;
+        ld.shared.u32 %r3, [tile+60];
+        st.shared.u32 [tile], %r3;
+        fence.proxy.async.shared::cta;
+        cp.async.bulk.global.shared::cta.bulk_group [%rd0], [%r1], 64;
+        cp.async.bulk.commit_group;
+        cp.async.bulk.wait_group 0;
+        ld.global.u32 %r4, [%rd0+4];
+        st.global.u32 [%rd0+64], %r4;
+        ret;
+    """
+    mod = module(body, params=".param .u64 out, .param .u64 src")
+    for seed in range(6):
+        args = {"out": sim.Buffer(80), "src": sim.Buffer.of_ints(range(100, 116))}
+        r = run(mod, seed=seed, block=1, args=args)
+        assert r.ok, r.message
+        assert words(r.machine, "out", 17) == [115] + list(range(101, 116)) + [101]
+
+
+def test_a_copy_bigger_than_the_expected_bytes_leaves_the_phase_incomplete() -> None:
+    """Expect 32 bytes, copy 64: the tx-count goes 32 -> -32 and never reaches exactly zero, so the
+    phase never completes (9.7.13.15.6) and the waiter is reported stuck with the tx-count."""
+    body = REGS + """
+        .shared .align 16 .b8 tile[64];
+        .shared .align 8 .b64 bar;
+        ld.param.u64 %rd1, [src];
+        mbarrier.init.shared::cta.b64 [bar], 1;
+        mbarrier.arrive.expect_tx.shared::cta.b64 %rd2, [bar], 32;
+        mov.u32 %r1, tile;  mov.u32 %r2, bar;
+        cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 64, [%r2];
+    W:
+        mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;
+        @!%p1 bra W;
+        ret;
+    """
+    r = run(module(body, params=".param .u64 src"), block=1, args={"src": sim.Buffer(64)})
+    assert r.outcome == "stuck"
+    [s] = r.stuck
+    assert "try_wait.parity" in s.site.text and s.barrier == "bar"
+    assert s.state == "barrier 'bar' at phase 0 with 0 pending arrivals, expected 1, tx-count -32"
+
+
+def test_a_token_moved_through_registers_keeps_its_provenance() -> None:
+    """A wait on a token from two phases ago is caught (9.7.13.15.16), even after `mov`."""
+    body = REGS + """
+        .shared .align 8 .b64 bar;
+        mbarrier.init.shared::cta.b64 [bar], 1;
+        mbarrier.arrive.shared::cta.b64 %rd1, [bar];
+        mov.b64 %rd2, %rd1;
+    W0:
+        mbarrier.test_wait.shared::cta.b64 %p1, [bar], %rd2;
+        @!%p1 bra W0;
+        mbarrier.arrive.shared::cta.b64 %rd3, [bar];
+    W1:
+        mbarrier.test_wait.shared::cta.b64 %p1, [bar], %rd3;
+        @!%p1 bra W1;
+        mbarrier.test_wait.shared::cta.b64 %p2, [bar], %rd2;
+        ret;
+    """
+    r = run(module(body, params=""), block=1)
+    assert r.outcome == "violation" and r.rule == "wait-stale-token"
+    assert r.site is not None and "%rd2" in r.site.text
+
+
+def test_a_remote_wait_is_a_cluster_operation_violation() -> None:
+    body = REGS + """
+        .shared .align 8 .b64 bar;
+        mbarrier.init.shared::cta.b64 [bar], 1;
+        barrier.cluster.arrive; barrier.cluster.wait;
+        mov.u32 %r1, bar;  mapa.shared::cluster.u32 %r2, %r1, 1;
+        cvt.u64.u32 %rd1, %r2;  cvta.shared.u64 %rd2, %rd1;
+        mbarrier.try_wait.parity.b64 %p1, [%rd2], 0;
+        ret;
+    """
+    r = run(module(body, params=""), grid=2, cluster=2, block=1)
+    assert r.outcome == "violation" and r.rule == "cluster-operation"
+
+
+def test_a_misaligned_mbarrier_is_an_alignment_violation() -> None:
+    body = REGS + ".shared .align 8 .b8 raw[16];\nmbarrier.init.shared::cta.b64 [raw+4], 1;\nret;"
+    r = run(module(body, params=""), block=1)
+    assert r.outcome == "violation" and r.rule == "alignment"
