@@ -8,7 +8,7 @@ import functools
 import pytest
 
 from mbarrier import examples, explore, sim
-from mbarrier.examples.cases import CASES, expected
+from mbarrier.examples.cases import CALLS, CASES, expected
 from mbarrier.ptx import ast
 
 SEEDS = (0, 1, 2, 3)
@@ -88,3 +88,14 @@ def test_wrong_parity_can_also_break_the_wait_rule_of_each_phase() -> None:
     assert r.outcome == "violation" and r.rule == "phase-not-waited" and r.section == "9.7.13.15.4"
     assert r.site is not None and "mbarrier.arrive.expect_tx" in r.site.text
     assert r.agent is not None and r.agent.startswith("thread 0 ")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_calls_to_device_functions_and_local_memory(seed: int) -> None:
+    """nvcc keeps __noinline__ functions as .func calls with .param arguments and results; the kernel
+    also indexes a local-memory array at run time."""
+    m = CALLS.launch(_module("calls"))
+    r = explore.run(m, explore.RandomScheduler(seed))
+    assert r.ok, (r.outcome, r.message)
+    assert CALLS.output(m) == expected("calls")
+    assert {t.func.name for t in m.threads} == {"calls"} and not any(t.frames for t in m.threads)

@@ -60,6 +60,8 @@ CLUSTER = Case("cluster_handshake", 4, 64, (), 0, 2 * 64)
 DROP = Case("arrive_drop", 1, 64, ((0, drop_input()),), 1, 64)
 
 CASES = {"ring_buffer": RING, "pipeline": PIPELINE, "cluster_handshake": CLUSTER, "arrive_drop": DROP}
+#: Not among the kernels recorded on the GPU (tests/sim/gpu/h100.json): added after that run.
+CALLS = Case("calls", 1, 32, (), 0, 32)
 
 
 def expected(name: str) -> list[int]:
@@ -77,4 +79,6 @@ def expected(name: str) -> list[int]:
         for _ in range(ROUNDS):
             acc = [acc[i] + acc[(i + 1) % STAY] for i in range(STAY)]
         return acc + [0] * (64 - STAY)
+    if name == "calls":
+        return [i * (i % 8) + 1 for i in range(32)]
     raise KeyError(name)

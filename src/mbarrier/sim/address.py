@@ -6,8 +6,11 @@ The PTX ISA fixes the windows' existence, not their numbers; these are the simul
 * `.shared::cluster` addresses: an address below 2^24 is the executing CTA's own shared memory (the
   `.shared::cta` window lies inside the `.shared::cluster` window); `mapa` gives `(rank + 1) << 24 | offset`
   for the CTA of rank `rank` in the cluster.
+* `.local` addresses are offsets into the executing thread's local memory (every function has a fixed
+  region of it: see `compile.Frame`).
 * generic addresses: the shared window starts at SHARED_GENERIC (generic = SHARED_GENERIC + the 32-bit
-  `.shared::cluster` address); global buffer k starts at GLOBAL_BASE + k * 2^32.
+  `.shared::cluster` address); the local window at LOCAL_GENERIC (each thread sees its own); global
+  buffer k starts at GLOBAL_BASE + k * 2^32.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ CTA_BITS: Final = 24
 CTA_MASK: Final = (1 << CTA_BITS) - 1
 SHARED_GENERIC: Final = 0x7000_0000_0000
 SHARED_WINDOW: Final = 1 << 32
+LOCAL_GENERIC: Final = 0x6000_0000_0000
+LOCAL_WINDOW: Final = 1 << 32
 GLOBAL_BASE: Final = 0x10_0000_0000
 BUFFER_SLOT_BITS: Final = 32
 
@@ -35,3 +40,7 @@ def split_cluster(addr: int, own_rank: int) -> tuple[int, int]:
     """(rank, offset) of a `.shared::cluster` address, seen from the CTA of rank `own_rank`."""
     hi = addr >> CTA_BITS
     return (own_rank if hi == 0 else hi - 1), addr & CTA_MASK
+
+
+def is_local_generic(addr: int) -> bool:
+    return LOCAL_GENERIC <= addr < LOCAL_GENERIC + LOCAL_WINDOW

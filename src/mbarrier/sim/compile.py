@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from mbarrier.ptx import ast
-from mbarrier.sim.address import SHARED_GENERIC
+from mbarrier.sim.address import LOCAL_GENERIC, SHARED_GENERIC
 from mbarrier.sim.errors import LaunchError, Unsupported
 from mbarrier.sim.types import TYPES, Scalar
 
@@ -53,11 +53,85 @@ class Symbol:
 
 
 @dataclass
+class Frame:
+    """A function's variables in the thread's local memory: its `.local` declarations, the `.param`
+    variables it declares for calls it makes, and (for a `.func`) its own parameters and return values.
+    Each function has a fixed region: calls copy arguments in and results out (recursion into a
+    function that has such variables is not supported)."""
+
+    base: int
+    vars: dict[str, tuple[int, int]]   # name -> (local address, size)
+    params: list[tuple[int, int]]      # a .func's parameters, in order
+    returns: list[tuple[int, int]]     # a .func's return values, in order
+    size: int
+
+
+@dataclass
 class Layout:
-    """What the compiled code needs from the launch: symbol addresses and parameter values."""
+    """What the compiled code needs from the launch: symbol addresses, kernel parameter values, and every
+    function's frame."""
 
     symbols: dict[str, Symbol]
     params: dict[str, bytes]
+    frames: dict[str, Frame] = field(default_factory=dict)
+
+    @property
+    def local_size(self) -> int:
+        return max((f.base + f.size for f in self.frames.values()), default=0)
+
+
+def _var_size(type_name: str, dims: tuple[int | None, ...], vector: int | None = None) -> int:
+    ty = TYPES.get(type_name)
+    if ty is None:
+        raise LaunchError(f"variables of type {type_name} are not supported")
+    n = ty.size * (vector or 1)
+    for d in dims:
+        n *= d or 0
+    return n
+
+
+class _FrameBuilder:
+    def __init__(self, base: int) -> None:
+        self.base = base
+        self.off = 0
+        self.vars: dict[str, tuple[int, int]] = {}
+
+    def put(self, name: str, size: int, align: int) -> tuple[int, int]:
+        self.off = (self.off + align - 1) // align * align
+        self.vars[name] = (self.base + self.off, size)
+        self.off += size
+        return self.vars[name]
+
+
+def plan_frames(functions: list[ast.Function]) -> dict[str, Frame]:
+    """Each function's region of local memory, one after the other, 16-byte aligned."""
+    frames: dict[str, Frame] = {}
+    base = 0
+    for fn in functions:
+        assert fn.body is not None
+        fb = _FrameBuilder(base)
+        params: list[tuple[int, int]] = []
+        returns: list[tuple[int, int]] = []
+        if fn.kind == "func":
+            for p in fn.params:
+                if p.space == ".param":
+                    params.append(fb.put(p.name, _var_size(p.type, p.dims), p.align or 8))
+            for p in fn.returns:
+                if p.space == ".param":
+                    returns.append(fb.put(p.name, _var_size(p.type, p.dims), p.align or 8))
+        stack = [fn.body]
+        while stack:
+            for st in stack.pop():
+                if isinstance(st, ast.Block):
+                    stack.append(st.body)
+                elif isinstance(st, ast.Declaration) and st.space in (".local", ".param"):
+                    for d in st.names:
+                        size = _var_size(st.type, d.dims, st.vector)
+                        fb.put(d.name, size, st.align or max(1, TYPES[st.type].size))
+        size = (fb.off + 15) // 16 * 16
+        frames[fn.name] = Frame(base, fb.vars, params, returns, size)
+        base += size
+    return frames
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +207,7 @@ class Gen:
     labels: dict[str, int]
     index: int
     ins: ast.Instruction
+    frame: Frame
     lines: list[str] = field(default_factory=list)
     sets_pc: bool = False
     consts: dict[str, object] = field(default_factory=dict)
@@ -167,6 +242,9 @@ class Gen:
                 return f"r[{SPECIAL_SLOT[name]}]"
             if name in SPECIAL_DYNAMIC:
                 return f"({SPECIAL_DYNAMIC[name]} & {ty.mask:#x})"
+            var = self.frame.vars.get(op.name)
+            if var is not None:
+                return f"{var[0] & ty.mask:#x}"
             sym = self.layout.symbols.get(op.name)
             if sym is not None:
                 return f"{sym.address & ty.mask:#x}"
@@ -248,6 +326,9 @@ class Gen:
         if reg is not None:
             base = f"r[{reg.slot}]"
             return base if op.offset == 0 else f"(({base} + {op.offset}) & {mask:#x})"
+        var = self.frame.vars.get(op.base.name)
+        if var is not None:
+            return f"{(var[0] + (LOCAL_GENERIC if space == 'generic' else 0) + op.offset) & mask:#x}"
         sym = self.layout.symbols.get(op.base.name)
         if sym is not None:
             base_addr = sym.address + (SHARED_GENERIC if space == "generic" and sym.space == "shared" else 0)
@@ -331,14 +412,12 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
             continue
         if isinstance(s, ast.Declaration) and s.space == ".reg":
             next_slot = _declare(scope[-1], s, next_slot, reg_types)
-        elif isinstance(s, ast.Declaration) and s.space not in (".shared", ".global", ".const"):
-            sources.append(_raising(index, f"declarations in {s.space} inside a function"))
         if not isinstance(s, ast.Instruction):
             continue
         line = s.pos.line
         text = source_lines[line - 1].strip() if 0 < line <= len(source_lines) else s.text
         sites.append(Site(line, text, fn.name))
-        gen = Gen(scope, layout, labels, index, s)
+        gen = Gen(scope, layout, labels, index, s, layout.frames[fn.name])
         sources.append(_emit(gen, s, consts))
         index += 1
     # Falling off the end of a body returns (exits, in a kernel).

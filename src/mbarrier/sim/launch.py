@@ -15,7 +15,7 @@ from pathlib import Path
 from mbarrier.ptx import ast
 from mbarrier.sim import isa  # noqa: F401 - registers the instruction emitters
 from mbarrier.sim.address import BUFFER_SLOT_BITS
-from mbarrier.sim.compile import SPECIAL_SLOT, CompiledFunction, Layout, Symbol, compile_function
+from mbarrier.sim.compile import SPECIAL_SLOT, CompiledFunction, Layout, Symbol, compile_function, plan_frames
 from mbarrier.sim.errors import LaunchError
 from mbarrier.sim.machine import Cluster, Cta, Machine, Thread, Warp
 from mbarrier.sim.memory import Buffer, GlobalMemory
@@ -147,17 +147,18 @@ def _param_value(p: ast.Param, given: ArgValue | None, gmem: GlobalMemory,
     return (given & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
 
 
-_CACHE: dict[tuple[object, ...], tuple[ast.Module, CompiledFunction]] = {}
+_CACHE: dict[tuple[object, ...], tuple[ast.Module, dict[str, CompiledFunction]]] = {}
 _CACHE_SIZE = 64
 
 
-def _compiled(module: ast.Module, fn: ast.Function, layout: Layout) -> CompiledFunction:
+def _compiled(module: ast.Module, funcs: list[ast.Function], layout: Layout) -> dict[str, CompiledFunction]:
     """Compiled code is immutable: launches of the same kernel with the same layout share it."""
-    key = (id(module), fn.name, tuple(sorted(layout.symbols.items())), tuple(sorted(layout.params.items())))
+    key = (id(module), funcs[0].name, tuple(sorted(layout.symbols.items())),
+           tuple(sorted(layout.params.items())))
     hit = _CACHE.get(key)
     if hit is not None and hit[0] is module:
         return hit[1]
-    code = compile_function(fn, layout, module.source_lines)
+    code = {f.name: compile_function(f, layout, module.source_lines) for f in funcs}
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = (module, code)
@@ -214,8 +215,11 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
         raise LaunchError(f"kernel {fn.name} has no parameter {names} (parameters: "
                           f"{', '.join(p.name for p in fn.params) or 'none'})")
 
-    code = _compiled(module, fn, Layout(symbols, params))
+    funcs = [fn] + [f for f in module.functions if f.kind == "func" and f.body is not None]
+    layout = Layout(symbols, params, plan_frames(funcs))
     m = Machine(gmem)
+    m.functions = _compiled(module, funcs, layout)
+    code = m.functions[fn.name]
     m.buffers = buffers
 
     def symbol_at(off: int) -> str:
@@ -277,7 +281,7 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
                             ("%lanemask_gt", 0xFFFFFFFF ^ ((2 << lane) - 1)),
                             ("%lanemask_ge", 0xFFFFFFFF ^ ((1 << lane) - 1))):
                 regs[SPECIAL_SLOT[name]] = v
-            t = Thread(len(m.threads), code, regs, cta, (tx, ty_, tz), lane)
+            t = Thread(len(m.threads), code, regs, cta, (tx, ty_, tz), lane, layout.local_size)
             if lane == 0:
                 warps.append(Warp())
             t.warp = warps[-1]

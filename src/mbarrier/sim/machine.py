@@ -23,13 +23,22 @@ from mbarrier.core import violations
 from mbarrier.core.barrier import Barrier, pending_count
 from mbarrier.core.token import Token
 from mbarrier.sim import intops
-from mbarrier.sim.address import CTA_BITS, CTA_MASK, SHARED_GENERIC, cluster_address, is_shared_generic
-from mbarrier.sim.compile import CompiledFunction, Site
+from mbarrier.sim.address import (
+    CTA_BITS,
+    CTA_MASK,
+    LOCAL_GENERIC,
+    SHARED_GENERIC,
+    cluster_address,
+    is_local_generic,
+    is_shared_generic,
+)
+from mbarrier.sim.compile import SPECIAL_CONSTANTS, CompiledFunction, Site
 from mbarrier.sim.errors import MemoryFault, SimError
 from mbarrier.sim.memory import GlobalMemory
 from mbarrier.spec.rules import rule
 
 RUNNABLE, BLOCKED, PARKED, EXITED, WAITING_DEPS, DONE = range(6)
+NSPECIAL = len(SPECIAL_CONSTANTS)
 STATUS_NAMES = ("runnable", "blocked", "parked", "exited", "waiting", "done")
 
 
@@ -49,10 +58,10 @@ def _word(value: int, token: Token) -> TokenWord:
 class Thread:
     __slots__ = ("aid", "code", "pc", "regs", "status", "func", "cta", "warp", "lane", "tid", "time",
                  "effects", "last_fail", "wait", "cp_open", "cp_groups", "bulk_open", "bulk_groups",
-                 "cl_arrived", "cl_gen", "ridx")
+                 "cl_arrived", "cl_gen", "ridx", "local", "frames")
 
     def __init__(self, aid: int, func: CompiledFunction, regs: list[object], cta: Cta, tid: tuple[int, ...],
-                 lane: int) -> None:
+                 lane: int, local_size: int = 0) -> None:
         self.aid = aid
         self.func = func
         self.code = func.code
@@ -74,6 +83,9 @@ class Thread:
         self.cl_arrived = False
         self.cl_gen = 0
         self.ridx = -1
+        self.local = bytearray(local_size)  # the thread's .local memory (every function's frame)
+        # Callers of the running function: (function, registers, return pc, result copies).
+        self.frames: list[tuple[CompiledFunction, list[object], int, list[tuple[int, int, int]]]] = []
 
     @property
     def site(self) -> Site:
@@ -242,6 +254,7 @@ class Machine:
         self.buffers: dict[str, tuple[int, int]] = {}  # parameter/variable name -> (address, size)
         # Resolved mbarrier addresses: the checks only depend on the CTA and the address.
         self.resolved: dict[tuple[int, str, int, bool], tuple[Cta, int, Barrier]] = {}
+        self.functions: dict[str, CompiledFunction] = {}  # every function with a body, by name
 
     # -- agents --------------------------------------------------------------------------------------
     def _add(self, a: Thread | Copy) -> None:
@@ -285,14 +298,15 @@ class Machine:
     def copy(self) -> Machine:
         """An independent machine in the same state (compiled code is shared, never copied)."""
         memo: dict[int, object] = {}
-        for t in self.threads:
-            memo[id(t.func)] = t.func
-            memo[id(t.code)] = t.code
+        for f in self.functions.values():
+            memo[id(f)] = f
+            memo[id(f.code)] = f.code
         return _copy.deepcopy(self, memo)
 
     def key(self) -> tuple[object, ...]:
         """A hashable snapshot of the whole state (threads, memories, barriers, engines)."""
-        threads = tuple((t.pc, t.status, tuple(t.regs), t.cl_arrived, t.cl_gen,
+        threads = tuple((t.func.name, t.pc, t.status, tuple(t.regs), bytes(t.local),
+                         tuple((f.name, tuple(r), pc) for f, r, pc, _ in t.frames), t.cl_arrived, t.cl_gen,
                          tuple(tuple(c.aid for c in g) for g in t.cp_groups), tuple(c.aid for c in t.cp_open))
                         for t in self.threads)
         ctas = tuple((bytes(c.smem), tuple(sorted((o, b.key()) for o, b in c.barriers.items())),
@@ -375,15 +389,31 @@ class Machine:
         t.effects += 1
         self.gmem.store(addr, size, value)
 
+    def ld_local(self, t: Thread, addr: int, size: int) -> int:
+        if addr + size > len(t.local):
+            raise MemoryFault(f"a load of {size} bytes at local address {addr:#x} is outside the "
+                              f"{len(t.local)} bytes of the thread's local memory")
+        return int.from_bytes(t.local[addr:addr + size], "little")
+
+    def st_local(self, t: Thread, addr: int, size: int, value: int) -> None:
+        if addr + size > len(t.local):
+            raise MemoryFault(f"a store of {size} bytes at local address {addr:#x} is outside the "
+                              f"{len(t.local)} bytes of the thread's local memory")
+        t.local[addr:addr + size] = (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+
     def ld_gen(self, t: Thread, addr: int, size: int) -> int:
         if is_shared_generic(addr):
             return self.ld_cluster(t, addr - SHARED_GENERIC, size)
+        if is_local_generic(addr):
+            return self.ld_local(t, addr - LOCAL_GENERIC, size)
         t.effects += 1
         return self.gmem.load(addr, size)
 
     def st_gen(self, t: Thread, addr: int, size: int, value: int) -> None:
         if is_shared_generic(addr):
             self.st_cluster(t, addr - SHARED_GENERIC, size, value)
+        elif is_local_generic(addr):
+            self.st_local(t, addr - LOCAL_GENERIC, size, value)
         else:
             self.st_global(t, addr, size, value)
 
@@ -538,7 +568,7 @@ class Machine:
             t.last_fail = None
             return True
         # A wait's answer depends only on the barrier's phase and validity (and the operand).
-        key = (t.pc, cta.index, off, int(value), b.phase, b.valid, t.effects)
+        key = (t.func.name, t.pc, cta.index, off, int(value), b.phase, b.valid, t.effects)
         if t.last_fail == key:
             if parity:
                 what = f"the phase of parity {value} to complete"
@@ -573,8 +603,30 @@ class Machine:
                 if len(entry.parts) >= entry.need:
                     self._coll_done(w, key, entry)
 
+    def call(self, t: Thread, name: str, moves_in: list[tuple[int, int, int]],
+             moves_out: list[tuple[int, int, int]]) -> None:
+        """Enter a .func: copy the arguments into its parameters, give it fresh registers (the special
+        registers stay), and remember where to return."""
+        callee = self.functions[name]
+        if any(f.name == name for f, _, _, _ in t.frames) or t.func.name == name:
+            raise SimError(f"recursive call to {name}: its frame in local memory is already in use")
+        mem = t.local
+        for src, dst, n in moves_in:
+            mem[dst:dst + n] = mem[src:src + n]
+        t.frames.append((t.func, t.regs, t.pc, moves_out))
+        regs: list[object] = [0] * callee.nregs
+        regs[:NSPECIAL] = t.regs[:NSPECIAL]
+        t.func, t.code, t.regs, t.pc = callee, callee.code, regs, 0
+
     def ret(self, t: Thread) -> None:
-        self.exit(t)
+        if not t.frames:
+            self.exit(t)
+            return
+        func, regs, pc, moves_out = t.frames.pop()
+        mem = t.local
+        for src, dst, n in moves_out:
+            mem[dst:dst + n] = mem[src:src + n]
+        t.func, t.code, t.regs, t.pc = func, func.code, regs, pc
 
     def trap(self, t: Thread) -> None:
         raise SimError("trap: the kernel aborted")

@@ -15,3 +15,4 @@ gen cluster_handshake cluster_handshake.cu
 gen cluster_handshake_bug_count cluster_handshake.cu -DBUG_COUNT
 gen arrive_drop arrive_drop.cu
 gen arrive_drop_bug_no_drop arrive_drop.cu -DBUG_NO_DROP
+gen calls calls.cu

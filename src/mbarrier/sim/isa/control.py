@@ -223,3 +223,35 @@ def _shfl(g: Gen, ins: ast.Instruction) -> None:
 @emitter("activemask")
 def _activemask(g: Gen, ins: ast.Instruction) -> None:
     g.assign(ins.operands[0], "m.activemask(t)", TYPES[".b32"], masked=True)
+
+
+@emitter("call")
+def _call(g: Gen, ins: ast.Instruction) -> None:
+    """call{.uni} (results), func, (arguments): the arguments are copied into the callee's parameters
+    and, at its ret, its return values into the results (all `.param` variables of the frames)."""
+    ops = list(ins.operands)
+    rets = ops.pop(0).items if ops and isinstance(ops[0], ast.ParenList) else ()
+    if not ops or not isinstance(ops[0], ast.Name):
+        raise g.unsupported("indirect call")
+    name = ops.pop(0).name
+    args = ops.pop(0).items if ops and isinstance(ops[0], ast.ParenList) else ()
+    if ops:
+        raise g.unsupported("call with a prototype or target list")
+    callee = g.layout.frames.get(name)
+    if callee is None:
+        raise g.unsupported(f"call to {name!r}, which has no body in this module")
+    if len(args) != len(callee.params) or len(rets) != len(callee.returns):
+        raise g.unsupported(f"call to {name!r} with {len(args)} arguments and {len(rets)} results")
+    copy_in = [(_var(g, a), p) for a, p in zip(args, callee.params, strict=True)]
+    copy_out = [(r, _var(g, x)) for x, r in zip(rets, callee.returns, strict=True)]
+    moves_in = [(src[0], dst[0], min(src[1], dst[1])) for src, dst in copy_in]
+    moves_out = [(src[0], dst[0], min(src[1], dst[1])) for src, dst in copy_out]
+    g.lines.append(f"t.pc = {g.next_pc()}")
+    g.lines.append(f"m.call(t, {name!r}, {moves_in!r}, {moves_out!r})")
+    g.sets_pc = True
+
+
+def _var(g: Gen, op: ast.Operand) -> tuple[int, int]:
+    if isinstance(op, ast.Name) and op.name in g.frame.vars:
+        return g.frame.vars[op.name]
+    raise g.unsupported(f"call operand {op!r} is not a .param variable")

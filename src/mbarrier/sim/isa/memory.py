@@ -8,7 +8,7 @@ about the value read or written; the memory-model layer (issue 7) gives them the
 from __future__ import annotations
 
 from mbarrier.ptx import ast
-from mbarrier.sim.address import SHARED_GENERIC
+from mbarrier.sim.address import LOCAL_GENERIC, SHARED_GENERIC
 from mbarrier.sim.compile import Gen, emitter, sext
 from mbarrier.sim.types import TYPES, Scalar
 
@@ -28,10 +28,7 @@ def space_of(g: Gen, ins: ast.Instruction) -> str:
     spaces = [_SPACES[q] for q in ins.qualifiers if q in _SPACES]
     if len(spaces) > 1:
         raise g.unsupported("more than one state space")
-    space = spaces[0] if spaces else "generic"
-    if space == "local":
-        raise g.unsupported("the .local state space")
-    return space
+    return spaces[0] if spaces else "generic"
 
 
 def _check_quals(g: Gen, ins: ast.Instruction, allowed: frozenset[str]) -> None:
@@ -74,8 +71,11 @@ def _ld(g: Gen, ins: ast.Instruction) -> None:
     space = space_of(g, ins)
     n = next((_VECTOR[q] for q in ins.qualifiers if q in _VECTOR), 1)
     if space == "param":
-        _ld_param(g, d, a, ty, n)
-        return
+        if _frame_var(g, a):
+            space = "local"
+        else:
+            _ld_param(g, d, a, ty, n)
+            return
     addr = g.address(a, space)
     if n == 1:
         _set_loaded(g, d, load_expr(space, addr, ty.size), ty)
@@ -86,6 +86,11 @@ def _ld(g: Gen, ins: ast.Instruction) -> None:
     for i, item in enumerate(d.items):
         if not isinstance(item, ast.Sink):
             _set_loaded(g, item, f"((v >> {i * ty.bits}) & {ty.mask:#x})", ty)
+
+
+def _frame_var(g: Gen, a: ast.Operand) -> bool:
+    """A `.param` variable of the function's frame (a call's argument or result, a .func's parameter)."""
+    return isinstance(a, ast.Address) and a.base is not None and a.base.name in g.frame.vars
 
 
 def _ld_param(g: Gen, d: ast.Operand, a: ast.Operand, ty: Scalar, n: int) -> None:
@@ -111,7 +116,9 @@ def _st(g: Gen, ins: ast.Instruction) -> None:
     a, v = ins.operands
     space = space_of(g, ins)
     if space == "param":
-        raise g.unsupported("st.param (calls are not supported)")
+        if not _frame_var(g, a):
+            raise g.unsupported("st.param to something other than a call's parameter")
+        space = "local"
     addr = g.address(a, space)
     if isinstance(v, ast.Vector):
         parts = [f"({g.src(x, ty)} << {i * ty.bits})" for i, x in enumerate(v.items)]
@@ -163,6 +170,8 @@ def _cvta(g: Gen, ins: ast.Instruction) -> None:
     v = g.src(a, ty)
     if space in ("cta", "cluster"):
         g.assign(d, f"{v} - {SHARED_GENERIC:#x}" if to else f"{v} + {SHARED_GENERIC:#x}", ty)
+    elif space == "local":
+        g.assign(d, f"{v} - {LOCAL_GENERIC:#x}" if to else f"{v} + {LOCAL_GENERIC:#x}", ty)
     elif space == "global":
         g.assign(d, v, ty, masked=True)
     else:
