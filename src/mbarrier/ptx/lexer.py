@@ -17,7 +17,6 @@ Token = tuple[int, str, int, int]
 
 # Token kinds. Their values are the group numbers in _TOKEN below (`m.lastindex`).
 DOT: Final = 1  # a directive, type or qualifier: `.reg`, `.shared::cta`, `.2d`
-
 FLOAT: Final = 2  # `0f3F800000`, `0d3FF0000000000000`, `1.5`, `1e-3`
 INT: Final = 3  # `42`, `0x1F`, `017`, `0b101`, `7U`
 IDENT: Final = 4  # `%r1`, `$L__BB0_2`, `_Z1kPi`, `mbarrier`, `_` (the sink)
@@ -83,6 +82,10 @@ def scan(text: str, path: str = "<input>") -> tuple[list[Token], list[ast.Instru
 
 # After these tokens a new line starts a new statement (unless inside a .section's data).
 _BOUNDARY: Final = frozenset({";", "{", "}", ":"})
+_INSN_START: Final = frozenset("abcdefghijklmnopqrstuvwxyz@")
+_DEC = r"(0|[1-9][0-9]*)"
+_LOC_MATCH: Final = re.compile(rf"[ \t]*(\.loc)[ \t]+{_DEC}[ \t]+{_DEC}[ \t]+{_DEC}[ \t]*(?://.*)?").fullmatch
+_LABEL_MATCH: Final = re.compile(r"[ \t]*([A-Za-z][\w$]*|[_$%][\w$]+)[ \t]*(:)").fullmatch
 
 
 def _scan(text: str, path: str, built: list[ast.Instruction] | None) -> list[Token]:
@@ -97,16 +100,27 @@ def _scan(text: str, path: str, built: list[ast.Instruction] | None) -> list[Tok
     at_boundary = True
     in_section = False
     for lineno, line in enumerate(text.split("\n"), 1):
-        if not line or line.isspace():
+        s = line.lstrip()
+        if not s or s.startswith("//"):
             continue
-        if fast and at_boundary and not in_section and keep is not None:
-            insn = _fast_instruction(line, lineno)
-            if insn is not None:
-                keep(insn)
-                g = insn.guard
-                tokens.append((INSN, "@", lineno, g.pos.column) if g is not None
-                              else (INSN, insn.opcode, lineno, insn.pos.column))
-                continue
+        if fast:
+            # Shortcuts for the most common lines; each gives exactly the tokens _TOKEN would.
+            c = s[0]
+            if c in _INSN_START:
+                if at_boundary and not in_section and keep is not None:
+                    insn = _fast_instruction(line, lineno)
+                    if insn is not None:
+                        keep(insn)
+                        g = insn.guard
+                        tokens.append((INSN, "@", lineno, g.pos.column) if g is not None
+                                      else (INSN, insn.opcode, lineno, insn.pos.column))
+                        continue
+            elif c == "." or s[-1] == ":":
+                short = _loc_or_label(line, lineno)
+                if short is not None:
+                    extend(short)
+                    at_boundary = True
+                    continue
         toks = [(m.lastindex or BAD, m.group(), lineno, m.start() + 1) for m in _FINDITER(line)]
         if toks and toks[-1][0] == COMMENT:
             toks.pop()
@@ -123,6 +137,18 @@ def _scan(text: str, path: str, built: list[ast.Instruction] | None) -> list[Tok
                 in_section = any(t[1] == ".section" and t[0] == DOT for t in toks) and not any(
                     t[1] == "}" and t[0] == PUNCT for t in toks)
     return tokens
+
+
+def _loc_or_label(line: str, lineno: int) -> list[Token] | None:
+    """The tokens of a plain `.loc F L C` line or a `label:` line, else None."""
+    m = _LOC_MATCH(line)
+    if m is not None:
+        return [(DOT, ".loc", lineno, m.start(1) + 1), (INT, m.group(2), lineno, m.start(2) + 1),
+                (INT, m.group(3), lineno, m.start(3) + 1), (INT, m.group(4), lineno, m.start(4) + 1)]
+    m = _LABEL_MATCH(line)
+    if m is not None:
+        return [(IDENT, m.group(1), lineno, m.start(1) + 1), (PUNCT, ":", lineno, m.start(2) + 1)]
+    return None
 
 
 def _non_ascii(text: str, path: str) -> None:

@@ -1,0 +1,174 @@
+"""Parser throughput: statements per second on large real modules, and the ratio to ptxas's own time.
+
+Two inputs:
+  nvcc-big   bench/parse_big.cu compiled with `nvcc -ptx -arch=sm_90` (straight-line code, one kernel)
+  concat     every sm_90 entry of tests/ptx/modules/ (renamed) repeated into one valid module
+
+Prints a table; `--write-doc` also records the figures in docs/performance.md (section "Parsing").
+Run: python bench/parse.py [--steps 1000] [--copies 300] [--repeat 5] [--write-doc]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from mbarrier.ptx import ast
+from mbarrier.ptx.parser import parse
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULES = ROOT / "tests" / "ptx" / "modules"
+DOC = ROOT / "docs" / "performance.md"
+START, END = "<!-- parse-bench:start -->", "<!-- parse-bench:end -->"
+
+
+def count(stmts: tuple[ast.Statement, ...]) -> int:
+    return sum(1 + (count(s.body) if isinstance(s, ast.Block) else 0) for s in stmts)
+
+
+def statements(m: ast.Module) -> int:
+    """Statements in function bodies (a Block and each statement inside it count once)."""
+    return sum(count(f.body) for f in m.functions if f.body is not None)
+
+
+def nvcc_big(steps: int, out: Path) -> Path:
+    f = out / f"nvcc_big_{steps}.ptx"
+    subprocess.run(["nvcc", "-ptx", "-arch=sm_90", f"-DSTEPS={steps}", str(ROOT / "bench" / "parse_big.cu"),
+                    "-o", str(f)], check=True)
+    return f
+
+
+def entries(text: str) -> list[tuple[str, str]]:
+    """(name, text) of each `.visible .entry` in `text`, found by matching braces."""
+    out = []
+    for m in re.finditer(r"^\.visible \.entry (\w+)\(", text, re.M):
+        depth, i = 0, text.index("{", m.end())
+        while True:
+            c = text[i]
+            if c == "/" and text[i + 1] == "/":
+                i = text.index("\n", i)
+                continue
+            depth += (c == "{") - (c == "}")
+            i += 1
+            if depth == 0:
+                break
+        out.append((m.group(1), text[m.start():i] + "\n"))
+    return out
+
+
+def concat(copies: int, out: Path) -> Path:
+    """The entries of the sm_90 test modules, renamed per copy, in one module."""
+    bodies: list[str] = []
+    for p in sorted(MODULES.glob("*.ptx")):
+        text = p.read_text()
+        if ".target sm_90\n" not in text or "generic_mix" in p.name:  # generic_mix has module globals
+            continue
+        bodies.extend(body.replace(name, name + "_c{n}") for name, body in entries(text))
+    parts = [".version 9.0\n.target sm_90\n.address_size 64\n"]
+    for n in range(copies):
+        parts.extend(b.replace("_c{n}", f"_c{n}") for b in bodies)
+    f = out / f"concat_{copies}.ptx"
+    f.write_text("\n".join(parts))
+    return f
+
+
+def time_parse(text: str, repeat: int) -> tuple[float, float, int]:
+    """Best CPU seconds and best wall seconds of `repeat` parses, and the statement count."""
+    cpu, wall, n = float("inf"), float("inf"), 0
+    for _ in range(repeat):
+        c0, w0 = time.process_time(), time.perf_counter()
+        m = parse(text)
+        c1, w1 = time.process_time(), time.perf_counter()
+        cpu, wall, n = min(cpu, c1 - c0), min(wall, w1 - w0), statements(m)
+        del m
+    return cpu, wall, n
+
+
+def time_ptxas(path: Path) -> float | None:
+    if shutil.which("ptxas") is None:
+        return None
+    t0 = time.perf_counter()
+    r = subprocess.run(["ptxas", "-arch=sm_90", str(path), "-o", "/dev/null"], capture_output=True, text=True)
+    t = time.perf_counter() - t0
+    if r.returncode != 0:
+        sys.exit(f"ptxas rejects {path}:\n{r.stderr}")
+    return t
+
+
+def git_commit() -> str:
+    r = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                       capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "src/mbarrier/ptx"],
+                           capture_output=True, text=True).stdout.strip()
+    return r.stdout.strip() + (" (+ uncommitted parser changes)" if dirty else "")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=1000, help="template steps in parse_big.cu")
+    ap.add_argument("--copies", type=int, default=300, help="copies of the test entries in concat")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--no-ptxas", action="store_true", help="skip timing ptxas")
+    ap.add_argument("--write-doc", action="store_true", help="record the table in docs/performance.md")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        files = [("concat", concat(args.copies, Path(tmp)))]
+        if shutil.which("nvcc"):
+            files.insert(0, ("nvcc-big", nvcc_big(args.steps, Path(tmp))))
+        rows = []
+        for name, f in files:
+            text = f.read_text()
+            cpu, wall, n = time_parse(text, args.repeat)
+            px = None if args.no_ptxas else time_ptxas(f)
+            rows.append((name, text.count("\n"), len(text), n, cpu, wall, px))
+    header = ("| input | lines | bytes | statements | parse CPU s | parse wall s | statements/s (CPU) "
+              "| ptxas s | ptxas / parse |")
+    lines = [header, "|" + "---|" * 9]
+    for name, nl, nb, n, cpu, wall, px in rows:
+        ratio = f"{px / wall:.1f}x" if px else "n/a"
+        lines.append(f"| {name} | {nl} | {nb} | {n} | {cpu:.3f} | {wall:.3f} | {n / cpu:,.0f} | "
+                     f"{px:.2f} | {ratio} |" if px else
+                     f"| {name} | {nl} | {nb} | {n} | {cpu:.3f} | {wall:.3f} | {n / cpu:,.0f} | n/a | n/a |")
+    table = "\n".join(lines)
+    print(table)
+    if args.write_doc:
+        write_doc(table, args)
+
+
+def write_doc(table: str, args: argparse.Namespace) -> None:
+    machine = (f"{platform.machine()}, {os.cpu_count()} CPUs ({platform.processor() or 'unknown CPU'}), "
+               f"Python {platform.python_version()}")
+    load = os.getloadavg()[0]
+    section = f"""{START}
+## Parsing (bench/parse.py)
+
+Measured {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC on {machine}; load average {load:.1f}
+while measuring (the machine is shared, so CPU time is the figure to read); commit {git_commit()}.
+Command: `python bench/parse.py --steps {args.steps} --copies {args.copies} --repeat {args.repeat}`.
+Best of {args.repeat} parses; "statements" counts every statement in function bodies (labels,
+declarations, directives such as `.loc`, instructions, `{{ }}` blocks). ptxas is timed once, wall clock,
+`ptxas -arch=sm_90 FILE -o /dev/null`; the ratio is ptxas time over our parse wall time.
+
+{table}
+{END}"""
+    DOC.parent.mkdir(exist_ok=True)
+    old = DOC.read_text() if DOC.exists() else "# Performance\n"
+    if START in old:
+        new = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: section, old, flags=re.S)
+    else:
+        new = old.rstrip("\n") + "\n\n" + section + "\n"
+    DOC.write_text(new)
+    print(f"recorded in {DOC}")
+
+
+if __name__ == "__main__":
+    main()
