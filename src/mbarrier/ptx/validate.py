@@ -9,6 +9,7 @@ diagnostic ends the module, as ptxas stops there.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from mbarrier.ptx import ast
@@ -26,6 +27,7 @@ from mbarrier.spec.forms import (
     SUBSPACES,
     TERMINAL_MODIFIERS,
     TYPE_COMPATIBLE,
+    UNCHECKED_PATHS,
     Instr,
     Slot,
 )
@@ -142,7 +144,7 @@ def resolve(instr: ast.Instruction) -> tuple[Instr | None, tuple[str, ...]]:
             continue
         if words[:n] == form.path and (best is None or n > len(best.path)):
             best = form
-    if best is None:
+    if best is None or any(words[:len(u)] == u and len(u) > len(best.path) for u in UNCHECKED_PATHS):
         return None, ()
     return best, words[len(best.path):]
 
@@ -170,19 +172,29 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
                 line.add("unknown-modifier", mod=m)
         return
     facts = _check_modifiers(form, mods, line)
-    if _sink_misplaced(instr, line):
-        return
-    slots = _match_operands(form, instr, scope, ctx, line)
+    if not facts.clean or _sink_misplaced(instr, line):
+        return  # "Unexpected instruction types" hides everything after the modifiers
+    slots, soft = _match_operands(form, instr, facts, scope, ctx, line)
     if slots is None:
+        line.add("operands", name=form.name)
         return
+    if form.space_pairs:
+        pair = _check_space_pair(form, facts, line)
+        if pair != "ok":
+            # no operand list for a pair ptxas does not take: the addresses only, then the gates
+            if pair == "other" and soft:
+                line.add("operands", name=form.name)
+            _check_addresses(form, instr, slots, facts, scope, line)
+            _check_gates(form, facts, frozenset(), False, ctx, line)
+            return
+    if soft:
+        line.add("operands", name=form.name)
     roles = frozenset(s.role for s in slots)
     sink = bool(instr.operands) and isinstance(instr.operands[0], ast.Sink)
-    if facts.clean:  # a wrong type hides the semantic checks and the gates
-        _check_semantics(form, facts, roles, sink, ctx, line)
+    _check_semantics(form, facts, roles, sink, ctx, line)
     _check_addresses(form, instr, slots, facts, scope, line)
     _check_immediates(form, instr, slots, line)
-    if facts.clean:
-        _check_gates(form, facts, roles, sink, ctx, line)
+    _check_gates(form, facts, roles, sink, ctx, line)
 
 
 # -- modifiers -------------------------------------------------------------------------------------
@@ -192,7 +204,7 @@ class _Facts:
     words: set[str]
     spaces: list[str]
     clean: bool
-    """The instruction type is right: ptxas goes on to the semantic checks and the gates."""
+    """The instruction type is right: ptxas goes on past the modifiers."""
 
 
 def _split_space(mod: str) -> tuple[str, str] | None:
@@ -231,6 +243,8 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line) -> _Facts:
             split = _split_space(m)
             base, sub = split if split else (m, "")
             spaces.append(m)
+            if form.space_pairs:
+                continue  # judged as a pair below
             if len(spaces) > 1:
                 continue  # ptxas judges the first state space only, and counts the others
             words.add(m)
@@ -251,12 +265,45 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line) -> _Facts:
             elif m not in form.flags:
                 line.add("illegal-modifier", mod=m, name=name)
             seen_flags.add(m)
-    if len(spaces) > 1:
+    if form.space_pairs:
+        words.update(_pair_words(spaces))
+    elif len(spaces) > 1:
         line.add("space-count", name=name)
     types_ok = (len(types) == 1 and types[0] in form.types) if form.types else not types
     if not types_ok:
         line.add("types", name=name)
     return _Facts(words, spaces, types_ok)
+
+
+def _pair_words(spaces: list[str]) -> set[str]:
+    """The facts a copy's state spaces give its conditions: each space, its parts, the pair (the
+    first two), and the destination."""
+    words = {*spaces, "".join(spaces[:2])}
+    if len(spaces) >= 2:
+        words.add("dst:" + spaces[0])
+    for sp in spaces:
+        words.update(_split_space(sp) or ())
+    return words
+
+
+def _check_space_pair(form: Instr, facts: _Facts, line: _Line) -> str:
+    """Copies take a (destination, source) pair of state spaces from `form.space_pairs`. Returns
+    "ok" (the first two are a pair it takes), "pair" (exactly two, no such pair) or "bad" (fewer
+    than two, or more with a wrong first pair)."""
+    spaces = facts.spaces
+    if len(spaces) < 2:
+        line.add("space-incorrect", name=form.name)
+        line.add("space-count", name=form.name)
+        return "bad"
+    if len(spaces) > 2:
+        line.add("space-multiple")
+    if tuple(spaces[:2]) in form.space_pairs:
+        return "ok"
+    if tuple(spaces[:2]) in form.other_pairs and form.marker:
+        line.add("illegal-modifier", mod=form.marker, name=form.name)
+        return "other" if len(spaces) == 2 else "bad"
+    line.add("space-incorrect", name=form.name)
+    return "bad"
 
 
 # -- operands --------------------------------------------------------------------------------------
@@ -270,19 +317,29 @@ def _sink_misplaced(instr: ast.Instruction, line: _Line) -> bool:
     return False
 
 
-def _match_operands(form: Instr, instr: ast.Instruction, scope: Scope, ctx: Context,
-                    line: _Line) -> tuple[Slot, ...] | None:
-    """The operand list that matches, or None after reporting why none does."""
+def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Scope, ctx: Context,
+                    line: _Line) -> tuple[tuple[Slot, ...] | None, bool]:
+    """The operand list that matches and False; or a list ptxas only half-accepts (it reports
+    "Arguments mismatch" and goes on) and True; or None. An optional operand (`Slot.flag`) belongs
+    exactly to the modifier that brings it; a half-accepted list has every modifier's operand."""
     ops = instr.operands
+    flags = {s.flag for slots in form.operands for s in slots if s.flag}
+    present = flags & facts.words
     for slots in form.operands:
-        if len(slots) != len(ops):
-            continue
-        ok = all(_operand_fits(slot, op, i, form, scope, ctx, line)
-                 for i, (slot, op) in enumerate(zip(slots, ops, strict=True)))
-        if ok:
-            return slots
-    line.add("operands", name=form.name)
-    return None
+        if len(slots) == len(ops) and {s.flag for s in slots if s.flag} == present:
+            ok = all(_operand_fits(slot, op, i, form, scope, ctx, line)
+                     for i, (slot, op) in enumerate(zip(slots, ops, strict=True)))
+            if ok:
+                return slots, False
+    quiet = _Line(instr, line.path)
+    for slots in (*form.operands, *form.other_operands):
+        if len(slots) == len(ops) and present <= {s.flag for s in slots if s.flag} and all(
+                _operand_fits(slot, op, i, form, scope, ctx, quiet)
+                for i, (slot, op) in enumerate(zip(slots, ops, strict=True))):
+            for i, (slot, op) in enumerate(zip(slots, ops, strict=True)):
+                _operand_fits(slot, op, i, form, scope, ctx, line)
+            return slots, True
+    return None, False
 
 
 def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: Scope, ctx: Context,
@@ -296,7 +353,11 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
             line.defer("sink-discard", op.pos, severity="fatal", name=form.name)
         return True
     if slot.kind == "addr":
-        return isinstance(op, ast.Address)
+        if isinstance(op, ast.Address) or not slot.value_types:
+            return isinstance(op, ast.Address)
+        loose = [dataclasses.replace(slot, kind="value", type=t, value_types=()) for t in slot.value_types]
+        quiet = _Line(line.instr, line.path)
+        slot = next((s for s in loose if _operand_fits(s, op, index, form, scope, ctx, quiet)), loose[0])
     if isinstance(op, ast.Imm):
         if slot.kind == "dest":
             line.add("result-register", op.pos, name=form.name)
@@ -319,7 +380,7 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
 def _check_semantics(form: Instr, facts: _Facts, roles: frozenset[str], sink: bool, ctx: Context,
                      line: _Line) -> None:
     words = frozenset(facts.words)
-    if form.sems:
+    if form.scopes:  # ptxas pairs .sem and .scope wherever it takes a scope
         sem = next((m for m in facts.words if MODIFIERS.get(m) == "sem"), form.default_sem)
         scope = next((m for m in facts.words if MODIFIERS.get(m) == "scope"), None)
         if sem and not scope:
@@ -336,7 +397,7 @@ def _check_semantics(form: Instr, facts: _Facts, roles: frozenset[str], sink: bo
 
 def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...], facts: _Facts,
                      scope: Scope, line: _Line) -> None:
-    for slot, op in zip(slots, instr.operands, strict=True):
+    for slot, op in zip(slots, instr.operands, strict=False):
         if slot.kind != "addr" or not isinstance(op, ast.Address):
             continue
         if op.base is None:
@@ -351,7 +412,10 @@ def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...
             continue
         if sym.space not in slot.spaces and slot.space_message:
             line.add("address-space", op.base.pos, symbol=sym.name, name=form.name)
-        given = facts.spaces[form.address_space] if facts.spaces else None
+        if slot.governed_by is not None:
+            given = facts.spaces[slot.governed_by] if slot.governed_by < len(facts.spaces) else None
+        else:
+            given = facts.spaces[form.address_space] if facts.spaces else None
         if given is not None and given.partition("::")[0] != sym.space:
             line.add("address-mismatch", op.base.pos, name=form.name)
 
@@ -359,21 +423,22 @@ def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...
 def _check_immediates(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...],
                       line: _Line) -> None:
     for index, (slot, op) in enumerate(zip(slots, instr.operands, strict=True)):
-        if not isinstance(op, ast.Imm) or slot.check is None:
+        if not isinstance(op, ast.Imm):
             continue
-        v = op.value
-        if slot.check == "positive" and v <= 0:
-            line.add("imm-positive", op.pos, index=index, name=form.name, value=v)
-        elif slot.check == "parity" and v not in (0, 1):
-            line.add("imm-parity", op.pos, index=index, name=form.name, value=v)
-        elif slot.check == "multiple16" and v % 16:
-            line.add("imm-multiple", op.pos, index=index, name=form.name, value=v, multiple=16)
+        for c in slot.checks:
+            w = c.value(op.value)
+            failed = ((c.kind == "positive" and w <= 0) or (c.kind == "parity" and w not in (0, 1))
+                      or (c.kind == "multiple" and w % c.lo != 0)
+                      or (c.kind == "range" and not c.lo <= w <= c.hi))
+            if failed:
+                line.add(f"imm-{c.kind}", op.pos, index=index, name=form.name, value=w, lo=c.lo,
+                         hi=c.hi)
 
 
 def _check_gates(form: Instr, facts: _Facts, roles: frozenset[str], sink: bool, ctx: Context,
                  line: _Line) -> None:
     words = frozenset(facts.words)
-    for g in (*MODIFIER_GATES, *form.gates):
+    for g in (*(MODIFIER_GATES if form.subspace_gates else ()), *form.gates):
         if not g.when.holds(words, roles, sink) or (g.late and line.pending_fatal):
             continue
         if g.version is not None and ctx.version < g.version:

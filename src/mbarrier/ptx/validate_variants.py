@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import combinations
 
 from mbarrier.ptx import ast
 from mbarrier.spec.forms import INSTRUCTIONS, Instr, Slot
@@ -100,12 +101,15 @@ SPACE_POOL: tuple[str, ...] = ("", ".shared", ".shared::cta", ".shared::cluster"
 def canonical(slot: Slot) -> list[ast.Operand]:
     """Legal operands for a slot (the first is the one mutations start from)."""
     if slot.kind == "addr":
-        return [_addr("bar"), _addr("%rd2")]
+        # a register address is legal in any state space; copies check variables against theirs
+        return [_addr("%rd2"), _addr("bar")] if slot.governed_by is not None else [_addr("bar"),
+                                                                                   _addr("%rd2")]
     if slot.kind == "dest":
         reg = {".b64": "%rd1", ".b32": "%r1", ".pred": "%p1"}[slot.type]
         return [_name(reg), ast.Sink(P0)] if slot.sink_from else [_name(reg)]
-    reg = {".b64": "%rd2", ".b32": "%r2"}[slot.type]
-    return [_imm(1), _name(reg)] if slot.imm else [_name(reg)]
+    reg = {".b64": "%rd2", ".b32": "%r2", ".b16": "%h2"}[slot.type]
+    imm = next((c.lo for c in slot.checks if c.kind == "multiple"), 1)
+    return [_imm(imm), _name(reg)] if slot.imm else [_name(reg)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,18 +143,20 @@ def cases(forms: tuple[Instr, ...] = INSTRUCTIONS) -> list[Case]:
 def _variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
     path = (*form.path, form.marker) if form.marker else form.path
     ty = form.types[0] if form.types else ""
-    base_space = "".join((*form.canonical, form.spaces[0] if form.spaces else ""))
+    spaces = ["".join(p) for p in form.space_pairs] or list(form.spaces)
+    base_space = "".join((*form.canonical, spaces[0] if spaces else ""))
     semscopes = [""] + [s + c for s in form.sems for c in form.scopes]
     if form.canonical:
         semscopes = ["".join(form.canonical)]
-    flag_sets = [""] + [f for f in form.flags if f != form.marker]
-    # 1. every legal modifier combination x every operand list x canonical operands
-    for space in ("", *form.spaces):
+    optional = [f for f in form.flags if f != form.marker]
+    flag_sets = ["".join(c) for n in range(len(optional) + 1) for c in combinations(optional, n)]
+    # 1. every modifier combination x every operand list x canonical operands
+    for space in ("", *spaces):
         for ss in semscopes:
             for flag in flag_sets:
                 for slots in form.operands:
                     for ops in _canonical_lists(slots):
-                        yield "legal", _instr((*path, flag, ss, space, ty), ops)
+                        yield "combination", _instr((*path, flag, ss, space, ty), ops)
     base_ops = tuple(canonical(s)[0] for s in form.operands[-1])
     # 2. one word from the pool, after the opcode or before the type
     for w in MODIFIER_POOL:
@@ -160,8 +166,9 @@ def _variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
     for s in ("", *SEM_POOL):
         for c in ("", *SCOPE_POOL):
             yield f"sem/scope {s}{c}", _instr((*path, s, c, base_space, ty), base_ops)
-    # 4. state spaces, with a shared, a global and a register address
-    for space in SPACE_POOL:
+    # 4. state spaces (pairs of them for copies), with a shared, a global and a register address
+    pool = [a + b for a in SPACE_POOL for b in SPACE_POOL] if form.space_pairs else SPACE_POOL
+    for space in pool:
         for addr in (_addr("bar"), _addr("gbar"), _addr("%rd2")):
             ops = tuple(addr if s.kind == "addr" else o for s, o in zip(form.operands[-1], base_ops,
                                                                        strict=True))

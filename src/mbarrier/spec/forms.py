@@ -77,6 +77,7 @@ SPECIAL_REGISTERS: Final[dict[str, str]] = {
 MESSAGES: Final[dict[str, str]] = {
     "unknown-modifier": "Unknown modifier '{mod}'",
     "illegal-modifier": "Illegal modifier '{mod}' for instruction '{name}'",
+    "illegal-modifier-with": "Illegal modifier '{mod}' for instruction '{name}' with '{other}'",
     "duplicate-sem": "Duplicate {mod} modifier",
     "duplicate-scope": "Multiple scope modifiers specified",
     "duplicate-flag": "Multiple {mod} modifiers specified",
@@ -84,6 +85,7 @@ MESSAGES: Final[dict[str, str]] = {
     "space-count": "Unexpected number of state spaces specified in instruction '{name}'",
     "space-incorrect": "State space incorrect for instruction '{name}'",
     "space-none": "No state space qualifier expected for instruction '{name}'",
+    "space-multiple": "Multiple state spaces specified",
     "sem-needs-scope": "Modifier '{mod}' requires scope with '{name}' instruction",
     "scope-needs-sem": "Modifier '{mod}' requires order with '{name}' instruction",
     "combine": "Modifier '{mod}' cannot be combined with modifier '{other}'",
@@ -106,7 +108,9 @@ MESSAGES: Final[dict[str, str]] = {
     "imm-parity": "Argument {index} of instruction '{name}': unexpected value '{value}', expected to be "
                   "0 or 1",
     "imm-multiple": "Argument {index} of instruction '{name}': unexpected value '{value}', expected to "
-                    "be multiple of {multiple}",
+                    "be multiple of {lo}",
+    "imm-range": "Argument {index} of instruction '{name}': value '{value}' out of range, expected to be "
+                 "in range [{lo}..{hi}]",
     "required-modifier": "{mod} modifier required for instruction '{name}'",
     "gate-version": "{subject} requires PTX ISA .version {version} or later",
     "gate-target": "{subject} requires .target sm_{sm} or higher",
@@ -176,13 +180,34 @@ SlotKind = Literal["dest", "addr", "value"]
 
 
 @dataclass(frozen=True, slots=True)
+class ImmCheck:
+    """A constraint on an immediate operand, in ptxas's terms: "positive" (> 0), "parity" (0 or 1),
+    "multiple" (of `lo`), "range" ([lo, hi]). `view`: how ptxas reads the literal before judging and
+    printing it (measured): as written ("s64"), or cut to 32 bits, signed or unsigned."""
+
+    kind: Literal["positive", "parity", "multiple", "range"]
+    lo: int = 0
+    hi: int = 0
+    view: Literal["s64", "s32", "u32"] = "s64"
+
+    def value(self, v: int) -> int:
+        if self.view == "s64":
+            return v
+        u = v & 0xFFFFFFFF
+        return u if self.view == "u32" or u < 1 << 31 else u - (1 << 32)
+
+
+@dataclass(frozen=True, slots=True)
 class Slot:
     """One operand position. `type` is what a register there must be compatible with
     (TYPE_COMPATIBLE). dest: a register written (ptxas: "Result register required" for anything
     else); `sink_from`: the PTX ISA version from which `_` may stand here (None: never).
     addr: `[...]`; `spaces` the variable spaces it may name (`.shared` for every mbarrier object,
-    9.7.13.15.1); `space_message` whether ptxas names the symbol when it is in another space.
-    value: a source register or integer immediate; `check` the immediate's constraint."""
+    9.7.13.15.1); `space_message` whether ptxas names the symbol when it is in another space;
+    `governed_by` which state-space modifier the variable must match (an index; None: the
+    instruction's `address_space` rule); `value_types` registers or immediates of those types ptxas
+    also takes there (cp.async.bulk's mbar). value: a source register or integer immediate;
+    `checks` the immediate's constraints."""
 
     role: str
     kind: SlotKind
@@ -191,8 +216,12 @@ class Slot:
     sink_from: Version | None = None
     spaces: tuple[str, ...] = (".shared",)
     space_message: bool = True
-    check: Literal["positive", "parity", "multiple16"] | None = None
+    governed_by: int | None = None
+    value_types: tuple[str, ...] = ()
+    checks: tuple[ImmCheck, ...] = ()
     vector1: bool = False
+    flag: str | None = None
+    """The modifier that brings this optional operand (cp.async.bulk's ctaMask, cache-policy)."""
     """Whether ptxas takes a one-element vector `{r}` here for `r` (measured: only arrive counts)."""
 
 
@@ -205,11 +234,11 @@ ADDR: Final = _addr()
 #: arrive_drop and the .expect_tx forms from 7.0 (measured).
 STATE_DEST: Final = Slot("state", "dest", ".b64", sink_from=(7, 0))
 ARRIVE_DEST: Final = Slot("state", "dest", ".b64", sink_from=(7, 1))
-COUNT: Final = Slot("count", "value", ".b32", check="positive", vector1=True)
+COUNT: Final = Slot("count", "value", ".b32", checks=(ImmCheck("positive"),), vector1=True)
 TX_COUNT: Final = Slot("txCount", "value", ".b32")
 WAIT_DEST: Final = Slot("waitComplete", "dest", ".pred")
 STATE_SRC: Final = Slot("state", "value", ".b64")
-PARITY: Final = Slot("phaseParity", "value", ".b32", check="parity")
+PARITY: Final = Slot("phaseParity", "value", ".b32", checks=(ImmCheck("parity"),))
 HINT: Final = Slot("suspendTimeHint", "value", ".b32")
 PENDING_DEST: Final = Slot("count", "dest", ".b32")
 
@@ -240,6 +269,16 @@ class Instr:
     first, -1 the last (measured; it differs between instructions)."""
     marker: str | None = None
     """A modifier that makes the instruction ours wherever it stands (fence's `.mbarrier_init`)."""
+    space_pairs: tuple[tuple[str, str], ...] = ()
+    """For copies: the (destination, source) state-space pairs it takes; exactly two are required."""
+    other_pairs: tuple[tuple[str, str], ...] = ()
+    """State-space pairs of the instruction's forms that are not ours: ptxas calls the marker
+    modifier illegal there instead of the state spaces incorrect."""
+    other_operands: tuple[tuple[Slot, ...], ...] = ()
+    """Operand lists of the instruction's forms that are not ours (cp.async.bulk's .bulk_group
+    copies): operands that fit one make ptxas report "Arguments mismatch" and go on (measured)."""
+    subspace_gates: bool = True
+    """Whether MODIFIER_GATES (the `::cta`/`::cluster` gates) apply to it (not to cp.async.bulk)."""
     canonical: tuple[str, ...] = ()
     """Modifiers every legal use needs beyond the opcode (fence.mbarrier_init: .release.cluster)."""
     scope_needs_sem: bool = True
@@ -407,6 +446,63 @@ def _fence_mbarrier_init() -> Instr:
     )
 
 
+_BULK = "cp.async.bulk"
+_BYTES = ".mbarrier::complete_tx::bytes"
+_MC, _L2 = ".multicast::cluster", ".L2::cache_hint"
+
+
+def _bulk_copy() -> Instr:
+    """cp.async.bulk.dst.src.mbarrier::complete_tx::bytes{.multicast::cluster}{.L2::cache_hint}
+    [dstMem], [srcMem], size, [mbar] {, ctaMask} {, cache-policy} (PTX ISA "cp.async.bulk", the copy
+    that signals complete-tx on an mbarrier, 9.7.13.15.5.2). Only the forms with the mbarrier
+    completion mechanism are ours; ptxas derives the optional operands from the modifiers."""
+    dst = _addr("dstMem", space_message=False, governed_by=0)
+    src = _addr("srcMem", space_message=False, governed_by=1)
+    size = Slot("size", "value", ".b32", checks=(ImmCheck("multiple", 16, view="u32"),
+                                                 ImmCheck("range", 0, 1048560, view="s32")))
+    # The mbar's variable must be in the destination's state space. Without .multicast::cluster
+    # ptxas also takes a 64-bit (and in the four-operand form a 16-bit) register or an immediate
+    # there (measured).
+    mbar = _addr("mbar", space_message=False, governed_by=0)
+    loose = _addr("mbar", space_message=False, governed_by=0, value_types=(".b64", ".b16"))
+    loose64 = _addr("mbar", space_message=False, governed_by=0, value_types=(".b64",))
+    mask = Slot("ctaMask", "value", ".b16", flag=_MC)
+    policy = Slot("cachePolicy", "value", ".b64", flag=_L2)
+    base = (dst, src, size, mbar)
+    other_pairs = ((".global", ".shared::cta"),)  # the .bulk_group copy's pair
+    pairs = ((".shared::cluster", ".global"), (".shared::cta", ".global"),
+             (".shared::cluster", ".shared::cta"))
+    takes = {pairs[0]: (_MC, _L2), pairs[1]: (_L2,), pairs[2]: ()}
+    return Instr(
+        ("cp", ".async", ".bulk"), _BULK, types=(), spaces=(), space_pairs=pairs,
+        scopes=(".cta", ".cluster", ".gpu", ".sys"), scope_needs_sem=False,
+        flags=(_BYTES, _MC, _L2), marker=_BYTES, subspace_gates=False,
+        operands=((dst, src, size, loose), (*base, mask), (dst, src, size, loose64, policy),
+                  (*base, mask, policy)),
+        other_pairs=other_pairs,
+        other_operands=((dst, src, size), (dst, src, size, policy)),
+        constraints=tuple(
+            Constraint(Cond(has=(m, "".join(p))), "illegal-modifier-with", _BULK, mod=m,
+                       other="".join(p))
+            for p in pairs for m in (_MC, _L2) if m not in takes[p]),
+        gates=(
+            Gate(_feature(_BULK), ALWAYS, _BULK, version=(8, 0), sm=90),
+            Gate(_feature(_BYTES), ALWAYS, _BULK, version=(8, 0), sm=90),
+            Gate(f"Modifier '{_MC}'", Cond(has=(_MC,)), _BULK, version=(8, 0), sm=90),
+            Gate(f"Modifier '{_L2}'", Cond(has=(_L2,)), _BULK, version=(7, 4), late=True),
+            Gate(_feature(".cluster scope"), Cond(has=(".cluster",)), _BULK, version=(7, 8), sm=90),
+            Gate(_feature(f"{_BULK} with destination state space as .shared::cta"),
+                 Cond(has=("dst:.shared::cta",)), _BULK, version=(8, 6)),
+        ),
+    )
+
+
+#: Longer opcode paths under a family opcode that are not ours (no mbarrier object operand).
+UNCHECKED_PATHS: Final[tuple[tuple[str, ...], ...]] = (
+    ("cp", ".async", ".bulk", ".tensor"), ("cp", ".async", ".bulk", ".prefetch"),
+    ("cp", ".async", ".bulk", ".commit_group"), ("cp", ".async", ".bulk", ".wait_group"),
+)
+
 INSTRUCTIONS: Final[tuple[Instr, ...]] = (
     Instr(("mbarrier", ".init"), "9.7.13.15.9", operands=((ADDR, Slot("count", "value", ".b32")),),
           gates=_mbarrier(_intro("mbarrier.init"))),
@@ -424,6 +520,7 @@ INSTRUCTIONS: Final[tuple[Instr, ...]] = (
           operands=((_addr(space_message=False),),),
           flags=(".noinc",), gates=(_intro("cp.async.mbarrier.arrive"),)),
     _fence_mbarrier_init(),
+    _bulk_copy(),
 )
 
 INSTRUCTIONS_BY_PATH: Final[dict[tuple[str, ...], Instr]] = {i.path: i for i in INSTRUCTIONS}
