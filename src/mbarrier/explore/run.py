@@ -121,13 +121,13 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
             while runnable and steps < max_steps:
                 a = sched.pick(m, steps)
                 runs += (a.aid, 1)
+                steps += 1
                 site = _site(a)
                 if steps_log is not None:
                     m.events.clear()
                 a.code[a.pc](m, a)
                 if steps_log is not None:
-                    steps_log.append(TraceStep(steps, agent_name(a.aid, nthreads), site, tuple(m.events)))
-                steps += 1
+                    steps_log.append(TraceStep(steps - 1, agent_name(a.aid, nthreads), site, tuple(m.events)))
         else:
             # The same choices as RandomScheduler.pick, inlined: this loop is the simulator's hot path.
             rand = sched.random
@@ -137,9 +137,8 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
                 k = min(int(rand() * burst) + 1, max_steps - steps)
                 i = 0
                 try:
-                    while i < k:
+                    for i in range(1, k + 1):  # noqa: B007 - i counts the burst's steps, a failing one too
                         a.code[a.pc](m, a)
-                        i += 1
                         if a.status:
                             break
                 finally:
@@ -165,13 +164,11 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
 def _failed(m: Machine, outcome: str, steps: int, runs: list[int], a: Thread | Copy,
             message: str, steps_log: list[TraceStep] | None, rule: str | None = None,
             section: str | None = None) -> RunResult:
-    """The step of `a` that raised is counted and recorded: the schedule replays up to it."""
+    """The step of `a` that raised is already counted and recorded: the schedule replays up to it."""
     site = _site(a) if isinstance(a, Copy) else a.func.sites[_failing_pc(a)]
     if steps_log is not None:
-        steps_log.append(TraceStep(steps, agent_name(a.aid, len(m.threads)), site, tuple(m.events)))
-    else:
-        runs += (a.aid, 1)
-    return RunResult(outcome, steps + 1, runs, m, message=message, rule=rule,
+        steps_log.append(TraceStep(steps - 1, agent_name(a.aid, len(m.threads)), site, tuple(m.events)))
+    return RunResult(outcome, steps, runs, m, message=message, rule=rule,
                      section=section, agent=a.name, site=site, trace=steps_log)
 
 

@@ -11,6 +11,7 @@ instruction's text and line, so they stop a run when reached and never pass as a
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -169,10 +170,34 @@ def emitter(*opcodes: str) -> Callable[[Emitter], Emitter]:
     return deco
 
 
+_LITERAL = re.compile(r"-?(0x[0-9a-f]+|\d+)")
+_FOLDABLE = re.compile(r"(min|max|abs|bool|not|if|else|True|False|and|or)|[\s\d()+\-*/%&|^<>=!~.,xa-f]")
+_FOLD_BUILTINS = {"min": min, "max": max, "abs": abs, "bool": bool}
+
+
+def is_literal(expr: str) -> bool:
+    return _LITERAL.fullmatch(expr) is not None
+
+
+def fold(expr: str) -> str:
+    """Evaluate at compile time an expression made only of literals and operators."""
+    if "r[" in expr or "m." in expr or "t." in expr or "_" in expr:
+        return expr
+    if _FOLDABLE.sub("", expr):
+        return expr
+    try:
+        value = eval(expr, {"__builtins__": _FOLD_BUILTINS})  # noqa: S307 - literals and operators only
+    except (ArithmeticError, SyntaxError, TypeError, ValueError, NameError):
+        return expr
+    if isinstance(value, bool):
+        return repr(value)
+    return f"{value:#x}" if isinstance(value, int) and value >= 0 else f"({value})"
+
+
 def sext(expr: str, bits: int) -> str:
     """Python source for the signed value of an unsigned `bits`-wide expression."""
     sign = 1 << (bits - 1)
-    return f"((({expr}) ^ {sign:#x}) - {sign:#x})"
+    return fold(f"((({expr}) ^ {sign:#x}) - {sign:#x})")
 
 
 def f32_bits(value: float) -> int:
@@ -310,9 +335,9 @@ class Gen:
             return
         bits = min(ty.bits, reg.type.bits)
         if masked and bits == ty.bits:
-            self.lines.append(f"r[{reg.slot}] = {expr}")
+            self.lines.append(f"r[{reg.slot}] = {fold(expr)}")
         else:
-            self.lines.append(f"r[{reg.slot}] = ({expr}) & {(1 << bits) - 1:#x}")
+            self.lines.append(f"r[{reg.slot}] = {fold(f'({expr}) & {(1 << bits) - 1:#x}')}")
 
     def address(self, op: ast.Operand, space: str = "", bits: int = 64) -> str:
         """Source of the address an `[...]` operand names. In a generic-addressing instruction
@@ -450,13 +475,22 @@ def _emit(gen: Gen, ins: ast.Instruction, consts: dict[str, object]) -> str:
     body = list(gen.lines)
     if not gen.sets_pc:
         body.append(f"t.pc = {i + 1}")
-    out = [f"def _i{i}(m, t):", "    r = t.regs"]
+    out = [f"def _i{i}(m, t):"]
+    guard = None
     if ins.guard is not None:
         reg = gen.lookup(ins.guard.predicate)
         if reg is None:
             return _raising(i, f"`{ins.text}`: unknown guard predicate {ins.guard.predicate!r}")
-        test = f"r[{reg.slot}]" if ins.guard.negated else f"not r[{reg.slot}]"
-        out.append(f"    if {test}:")
+        guard = f"r[{reg.slot}]" if not ins.guard.negated else f"not r[{reg.slot}]"
+    if guard is not None and len(body) == 1 and body[0].startswith("t.pc = ") and gen.sets_pc:
+        # A guarded branch: one conditional assignment.
+        out.append(f"    t.pc = {body[0][7:]} if t.regs[{reg.slot}] else {i + 1}" if not ins.guard.negated
+                   else f"    t.pc = {i + 1} if t.regs[{reg.slot}] else {body[0][7:]}")
+        return "\n".join(out) + "\n"
+    if guard is not None or any("r[" in line for line in body):
+        out.append("    r = t.regs")
+    if guard is not None:
+        out.append(f"    if not ({guard}):")
         out.append(f"        t.pc = {i + 1}")
         out.append("        return")
     out.extend("    " + line for line in body)

@@ -8,7 +8,7 @@ change what is computed here (Python float arithmetic, rounded to f32 on the way
 from __future__ import annotations
 
 from mbarrier.ptx import ast
-from mbarrier.sim.compile import Gen, emitter, sext
+from mbarrier.sim.compile import SPECIAL_SLOT, Gen, emitter, is_literal, sext
 from mbarrier.sim.types import TYPES, Scalar
 
 
@@ -158,12 +158,13 @@ def _shift(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b = ins.operands
     n = g.src(b, TYPES[".u32"])
+    n = f"min({n}, {ty.bits})" if not is_literal(n) else f"{min(int(n, 0), ty.bits)}"
     if ins.opcode == "shl":
-        g.assign(d, f"{g.src(a, ty)} << min({n}, {ty.bits})", ty)
+        g.assign(d, f"{g.src(a, ty)} << {n}", ty)
     elif ty.signed:
-        g.assign(d, f"{g.ssrc(a, ty)} >> min({n}, {ty.bits})", ty)
+        g.assign(d, f"{g.ssrc(a, ty)} >> {n}", ty)
     else:
-        g.assign(d, f"{g.src(a, ty)} >> min({n}, {ty.bits})", ty, masked=True)
+        g.assign(d, f"{g.src(a, ty)} >> {n}", ty, masked=True)
 
 
 @emitter("popc", "clz", "brev")
@@ -238,7 +239,7 @@ def _compare(g: Gen, ins: ast.Instruction, a: ast.Operand, b: ast.Operand, ty: S
         return f"(({x}) {_FLOAT_CMP[base]} ({y}))"
     if cmp not in _INT_CMP:
         raise g.unsupported(f"comparison .{cmp} on integers")
-    if ty.signed and cmp not in ("lo", "ls", "hi", "hs"):
+    if ty.signed and cmp not in ("lo", "ls", "hi", "hs", "eq", "ne"):
         return f"{g.ssrc(a, ty)} {_INT_CMP[cmp]} {g.ssrc(b, ty)}"
     return f"{g.src(a, ty)} {_INT_CMP[cmp]} {g.src(b, ty)}"
 
@@ -287,6 +288,10 @@ def _mov(g: Gen, ins: ast.Instruction) -> None:
             g.assign(x, f"({v} >> {i * part})", TYPES[f".b{part}"])
         return
     reg = g.dst(d)
+    special = SPECIAL_SLOT.get(a.name) if isinstance(a, ast.Name) and g.lookup(a.name) is None else None
+    if reg is not None and special is not None and reg.type.bits >= 32:
+        g.lines.append(f"r[{reg.slot}] = r[{special}]")  # special registers hold 32-bit values
+        return
     if reg is not None and isinstance(a, ast.Name) and g.lookup(a.name) is not None:
         src = g.lookup(a.name)
         assert src is not None
