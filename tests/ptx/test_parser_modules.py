@@ -185,3 +185,33 @@ def test_debug_sections_kept() -> None:
     files = [d for d in m.directives if d.name == ".file"]
     assert len(files) == len(re.findall(r"^\s*\.file\s", text, re.M))
     assert m.targets == ("sm_90", "debug")
+
+
+def test_triton_tma_module() -> None:
+    """Triton 3.9 output (tests/ptx/modules/triton_kernels.py): TMA loads completing on mbarriers."""
+    m = load("triton_tma_matmul.sm_90.ptx")
+    text = (MODULES / "triton_tma_matmul.sm_90.ptx").read_text()
+    assert m.targets == ("sm_90a",)
+    (smem,) = m.declarations
+    assert (smem.linkage, smem.space, smem.align, smem.names[0].name, smem.names[0].dims) == (
+        ".extern", ".shared", 16, "global_smem", (None,))
+    (k,) = m.entries
+    assert len(k.params) == 8 and all(p.ptr for p in k.params if p.type == ".u64")
+    assert k.performance == ((".reqntid", (256,)),)
+    insns = all_instructions(m)
+    mbar = Counter(i.qualifiers[0] for i in insns if i.opcode == "mbarrier")
+    assert mbar == Counter({q: len(re.findall(rf"mbarrier\{q}\.", text))
+                            for q in (".init", ".arrive", ".try_wait", ".inval")})
+    loads = [i for i in insns if i.text.endswith(".mbarrier::complete_tx::bytes")]
+    assert len(loads) == len(re.findall(r"complete_tx::bytes", text)) >= 4
+    for ld in loads:
+        assert ld.guard is not None and not ld.guard.negated
+        tensor = ld.operands[1]
+        assert isinstance(tensor, ast.Address) and len(tensor.items) == 1
+        coords = tensor.items[0]
+        assert isinstance(coords, ast.Vector) and len(coords.items) == 2
+    expect = [i for i in insns if i.qualifiers[:2] == (".arrive", ".expect_tx")]
+    assert expect and all(isinstance(i.operands[2], ast.Imm) and i.operands[2].value == 32768 for i in expect)
+    wgmma = [i for i in insns if i.opcode == "wgmma" and ".mma_async" in i.qualifiers]
+    assert wgmma and all(isinstance(i.operands[0], ast.Vector) and len(i.operands[0].items) == 64
+                         for i in wgmma)
