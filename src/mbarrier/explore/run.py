@@ -9,13 +9,14 @@ a cluster barrier, a warp collective, or spins on an mbarrier whose state no one
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from mbarrier.core.violations import Violation
 from mbarrier.explore.schedule import ScheduleError, agent_name, encode
 from mbarrier.explore.schedulers import RandomScheduler, Scheduler
 from mbarrier.sim.compile import Site
 from mbarrier.sim.errors import SimError
-from mbarrier.sim.machine import EXITED, PARKED, BarrierEvent, Copy, Machine, Thread, short_state
+from mbarrier.sim.machine import EXITED, PARKED, BarrierEvent, Copy, Cta, Machine, Thread, short_state
 
 DEFAULT_MAX_STEPS = 20_000_000
 
@@ -78,14 +79,15 @@ def _stuck(m: Machine) -> list[Stuck]:
         barrier = state = None
         if t.status == PARKED and kind == "mbarrier":
             _, pc, cta, off, what = why
-            b = cta.barriers[off]  # type: ignore[attr-defined]
-            site = t.func.sites[pc]  # type: ignore[index]
+            assert isinstance(cta, Cta) and isinstance(off, int) and isinstance(pc, int)
+            b = cta.barriers[off]
+            site = t.func.sites[pc]
             barrier, state = b.name, b.describe()
             reason = f"waits for {what} on {barrier} (shared offset {off:#x})"
         else:
             site = t.func.sites[t.pc - 1] if t.pc else t.func.sites[0]
             if kind == "bar":
-                nb = t.cta.bars.get(why[1])  # type: ignore[arg-type]
+                nb = t.cta.bars.get(cast(int, why[1]))
                 n = len(nb.arrived) if nb else 0
                 need = nb.count if nb and nb.count is not None else t.cta.live
                 reason = f"waits at barrier {why[1]}: {n} of {need} threads arrived"

@@ -36,11 +36,5 @@ def cluster_address(rank: int, offset: int) -> int:
     return ((rank + 1) << CTA_BITS) | offset
 
 
-def split_cluster(addr: int, own_rank: int) -> tuple[int, int]:
-    """(rank, offset) of a `.shared::cluster` address, seen from the CTA of rank `own_rank`."""
-    hi = addr >> CTA_BITS
-    return (own_rank if hi == 0 else hi - 1), addr & CTA_MASK
-
-
 def is_local_generic(addr: int) -> bool:
     return LOCAL_GENERIC <= addr < LOCAL_GENERIC + LOCAL_WINDOW

@@ -481,12 +481,12 @@ def _emit(gen: Gen, ins: ast.Instruction, consts: dict[str, object]) -> str:
         reg = gen.lookup(ins.guard.predicate)
         if reg is None:
             return _raising(i, f"`{ins.text}`: unknown guard predicate {ins.guard.predicate!r}")
+        taken, skipped = (body[0][7:], i + 1) if not ins.guard.negated else (i + 1, body[0][7:])
+        if len(body) == 1 and body[0].startswith("t.pc = ") and gen.sets_pc:
+            # A guarded branch: one conditional assignment.
+            out.append(f"    t.pc = {taken} if t.regs[{reg.slot}] else {skipped}")
+            return "\n".join(out) + "\n"
         guard = f"r[{reg.slot}]" if not ins.guard.negated else f"not r[{reg.slot}]"
-    if guard is not None and len(body) == 1 and body[0].startswith("t.pc = ") and gen.sets_pc:
-        # A guarded branch: one conditional assignment.
-        out.append(f"    t.pc = {body[0][7:]} if t.regs[{reg.slot}] else {i + 1}" if not ins.guard.negated
-                   else f"    t.pc = {i + 1} if t.regs[{reg.slot}] else {body[0][7:]}")
-        return "\n".join(out) + "\n"
     if guard is not None or any("r[" in line for line in body):
         out.append("    r = t.regs")
     if guard is not None:

@@ -9,7 +9,6 @@ not given is an error naming it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from mbarrier.ptx import ast
@@ -57,13 +56,6 @@ def pick_kernel(module: ast.Module, name: str | None) -> ast.Function:
             return f
     names = ", ".join(f.name for f in entries) or "none"
     raise LaunchError(f"no kernel named {name!r} in the module (kernels: {names})")
-
-
-@dataclass(frozen=True)
-class LaunchConfig:
-    grid: Dim3
-    block: Dim3
-    cluster: Dim3
 
 
 def _cluster_dims(fn: ast.Function, cluster: Dim3 | None) -> Dim3:

@@ -39,7 +39,6 @@ from mbarrier.spec.rules import rule
 
 RUNNABLE, BLOCKED, PARKED, EXITED, WAITING_DEPS, DONE = range(6)
 NSPECIAL = len(SPECIAL_CONSTANTS)
-STATUS_NAMES = ("runnable", "blocked", "parked", "exited", "waiting", "done")
 
 
 class TokenWord(int):
@@ -126,7 +125,8 @@ class Copy:
         return f"{self.kind} c{self.aid} (issued by thread {self.thread.aid} at line {self.site.line})"
 
 
-def _copy_step(m: Machine, a: Copy) -> None:
+def _copy_step(m: Machine, a: Thread | Copy) -> None:
+    assert isinstance(a, Copy)
     m.finish_async(a)
 
 
@@ -290,10 +290,6 @@ class Machine:
             if c.aid == aid:
                 return c
         return None
-
-    @property
-    def live_threads(self) -> list[Thread]:
-        return [t for t in self.threads if t.status != EXITED]
 
     def copy(self) -> Machine:
         """An independent machine in the same state (compiled code is shared, never copied)."""

@@ -33,12 +33,3 @@ TYPES[".f16"] = Scalar(".f16", 16, float=True)
 TYPES[".f32"] = Scalar(".f32", 32, float=True)
 TYPES[".f64"] = Scalar(".f64", 64, float=True)
 TYPES[".pred"] = Scalar(".pred", 1, pred=True)
-
-
-def scalar(name: str) -> Scalar:
-    return TYPES[name]
-
-
-def type_quals(qualifiers: tuple[str, ...]) -> list[Scalar]:
-    """The type qualifiers of an instruction, in source order."""
-    return [TYPES[q] for q in qualifiers if q in TYPES]

@@ -7,6 +7,7 @@ fence/membar, nanosleep, elect.sync, vote.sync, shfl.sync, activemask.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 from mbarrier.ptx import ast
 from mbarrier.sim.compile import Gen, emitter
@@ -190,8 +191,9 @@ def _shfl(g: Gen, ins: ast.Instruction) -> None:
     pslot = None if p is None else int(p)
 
     def finish(parts: dict[int, tuple[object, object]]) -> None:
-        for lane, (t, arg) in parts.items():
-            _, bval, cval = arg  # type: ignore[misc]
+        for lane, (t, raw) in parts.items():
+            arg = cast(tuple[int, int, int], raw)
+            _, bval, cval = arg
             clamp, seg = cval & 0x1F, (cval >> 8) & 0x1F
             max_lane = (lane & seg) | (clamp & ~seg & 0x1F)
             min_lane = lane & seg
@@ -208,7 +210,7 @@ def _shfl(g: Gen, ins: ast.Instruction) -> None:
                 j = min_lane | (bval & ~seg & 0x1F)
                 ok = j <= max_lane
             src = parts.get(j) if ok else None
-            value = src[1][0] if src is not None else arg[0]  # type: ignore[index]
+            value = cast(tuple[int, int, int], src[1])[0] if src is not None else arg[0]
             regs = t.regs  # type: ignore[attr-defined]
             if dslot is not None:
                 regs[dslot] = value
@@ -230,11 +232,16 @@ def _call(g: Gen, ins: ast.Instruction) -> None:
     """call{.uni} (results), func, (arguments): the arguments are copied into the callee's parameters
     and, at its ret, its return values into the results (all `.param` variables of the frames)."""
     ops = list(ins.operands)
-    rets = ops.pop(0).items if ops and isinstance(ops[0], ast.ParenList) else ()
-    if not ops or not isinstance(ops[0], ast.Name):
+    rets: tuple[ast.Operand, ...] = ()
+    args: tuple[ast.Operand, ...] = ()
+    if ops and isinstance(ops[0], ast.ParenList):
+        rets = ops.pop(0).items  # type: ignore[union-attr]
+    target = ops.pop(0) if ops else None
+    if not isinstance(target, ast.Name):
         raise g.unsupported("indirect call")
-    name = ops.pop(0).name
-    args = ops.pop(0).items if ops and isinstance(ops[0], ast.ParenList) else ()
+    name = target.name
+    if ops and isinstance(ops[0], ast.ParenList):
+        args = ops.pop(0).items  # type: ignore[union-attr]
     if ops:
         raise g.unsupported("call with a prototype or target list")
     callee = g.layout.frames.get(name)
