@@ -362,11 +362,22 @@ class Machine:
 
     def ld_cta(self, t: Thread, addr: int, size: int) -> int:
         t.effects += 1
-        return self._sload(t.cta, addr, size)
+        cta = t.cta
+        words = cta.words
+        # The common case inline: in bounds, touching no valid mbarrier (accesses are at most 16 bytes).
+        if addr + size > cta.size or (words and ((addr & ~7) in words or ((addr + size - 1) & ~7) in words
+                                                 or (addr & ~7) + 8 in words)):
+            self._guard(cta, addr, size, "a load")
+        return int.from_bytes(cta.smem[addr:addr + size], "little")
 
     def st_cta(self, t: Thread, addr: int, size: int, value: int) -> None:
         t.effects += 1
-        self._sstore(t.cta, addr, size, value)
+        cta = t.cta
+        words = cta.words
+        if addr + size > cta.size or (words and ((addr & ~7) in words or ((addr + size - 1) & ~7) in words
+                                                 or (addr & ~7) + 8 in words)):
+            self._guard(cta, addr, size, "a store")
+        cta.smem[addr:addr + size] = (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
 
     def ld_cluster(self, t: Thread, addr: int, size: int) -> int:
         t.effects += 1

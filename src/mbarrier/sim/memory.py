@@ -124,7 +124,13 @@ class GlobalMemory:
 
     def store(self, addr: int, size: int, value: int) -> None:
         r, offset = self.region(addr, size)
-        r.write(offset, (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little"))
+        data = (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+        within = offset & (PAGE - 1)
+        page = r.pages.get(offset >> PAGE_BITS)
+        if page is not None and within + size <= PAGE:
+            page[within:within + size] = data
+        else:
+            r.write(offset, data)
 
     def read(self, addr: int, size: int) -> bytes:
         r, offset = self.region(addr, size)
