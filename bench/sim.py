@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import platform
 import re
 import subprocess
@@ -70,7 +71,7 @@ def table(seeds: int, repeats: int) -> tuple[list[str], float]:
     return rows, headline
 
 
-def write_doc(rows: list[str], headline: float, seeds: int, repeats: int) -> None:
+def write_doc(rows: list[str], headline: float, seeds: int, repeats: int, load: float) -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
     today = datetime.date.today().isoformat()
@@ -82,7 +83,7 @@ def write_doc(rows: list[str], headline: float, seeds: int, repeats: int) -> Non
         f"{platform.python_version()}, one core. Random-schedule mode (`mbarrier run --seed N`): each "
         "pick runs one uniformly chosen runnable agent for 1..burst steps; burst 1 draws at every step. "
         f"{seeds} seeds per row; only the run is timed; seconds: the best of {repeats} rounds over all "
-        "seeds (the machine is shared).",
+        f"seeds. The machine (2 cores) was shared with other work: load average {load:.1f} at the start.",
         "",
         f"Headline (ring_buffer, burst 8): **{headline:,.0f} simulated thread-steps/s**.",
         "",
@@ -108,11 +109,12 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--write-doc", action="store_true")
     args = p.parse_args()
+    load = os.getloadavg()[0]
     rows, headline = table(args.seeds, args.repeats)
     print("\n".join(rows))
     print(f"\nring_buffer, burst 8: {headline:,.0f} steps/s")
     if args.write_doc:
-        write_doc(rows, headline, args.seeds, args.repeats)
+        write_doc(rows, headline, args.seeds, args.repeats, load)
 
 
 if __name__ == "__main__":
