@@ -22,6 +22,8 @@ CTA_MASK: Final = (1 << CTA_BITS) - 1
 SHARED_GENERIC: Final = 0x7000_0000_0000
 SHARED_WINDOW: Final = 1 << 32
 LOCAL_GENERIC: Final = 0x6000_0000_0000
+#: A function's name in an initializer (a table of function pointers) stands for CODE_BASE + its index.
+CODE_BASE: Final = 0x8000_0000_0000
 LOCAL_WINDOW: Final = 1 << 32
 GLOBAL_BASE: Final = 0x10_0000_0000
 BUFFER_SLOT_BITS: Final = 32

@@ -27,7 +27,9 @@ SPECIAL_CONSTANTS: tuple[str, ...] = tuple(
                                  "cluster_ctaid", "cluster_nctaid") for c in "xyz"]
     + ["%laneid", "%warpid", "%nwarpid", "%cluster_ctarank", "%cluster_nctarank", "%smid", "%nsmid",
        "%gridid", "%is_explicit_cluster", "%lanemask_eq", "%lanemask_le", "%lanemask_lt",
-       "%lanemask_ge", "%lanemask_gt", "%total_smem_size", "%dynamic_smem_size"]
+       "%lanemask_ge", "%lanemask_gt", "%total_smem_size", "%dynamic_smem_size",
+       "%reserved_smem_offset_begin", "%reserved_smem_offset_end", "%reserved_smem_offset_cap",
+       "%reserved_smem_offset_0", "%reserved_smem_offset_1"]
 )
 SPECIAL_SLOT: dict[str, int] = {name: i for i, name in enumerate(SPECIAL_CONSTANTS)}
 # Special registers whose value changes as the thread runs: read through the machine.
@@ -58,12 +60,21 @@ class Frame:
     """A function's variables in the thread's local memory: its `.local` declarations, the `.param`
     variables it declares for calls it makes, and (for a `.func`) its own parameters and return values.
     Each function has a fixed region: calls copy arguments in and results out (recursion into a
-    function that has such variables is not supported)."""
+    function that has such variables is not supported). Every declaration gets its own place, so the
+    same name declared in two blocks (nvcc's `param0` of each call sequence) never shares bytes."""
 
     base: int
-    vars: dict[str, tuple[int, int]]   # name -> (local address, size)
-    params: list[tuple[int, int]]      # a .func's parameters, in order
-    returns: list[tuple[int, int]]     # a .func's return values, in order
+    params: list[tuple[str, int, int]]   # a .func's parameters, in order: (name, local address, size)
+    returns: list[tuple[str, int, int]]  # a .func's return values, in order
+    decls: list[tuple[str, int, int]]    # the body's .local/.param declarations, in source order
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class FrameVar:
+    """A name in scope that is a variable of the frame: its local address and size."""
+
+    address: int
     size: int
 
 
@@ -95,13 +106,12 @@ class _FrameBuilder:
     def __init__(self, base: int) -> None:
         self.base = base
         self.off = 0
-        self.vars: dict[str, tuple[int, int]] = {}
 
-    def put(self, name: str, size: int, align: int) -> tuple[int, int]:
+    def put(self, name: str, size: int, align: int) -> tuple[str, int, int]:
         self.off = (self.off + align - 1) // align * align
-        self.vars[name] = (self.base + self.off, size)
+        place = (name, self.base + self.off, size)
         self.off += size
-        return self.vars[name]
+        return place
 
 
 def plan_frames(functions: list[ast.Function]) -> dict[str, Frame]:
@@ -111,8 +121,8 @@ def plan_frames(functions: list[ast.Function]) -> dict[str, Frame]:
     for fn in functions:
         assert fn.body is not None
         fb = _FrameBuilder(base)
-        params: list[tuple[int, int]] = []
-        returns: list[tuple[int, int]] = []
+        params: list[tuple[str, int, int]] = []
+        returns: list[tuple[str, int, int]] = []
         if fn.kind == "func":
             for p in fn.params:
                 if p.space == ".param":
@@ -120,17 +130,14 @@ def plan_frames(functions: list[ast.Function]) -> dict[str, Frame]:
             for p in fn.returns:
                 if p.space == ".param":
                     returns.append(fb.put(p.name, _var_size(p.type, p.dims), p.align or 8))
-        stack = [fn.body]
-        while stack:
-            for st in stack.pop():
-                if isinstance(st, ast.Block):
-                    stack.append(st.body)
-                elif isinstance(st, ast.Declaration) and st.space in (".local", ".param"):
-                    for d in st.names:
-                        size = _var_size(st.type, d.dims, st.vector)
-                        fb.put(d.name, size, st.align or max(1, TYPES[st.type].size))
+        decls = []
+        for kind, st in _statements(fn.body):
+            if kind == "stmt" and isinstance(st, ast.Declaration) and st.space in (".local", ".param"):
+                for d in st.names:
+                    size = _var_size(st.type, d.dims, st.vector)
+                    decls.append(fb.put(d.name, size, st.align or max(1, TYPES[st.type].size)))
         size = (fb.off + 15) // 16 * 16
-        frames[fn.name] = Frame(base, fb.vars, params, returns, size)
+        frames[fn.name] = Frame(base, params, returns, decls, size)
         base += size
     return frames
 
@@ -219,15 +226,27 @@ def f64_value(bits: int) -> float:
     return float(struct.unpack("<d", (bits & (1 << 64) - 1).to_bytes(8, "little"))[0])
 
 
-#: Float conversions the generated code calls: _F32(bits) -> float, _B32(float) -> bits, and 64-bit.
-FLOAT_HELPERS: dict[str, object] = {"_F32": f32_value, "_B32": f32_bits, "_F64": f64_value, "_B64": f64_bits}
+def f16_bits(value: float) -> int:
+    try:
+        return int.from_bytes(struct.pack("<e", value), "little")
+    except OverflowError:
+        return 0x7C00 if value > 0 else 0xFC00
+
+
+def f16_value(bits: int) -> float:
+    return float(struct.unpack("<e", (bits & 0xFFFF).to_bytes(2, "little"))[0])
+
+
+#: Float conversions the generated code calls: _F32(bits) -> float, _B32(float) -> bits; 16 and 64 too.
+FLOAT_HELPERS: dict[str, object] = {"_F16": f16_value, "_B16": f16_bits, "_F32": f32_value, "_B32": f32_bits,
+                                    "_F64": f64_value, "_B64": f64_bits}
 
 
 @dataclass
 class Gen:
     """The code generator's state for one instruction: operand helpers and the lines emitted."""
 
-    scope: list[dict[str, Reg]]
+    scope: list[dict[str, Reg | FrameVar]]
     layout: Layout
     labels: dict[str, int]
     index: int
@@ -239,9 +258,19 @@ class Gen:
 
     # -- names ---------------------------------------------------------------------------------------
     def lookup(self, name: str) -> Reg | None:
+        """The register this name denotes in scope (None: not a register)."""
         for frame in reversed(self.scope):
             if name in frame:
-                return frame[name]
+                found = frame[name]
+                return found if isinstance(found, Reg) else None
+        return None
+
+    def var(self, name: str) -> FrameVar | None:
+        """The frame variable (.local or .param) this name denotes in scope."""
+        for frame in reversed(self.scope):
+            if name in frame:
+                found = frame[name]
+                return found if isinstance(found, FrameVar) else None
         return None
 
     def unsupported(self, why: str = "") -> UnsupportedForm:
@@ -267,9 +296,9 @@ class Gen:
                 return f"r[{SPECIAL_SLOT[name]}]"
             if name in SPECIAL_DYNAMIC:
                 return f"({SPECIAL_DYNAMIC[name]} & {ty.mask:#x})"
-            var = self.frame.vars.get(op.name)
+            var = self.var(op.name)
             if var is not None:
-                return f"{var[0] & ty.mask:#x}"
+                return f"{var.address & ty.mask:#x}"
             sym = self.layout.symbols.get(op.name)
             if sym is not None:
                 return f"{sym.address & ty.mask:#x}"
@@ -351,9 +380,9 @@ class Gen:
         if reg is not None:
             base = f"r[{reg.slot}]"
             return base if op.offset == 0 else f"(({base} + {op.offset}) & {mask:#x})"
-        var = self.frame.vars.get(op.base.name)
+        var = self.var(op.base.name)
         if var is not None:
-            return f"{(var[0] + (LOCAL_GENERIC if space == 'generic' else 0) + op.offset) & mask:#x}"
+            return f"{(var.address + (LOCAL_GENERIC if space == 'generic' else 0) + op.offset) & mask:#x}"
         sym = self.layout.symbols.get(op.base.name)
         if sym is not None:
             base_addr = sym.address + (SHARED_GENERIC if space == "generic" and sym.space == "shared" else 0)
@@ -389,7 +418,7 @@ def _statements(body: tuple[ast.Statement, ...]) -> Iterator[tuple[str, object]]
             yield "stmt", s
 
 
-def _declare(frame: dict[str, Reg], decl: ast.Declaration, next_slot: int,
+def _declare(frame: dict[str, Reg | FrameVar], decl: ast.Declaration, next_slot: int,
              types: list[Scalar]) -> int:
     ty = TYPES.get(decl.type)
     if ty is None:
@@ -418,7 +447,11 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
     # Pass 2: registers in scope and code.
     reg_types: list[Scalar] = [TYPES[".b32"]] * len(SPECIAL_CONSTANTS)
     next_slot = len(SPECIAL_CONSTANTS)
-    scope: list[dict[str, Reg]] = [{}]
+    scope: list[dict[str, Reg | FrameVar]] = [{}]
+    frame = layout.frames[fn.name]
+    for name, address, size in frame.params + frame.returns:
+        scope[0][name] = FrameVar(address, size)
+    decls = iter(frame.decls)
     for p in fn.params:
         if p.space == ".reg":
             scope[0][p.name] = Reg(next_slot, TYPES.get(p.type, TYPES[".b64"]))
@@ -437,12 +470,16 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
             continue
         if isinstance(s, ast.Declaration) and s.space == ".reg":
             next_slot = _declare(scope[-1], s, next_slot, reg_types)
+        elif isinstance(s, ast.Declaration) and s.space in (".local", ".param"):
+            for _ in s.names:
+                name, address, size = next(decls)
+                scope[-1][name] = FrameVar(address, size)
         if not isinstance(s, ast.Instruction):
             continue
         line = s.pos.line
         text = source_lines[line - 1].strip() if 0 < line <= len(source_lines) else s.text
         sites.append(Site(line, text, fn.name))
-        gen = Gen(scope, layout, labels, index, s, layout.frames[fn.name])
+        gen = Gen(scope, layout, labels, index, s, frame)
         sources.append(_emit(gen, s, consts))
         index += 1
     # Falling off the end of a body returns (exits, in a kernel).

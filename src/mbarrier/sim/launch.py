@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mbarrier.ptx import ast
 from mbarrier.sim import isa  # noqa: F401 - registers the instruction emitters
-from mbarrier.sim.address import BUFFER_SLOT_BITS
+from mbarrier.sim.address import BUFFER_SLOT_BITS, CODE_BASE
 from mbarrier.sim.compile import SPECIAL_SLOT, CompiledFunction, Layout, Symbol, compile_function, plan_frames
 from mbarrier.sim.errors import LaunchError
 from mbarrier.sim.machine import Cluster, Cta, Machine, Thread, Warp
@@ -29,6 +29,11 @@ MAX_CLUSTER = 16
 # an access that runs a little past a variable's declared end stays in bounds, as on hardware.
 SHARED_GRANULE = 128
 GLOBAL_GRANULE = 256
+# Dynamic shared memory (`.extern .shared` arrays) when the launch does not say: the default limit a
+# kernel gets without opting in to more.
+DEFAULT_DYNAMIC_SHARED = 48 * 1024
+# The reserved shared memory that %reserved_smem_offset_* name: 16 bytes after the kernel's own.
+RESERVED_SMEM = 16
 
 
 def dim3(value: int | tuple[int, ...] | list[int], what: str) -> Dim3:
@@ -81,7 +86,9 @@ def _size_of(decl: ast.Declaration, d: ast.Declarator, dynamic: int) -> int:
     return n
 
 
-def _initial_bytes(decl: ast.Declaration, d: ast.Declarator, size: int) -> bytes:
+def _initial_bytes(decl: ast.Declaration, d: ast.Declarator, size: int, names: dict[str, int]) -> bytes:
+    """A variable's initializer as bytes: literals, and names of variables or functions (`names`: their
+    addresses; a function's is an opaque code address that only an indirect call could use)."""
     if not d.init:
         return b""
     ty = TYPES[decl.type]
@@ -91,9 +98,16 @@ def _initial_bytes(decl: ast.Declaration, d: ast.Declarator, size: int) -> bytes
             out += (op.value & ty.mask).to_bytes(ty.size, "little")
         elif isinstance(op, ast.FloatImm) and op.bits:
             out += op.raw.to_bytes(ty.size, "little")
+        elif isinstance(op, ast.Name) and op.name in names:
+            out += (names[op.name] & ty.mask).to_bytes(ty.size, "little")
         else:
             raise LaunchError(f"line {d.pos.line}: initializer {op!r} of {d.name!r} is not supported")
     return bytes(out[:size])
+
+
+def _has_extern_shared(module: ast.Module, fn: ast.Function) -> bool:
+    return any(decl.space == ".shared" and any(None in d.dims for d in decl.names)
+               for decl in list(module.declarations) + _collect_vars(fn.body or ()))
 
 
 def _collect_vars(body: tuple[ast.Statement, ...]) -> list[ast.Declaration]:
@@ -159,9 +173,12 @@ def _compiled(module: ast.Module, funcs: list[ast.Function], layout: Layout) -> 
 
 def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[int, ...] = 1,
            block: int | tuple[int, ...] = 1, cluster: int | tuple[int, ...] | None = None,
-           args: Mapping[str | int, ArgValue] | None = None, dynamic_shared: int = 0) -> Machine:
-    """A machine ready to run `kernel` over the grid (see `mbarrier.explore.run`)."""
+           args: Mapping[str | int, ArgValue] | None = None, dynamic_shared: int | None = None) -> Machine:
+    """A machine ready to run `kernel` over the grid (see `mbarrier.explore.run`). `dynamic_shared`:
+    bytes of dynamic shared memory for `.extern .shared` arrays (default 48 KiB when the kernel has any)."""
     fn = pick_kernel(module, kernel)
+    if dynamic_shared is None:
+        dynamic_shared = DEFAULT_DYNAMIC_SHARED if _has_extern_shared(module, fn) else 0
     g, b = dim3(grid, "grid"), dim3(block, "block")
     c = _cluster_dims(fn, None if cluster is None else dim3(cluster, "cluster"))
     nthreads = b[0] * b[1] * b[2]
@@ -188,10 +205,13 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
                 offset += size
             else:
                 backed = max(1, -(-size // GLOBAL_GRANULE)) * GLOBAL_GRANULE
-                base = gmem.allocate(backed, d.name, _initial_bytes(decl, d, size))
+                names = {**{k: v.address for k, v in symbols.items() if v.space == "global"},
+                         **{f.name: CODE_BASE + i for i, f in enumerate(module.functions)}}
+                base = gmem.allocate(backed, d.name, _initial_bytes(decl, d, size, names))
                 symbols[d.name] = Symbol("global", base, size)
                 buffers[d.name] = (base, size)
-    shared_size = -(-offset // SHARED_GRANULE) * SHARED_GRANULE
+    reserved = -(-offset // 16) * 16
+    shared_size = -(-(reserved + RESERVED_SMEM) // SHARED_GRANULE) * SHARED_GRANULE
 
     given = dict(args or {})
     params: dict[str, bytes] = {}
@@ -211,6 +231,8 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
     layout = Layout(symbols, params, plan_frames(funcs))
     m = Machine(gmem)
     m.functions = _compiled(module, funcs, layout)
+    m.frames = layout.frames
+    m.code_names = [f.name for f in module.functions]
     code = m.functions[fn.name]
     m.buffers = buffers
 
@@ -251,6 +273,9 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
         "%is_explicit_cluster": int(c != (1, 1, 1)
                                     or any(k == ".explicitcluster" for k, _ in fn.performance)),
         "%total_smem_size": shared_size, "%dynamic_smem_size": dynamic_shared,
+        "%reserved_smem_offset_begin": reserved, "%reserved_smem_offset_end": reserved + RESERVED_SMEM,
+        "%reserved_smem_offset_cap": RESERVED_SMEM, "%reserved_smem_offset_0": reserved,
+        "%reserved_smem_offset_1": reserved + 8,
     }
     template: list[object] = [0] * code.nregs
     for name, v in specials_common.items():

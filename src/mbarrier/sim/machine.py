@@ -24,6 +24,7 @@ from mbarrier.core.barrier import Barrier, pending_count
 from mbarrier.core.token import Token
 from mbarrier.sim import intops
 from mbarrier.sim.address import (
+    CODE_BASE,
     CTA_BITS,
     CTA_MASK,
     LOCAL_GENERIC,
@@ -32,7 +33,7 @@ from mbarrier.sim.address import (
     is_local_generic,
     is_shared_generic,
 )
-from mbarrier.sim.compile import SPECIAL_CONSTANTS, CompiledFunction, Site
+from mbarrier.sim.compile import SPECIAL_CONSTANTS, CompiledFunction, Frame, Site
 from mbarrier.sim.errors import MemoryFault, SimError
 from mbarrier.sim.memory import GlobalMemory
 from mbarrier.spec.rules import rule
@@ -255,6 +256,8 @@ class Machine:
         # Resolved mbarrier addresses: the checks only depend on the CTA and the address.
         self.resolved: dict[tuple[int, str, int, bool], tuple[Cta, int, Barrier]] = {}
         self.functions: dict[str, CompiledFunction] = {}  # every function with a body, by name
+        self.frames: dict[str, Frame] = {}                # their regions of local memory
+        self.code_names: list[str] = []                   # function i's opaque code address: CODE_BASE + i
 
     # -- agents --------------------------------------------------------------------------------------
     def _add(self, a: Thread | Copy) -> None:
@@ -624,6 +627,35 @@ class Machine:
         regs: list[object] = [0] * callee.nregs
         regs[:NSPECIAL] = t.regs[:NSPECIAL]
         t.func, t.code, t.regs, t.pc = callee, callee.code, regs, 0
+
+    def call_indirect(self, t: Thread, addr: int, args: list[tuple[int, int]],
+                      rets: list[tuple[int, int]]) -> None:
+        """A call through a function pointer: the address names the function (see launch.CODE_BASE)."""
+        i = addr - CODE_BASE
+        name = self.code_names[i] if 0 <= i < len(self.code_names) else None
+        if name is None or name not in self.functions:
+            raise SimError(f"indirect call to {addr:#x}, which is not the address of a function with a body")
+        frame = self.frames[name]
+        if len(args) != len(frame.params) or len(rets) != len(frame.returns):
+            raise SimError(f"indirect call to {name} with {len(args)} arguments and {len(rets)} results; "
+                           f"it takes {len(frame.params)} and returns {len(frame.returns)}")
+        moves_in = [(a[0], p[1], min(a[1], p[2])) for a, p in zip(args, frame.params, strict=True)]
+        moves_out = [(p[1], x[0], min(x[1], p[2])) for x, p in zip(rets, frame.returns, strict=True)]
+        self.call(t, name, moves_in, moves_out)
+
+    def isspace(self, t: Thread, addr: int, space: str) -> bool:
+        if space in ("cta", "cluster"):
+            if not is_shared_generic(addr):
+                return False
+            hi = (addr - SHARED_GENERIC) >> CTA_BITS
+            return hi == 0 or (space == "cluster" and hi - 1 < len(t.cta.cluster.ctas))
+        if space == "local":
+            return is_local_generic(addr)
+        try:
+            self.gmem.region(addr, 1)
+        except MemoryFault:
+            return False
+        return True
 
     def ret(self, t: Thread) -> None:
         if not t.frames:

@@ -21,7 +21,7 @@ def _fbits(expr: str, ty: Scalar) -> str:
 
 
 def _float_ok(g: Gen, ty: Scalar) -> None:
-    if ty.bits not in (32, 64):
+    if ty.bits not in (16, 32, 64):
         raise g.unsupported(f"{ty.name} arithmetic")
 
 

@@ -238,10 +238,20 @@ def _call(g: Gen, ins: ast.Instruction) -> None:
         rets = ops.pop(0).items  # type: ignore[union-attr]
     target = ops.pop(0) if ops else None
     if not isinstance(target, ast.Name):
-        raise g.unsupported("indirect call")
+        raise g.unsupported("call target")
     name = target.name
     if ops and isinstance(ops[0], ast.ParenList):
         args = ops.pop(0).items  # type: ignore[union-attr]
+    reg = g.lookup(name)
+    if reg is not None:
+        # An indirect call through a function pointer (its prototype operand only restates the types).
+        if len(ops) > 1 or (ops and not isinstance(ops[0], ast.Name)):
+            raise g.unsupported("call with a target list")
+        arg_vars, ret_vars = [_var(g, a) for a in args], [_var(g, x) for x in rets]
+        g.lines.append(f"t.pc = {g.next_pc()}")
+        g.lines.append(f"m.call_indirect(t, r[{reg.slot}], {arg_vars!r}, {ret_vars!r})")
+        g.sets_pc = True
+        return
     if ops:
         raise g.unsupported("call with a prototype or target list")
     callee = g.layout.frames.get(name)
@@ -249,8 +259,8 @@ def _call(g: Gen, ins: ast.Instruction) -> None:
         raise g.unsupported(f"call to {name!r}, which has no body in this module")
     if len(args) != len(callee.params) or len(rets) != len(callee.returns):
         raise g.unsupported(f"call to {name!r} with {len(args)} arguments and {len(rets)} results")
-    copy_in = [(_var(g, a), p) for a, p in zip(args, callee.params, strict=True)]
-    copy_out = [(r, _var(g, x)) for x, r in zip(rets, callee.returns, strict=True)]
+    copy_in = [(_var(g, a), p[1:]) for a, p in zip(args, callee.params, strict=True)]
+    copy_out = [(r[1:], _var(g, x)) for x, r in zip(rets, callee.returns, strict=True)]
     moves_in = [(src[0], dst[0], min(src[1], dst[1])) for src, dst in copy_in]
     moves_out = [(src[0], dst[0], min(src[1], dst[1])) for src, dst in copy_out]
     g.lines.append(f"t.pc = {g.next_pc()}")
@@ -259,6 +269,7 @@ def _call(g: Gen, ins: ast.Instruction) -> None:
 
 
 def _var(g: Gen, op: ast.Operand) -> tuple[int, int]:
-    if isinstance(op, ast.Name) and op.name in g.frame.vars:
-        return g.frame.vars[op.name]
-    raise g.unsupported(f"call operand {op!r} is not a .param variable")
+    var = g.var(op.name) if isinstance(op, ast.Name) else None
+    if var is None:
+        raise g.unsupported(f"call operand {op!r} is not a .param variable")
+    return var.address, var.size

@@ -50,6 +50,13 @@ def store_stmt(space: str, addr: str, size: int, value: str) -> str:
     return f"m.st_{space if space != 'generic' else 'gen'}(t, {addr}, {size}, {value})"
 
 
+def _single(op: ast.Operand, n: int) -> ast.Operand:
+    """`{ %r1 }` without a vector qualifier (Triton writes these) is the register itself."""
+    if n == 1 and isinstance(op, ast.Vector) and len(op.items) == 1:
+        return op.items[0]
+    return op
+
+
 def _set_loaded(g: Gen, d: ast.Operand, value: str, ty: Scalar) -> None:
     """A loaded value into a register that may be wider than the type (sign- or zero-extended)."""
     reg = g.dst(d)
@@ -70,6 +77,7 @@ def _ld(g: Gen, ins: ast.Instruction) -> None:
         raise g.unsupported("cache-hint operand")
     space = space_of(g, ins)
     n = next((_VECTOR[q] for q in ins.qualifiers if q in _VECTOR), 1)
+    d = _single(d, n)
     if space == "param":
         if _frame_var(g, a):
             space = "local"
@@ -90,7 +98,7 @@ def _ld(g: Gen, ins: ast.Instruction) -> None:
 
 def _frame_var(g: Gen, a: ast.Operand) -> bool:
     """A `.param` variable of the function's frame (a call's argument or result, a .func's parameter)."""
-    return isinstance(a, ast.Address) and a.base is not None and a.base.name in g.frame.vars
+    return isinstance(a, ast.Address) and a.base is not None and g.var(a.base.name) is not None
 
 
 def _ld_param(g: Gen, d: ast.Operand, a: ast.Operand, ty: Scalar, n: int) -> None:
@@ -114,6 +122,7 @@ def _st(g: Gen, ins: ast.Instruction) -> None:
     if len(ins.operands) != 2:
         raise g.unsupported("cache-hint operand")
     a, v = ins.operands
+    v = _single(v, next((_VECTOR[q] for q in ins.qualifiers if q in _VECTOR), 1))
     space = space_of(g, ins)
     if space == "param":
         if not _frame_var(g, a):
@@ -185,3 +194,17 @@ def _mapa(g: Gen, ins: ast.Instruction) -> None:
     generic = not any(q in _SPACES for q in ins.qualifiers)
     rank = g.src(b, TYPES[".u32"])
     g.assign(d, f"m.mapa(t, {g.src(a, ty)}, {rank}, {generic})", ty)
+
+
+_ISSPACE = {".shared": "cta", ".shared::cta": "cta", ".shared::cluster": "cluster", ".global": "global",
+            ".local": "local", ".const": "global", ".param": "param"}
+
+
+@emitter("isspacep")
+def _isspacep(g: Gen, ins: ast.Instruction) -> None:
+    """isspacep.space p, a: whether the generic address a falls in the window of that state space."""
+    spaces = [_ISSPACE[q] for q in ins.qualifiers if q in _ISSPACE]
+    if len(spaces) != 1 or spaces[0] == "param":
+        raise g.unsupported()
+    p, a = ins.operands
+    g.assign(p, f"m.isspace(t, {g.src(a, TYPES['.u64'])}, {spaces[0]!r})", TYPES[".pred"])
