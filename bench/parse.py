@@ -67,15 +67,17 @@ def entries(text: str) -> list[tuple[str, str]]:
 
 def concat(copies: int, out: Path) -> Path:
     """The entries of the sm_90 test modules, renamed per copy, in one module."""
-    bodies: list[str] = []
+    bodies: dict[str, str] = {}  # by entry name
     for p in sorted(MODULES.glob("*.ptx")):
         text = p.read_text()
-        if ".target sm_90\n" not in text or "generic_mix" in p.name:  # generic_mix has module globals
+        # generic_mix has module globals; -lineinfo and -G variants need their .file and .section data
+        if ".target sm_90\n" not in text or "generic_mix" in p.name or ".file" in text:
             continue
-        bodies.extend(body.replace(name, name + "_c{n}") for name, body in entries(text))
+        for name, body in entries(text):
+            bodies.setdefault(name, body.replace(name, name + "_c{n}"))
     parts = [".version 9.0\n.target sm_90\n.address_size 64\n"]
     for n in range(copies):
-        parts.extend(b.replace("_c{n}", f"_c{n}") for b in bodies)
+        parts.extend(b.replace("_c{n}", f"_c{n}") for b in bodies.values())
     f = out / f"concat_{copies}.ptx"
     f.write_text("\n".join(parts))
     return f
@@ -100,7 +102,7 @@ def time_ptxas(path: Path) -> float | None:
     r = subprocess.run(["ptxas", "-arch=sm_90", str(path), "-o", "/dev/null"], capture_output=True, text=True)
     t = time.perf_counter() - t0
     if r.returncode != 0:
-        sys.exit(f"ptxas rejects {path}:\n{r.stderr}")
+        sys.exit(f"ptxas rejects {path}:\n" + "\n".join(r.stderr.splitlines()[:5]))
     return t
 
 

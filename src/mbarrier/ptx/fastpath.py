@@ -71,6 +71,8 @@ def _build(m: re.Match[str], lineno: int) -> ast.Instruction:
     q = _quals_cache.get(quals)
     if q is None:
         q = tuple("." + x for x in quals[1:].split("."))
+        if len(_quals_cache) > 4096:  # real code has a few hundred spellings; fuzzed input has no end
+            _quals_cache.clear()
         _quals_cache[quals] = q
     guard = None
     if at is not None:
