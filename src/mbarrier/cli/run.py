@@ -130,6 +130,8 @@ def main(args: argparse.Namespace) -> int:
     if result.trace is not None:
         for line in format_trace(result.trace):
             out.write(line + "\n")
+    for aid, text in m.output:  # the kernel's printf output, in the order the schedule produced it
+        out.write(f"[thread {aid}] {text}" + ("" if text.endswith("\n") else "\n"))
     for line in format_outcome(result):
         out.write(line + "\n")
     for spec in args.dump:

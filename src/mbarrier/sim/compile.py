@@ -454,8 +454,9 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
     decls = iter(frame.decls)
     for p in fn.params:
         if p.space == ".reg":
-            scope[0][p.name] = Reg(next_slot, TYPES.get(p.type, TYPES[".b64"]))
-            reg_types.append(scope[0][p.name].type)
+            reg = Reg(next_slot, TYPES.get(p.type, TYPES[".b64"]))
+            scope[0][p.name] = reg
+            reg_types.append(reg.type)
             next_slot += 1
     sources: list[str] = []
     consts: dict[str, object] = {}

@@ -105,6 +105,13 @@ def _initial_bytes(decl: ast.Declaration, d: ast.Declarator, size: int, names: d
     return bytes(out[:size])
 
 
+def _product(dims: tuple[int, ...]) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
 def _has_extern_shared(module: ast.Module, fn: ast.Function) -> bool:
     return any(decl.space == ".shared" and any(None in d.dims for d in decl.names)
                for decl in list(module.declarations) + _collect_vars(fn.body or ()))
@@ -182,6 +189,13 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
     g, b = dim3(grid, "grid"), dim3(block, "block")
     c = _cluster_dims(fn, None if cluster is None else dim3(cluster, "cluster"))
     nthreads = b[0] * b[1] * b[2]
+    for directive, dims in fn.performance:
+        if directive == ".reqntid" and dim3(list(dims), ".reqntid") != b:
+            raise LaunchError(f"kernel {fn.name} requires CTAs of {dim3(list(dims), '.reqntid')} threads "
+                              f"(.reqntid), but {b} was given")
+        if directive == ".maxntid" and nthreads > _product(dims):
+            raise LaunchError(f"kernel {fn.name} takes at most {_product(dims)} threads per CTA (.maxntid), "
+                              f"but {nthreads} were given")
     if nthreads > MAX_THREADS_PER_CTA:
         raise LaunchError(f"a CTA of {nthreads} threads is more than {MAX_THREADS_PER_CTA}")
     if any(gi % ci for gi, ci in zip(g, c, strict=True)):
@@ -223,8 +237,8 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
         params[p.name] = _param_value(p, value if value is not None else by_pos, gmem, buffers,
                                       module.address_size)
     if given:
-        names = ", ".join(str(k) for k in given)
-        raise LaunchError(f"kernel {fn.name} has no parameter {names} (parameters: "
+        unknown = ", ".join(str(k) for k in given)
+        raise LaunchError(f"kernel {fn.name} has no parameter {unknown} (parameters: "
                           f"{', '.join(p.name for p in fn.params) or 'none'})")
 
     funcs = [fn] + [f for f in module.functions if f.kind == "func" and f.body is not None]

@@ -36,6 +36,7 @@ from mbarrier.sim.address import (
 from mbarrier.sim.compile import SPECIAL_CONSTANTS, CompiledFunction, Frame, Site
 from mbarrier.sim.errors import MemoryFault, SimError
 from mbarrier.sim.memory import GlobalMemory
+from mbarrier.sim.printf import format_printf
 from mbarrier.spec.rules import rule
 
 RUNNABLE, BLOCKED, PARKED, EXITED, WAITING_DEPS, DONE = range(6)
@@ -258,6 +259,7 @@ class Machine:
         self.functions: dict[str, CompiledFunction] = {}  # every function with a body, by name
         self.frames: dict[str, Frame] = {}                # their regions of local memory
         self.code_names: list[str] = []                   # function i's opaque code address: CODE_BASE + i
+        self.output: list[tuple[int, str]] = []           # what printf printed: (thread, text)
 
     # -- agents --------------------------------------------------------------------------------------
     def _add(self, a: Thread | Copy) -> None:
@@ -643,6 +645,15 @@ class Machine:
         moves_out = [(p[1], x[0], min(x[1], p[2])) for x, p in zip(rets, frame.returns, strict=True)]
         self.call(t, name, moves_in, moves_out)
 
+    def vprintf(self, t: Thread, args: list[tuple[int, int]], rets: list[tuple[int, int]]) -> None:
+        """printf: the text goes to `output` as (thread, text); the call returns the arguments used."""
+        fmt_addr = self.ld_local(t, args[0][0], 8)
+        buf = self.ld_local(t, args[1][0], 8)
+        text, used = format_printf(_cstring_at(self, t, fmt_addr), lambda a, n: self.ld_gen(t, a, n), buf)
+        self.output.append((t.aid, text))
+        for address, size in rets:
+            self.st_local(t, address, min(size, 4), used)
+
     def isspace(self, t: Thread, addr: int, space: str) -> bool:
         if space in ("cta", "cluster"):
             if not is_shared_generic(addr):
@@ -875,6 +886,16 @@ class Machine:
                 groups.pop(0)
             if len(groups) <= n:  # type: ignore[operator]
                 self.unblock(t)
+
+
+def _cstring_at(m: Machine, t: Thread, addr: int, limit: int = 4096) -> str:
+    data = bytearray()
+    while len(data) < limit:
+        byte = m.ld_gen(t, addr + len(data), 1)
+        if byte == 0:
+            break
+        data.append(byte)
+    return data.decode("utf-8", errors="replace")
 
 
 def _atom_value(op: str, kind: str, old: int, b: int, c: int, bits: int) -> int:

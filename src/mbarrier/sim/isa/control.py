@@ -255,6 +255,10 @@ def _call(g: Gen, ins: ast.Instruction) -> None:
     if ops:
         raise g.unsupported("call with a prototype or target list")
     callee = g.layout.frames.get(name)
+    if callee is None and name == "vprintf" and len(args) == 2:
+        arg_vars, ret_vars = [_var(g, a) for a in args], [_var(g, x) for x in rets]
+        g.lines.append(f"m.vprintf(t, {arg_vars!r}, {ret_vars!r})")
+        return
     if callee is None:
         raise g.unsupported(f"call to {name!r}, which has no body in this module")
     if len(args) != len(callee.params) or len(rets) != len(callee.returns):
