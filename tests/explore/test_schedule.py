@@ -71,3 +71,15 @@ def test_round_robin_is_deterministic_and_fair() -> None:
     assert a == b and ra.ok
     first = [line.split()[1] for line in a[:64]]
     assert first == [str(i) for i in range(64)]
+
+
+def test_runs_do_not_depend_on_python_hash_randomization() -> None:
+    """The same seed gives the same schedule in processes with different PYTHONHASHSEED."""
+    import os
+    import subprocess
+    import sys
+    code = ("from mbarrier import explore; from mbarrier.examples.cases import CASES; "
+            "print(explore.run(CASES['cluster_handshake'].launch(), explore.RandomScheduler(5)).schedule)")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": h}).stdout for h in ("1", "2")}
+    assert len(outs) == 1 and len(next(iter(outs))) > 100

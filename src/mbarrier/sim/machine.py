@@ -817,10 +817,22 @@ class Machine:
             self._add(a)
 
     def bulk_copy(self, t: Thread, dst_space: str, src_space: str, dst: int, src: int, size: int,
-                  bar: int) -> None:
+                  bar: int, cta_mask: int | None = None) -> None:
+        """cp.async.bulk into shared memory, completing `size` bytes of tx on the mbarrier; with
+        `.multicast::cluster`, into the same offsets of every CTA of `cta_mask` (one engine each)."""
         if size % 16 or dst % 16 or src % 16:
             raise MemoryFault(f"cp.async.bulk of {size} bytes from {src:#x} to {dst:#x}: size and addresses "
                               "must be multiples of 16")
+        if cta_mask is not None:
+            ctas = t.cta.cluster.ctas
+            for rank in range(16):
+                if cta_mask >> rank & 1:
+                    if rank >= len(ctas):
+                        raise SimError(f"cp.async.bulk multicast to CTA rank {rank}, but the cluster has "
+                                       f"{len(ctas)} CTAs")
+                    self.bulk_copy(t, "cluster", src_space, cluster_address(rank, dst & CTA_MASK), src, size,
+                                   cluster_address(rank, bar & CTA_MASK))
+            return
         c = self._new_copy("cp.async.bulk", t)
         c.dst_cta, c.dst = (t.cta, dst) if dst_space == "cta" else self._cta_of(t, dst)
         c.src = ("global", None, src) if src_space == "global" else ("shared", t.cta, src)

@@ -71,16 +71,24 @@ def _bulk(g: Gen, ins: ast.Instruction, rest: tuple[str, ...]) -> None:
         g.lines.append(f"m.cp_wait(t, {g.src(ins.operands[0], U32)}, 'bulk')")
         g.sets_pc = True
         return
-    ops = ins.operands
+    ops = list(ins.operands)
     if rest[:1] in ((".tensor",), (".prefetch",)):
         raise g.unsupported()
-    if rest[2:] == (".mbarrier::complete_tx::bytes",) and rest[1] == ".global" and len(ops) == 4:
+    if ".L2::cache_hint" in rest:  # the cache policy (last operand) changes nothing the simulator models
+        rest = tuple(q for q in rest if q != ".L2::cache_hint")
+        ops.pop()
+    multicast = ".multicast::cluster" in rest
+    rest = tuple(q for q in rest if q != ".multicast::cluster")
+    if rest[2:] == (".mbarrier::complete_tx::bytes",) and rest[1] == ".global" and len(ops) == 4 + multicast:
         dst = "cluster" if rest[0] == ".shared::cluster" else "cta" if rest[0] == ".shared::cta" else None
-        if dst is None:
+        if dst is None or (multicast and dst != "cluster"):
             raise g.unsupported()
+        mask = g.src(ops[4], TYPES[".u16"]) if multicast else "None"
         g.lines.append(f"m.bulk_copy(t, {dst!r}, 'global', {g.address(ops[0])}, {g.address(ops[1])}, "
-                       f"{g.src(ops[2], U32)}, {g.address(ops[3])})")
+                       f"{g.src(ops[2], U32)}, {g.address(ops[3])}, {mask})")
         return
+    if multicast:
+        raise g.unsupported()
     if rest == (".shared::cluster", ".shared::cta", ".mbarrier::complete_tx::bytes") and len(ops) == 4:
         g.lines.append(f"m.bulk_copy(t, 'cluster', 'cta', {g.address(ops[0])}, {g.address(ops[1])}, "
                        f"{g.src(ops[2], U32)}, {g.address(ops[3])})")
