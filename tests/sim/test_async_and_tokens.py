@@ -162,3 +162,34 @@ def test_multicast_bulk_copy_lands_in_every_cta_of_the_mask() -> None:
                 args={"out": sim.Buffer(8), "src": sim.Buffer.of_ints(range(10, 18))})
         assert r.ok, r.message
         assert words(r.machine, "out", 2) == [17, 17]
+
+
+def test_st_async_and_red_async_complete_tx_on_the_remote_barrier() -> None:
+    """st.async and red.async.add into the other CTA's shared memory land later and complete 4 bytes of
+    tx each on its mbarrier; the owner waits, then reads both."""
+    body = REGS + """
+        .shared .align 8 .b64 bar;
+        .shared .align 4 .b32 slot[2];
+        ld.param.u64 %rd0, [out];
+        mov.u32 %r1, %cluster_ctarank;  xor.b32 %r2, %r1, 1;
+        mbarrier.init.shared::cta.b64 [bar], 1;
+        mbarrier.arrive.expect_tx.shared::cta.b64 %rd1, [bar], 8;
+        st.shared.u32 [slot+4], 100;
+        barrier.cluster.arrive; barrier.cluster.wait;
+        mov.u32 %r3, slot;  mapa.shared::cluster.u32 %r4, %r3, %r2;
+        mov.u32 %r5, bar;  mapa.shared::cluster.u32 %r6, %r5, %r2;
+        add.u32 %r7, %r1, 7;
+        st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%r4], %r7, [%r6];
+        red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 [%r4+4], %r7, [%r6];
+    W:
+        mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], 0;
+        @!%p1 bra W;
+        ld.shared.v2.u32 {%r8, %r9}, [slot];
+        mul.wide.u32 %rd2, %r1, 8;  add.s64 %rd3, %rd0, %rd2;  st.global.v2.u32 [%rd3], {%r8, %r9};
+        barrier.cluster.arrive; barrier.cluster.wait;
+        ret;
+    """
+    for seed in range(4):
+        r = run(module(body), seed=seed, grid=2, cluster=2, block=1, args={"out": sim.Buffer(16)})
+        assert r.ok, r.message
+        assert words(r.machine, "out", 4) == [8, 108, 7, 107]

@@ -844,6 +844,20 @@ class Machine:
         c.bar_cta, c.bar_off = bar_cta, bar_off
         self._add(c)
 
+    def st_async(self, t: Thread, dst: int, value: int, size: int, bar: int, op: str | None,
+                 kind: str) -> None:
+        """st.async / red.async (.shared::cluster, .mbarrier::complete_tx::bytes): the value is taken now;
+        an engine writes (or reduces) it later and completes `size` bytes of tx on the mbarrier."""
+        c = self._new_copy("st.async" if op is None else f"red.async.{op}.{kind}", t)
+        c.dst_cta, c.dst = self._cta_of(t, dst)
+        c.src = ("value", None, value)
+        c.size = c.src_size = size
+        c.bar_cta, c.bar_off = self._cta_of(t, bar)
+        if c.bar_cta is not c.dst_cta:
+            raise SimError(f"{c.kind}: the mbarrier (CTA {c.bar_cta.name}) must be in the CTA of the "
+                           f"destination (CTA {c.dst_cta.name})")
+        self._add(c)
+
     def bulk_store(self, t: Thread, dst: int, src: int, size: int) -> None:
         if size % 16 or dst % 16 or src % 16:
             raise MemoryFault(f"cp.async.bulk of {size} bytes from shared {src:#x} to {dst:#x}: size and "
@@ -867,6 +881,14 @@ class Machine:
             kind, scta, saddr = c.src
             if kind == "global":
                 data = self.gmem.read(saddr, c.src_size) + bytes(c.size - c.src_size)
+            elif kind == "value":
+                value = saddr
+                if c.kind.startswith("red.async."):
+                    assert c.dst_cta is not None
+                    _, _, op, sign = c.kind.split(".")
+                    old = self._sload(c.dst_cta, c.dst, c.size)
+                    value = _atom_value(op, sign, old, value, 0, 8 * c.size)
+                data = (value & ((1 << (8 * c.size)) - 1)).to_bytes(c.size, "little")
             else:
                 assert scta is not None
                 self._guard(scta, saddr, c.size, c.kind + " source")

@@ -115,8 +115,33 @@ def _ld_param(g: Gen, d: ast.Operand, a: ast.Operand, ty: Scalar, n: int) -> Non
             _set_loaded(g, item, f"{int.from_bytes(blob[off:off + ty.size], 'little'):#x}", ty)
 
 
+_ASYNC = frozenset({".async", ".weak", ".release", ".relaxed", ".mbarrier::complete_tx::bytes"})
+
+
+def _store_async(g: Gen, ins: ast.Instruction, op: str | None) -> None:
+    """st.async / red.async to distributed shared memory: an engine lands the store (or reduction) later
+    and performs complete-tx of its size on the mbarrier of the destination CTA."""
+    spaces = [q for q in ins.qualifiers if q in _SPACES]
+    if spaces not in ([".shared::cluster"], []) or ".mbarrier::complete_tx::bytes" not in ins.qualifiers:
+        raise g.unsupported("st.async/red.async form")
+    ty = g.type_of(ins)
+    n = next((_VECTOR[q] for q in ins.qualifiers if q in _VECTOR), 1)
+    a, v, bar = ins.operands
+    if isinstance(v, ast.Vector):
+        value = " | ".join(f"({g.src(x, ty)} << {i * ty.bits})" for i, x in enumerate(v.items))
+    else:
+        value = g.src(v, ty)
+    kind = "f" if ty.float else ("s" if ty.signed else "u")
+    g.lines.append(f"m.st_async(t, {g.address(a)}, {value}, {ty.size * n}, {g.address(bar)}, {op!r}, "
+                   f"{kind!r})")
+
+
 @emitter("st")
 def _st(g: Gen, ins: ast.Instruction) -> None:
+    if ".async" in ins.qualifiers:
+        _check_quals(g, ins, _ASYNC)
+        _store_async(g, ins, None)
+        return
     _check_quals(g, ins, frozenset())
     ty = g.type_of(ins)
     if len(ins.operands) != 2:
@@ -144,6 +169,10 @@ def _atom(g: Gen, ins: ast.Instruction) -> None:
     ops = [q[1:] for q in ins.qualifiers if q[1:] in _ATOM_OPS]
     if len(ops) != 1:
         raise g.unsupported("atomic operation")
+    if ins.opcode == "red" and ".async" in ins.qualifiers:
+        _check_quals(g, ins, _ASYNC | frozenset("." + o for o in _ATOM_OPS))
+        _store_async(g, ins, ops[0])
+        return
     _check_quals(g, ins, frozenset("." + o for o in _ATOM_OPS))
     op = ops[0]
     ty = g.type_of(ins)
