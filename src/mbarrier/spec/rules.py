@@ -21,7 +21,7 @@ class Rule:
     title: str
     """A short name for tables."""
     sentence: str
-    """The normative sentence, quoted from the manual (or paraphrased where marked [paraphrase])."""
+    """The normative sentence, quoted from the manual; " ... " joins quoted pieces (table rows too)."""
     checked_by: str
     """Which layer detects it: "core" (the object itself), "sim" (needs addresses, threads or memory)."""
 
@@ -45,7 +45,8 @@ RULES: Final[tuple[Rule, ...]] = (
         "9.7.13.15.9",
         "init of a valid object",
         "The behavior of performing an mbarrier.init operation on a memory location containing a valid "
-        "mbarrier object is undefined; invalidate the mbarrier object using mbarrier.inval first.",
+        "mbarrier object is undefined; invalidate the mbarrier object using mbarrier.inval first, before "
+        "repurposing the memory location for any other purpose, including another mbarrier object.",
         "core",
     ),
     Rule(
@@ -67,7 +68,8 @@ RULES: Final[tuple[Rule, ...]] = (
         "pending-underflow",
         "9.7.13.15.2",
         "arrival count exceeds the pending count",
-        "Pending arrival count: minimum value 0, maximum value 2^20 - 1.",
+        "The valid range of each of the counts is as shown below: ... Pending arrival count | 0 | "
+        "2^20 - 1",
         "core",
     ),
     Rule(
@@ -82,14 +84,15 @@ RULES: Final[tuple[Rule, ...]] = (
         "expected-underflow",
         "9.7.13.15.2",
         "arrive_drop lowers the expected count below 1",
-        "Expected arrival count: minimum value 1, maximum value 2^20 - 1.",
+        "The valid range of each of the counts is as shown below: ... Expected arrival count | 1 | "
+        "2^20 - 1",
         "core",
     ),
     Rule(
         "tx-count-range",
         "9.7.13.15.2",
         "tx-count leaves its range",
-        "tx-count: minimum value -(2^20 - 1), maximum value 2^20 - 1.",
+        "The valid range of each of the counts is as shown below: ... tx-count | -(2^20 - 1) | 2^20 - 1",
         "core",
     ),
     Rule(
@@ -113,16 +116,17 @@ RULES: Final[tuple[Rule, ...]] = (
         "wait-stale-token",
         "9.7.13.15.16",
         "wait on a token older than the preceding phase",
-        "The test_wait and try_wait operations are valid only for the current incomplete phase and the "
-        "immediately preceding phase.",
+        "The test_wait and try_wait operations are valid only for : ... the current incomplete phase, for "
+        "which waitComplete returns False. ... the immediately preceding phase, for which waitComplete "
+        "returns True.",
         "core",
     ),
     Rule(
         "wait-foreign-token",
         "9.7.13.15.16",
         "wait on a token of another mbarrier object",
-        "state ... was returned by an mbarrier.arrive instruction on the same mbarrier object during the "
-        "current or the immediately preceding phase.",
+        "Specified by the 64-bit unsigned integer operand state, which was returned by an mbarrier.arrive "
+        "instruction on the same mbarrier object during the current or the immediately preceding phase.",
         "core",
     ),
     Rule(
@@ -146,8 +150,9 @@ RULES: Final[tuple[Rule, ...]] = (
         "cluster-operation",
         "9.7.13.15.8",
         "operation not supported on a shared::cluster object",
-        "Other mbarrier operations [than arrive, expect_tx, complete_tx]: .shared::cluster - Not "
-        "supported.",
+        "The following table summarizes the support of various mbarrier operations on mbarrier objects "
+        "located at different shared memory locations: ... mbarrier operations | .shared::cta | "
+        ".shared::cluster ... Other mbarrier operations | Supported | Not supported",
         "sim",
     ),
     Rule(
@@ -171,7 +176,8 @@ RULES: Final[tuple[Rule, ...]] = (
         "alignment",
         "9.7.13.15.1",
         "object not 8-byte aligned",
-        "An mbarrier object is an opaque object with type .b64, alignment 8 bytes, in .shared memory.",
+        "An mbarrier object is an opaque object with the following type and alignment requirements : ... "
+        "Type | Alignment (bytes) | Memory space ... .b64 | 8 | .shared",
         "sim",
     ),
     Rule(

@@ -1,0 +1,158 @@
+"""Bad input from Python gets a clear error, never a silent wrong answer: TypeError for the wrong kind
+of value (bools included: True is not a count), ValueError for numbers no PTX operand can hold
+(negative, wider than 32 bits for counts and parity, wider than 64 bits for words), and the right
+Violation for a value PTX could pass but the manual leaves undefined. None of them changes the
+barrier."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+import mbarrier as mb
+
+Call = Callable[[mb.Barrier], object]
+
+
+def ready(count: int = 3) -> mb.Barrier:
+    b = mb.Barrier("in")
+    b.init(count)
+    return b
+
+
+def unchanged(b: mb.Barrier, exc: type[Exception], call: Call, match: str | None = None) -> None:
+    word, key = b.word, b.key()
+    with pytest.raises(exc, match=match):
+        call(b)
+    assert (b.word, b.key()) == (word, key)
+
+
+WRONG_TYPES: dict[str, Call] = {
+    "init(str)": lambda b: b.init("3"),                         # type: ignore[arg-type]
+    "init(float)": lambda b: b.init(3.0),                       # type: ignore[arg-type]
+    "init(None)": lambda b: b.init(None),                       # type: ignore[arg-type]
+    "init(bool)": lambda b: b.init(True),
+    "arrive(count=str)": lambda b: b.arrive(count="1"),         # type: ignore[arg-type]
+    "arrive(count=float)": lambda b: b.arrive(count=1.0),       # type: ignore[arg-type]
+    "arrive(count=bool)": lambda b: b.arrive(True),
+    "arrive(expect_tx=bool)": lambda b: b.arrive(expect_tx=True),
+    "arrive(no_complete=1)": lambda b: b.arrive(count=1, no_complete=1),  # type: ignore[arg-type]
+    "arrive_drop(no_complete=str)": lambda b: b.arrive_drop(count=1, no_complete="y"),  # type: ignore
+    "expect_tx(bool)": lambda b: b.expect_tx(True),
+    "complete_tx(float)": lambda b: b.complete_tx(2.0),          # type: ignore[arg-type]
+    "cp_async_arrive(noinc=1)": lambda b: b.cp_async_arrive(noinc=1),  # type: ignore[arg-type]
+    "test_wait(str)": lambda b: b.test_wait("tok"),              # type: ignore[arg-type]
+    "test_wait(float)": lambda b: b.test_wait(1.0),              # type: ignore[arg-type]
+    "test_wait(bool)": lambda b: b.test_wait(True),
+    "try_wait(parity=bool)": lambda b: b.try_wait(parity=True),
+    "try_wait(parity=str)": lambda b: b.try_wait(parity="0"),    # type: ignore[arg-type]
+    "test_wait(token and parity)": lambda b: b.test_wait(0, parity=0),
+    "test_wait()": lambda b: b.test_wait(),
+    "try_wait(None, parity=None)": lambda b: b.try_wait(None, parity=None),
+    "arrive(count and expect_tx)": lambda b: b.arrive(count=1, expect_tx=8),
+    "arrive(expect_tx, no_complete)": lambda b: b.arrive(expect_tx=8, no_complete=True),
+    "arrive(no_complete without count)": lambda b: b.arrive(no_complete=True),
+    "arrive_drop(no_complete without count)": lambda b: b.arrive_drop(no_complete=True),
+}
+
+
+@pytest.mark.parametrize("case", WRONG_TYPES)
+def test_wrong_types_raise_type_error(case: str) -> None:
+    for b in (ready(), mb.Barrier("raw")):       # checked before anything else, valid object or not
+        unchanged(b, TypeError, WRONG_TYPES[case])
+
+
+OUT_OF_OPERAND: dict[str, Call] = {
+    "init(-1)": lambda b: b.init(-1),
+    "init(2^32)": lambda b: b.init(1 << 32),
+    "arrive(count=-1)": lambda b: b.arrive(count=-1),
+    "arrive(count=2^32)": lambda b: b.arrive(count=1 << 32),
+    "arrive(expect_tx=-5)": lambda b: b.arrive(expect_tx=-5),
+    "arrive_drop(count=-2)": lambda b: b.arrive_drop(count=-2),
+    "expect_tx(-1)": lambda b: b.expect_tx(-1),
+    "complete_tx(-1)": lambda b: b.complete_tx(-1),         # not a silent expect_tx(1)
+    "complete_tx(2^40)": lambda b: b.complete_tx(1 << 40),
+    "test_wait(parity=-1)": lambda b: b.test_wait(parity=-1),
+    "try_wait(parity=2^32)": lambda b: b.try_wait(parity=1 << 32),
+    "test_wait(-1)": lambda b: b.test_wait(-1),
+    "test_wait(2^64)": lambda b: b.test_wait(1 << 64),
+}
+
+
+@pytest.mark.parametrize("case", OUT_OF_OPERAND)
+def test_numbers_no_operand_can_hold_raise_value_error(case: str) -> None:
+    unchanged(ready(), ValueError, OUT_OF_OPERAND[case])
+
+
+def test_init_refusal_on_a_valid_object_checks_the_operand_first() -> None:
+    unchanged(ready(), ValueError, lambda b: b.init(-1))
+    unchanged(ready(), mb.InitOnValid, lambda b: b.init(5))
+
+
+def test_token_from_another_barrier() -> None:
+    other = ready()
+    tok = other.arrive()
+    unchanged(ready(), mb.WaitForeignToken, lambda b: b.test_wait(tok), match="another mbarrier object")
+
+
+def test_token_from_before_inval_and_init() -> None:
+    b = ready(1)
+    tok = b.arrive()
+    b.test_wait(tok)
+    b.inval()
+    b.init(1)
+    unchanged(b, mb.WaitForeignToken, lambda b: b.try_wait(tok), match="invalidated and initialized")
+
+
+def test_token_from_a_copy_that_ran_ahead() -> None:
+    b = ready(1)
+    ahead = b.copy()
+    ahead.arrive()
+    ahead.test_wait(parity=0)
+    tok = ahead.arrive()                        # phase 1 on the copy; the original is still at 0
+    unchanged(b, mb.WaitForeignToken, lambda b: b.test_wait(tok), match="has not reached")
+
+
+def test_token_of_the_original_is_valid_on_its_copy() -> None:
+    b = ready(2)
+    tok = b.arrive()
+    c = b.copy()
+    c.arrive()
+    assert c.test_wait(tok) and not b.test_wait(tok)
+
+
+def test_bare_int_token_is_its_parity_only() -> None:
+    """An int carries no provenance, as a register on the GPU: only its parity bit is read, so another
+    barrier's or a stale token cannot be told apart (docs/semantics.md). Pass the Token to be checked."""
+    a, b = ready(1), ready(1)
+    foreign = a.arrive().word                   # parity 0
+    assert b.test_wait(foreign) is False        # read as "has b's phase 0 completed?"
+    old = b.arrive()
+    assert b.test_wait(foreign) is True and b.test_wait(old.word) is True
+    b.arrive()
+    b.test_wait(parity=1)
+    assert b.phase == 2
+    assert b.test_wait(old.word) is False       # two phases old: undefined, undetectable from an int
+    with pytest.raises(mb.WaitStaleToken):
+        b.test_wait(old)                        # the Token knows its phase
+
+
+@pytest.mark.parametrize(("value", "exc"), [("x", TypeError), (True, TypeError), (1.0, TypeError),
+                                            (-1, ValueError), (1 << 64, ValueError)])
+def test_pending_count_bad_input(value: object, exc: type[Exception]) -> None:
+    with pytest.raises(exc):
+        mb.pending_count(value)  # type: ignore[arg-type]
+
+
+def test_barrier_name_must_be_a_string() -> None:
+    with pytest.raises(TypeError, match="name"):
+        mb.Barrier(5)  # type: ignore[arg-type]
+    assert mb.Barrier("n").name == "n" and mb.Barrier().name is None
+
+
+@pytest.mark.parametrize(("word", "exc"), [("0x0", TypeError), (True, TypeError), (1.5, TypeError),
+                                           (-1, ValueError), (1 << 64, ValueError)])
+def test_from_word_bad_input(word: object, exc: type[Exception]) -> None:
+    with pytest.raises(exc):
+        mb.Barrier.from_word(word)  # type: ignore[arg-type]
