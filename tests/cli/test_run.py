@@ -103,3 +103,13 @@ def test_a_file_that_does_not_parse_exits_2(capsys: pytest.CaptureFixture[str], 
     f.write_text(PTX_HEAD + ".visible .entry k( {\n")
     code, _, err = _run(capsys, str(f), "--grid", "1", "--block", "1")
     assert code == 2 and "does not parse" in err
+
+
+def test_trace_and_stuck_threads_name_source_lines_from_loc(capsys: pytest.CaptureFixture[str]) -> None:
+    modules = Path(__file__).resolve().parents[1] / "ptx" / "modules"
+    code, out, _ = _run(capsys, str(modules / "cluster.sm_90.lineinfo.ptx"), "--grid", "2", "--block", "2",
+                        "--trace")
+    assert code == 0
+    assert "ld.param.u64 \t%rd2, [_Z4pingPi_param_0];  (cluster.cu:15)" in out
+    code, out, _ = _run(capsys, str(modules / "inline_asm_sm80.sm_80.ptx"), "--grid", "1", "--block", "4")
+    assert code == 1 and "threads 0-3: line" in out

@@ -45,7 +45,8 @@ def format_outcome(r: RunResult, *, schedule: bool = True) -> list[str]:
     head = HEADLINE[r.outcome].format(threads=len(m.threads), steps=r.steps, live=live)
     lines = [f"outcome: {head}"]
     if r.outcome in ("violation", "error"):
-        where = f"{r.agent}, line {r.site.line}: {r.site.text}" if r.site else ""
+        source = f" ({r.site.source})" if r.site and r.site.source else ""
+        where = f"{r.agent}, line {r.site.line}{source}: {r.site.text}" if r.site else ""
         if r.rule:
             lines.append(f"  rule {r.rule} (PTX ISA {r.section})")
         if where:
@@ -53,7 +54,8 @@ def format_outcome(r: RunResult, *, schedule: bool = True) -> list[str]:
         lines.append(f"  {r.message}")
     for ids, s in stuck_groups(r.stuck):
         who = f"thread {ids[0]}" if len(ids) == 1 else f"threads {_ranges(ids)}"
-        lines.append(f"  {who}: line {s.site.line}: {s.site.text}")
+        where = f" ({s.site.source})" if s.site.source else ""
+        lines.append(f"  {who}: line {s.site.line}{where}: {s.site.text}")
         lines.append(f"      {s.reason}")
         if s.state:
             lines.append(f"      state: {s.state}")
@@ -72,6 +74,8 @@ def format_outcome(r: RunResult, *, schedule: bool = True) -> list[str]:
 
 def format_step(s: TraceStep) -> str:
     text = f"{s.step:>7}  {s.agent:>5}  line {s.site.line:<5} {s.site.text}"
+    if s.site.source:
+        text += f"  ({s.site.source})"
     for e in s.events:
         text += f"\n{'':>16}{e.barrier}: {e.before} -> {e.after}"
     return text

@@ -144,11 +144,13 @@ def plan_frames(functions: list[ast.Function]) -> dict[str, Frame]:
 
 @dataclass(frozen=True, slots=True)
 class Site:
-    """Where an instruction came from: for traces and reports."""
+    """Where an instruction came from: for traces and reports. `source` is the high-level location the
+    latest `.loc` before it names (`k.cu:57`), when the module has line information."""
 
     line: int
     text: str
     function: str
+    source: str = ""
 
 
 @dataclass
@@ -432,7 +434,17 @@ def _declare(frame: dict[str, Reg | FrameVar], decl: ast.Declaration, next_slot:
     return next_slot
 
 
-def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, ...]) -> CompiledFunction:
+def source_files(module: ast.Module) -> dict[str, str]:
+    """`.file` directives: file number -> the file's base name."""
+    files = {}
+    for d in module.directives:
+        if d.name == ".file" and len(d.args) >= 2:
+            files[d.args[0]] = d.args[1].strip('"').rsplit("/", 1)[-1]
+    return files
+
+
+def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, ...],
+                     files: dict[str, str] | None = None) -> CompiledFunction:
     """Compile a function body into step functions (plus a final implicit `ret`)."""
     assert fn.body is not None
     # Pass 1: instruction indices of labels.
@@ -462,6 +474,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
     consts: dict[str, object] = {}
     sites: list[Site] = []
     index = 0
+    loc = ""
     for kind, s in _statements(fn.body):
         if kind == "enter":
             scope.append({})
@@ -475,11 +488,13 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
             for _ in s.names:
                 name, address, size = next(decls)
                 scope[-1][name] = FrameVar(address, size)
+        if isinstance(s, ast.Directive) and s.name == ".loc" and len(s.args) >= 2:
+            loc = f"{(files or {}).get(s.args[0], 'file' + s.args[0])}:{s.args[1]}"
         if not isinstance(s, ast.Instruction):
             continue
         line = s.pos.line
         text = source_lines[line - 1].strip() if 0 < line <= len(source_lines) else s.text
-        sites.append(Site(line, text, fn.name))
+        sites.append(Site(line, text, fn.name, loc))
         gen = Gen(scope, layout, labels, index, s, frame)
         sources.append(_emit(gen, s, consts))
         index += 1

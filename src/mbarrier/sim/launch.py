@@ -14,7 +14,15 @@ from pathlib import Path
 from mbarrier.ptx import ast
 from mbarrier.sim import isa  # noqa: F401 - registers the instruction emitters
 from mbarrier.sim.address import BUFFER_SLOT_BITS, CODE_BASE
-from mbarrier.sim.compile import SPECIAL_SLOT, CompiledFunction, Layout, Symbol, compile_function, plan_frames
+from mbarrier.sim.compile import (
+    SPECIAL_SLOT,
+    CompiledFunction,
+    Layout,
+    Symbol,
+    compile_function,
+    plan_frames,
+    source_files,
+)
 from mbarrier.sim.errors import LaunchError
 from mbarrier.sim.machine import Cluster, Cta, Machine, Thread, Warp
 from mbarrier.sim.memory import Buffer, GlobalMemory
@@ -171,7 +179,8 @@ def _compiled(module: ast.Module, funcs: list[ast.Function], layout: Layout) -> 
     hit = _CACHE.get(key)
     if hit is not None and hit[0] is module:
         return hit[1]
-    code = {f.name: compile_function(f, layout, module.source_lines) for f in funcs}
+    files = source_files(module)
+    code = {f.name: compile_function(f, layout, module.source_lines, files) for f in funcs}
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = (module, code)
