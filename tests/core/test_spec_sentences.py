@@ -828,3 +828,18 @@ def test_pending_count_is_the_count_before_the_arrive_on() -> None:
     assert mb.pending_count(t) == MAX and mb.pending_count(t.word) == MAX
     b.cp_async_arrive()
     assert mb.pending_count(b.arrive(count=1, no_complete=True)) == MAX - 5 + 1
+
+
+def test_expect_tx_form_is_one_atomic_update() -> None:
+    """9.7.13.15.13 with 9.7.13.15.6 (docs/semantics.md, 3): the expect-tx part and the arrive-on are one
+    update; completion is evaluated after both, so with no arrival pending the arrive-on underflows even
+    when the expect-tx part alone would bring the tx-count to zero."""
+    b = fresh(1)
+    b.complete_tx(8)
+    b.arrive()                          # pending 0, tx-count -8: not complete
+    before = b.key()
+    with pytest.raises(mb.PendingUnderflow):
+        b.arrive(expect_tx=8)
+    assert b.key() == before
+    b.expect_tx(8)                      # the plain expect-tx does complete it
+    assert b.phase == 1
