@@ -298,3 +298,26 @@ def test_arguments_by_position_and_lazily_backed_pointers() -> None:
     assert explore.run(m).ok
     assert words(m, "p0", 1) == [41]
     assert sum(len(r.pages) for r in m.gmem.regions) == 1  # p1 was read, never backed
+
+
+def test_getctarank_isspacep_and_prefetch() -> None:
+    body = REGS + """
+        .shared .align 4 .b32 s[4];
+        ld.param.u64 %rd0, [out];
+        mov.u32 %r1, s;  mapa.shared::cluster.u32 %r2, %r1, 1;
+        getctarank.shared::cluster.u32 %r3, %r2;
+        cvt.u64.u32 %rd1, %r2;  cvta.shared.u64 %rd2, %rd1;  getctarank.u32 %r4, %rd2;
+        isspacep.shared::cluster %p1, %rd2;  isspacep.shared %p2, %rd2;  isspacep.global %p3, %rd0;
+        selp.u32 %r5, 1, 0, %p1;  selp.u32 %r6, 1, 0, %p2;  selp.u32 %r7, 1, 0, %p3;
+        prefetch.global.L2 [%rd0];
+        mov.u32 %r8, %cluster_ctarank;
+        mul.wide.u32 %rd3, %r8, 32;  add.s64 %rd3, %rd0, %rd3;
+        st.global.v4.u32 [%rd3], {%r3, %r4, %r5, %r6};  st.global.u32 [%rd3+16], %r7;
+        barrier.cluster.arrive; barrier.cluster.wait;
+        ret;
+    """
+    r = run(module(body), grid=2, cluster=2, block=1, args={"out": sim.Buffer(64)})
+    assert r.ok, r.message
+    got = words(r.machine, "out", 16)
+    # The mapped address is CTA 1's: in the shared::cluster window, not in the executing CTA's own.
+    assert got[0:5] == [1, 1, 1, 0, 1] and got[8:13] == [1, 1, 1, 0, 1]

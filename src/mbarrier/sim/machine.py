@@ -654,6 +654,14 @@ class Machine:
         for address, size in rets:
             self.st_local(t, address, min(size, 4), used)
 
+    def ctarank(self, t: Thread, addr: int, generic: bool) -> int:
+        if generic:
+            if not is_shared_generic(addr):
+                raise MemoryFault(f"getctarank of generic address {addr:#x}: not in the shared window")
+            addr -= SHARED_GENERIC
+        cta, _ = self._cta_of(t, addr & 0xFFFFFFFF)
+        return cta.rank
+
     def isspace(self, t: Thread, addr: int, space: str) -> bool:
         if space in ("cta", "cluster"):
             if not is_shared_generic(addr):

@@ -237,3 +237,20 @@ def _isspacep(g: Gen, ins: ast.Instruction) -> None:
         raise g.unsupported()
     p, a = ins.operands
     g.assign(p, f"m.isspace(t, {g.src(a, TYPES['.u64'])}, {spaces[0]!r})", TYPES[".pred"])
+
+
+@emitter("prefetch", "prefetchu")
+def _prefetch(g: Gen, ins: ast.Instruction) -> None:
+    """A cache hint: it moves no data the program can observe, so it is a step with no effect (its
+    address is still evaluated). The tensor-map form is a different instruction."""
+    if any(q.startswith(".tensormap") for q in ins.qualifiers) or len(ins.operands) != 1:
+        raise g.unsupported()
+    g.address(ins.operands[0])
+
+
+@emitter("getctarank")
+def _getctarank(g: Gen, ins: ast.Instruction) -> None:
+    """getctarank{.shared::cluster}.u32 d, a: the rank of the CTA whose shared memory `a` is in."""
+    generic = not any(q.startswith(".shared") for q in ins.qualifiers)
+    d, a = ins.operands
+    g.assign(d, f"m.ctarank(t, {g.src(a, TYPES['.u64'])}, {generic})", TYPES[".u32"])
