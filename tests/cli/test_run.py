@@ -113,3 +113,13 @@ def test_trace_and_stuck_threads_name_source_lines_from_loc(capsys: pytest.Captu
     assert "ld.param.u64 \t%rd2, [_Z4pingPi_param_0];  (cluster.cu:15)" in out
     code, out, _ = _run(capsys, str(modules / "inline_asm_sm80.sm_80.ptx"), "--grid", "1", "--block", "4")
     assert code == 1 and "threads 0-3: line" in out
+
+
+def test_dynamic_shared_memory_size(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    f = tmp_path / "dyn.ptx"
+    f.write_text(PTX_HEAD + ".extern .shared .align 16 .b8 smem[];\n.visible .entry k()\n{\n"
+                 ".reg .b32 %r<2>;\nmov.u32 %r1, smem;\nst.shared.u32 [%r1+60000], 1;\nret;\n}\n")
+    code, out, _ = _run(capsys, str(f), "--grid", "1", "--block", "1")
+    assert code == 2 and "outside the" in out  # the default 48 KiB
+    code, out, _ = _run(capsys, str(f), "--grid", "1", "--block", "1", "--dynamic-shared", "65536")
+    assert code == 0

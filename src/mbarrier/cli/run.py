@@ -53,6 +53,9 @@ def add_launch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--arg", action="append", default=[], metavar="P=VALUE|P=buf:BYTES",
                    help="a kernel argument by PTX name or 0-based position: an integer, or a zero-filled "
                    "buffer of BYTES bytes; 64-bit parameters left out get a zero-filled buffer")
+    p.add_argument("--dynamic-shared", type=int, metavar="BYTES",
+                   help="dynamic shared memory for .extern .shared arrays (default 48 KiB when the kernel "
+                   "has any)")
 
 
 def parse_dims(text: str | None, what: str) -> tuple[int, ...] | None:
@@ -96,7 +99,7 @@ def launch_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     try:
         return launch(module, args.kernel, grid=parse_dims(args.grid, "grid") or 1,
                       block=parse_dims(args.block, "block") or 1, cluster=parse_dims(args.cluster, "cluster"),
-                      args=parse_args(args.arg))
+                      args=parse_args(args.arg), dynamic_shared=getattr(args, "dynamic_shared", None))
     except LaunchError as e:
         raise UsageError(str(e)) from None
 
