@@ -1,0 +1,562 @@
+"""Exhaustive checking: every interleaving of threads and asynchronous completions of one launch.
+
+The state graph. A state is the whole machine (`explore.snapshot`); a transition is one step of one
+agent (a thread's instruction, a copy landing, a pending cp.async arrive-on). A *spin-wait* (a
+test_wait/try_wait whose False result leads straight back to it, see `explore.code`) is blocking: it is
+enabled only when it would return True (or raise), so spinning never makes the search infinite and a
+thread spinning on a phase that cannot complete any more is waiting, like one at bar.sync. A state where
+no agent is enabled while some thread has not exited is a deadlock.
+
+Search: breadth first, so each finding comes with a shortest schedule of the explored graph; states are
+hashed (64-bit hash compaction). Reductions (on by default):
+  * thread-local instructions (register arithmetic, branches, nanosleep, fences) run eagerly, as part
+    of the step before them: no other agent can observe them;
+  * stubborn sets (`explore.por`): at each state only the agents of a set closed under conflicts
+    and enabling are expanded; a BFS cycle proviso (a state whose reduced successors reach an already
+    seen, not deeper state is expanded fully) keeps violations from being postponed forever;
+  * warp granularity (off by default, a weaker guarantee): a converged warp's lanes at the same
+    instruction step together.
+With reductions off every instruction is one transition: the graph `mbarrier export --promela` writes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mbarrier.core.barrier import Barrier
+from mbarrier.core.violations import Violation
+from mbarrier.explore import snapshot
+from mbarrier.explore.code import BRANCH, LOCAL, MB, Code, Ins, analyse
+from mbarrier.explore.por import AllFootprints, Footprints, stubborn
+from mbarrier.explore.schedule import encode
+from mbarrier.ptx import ast
+from mbarrier.sim.address import CTA_BITS, CTA_MASK, SHARED_GENERIC, is_shared_generic
+from mbarrier.sim.errors import SimError
+from mbarrier.sim.launch import pick_kernel
+from mbarrier.sim.machine import DONE, EXITED, RUNNABLE, Copy, Machine, Thread, TokenWord
+
+DEFAULT_MAX_STATES = 2_000_000
+LOCAL_LOOP_LIMIT = 1_000_000
+
+# Findings the checker adds to the core's rules (those come from `mbarrier.spec.rules`).
+DEADLOCK = "deadlock"
+REMOTE_EXITED = "remote-cta-exited"
+EXIT_INFLIGHT = "exit-with-copies-in-flight"
+SIM_ERROR = "simulator-error"
+CHECKER_RULES = {
+    DEADLOCK: ("9.7.13.15.16", "every live thread waits for something that can no longer happen"),
+    REMOTE_EXITED: ("CUDA Programming Guide, Distributed Shared Memory",
+                    "an operation on the shared memory of a CTA of the cluster that has already exited"),
+    EXIT_INFLIGHT: ("9.7.9.25 (cp.async), 9.7.9.25.4 (cp.async.bulk)",
+                    "shared memory is released while asynchronous copies into it are still in flight"),
+}
+
+
+@dataclass
+class Options:
+    max_states: int = DEFAULT_MAX_STATES
+    timeout: float | None = None
+    reductions: bool = True          # eager local steps + stubborn sets
+    warp: bool = False               # converged warps step together (weaker guarantee)
+    max_findings: int = 8
+    progress: Callable[[Stats], None] | None = None
+    progress_every: float = 0.5
+
+
+@dataclass
+class Stats:
+    states: int = 0
+    transitions: int = 0
+    local_steps: int = 0            # instructions run eagerly inside transitions
+    enabled: int = 0                # enabled agents summed over expanded states
+    expanded: int = 0               # of those, the ones explored (the rest were pruned by reduction)
+    full_expansions: int = 0        # states the cycle proviso expanded fully
+    depth: int = 0
+    seconds: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def pruned(self) -> int:
+        return self.enabled - self.expanded
+
+
+@dataclass
+class Waiter:
+    """A thread that waits in a deadlock, and what for."""
+
+    thread: int
+    name: str
+    line: int
+    text: str
+    what: str                      # "mbarrier", "bar", "cluster", "warp", "cp.wait", "running"
+    barrier: str | None = None     # symbol
+    address: str | None = None
+    cta: str | None = None
+    wants: str | None = None       # "parity 0", "the phase of token ..."
+    state: Barrier | None = None
+    detail: str = ""
+
+
+@dataclass
+class Finding:
+    kind: str                      # "deadlock", "violation", "race"
+    rule: str
+    section: str
+    message: str
+    aids: list[int]
+    nthreads: int
+    agent: str | None = None
+    line: int | None = None
+    text: str | None = None
+    waiters: list[Waiter] = field(default_factory=list)
+    arrivers: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def schedule(self) -> str:
+        """The schedule string that replays this finding with `mbarrier run --schedule`."""
+        return encode([x for aid in self.aids for x in (aid, 1)], self.nthreads)
+
+
+@dataclass
+class CheckResult:
+    verdict: str                   # "verified", "finding", "incomplete"
+    findings: list[Finding]
+    stats: Stats
+    covered: str = ""
+    mode: str = ""
+
+
+class _Stop(Exception):
+    pass
+
+
+class _Found(Exception):
+    def __init__(self, finding: Finding) -> None:
+        self.finding = finding
+
+
+def shared_symbols(m: Machine) -> dict[str, int]:
+    """Shared variable name -> offset, recovered from the CTA's symbol lookup."""
+    out: dict[str, int] = {}
+    if not m.ctas:
+        return out
+    cta = m.ctas[0]
+    for off in range(cta.size):
+        name = cta.symbols(off)
+        if "+" not in name and not name.startswith("shared[") and name not in out:
+            out[name] = off
+    return out
+
+
+class Explorer:
+    """The search over one launched machine."""
+
+    def __init__(self, m: Machine, module: ast.Module, opts: Options) -> None:
+        snapshot.check_known(m)
+        self.m = m
+        self.opts = opts
+        self.nthreads = len(m.threads)
+        symbols = shared_symbols(m)
+        self.codes: dict[str, Code] = {}
+        for f in module.functions:
+            if f.body is not None and f.name in m.functions:
+                self.codes[f.name] = analyse(f, m.functions[f.name], symbols)
+        kernel = m.threads[0].func.name
+        self.code: Code = self.codes[kernel]
+        self.fp = AllFootprints({name: Footprints(m, c) for name, c in self.codes.items()})
+        self.stats = Stats()
+        self.tokens = frozenset(s for c in self.codes.values() for s in c.token_slots)
+        self.reduce = opts.reductions
+        self._spin_cache: dict[tuple[object, ...], bool] = {}
+
+    # -- what can run ------------------------------------------------------------------------------
+    def ins(self, t: Thread) -> Ins:
+        return self.codes[t.func.name].ins[t.pc]
+
+    def guard_on(self, t: Thread, x: Ins) -> bool:
+        return x.guard is None or bool(t.regs[x.guard[0]]) != x.guard[1]
+
+    def is_local(self, t: Thread) -> bool:
+        x = self.ins(t)
+        return x.kind in (LOCAL, BRANCH) or not self.guard_on(t, x)
+
+    def wait_target(self, t: Thread, x: Ins) -> tuple[int, int, Barrier | None] | None:
+        """(cta index, offset, barrier) a wait names; None when resolving it would raise."""
+        a = x.addr
+        if a is None:
+            return None
+        v = ((int(t.regs[a.base]) if a.base is not None else 0) + a.offset) & ((1 << 64) - 1)
+        if a.space == "generic":
+            if not is_shared_generic(v):
+                return None
+            v -= SHARED_GENERIC
+        hi = v >> CTA_BITS
+        if a.space == "cta" and hi:
+            return None
+        if hi:
+            ctas = t.cta.cluster.ctas
+            if hi - 1 >= len(ctas) or ctas[hi - 1] is not t.cta:
+                return None
+        off = v & CTA_MASK
+        return t.cta.index, off, t.cta.barriers.get(off)
+
+    def spins_back(self, t: Thread, x: Ins) -> bool:
+        """Would a False result of the wait at t.pc lead back to it through local instructions only?
+        Runs the thread's local steps on a scratch copy of its registers (the machine is not touched)."""
+        if x.wait_dst is None:
+            return False
+        shadow = Thread.__new__(Thread)
+        for name in ("aid", "func", "code", "cta", "warp", "lane", "tid", "time", "effects", "status"):
+            setattr(shadow, name, getattr(t, name))
+        shadow.regs = list(t.regs)
+        shadow.regs[x.wait_dst] = False
+        shadow.pc = x.pc + 1
+        for _ in range(10_000):
+            if shadow.pc == x.pc:
+                return True
+            y = self.ins(shadow)
+            if not (y.kind in (LOCAL, BRANCH) or not self.guard_on(shadow, y)):
+                return False
+            try:
+                shadow.code[shadow.pc](self.m, shadow)
+            except (SimError, Violation):
+                return False
+        return True  # a local loop that never returns: the thread hangs there just the same
+
+    def blocked_spin(self, t: Thread) -> tuple[int, int] | None:
+        """The (cta, offset) of the barrier a thread spins on without success, or None if it can step."""
+        x = self.ins(t)
+        if x.kind != MB or x.mb_op not in ("test_wait", "try_wait") or not self.guard_on(t, x):
+            return None
+        target = self.wait_target(t, x)
+        if target is None or target[2] is None:
+            return None
+        cta, off, b = target
+        slot, const = x.wait_arg
+        value = t.regs[slot] if slot is not None else const
+        probe = b.copy()
+        try:
+            if x.wait_parity:
+                ok = probe.try_wait(parity=int(value) & 0xFFFFFFFF)
+            elif isinstance(value, TokenWord):
+                ok = probe.try_wait(value.token)
+            else:
+                ok = probe.try_wait(int(value))
+        except (Violation, TypeError, ValueError):
+            return None
+        if ok:
+            return None
+        key = (t.pc, tuple(t.regs))
+        spin = self._spin_cache.get(key)
+        if spin is None:
+            spin = self._spin_cache[key] = self.spins_back(t, x)
+        return (cta, off) if spin else None
+
+    def enabled(self) -> tuple[list[Thread | Copy], dict[int, tuple[int, int]]]:
+        """The agents that can step now (sorted by id) and the spinning threads' barriers."""
+        out: list[Thread | Copy] = []
+        spinning: dict[int, tuple[int, int]] = {}
+        for a in sorted(self.m.runnable, key=lambda a: a.aid):
+            if isinstance(a, Thread):
+                mb = self.blocked_spin(a)
+                if mb is not None:
+                    spinning[a.aid] = mb
+                    continue
+            out.append(a)
+        return out, spinning
+
+    # -- transitions ---------------------------------------------------------------------------------
+    def step(self, a: Thread | Copy, aids: list[int]) -> None:
+        aids.append(a.aid)
+        a.code[a.pc](self.m, a)
+
+    def eager(self, t: Thread, aids: list[int]) -> None:
+        n = 0
+        while t.status == RUNNABLE and self.is_local(t):
+            self.step(t, aids)
+            n += 1
+            if n > LOCAL_LOOP_LIMIT:
+                raise SimError(f"thread {t.aid} ran {n} local instructions without touching shared state "
+                               f"(a loop at line {t.func.sites[t.pc].line} that never ends)")
+        self.stats.local_steps += n
+
+    def settle(self, aids: list[int]) -> None:
+        """Run every runnable thread's local instructions (threads just released from a barrier)."""
+        if not self.reduce:
+            return
+        for a in sorted(self.m.runnable, key=lambda a: a.aid):
+            if isinstance(a, Thread) and self.is_local(a):
+                self.eager(a, aids)
+
+    def fire(self, agents: list[Thread | Copy], aids: list[int]) -> None:
+        """One transition: the agents' steps (several only for a warp in warp mode), then local steps."""
+        for a in agents:
+            self._pre_check(a, aids)
+            self.step(a, aids)
+            if isinstance(a, Thread) and a.status == EXITED:
+                self._exit_check(a, aids)
+        self.settle(aids)
+        for c in self.m.ctas:
+            if c.live == 0:
+                self._cta_gone_check(c, aids)
+
+    def _pre_check(self, a: Thread | Copy, aids: list[int]) -> None:
+        if isinstance(a, Copy):
+            return
+        for obj, _ in self.fp.current(a):
+            if obj[0] == "live" and isinstance(obj[1], int):
+                cta = self.m.ctas[obj[1]]
+                if cta.live == 0:
+                    x = self.ins(a)
+                    raise _Found(self._finding(
+                        "violation", REMOTE_EXITED,
+                        f"{a.name} runs `{a.func.sites[a.pc].text}` on the shared memory of CTA {cta.name}, "
+                        f"which has exited: its shared memory (and any mbarrier in it) is gone",
+                        aids + [a.aid], a, x.line, a.func.sites[a.pc].text))
+
+    def _exit_check(self, t: Thread, aids: list[int]) -> None:
+        for c in self.m.inflight:
+            if c.thread is t and c.kind == "cp.async" and not c.watchers:
+                raise _Found(self._finding(
+                    "violation", EXIT_INFLIGHT,
+                    f"{t.name} exits while its cp.async issued at line {c.site.line} is still in flight "
+                    "and no cp.async.wait_group or cp.async.mbarrier.arrive tracks it: the bytes may land "
+                    "after anyone could know", aids, t, t.func.sites[max(t.pc - 1, 0)].line,
+                    t.func.sites[max(t.pc - 1, 0)].text))
+
+    def _cta_gone_check(self, cta: object, aids: list[int]) -> None:
+        for c in self.m.inflight:
+            if c.dst_cta is cta or c.bar_cta is cta:
+                raise _Found(self._finding(
+                    "violation", EXIT_INFLIGHT,
+                    f"every thread of CTA {c.dst_cta.name if c.dst_cta else '?'} has exited while "
+                    f"{c.name} is still in flight into its shared memory", aids, None, c.site.line,
+                    c.site.text))
+
+    def _finding(self, kind: str, rule: str, message: str, aids: list[int], agent: Thread | Copy | None,
+                 line: int | None, text: str | None, section: str | None = None) -> Finding:
+        sec = section or CHECKER_RULES.get(rule, ("", ""))[0]
+        return Finding(kind, rule, sec, message, list(aids), self.nthreads,
+                       agent.name if agent is not None else None, line, text)
+
+    # -- the search ----------------------------------------------------------------------------------
+    def run(self) -> CheckResult:
+        opts, stats, m = self.opts, self.stats, self.m
+        findings: list[Finding] = []
+        seen_rules: set[tuple[str, str, int | None]] = set()
+        deadline = None if opts.timeout is None else stats.started + opts.timeout
+        last_progress = stats.started
+        init_aids: list[int] = []
+        try:
+            if self.reduce:
+                for t in m.threads:
+                    self.eager(t, init_aids)
+        except _Found as f:
+            return self._result([f.finding], False, "")
+        except Violation as v:
+            return self._result([self._violation(v, init_aids)], False, "")
+        except SimError as e:
+            return self._result([self._error(e, init_aids)], False, "")
+        root = snapshot.save(m, self.tokens)
+        visited: dict[int, int] = {hash(snapshot.key(root)): 0}
+        # BFS nodes: (snapshot, depth, parent node, aids of the edge); paths are rebuilt from parents.
+        parents: list[tuple[int, tuple[int, ...]]] = [(-1, tuple(init_aids))]
+        queue: deque[tuple[snapshot.Snapshot, int, int]] = deque([(root, 0, 0)])
+        stats.states = 1
+        complete = True
+        while queue:
+            snap, depth, node = queue.popleft()
+            now = time.monotonic()
+            if opts.progress is not None and now - last_progress >= opts.progress_every:
+                last_progress = now
+                stats.seconds = now - stats.started
+                opts.progress(stats)
+            if stats.states >= opts.max_states or (deadline is not None and now > deadline):
+                complete = False
+                break
+            snapshot.restore(m, snap)
+            agents, spinning = self.enabled()
+            if not agents:
+                if any(t.status != EXITED for t in m.threads):
+                    f = self._deadlock(self._path(parents, node), spinning)
+                    if (f.kind, f.rule, None) not in seen_rules:
+                        seen_rules.add((f.kind, f.rule, None))
+                        findings.append(f)
+                        if len(findings) >= opts.max_findings:
+                            break
+                continue
+            groups = self._groups(agents, spinning)
+            stats.enabled += len(groups)
+            order = list(range(len(groups)))
+            chosen = order
+            if self.reduce and len(groups) > 1:
+                chosen = self._reduced(groups, agents, spinning)
+            stats.expanded += len(chosen)
+            todo = list(chosen)
+            full = len(chosen) == len(groups)
+            first = True
+            while todo:
+                gi = todo.pop(0)
+                if not first:
+                    snapshot.restore(m, snap)
+                first = False
+                aids: list[int] = []
+                stats.transitions += 1
+                try:
+                    self.fire(groups[gi], aids)
+                except _Found as f:
+                    f.finding.aids = self._path(parents, node) + f.finding.aids
+                    self._record(f.finding, findings, seen_rules)
+                    continue
+                except Violation as v:
+                    g = self._violation(v, aids)
+                    g.aids = self._path(parents, node) + g.aids
+                    self._record(g, findings, seen_rules)
+                    continue
+                except SimError as e:
+                    g = self._error(e, aids)
+                    g.aids = self._path(parents, node) + g.aids
+                    self._record(g, findings, seen_rules)
+                    continue
+                dirty = {a for a in aids}
+                old = snap[0]
+                for t in m.threads:
+                    core = old[t.aid][0]  # type: ignore[index]
+                    if core[0] != t.pc or core[2] != t.status:
+                        dirty.add(t.aid)
+                for a in aids:
+                    if a >= self.nthreads:
+                        found = m.agent(a)
+                        if isinstance(found, Copy):
+                            dirty.add(found.thread.aid)
+                for c in m.inflight:
+                    dirty.add(c.thread.aid)
+                new = snapshot.save(m, self.tokens, snap, dirty)
+                h = hash(snapshot.key(new))
+                prev = visited.get(h)
+                if prev is None:
+                    visited[h] = depth + 1
+                    parents.append((node, tuple(aids)))
+                    queue.append((new, depth + 1, len(parents) - 1))
+                    stats.states += 1
+                    stats.depth = max(stats.depth, depth + 1)
+                elif not full and prev <= depth:
+                    # Cycle proviso: this reduced expansion may close a cycle; expand the state fully.
+                    full = True
+                    stats.full_expansions += 1
+                    todo.extend(i for i in order if i not in chosen)
+            if len(findings) >= opts.max_findings:
+                break
+        stats.seconds = time.monotonic() - stats.started
+        covered = "" if complete else (f"stopped after {stats.states} states, {stats.transitions} "
+                                       "transitions "
+                                       f"and {stats.seconds:.1f} s, at depth {stats.depth}; "
+                                       f"{len(queue)} states were left unexplored")
+        return self._result(findings, complete, covered)
+
+    def _record(self, f: Finding, findings: list[Finding], seen: set[tuple[str, str, int | None]]) -> None:
+        k = (f.kind, f.rule, f.line)
+        if k not in seen:
+            seen.add(k)
+            findings.append(f)
+
+    def _groups(self, agents: list[Thread | Copy],
+                spinning: dict[int, tuple[int, int]]) -> list[list[Thread | Copy]]:
+        if not self.opts.warp:
+            return [[a] for a in agents]
+        # Warp granularity: lanes of one warp at the same pc, all enabled, step as one transition.
+        groups: dict[tuple[int, int, int], list[Thread | Copy]] = {}
+        out: list[list[Thread | Copy]] = []
+        for a in agents:
+            if isinstance(a, Thread) and a.warp is not None:
+                k = (a.cta.index, a.aid // 32, a.pc)
+                if k in groups:
+                    groups[k].append(a)
+                    continue
+                groups[k] = [a]
+                out.append(groups[k])
+            else:
+                out.append([a])
+        return out
+
+    def _reduced(self, groups: list[list[Thread | Copy]], agents: list[Thread | Copy],
+                 spinning: dict[int, tuple[int, int]]) -> list[int]:
+        m = self.m
+        everyone: list[Thread | Copy] = [t for t in m.threads if t.status != EXITED]
+        everyone += m.inflight
+        pos = {id(a): i for i, a in enumerate(everyone)}
+        enabled = {pos[id(a)]: True for a in agents}
+        blocked_on = {pos[id(m.threads[aid])]: mb for aid, mb in spinning.items()}
+        chosen = set(stubborn(m, self.fp, everyone, enabled, blocked_on))
+        out = [gi for gi, g in enumerate(groups) if any(pos[id(a)] in chosen for a in g)]
+        return out or list(range(len(groups)))
+
+    def _path(self, parents: list[tuple[int, tuple[int, ...]]], node: int) -> list[int]:
+        parts: list[tuple[int, ...]] = []
+        while node >= 0:
+            parent, aids = parents[node]
+            parts.append(aids)
+            node = parent
+        return [a for part in reversed(parts) for a in part]
+
+    def _violation(self, v: Violation, aids: list[int]) -> Finding:
+        a = self.m.agent(aids[-1]) if aids else None
+        line = text = None
+        if isinstance(a, Thread):
+            pc = a.pc if a.status != EXITED else max(a.pc - 1, 0)
+            line, text = a.func.sites[pc].line, a.func.sites[pc].text
+        elif isinstance(a, Copy):
+            line, text = a.site.line, a.site.text
+        return Finding("violation", v.rule, v.section, str(v), list(aids), self.nthreads,
+                       a.name if a is not None else None, line, text)
+
+    def _error(self, e: SimError, aids: list[int]) -> Finding:
+        a = self.m.agent(aids[-1]) if aids else None
+        line = text = None
+        if isinstance(a, Thread):
+            line, text = a.func.sites[a.pc].line, a.func.sites[a.pc].text
+        return Finding("violation", SIM_ERROR, "", str(e), list(aids), self.nthreads,
+                       a.name if a is not None else None, line, text)
+
+    def _deadlock(self, aids: list[int], spinning: dict[int, tuple[int, int]]) -> Finding:
+        from mbarrier.explore.deadlock import explain
+        waiters, arrivers, message = explain(self, spinning)
+        f = Finding("deadlock", DEADLOCK, CHECKER_RULES[DEADLOCK][0], message, aids, self.nthreads)
+        f.waiters, f.arrivers = waiters, arrivers
+        if waiters:
+            f.line, f.text, f.agent = waiters[0].line, waiters[0].text, waiters[0].name
+        return f
+
+    def _result(self, findings: list[Finding], complete: bool, covered: str) -> CheckResult:
+        self.stats.seconds = time.monotonic() - self.stats.started
+        if findings:
+            verdict = "finding"
+        elif complete:
+            verdict = "verified"
+        else:
+            verdict = "incomplete"
+        mode = ("warp-granular (a converged warp steps as one: weaker than thread-granular)" if self.opts.warp
+                else "thread-granular")
+        mode += ", reductions on" if self.reduce else ", reductions off"
+        return CheckResult(verdict, findings, self.stats, covered, mode)
+
+
+def check(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[int, ...] = 1,
+          block: int | tuple[int, ...] = 1, cluster: int | tuple[int, ...] | None = None,
+          args: dict[str | int, object] | None = None, options: Options | None = None) -> CheckResult:
+    """Explore every interleaving of the launch; see `CheckResult`."""
+    from mbarrier.sim.launch import launch
+    m = launch(module, kernel, grid=grid, block=block, cluster=cluster, args=args)  # type: ignore[arg-type]
+    pick_kernel(module, kernel)
+    return check_machine(m, module, options)
+
+
+def check_machine(m: Machine, module: ast.Module, options: Options | None = None) -> CheckResult:
+    """Check an already launched machine of `module`."""
+    return Explorer(m, module, options or Options()).run()
+
+
+__all__ = ["CheckResult", "Finding", "Options", "Stats", "Waiter", "check", "check_machine", "DONE"]

@@ -1,0 +1,505 @@
+"""Partial-order reduction that knows mbarrier: footprints and stubborn sets.
+
+A *footprint item* is `(object, mode)`. Objects: `("mb", cta, offset)` an mbarrier, `("sm", cta, chunk)`
+16 bytes of shared memory, `("gm", chunk)` 16 bytes of global memory, `("bar", cta)` the CTA's bar.sync
+barriers, `("cl", cluster)` the cluster barrier, `("warp", cta, warp)` a warp's collectives, `("cp", aid)`
+the copies a thread waits for with cp.async.wait_group, `("live", cta)` whether a CTA still runs. `None`
+in place of a CTA or an offset means "any" (an address the analysis cannot know). Modes: READ, WRITE,
+and JOIN for arrivals at bar.sync, the cluster barrier and warp collectives, which commute with each
+other (the arrived set is the same in any order) but not with reads of it, exits or counted bars.
+
+Two items conflict when their objects may be the same and their modes are not both READ and not both
+JOIN. Waits are READs of their mbarrier, so waits commute with each other; every other mbarrier
+operation is a WRITE. Operations on different barriers or different bytes never conflict.
+
+A stubborn set (Valmari) is closed under: an enabled agent in the set brings in every agent whose
+current or *future* operations conflict with its next one (the future is read from the code: every
+instruction reachable from the agent's pc, with addresses and guards known where they read only fixed
+registers, see `explore.code`); a blocked agent brings in every agent that could ever change what it waits
+for. Exploring only the set's enabled agents preserves every deadlock and every reachable violation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from mbarrier.explore.code import (
+    ATOM,
+    BAR,
+    BULK,
+    BULK_STORE,
+    CLUSTER,
+    CP_ASYNC,
+    CP_MB,
+    CP_WAIT,
+    EXIT,
+    LOAD,
+    MB,
+    STORE,
+    WARP,
+    WARP_READ,
+    Addr,
+    Code,
+    Ins,
+)
+from mbarrier.sim.address import CTA_BITS, CTA_MASK, SHARED_GENERIC, is_shared_generic
+from mbarrier.sim.machine import WAITING_DEPS, Copy, Cta, Machine, Thread
+
+READ, WRITE, JOIN = 0, 1, 2
+Item = tuple[tuple[object, ...], int]
+Future = dict[object, list[Item]]
+
+
+def _group(items: Iterable[Item]) -> Future:
+    out: Future = {}
+    for it in dict.fromkeys(items):
+        out.setdefault(it[0][0], []).append(it)
+    return out
+
+
+def conflict(a: int, b: int) -> bool:
+    return not (a == b and a != WRITE)
+
+
+class Footprints:
+    """Footprints of agents' next operations and of everything they may still do."""
+
+    def __init__(self, m: Machine, code: Code) -> None:
+        self.m = m
+        self.code = code
+        self._static: dict[tuple[object, ...], tuple[Item, ...]] = {}
+        # For each pc: the register slots (guards, addresses) whose values decide the future's footprint.
+        self._relevant: list[tuple[int, ...]] = []
+        reach = _reach_sets(code)
+        for pc in range(len(code.ins)):
+            slots: set[int] = set()
+            for j in reach[pc]:
+                x = code.ins[j]
+                if x.guard is not None:
+                    slots.add(x.guard[0])
+                for a in (x.addr, x.addr2, x.bar):
+                    if a is not None and a.base is not None:
+                        slots.add(a.base)
+            self._relevant.append(tuple(sorted(s for s in slots if code.fixed(pc, s))))
+
+    # -- addresses -----------------------------------------------------------------------------------
+    def _value(self, t: Thread, a: Addr, pc: int, future: bool) -> int | None:
+        if a.base is None:
+            return a.offset
+        if future and not self.code.fixed(pc, a.base):
+            return None
+        return (int(t.regs[a.base]) + a.offset) & ((1 << 64) - 1)
+
+    def _shared(self, t: Thread, space: str, v: int | None) -> tuple[int | None, int | None] | None:
+        """(cta index, offset) of a shared address, None when it is not shared; unknowns as None."""
+        if space == "cta":
+            return t.cta.index, v
+        if space == "generic":
+            if v is None:
+                return None, None
+            if not is_shared_generic(v):
+                return None
+            v -= SHARED_GENERIC
+        if v is None:
+            return None, None
+        hi = v >> CTA_BITS
+        ctas = t.cta.cluster.ctas
+        if hi == 0:
+            return t.cta.index, v & CTA_MASK
+        if hi - 1 < len(ctas):
+            return ctas[hi - 1].index, v & CTA_MASK
+        return None, None
+
+    def _mem(self, t: Thread, a: Addr | None, size: int | None, mode: int, pc: int,
+             future: bool) -> list[Item]:
+        if a is None:
+            return [(("sm", None, None, None), mode), (("gm", None, None), mode)]
+        v = self._value(t, a, pc, future)
+        if a.space == "global":
+            return _chunks("gm", None, v, size, mode)
+        sh = self._shared(t, a.space, v)
+        if sh is None:
+            return _chunks("gm", None, v, size, mode)
+        items = _chunks("sm", sh[0], sh[1], size, mode)
+        if a.space == "generic" and v is None:
+            items.append((("gm", None, None), mode))
+        if sh[0] != t.cta.index:
+            items.append((("live", sh[0]), READ))
+        return items
+
+    def _mb(self, t: Thread, a: Addr | None, mode: int, pc: int, future: bool) -> list[Item]:
+        if a is None:
+            return [(("mb", None, None), mode)]
+        v = self._value(t, a, pc, future)
+        sh = self._shared(t, a.space, v)
+        if sh is None:
+            return [(("mb", None, None), mode)]
+        items: list[Item] = [(("mb", sh[0], sh[1]), mode)]
+        if sh[0] != t.cta.index:
+            items.append((("live", sh[0]), READ))
+        return items
+
+    # -- one instruction -----------------------------------------------------------------------------
+    def of_ins(self, t: Thread, x: Ins, pc: int, future: bool) -> list[Item]:
+        k = x.kind
+        cta = t.cta.index
+        if k == MB:
+            mode = READ if x.mb_op in ("test_wait", "try_wait") else WRITE
+            items = self._mb(t, x.addr, mode, pc, future)
+            if x.mb_op in ("init", "inval"):
+                items += self._mem(t, x.addr, 8, WRITE, pc, future)
+            return items
+        if k == LOAD:
+            return self._mem(t, x.addr, x.size, READ, pc, future)
+        if k == STORE:
+            return self._mem(t, x.addr, x.size, WRITE, pc, future)
+        if k == ATOM:
+            if x.op in ("atom", "red"):
+                return self._mem(t, x.addr, x.size, WRITE, pc, future)
+            return [(("any",), WRITE)]
+        if k == BAR:
+            return [(("bar", cta), WRITE if x.counted else JOIN)]
+        if k == CLUSTER:
+            return [(("cl", t.cta.cluster.index), JOIN)]
+        if k == WARP:
+            return [(("warp", cta, t.aid // 32), JOIN)]
+        if k == WARP_READ:
+            return [(("warp", cta, t.aid // 32), READ)]
+        if k == EXIT:
+            return [(("bar", cta), WRITE), (("cl", t.cta.cluster.index), WRITE),
+                    (("warp", cta, t.aid // 32), WRITE), (("live", cta), WRITE), (("cp", t.aid), READ)]
+        if k == CP_WAIT:
+            return [(("cp", t.aid), READ)]
+        if k == CP_ASYNC:
+            return (self._mem(t, x.addr, x.size, WRITE, pc, future)
+                    + self._mem(t, x.addr2, x.size, READ, pc, future)
+                    + [(("cp", t.aid), WRITE)])
+        if k == CP_MB:
+            return self._mb(t, x.bar, WRITE, pc, future) + [(("cp", t.aid), WRITE)]
+        if k == BULK:
+            return (self._mem(t, x.addr, x.size, WRITE, pc, future)
+                    + self._mem(t, x.addr2, x.size, READ, pc, future)
+                    + self._mb(t, x.bar, WRITE, pc, future) + [(("cp", t.aid), WRITE)])
+        if k == BULK_STORE:
+            return (self._mem(t, x.addr, x.size, WRITE, pc, future)
+                    + self._mem(t, x.addr2, x.size, READ, pc, future) + [(("cp", t.aid), WRITE)])
+        return []
+
+    # -- agents --------------------------------------------------------------------------------------
+    def current(self, a: Thread | Copy) -> list[Item]:
+        """The footprint of the agent's next step (exact: addresses from its registers now)."""
+        if isinstance(a, Copy):
+            return copy_items(a)
+        return self.of_ins(a, self.code.ins[a.pc], a.pc, False)
+
+    def future(self, a: Thread | Copy, cut: frozenset[str] = frozenset()) -> Future:
+        """Everything the agent may still touch, its next step included, grouped by object kind.
+        `cut`: barrier kinds ("cta", "warp", "cluster") the agent cannot pass before the seed of the
+        stubborn set moves, so its future ends there."""
+        if isinstance(a, Copy):
+            return _group(copy_items(a))
+        pc = a.pc
+        key = (pc, a.cta.index, a.aid // 32, a.aid, cut) + tuple(a.regs[s] for s in self._relevant[pc])
+        found = self._static.get(key)
+        if found is None:
+            items: list[Item] = list(self.current(a))
+            for j in self._reachable(a, pc, cut):
+                items.extend(self.of_ins(a, self.code.ins[j], pc, True))
+            found = self._static[key] = _group(items)
+        return found
+
+    def _reachable(self, t: Thread, pc: int, cut: frozenset[str] = frozenset()) -> list[int]:
+        """Instructions reachable after pc, following guards that read fixed registers, not past a
+        barrier of a kind in `cut` (the barrier itself is included)."""
+        code = self.code
+        seen: set[int] = set()
+        stop = code.ins[pc].sync_all in cut and code.ins[pc].sync_all is not None
+        todo = [] if stop else list(self._succ(t, pc, pc))
+        while todo:
+            j = todo.pop()
+            if j in seen:
+                continue
+            seen.add(j)
+            x = code.ins[j]
+            if x.sync_all is not None and x.sync_all in cut and self._guard_may(t, x, pc):
+                if x.guard is None or code.fixed(pc, x.guard[0]):
+                    continue
+            todo.extend(self._succ(t, j, pc))
+        return [j for j in seen if self._guard_may(t, code.ins[j], pc)]
+
+    def _guard_may(self, t: Thread, x: Ins, pc: int) -> bool:
+        if x.guard is None or not self.code.fixed(pc, x.guard[0]):
+            return True
+        return bool(t.regs[x.guard[0]]) != x.guard[1]
+
+    def _succ(self, t: Thread, j: int, pc: int) -> tuple[int, ...]:
+        x = self.code.ins[j]
+        succ = self.code.succ[j]
+        if x.guard is None or len(succ) < 2 or not self.code.fixed(pc, x.guard[0]):
+            return succ
+        on = bool(t.regs[x.guard[0]]) != x.guard[1]
+        return succ[:1] if on else succ[1:]
+
+
+def copy_items(c: Copy) -> list[Item]:
+    """What an in-flight copy (or a pending cp.async arrive-on) does when it lands."""
+    items: list[Item] = [(("cp", c.thread.aid), WRITE)]
+    if c.kind == "cp.async.mbarrier.arrive":
+        assert c.bar_cta is not None
+        return items + [(("mb", c.bar_cta.index, c.bar_off), WRITE)]
+    kind, scta, saddr = c.src
+    if kind == "global":
+        items += _chunks("gm", None, saddr, c.src_size, READ)
+    else:
+        assert scta is not None
+        items += _chunks("sm", scta.index, saddr, c.size, READ)
+    if c.dst_cta is None:
+        items += _chunks("gm", None, c.dst, c.size, WRITE)
+    else:
+        items += _chunks("sm", c.dst_cta.index, c.dst, c.size, WRITE) + [(("live", c.dst_cta.index), READ)]
+    if c.bar_cta is not None:
+        items.append((("mb", c.bar_cta.index, c.bar_off), WRITE))
+    return items
+
+
+def _chunks(space: str, cta: int | None, addr: int | None, size: int | None, mode: int) -> list[Item]:
+    """A byte range [lo, hi) of shared (per CTA) or global memory; None bounds mean "anywhere"."""
+    if addr is None or size is None:
+        return [((space, cta, None, None) if space == "sm" else (space, None, None), mode)]
+    hi = addr + max(size, 1)
+    return [(("sm", cta, addr, hi) if space == "sm" else ("gm", addr, hi), mode)]
+
+
+def _reach_sets(code: Code) -> list[frozenset[int]]:
+    n = len(code.ins)
+    sets = [set(code.succ[pc]) for pc in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for pc in range(n - 1, -1, -1):
+            cur = sets[pc]
+            before = len(cur)
+            for s in list(cur):
+                cur |= sets[s]
+            if len(cur) != before:
+                changed = True
+    return [frozenset(s) for s in sets]
+
+
+def _matches(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    if a[0] == "any" or b[0] == "any":
+        return True
+    if a[0] != b[0]:
+        return False
+    if a[0] == "sm":
+        if a[1] is not None and b[1] is not None and a[1] != b[1]:
+            return False
+        return a[2] is None or b[2] is None or (a[2] < b[3] and b[2] < a[3])  # type: ignore[operator]
+    if a[0] == "gm":
+        return a[1] is None or b[1] is None or (a[1] < b[2] and b[1] < a[2])  # type: ignore[operator]
+    return all(x is None or y is None or x == y for x, y in zip(a[1:], b[1:], strict=True))
+
+
+def conflicts(items: Iterable[Item], future: Future) -> bool:
+    anything = future.get("any")
+    for obj, mode in items:
+        if anything or obj[0] == "any":
+            if obj[0] == "any" and not future:
+                continue
+            return True
+        for obj2, mode2 in future.get(obj[0], ()):
+            if conflict(mode, mode2) and _matches(obj, obj2):
+                return True
+    return False
+
+
+def awaited(m: Machine, a: Thread | Copy, mb: tuple[int, int] | None) -> list[Item]:
+    """What a blocked agent waits for, as READ items: whoever may write them could unblock it."""
+    if isinstance(a, Copy):
+        return [(("cp", a.thread.aid), READ)]
+    if mb is not None:
+        return [(("mb", mb[0], mb[1]), READ)]
+    w = a.wait
+    if w is None:
+        return [(("any",), READ)]
+    if w[0] == "mbarrier":
+        return [(("mb", w[2].index, w[3]), READ)]  # type: ignore[attr-defined]
+    if w[0] == "bar":
+        return [(("bar", a.cta.index), READ)]
+    if w[0] == "cluster":
+        return [(("cl", a.cta.cluster.index), READ)]
+    if w[0] == "warp":
+        return [(("warp", a.cta.index, a.aid // 32), READ)]
+    if w[0] == "cp.wait":
+        return [(("cp", a.aid), READ)]
+    return [(("any",), READ)]
+
+
+_WAIT_CUT = {"bar": "cta", "warp": "warp", "cluster": "cluster"}
+
+
+class AllFootprints:
+    """Footprints of agents in any function: threads inside a call (their return is not modelled) may
+    touch anything."""
+
+    def __init__(self, fps: dict[str, Footprints]) -> None:
+        self.fps = fps
+        self._anything: Future = {"any": [(("any",), WRITE)]}
+
+    def current(self, a: Thread | Copy) -> list[Item]:
+        if isinstance(a, Copy):
+            return copy_items(a)
+        return self.fps[a.func.name].current(a)
+
+    def future(self, a: Thread | Copy, cut: frozenset[str] = frozenset()) -> Future:
+        if isinstance(a, Copy):
+            return _group(copy_items(a))
+        if a.frames:
+            return self._anything
+        if cut and a.wait is not None and _WAIT_CUT.get(str(a.wait[0])) in cut:
+            return {}  # inside a barrier that cannot complete before the seed moves
+        return self.fps[a.func.name].future(a, cut)
+
+    def cuts(self, seed: Thread | Copy, other: Thread | Copy) -> frozenset[str]:
+        if isinstance(other, Thread) and not other.frames:
+            return _cuts(self.fps[other.func.name].code, seed, other)
+        return frozenset()
+
+
+def _cuts(code: Code, seed: Thread | Copy, other: Thread | Copy) -> frozenset[str]:
+    """Barriers `other` cannot pass before the (enabled) seed moves: whole-CTA bar.sync of the seed's
+    CTA, full-warp bar.warp.sync of its warp, barrier.cluster.wait of its cluster (if it has not
+    arrived). The seed is enabled, so it is not waiting inside any of them."""
+    if not isinstance(seed, Thread) or not isinstance(other, Thread):
+        return frozenset()
+    cut = []
+    if other.cta is seed.cta and code.cta_barriers_whole:
+        cut.append("cta")
+    if other.warp is seed.warp:
+        cut.append("warp")
+    if other.cta.cluster is seed.cta.cluster and not seed.cl_arrived:
+        cut.append("cluster")
+    return frozenset(cut)
+
+
+_BUCKET = 7  # memory ranges are indexed by 128-byte buckets
+
+
+def _buckets(obj: tuple[object, ...]) -> range | None:
+    lo, hi = (obj[2], obj[3]) if obj[0] == "sm" else (obj[1], obj[2])
+    if lo is None or hi is None or (obj[0] == "sm" and obj[1] is None):
+        return None
+    first, last = lo >> _BUCKET, (hi - 1) >> _BUCKET  # type: ignore[operator]
+    return range(first, last + 1) if last - first < 64 else None
+
+
+class Index:
+    """Who may touch what: the futures of every agent of one state, by object, for the closure."""
+
+    def __init__(self, futures: list[Future]) -> None:
+        self.n = len(futures)
+        self.exact: dict[tuple[object, ...], list[tuple[int, int]]] = {}
+        self.by_kind: dict[object, list[tuple[int, tuple[object, ...], int]]] = {}
+        self.wild: dict[object, list[tuple[int, tuple[object, ...], int]]] = {}
+        self.mem: dict[tuple[object, ...], list[tuple[int, tuple[object, ...], int]]] = {}
+        self.anything: list[int] = []
+        for j, fut in enumerate(futures):
+            for kind, items in fut.items():
+                if kind == "any":
+                    self.anything.append(j)
+                    continue
+                for obj, mode in items:
+                    entry = (j, obj, mode)
+                    if kind in ("sm", "gm"):
+                        bs = _buckets(obj)
+                        if bs is None:
+                            self.wild.setdefault(kind, []).append(entry)
+                        else:
+                            space = obj[:2] if kind == "sm" else (kind,)
+                            for b in bs:
+                                self.mem.setdefault(space + (b,), []).append(entry)
+                        continue
+                    if None in obj:
+                        self.wild.setdefault(kind, []).append(entry)
+                    else:
+                        self.exact.setdefault(obj, []).append((j, mode))
+                    self.by_kind.setdefault(kind, []).append(entry)
+
+    def conflicting(self, items: Iterable[Item]) -> set[int]:
+        out = set(self.anything)
+        for obj, mode in items:
+            kind = obj[0]
+            if kind == "any":
+                return set(range(self.n))
+            if kind in ("sm", "gm"):
+                bs = _buckets(obj)
+                if bs is None:
+                    cands: Iterable[tuple[int, tuple[object, ...], int]] = [
+                        e for key, lst in self.mem.items() if key[0] == kind for e in lst]
+                else:
+                    space = obj[:2] if kind == "sm" else (kind,)
+                    cands = [e for b in bs for e in self.mem.get(space + (b,), ())]
+                    if kind == "sm" and obj[1] is not None:
+                        cands += [e for b in bs for e in self.mem.get(("sm", None, b), ())]
+                for j, obj2, mode2 in list(cands) + self.wild.get(kind, []):
+                    if j not in out and conflict(mode, mode2) and _matches(obj, obj2):
+                        out.add(j)
+                continue
+            if None in obj:
+                for j, obj2, mode2 in self.by_kind.get(kind, ()):
+                    if j not in out and conflict(mode, mode2) and _matches(obj, obj2):
+                        out.add(j)
+                continue
+            for j, mode2 in self.exact.get(obj, ()):
+                if conflict(mode, mode2):
+                    out.add(j)
+            for j, obj2, mode2 in self.wild.get(kind, ()):
+                if j not in out and conflict(mode, mode2) and _matches(obj, obj2):
+                    out.add(j)
+        return out
+
+
+def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled: dict[int, bool],
+             blocked_on: dict[int, tuple[int, int]], max_seeds: int = 3) -> list[int]:
+    """Indices (into `agents`) of the enabled agents of a small stubborn set."""
+    seeds = [i for i, a in enumerate(agents) if enabled.get(i)]
+    # Cheap seeds first: copies and threads whose next step touches few objects.
+    seeds.sort(key=lambda i: (not isinstance(agents[i], Copy), len(fp.current(agents[i]))))
+    best: list[int] | None = None
+    indexes: dict[tuple[object, ...], Index] = {}
+    for seed in seeds[:max_seeds]:
+        s_agent = agents[seed]
+        variant: tuple[object, ...] = ()
+        if isinstance(s_agent, Thread):
+            variant = (id(s_agent.cta), id(s_agent.warp), s_agent.cl_arrived)
+        index = indexes.get(variant)
+        if index is None:
+            index = indexes[variant] = Index([fp.future(b, fp.cuts(s_agent, b)) for b in agents])
+        in_set = {seed}
+        work = [seed]
+        count = 1
+        while work:
+            i = work.pop()
+            a = agents[i]
+            items = fp.current(a) if enabled.get(i) else awaited(m, a, blocked_on.get(i))
+            for j in index.conflicting(items):
+                if j not in in_set:
+                    in_set.add(j)
+                    work.append(j)
+                    if enabled.get(j):
+                        count += 1
+            if best is not None and count >= len(best):
+                break
+        if best is not None and count >= len(best):
+            continue
+        best = sorted(k for k in in_set if enabled.get(k))
+        if len(best) == 1:
+            break
+    return best if best is not None else []
+
+
+def is_waiting_deps(a: Thread | Copy) -> bool:
+    return isinstance(a, Copy) and a.status == WAITING_DEPS
+
+
+__all__ = ["Cta", "Footprints", "stubborn"]

@@ -1,0 +1,206 @@
+"""Save and restore a machine's state in place, and its canonical key for state hashing.
+
+`Machine.copy()` deep-copies everything (compiled code aside); the search needs something much
+cheaper: a snapshot holds only the mutable fields, as tuples, and `restore` puts them back into the
+same objects. The checker refuses to run on a machine whose classes have fields it does not know,
+so a new piece of simulator state can never be silently left out of the search.
+
+The key is canonical where the simulator's numbering is an accident of the schedule: in-flight copies
+are named by what they are (issuer, addresses, size, barrier), not by their issue number.
+"""
+
+from __future__ import annotations
+
+from mbarrier.core.barrier import Barrier
+from mbarrier.sim.machine import (
+    Cluster,
+    Collective,
+    Copy,
+    Cta,
+    Machine,
+    NamedBarrier,
+    Thread,
+    TokenWord,
+    Warp,
+)
+
+_THREAD_STATE = ("pc", "regs", "status", "time", "effects", "last_fail", "wait", "cp_open", "cp_groups",
+                 "bulk_open", "bulk_groups", "cl_arrived", "cl_gen", "ridx", "local", "frames", "func",
+                 "code")
+_THREAD_FIXED = ("aid", "cta", "warp", "lane", "tid")
+_COPY_STATE = ("pc", "status", "ridx", "deps", "watchers")
+_COPY_FIXED = ("aid", "code", "kind", "thread", "site", "dst_cta", "dst", "src", "size", "src_size",
+               "bar_cta", "bar_off")
+_CTA_STATE = ("smem", "barriers", "words", "bars", "live")
+_CTA_FIXED = ("index", "ctaid", "rank", "cluster", "size", "threads", "symbols")
+_BARRIER = Barrier.__slots__
+_KNOWN = {
+    Thread: set(_THREAD_STATE + _THREAD_FIXED), Copy: set(_COPY_STATE + _COPY_FIXED),
+    Cta: set(_CTA_STATE + _CTA_FIXED), Cluster: {"index", "ctas", "live", "phase", "count"},
+    NamedBarrier: {"arrived", "count"}, Warp: {"threads", "pending"}, Collective: {"finish", "need", "parts"},
+}
+_MACHINE_STATE = {"runnable", "inflight", "next_aid", "parked", "gmem", "resolved"}
+# `output` is printf's text: a log that no step reads back.
+_MACHINE_FIXED = {"threads", "ctas", "clusters", "tracing", "events", "buffers", "functions", "frames",
+                  "code_names", "output"}
+
+
+class UnknownState(RuntimeError):
+    """The simulator grew state the checker does not save: exploring would be unsound."""
+
+
+def check_known(m: Machine) -> None:
+    for cls, known in _KNOWN.items():
+        fields = set(cls.__slots__)
+        if fields != known:
+            raise UnknownState(f"{cls.__name__} has fields {sorted(fields ^ known)} that the checker's "
+                               "snapshot does not know (update explore/snapshot.py)")
+    fields = set(vars(m))
+    if fields != _MACHINE_STATE | _MACHINE_FIXED:
+        raise UnknownState(f"Machine has fields {sorted(fields ^ (_MACHINE_STATE | _MACHINE_FIXED))} that "
+                           "the checker's snapshot does not know (update explore/snapshot.py)")
+
+
+Snapshot = tuple[object, ...]
+ThreadState = tuple[object, ...]
+
+
+def _copy_id(c: Copy) -> tuple[object, ...]:
+    return (c.kind, c.thread.aid, c.site.line, c.dst_cta.index if c.dst_cta else -1, c.dst, c.src[0],
+            c.src[2], c.size, c.bar_cta.index if c.bar_cta else -1, c.bar_off)
+
+
+def _thread_state(t: Thread, token_slots: frozenset[int]) -> ThreadState:
+    """(canonical part, restore-only part) of one thread."""
+    wait = t.wait
+    wkey = wait
+    if wait is not None and wait[0] == "mbarrier":
+        wkey = (wait[0], wait[1], wait[2].index, wait[3])  # type: ignore[attr-defined]
+    tok = tuple((s, v.token.phase, v.token.generation) for s in token_slots
+                if isinstance(v := t.regs[s], TokenWord)) if token_slots else ()
+    copies: tuple[object, ...] = ()
+    if t.cp_open or t.cp_groups or t.bulk_open or t.bulk_groups:
+        copies = (tuple(_copy_id(c) + (c.status,) for c in t.cp_open),
+                  tuple(tuple(_copy_id(c) + (c.status,) for c in g) for g in t.cp_groups),
+                  tuple(_copy_id(c) + (c.status,) for c in t.bulk_open),
+                  tuple(tuple(_copy_id(c) + (c.status,) for c in g) for g in t.bulk_groups))
+    fail = None if t.last_fail is None else (t.last_fail, t.effects)
+    frames = tuple((f, tuple(r), pc, tuple(moves)) for f, r, pc, moves in t.frames) if t.frames else ()
+    local = bytes(t.local) if t.local else b""
+    core = (t.pc, tuple(t.regs), t.status, t.time, fail, wkey, t.cl_arrived, t.cl_gen, tok, copies,
+            t.func.name, local, tuple((f.name, r, pc) for f, r, pc, _ in frames))
+    return (core, t.effects, wait, tuple(t.cp_open), tuple(map(tuple, t.cp_groups)),
+            tuple(t.bulk_open), tuple(map(tuple, t.bulk_groups)), t.func, frames)
+
+
+def save(m: Machine, token_slots: frozenset[int], prev: Snapshot | None = None,
+         dirty: set[int] | None = None) -> Snapshot:
+    """The mutable state. With `prev` and `dirty` (aids that may have changed since `prev`), the other
+    threads' entries are shared with `prev`."""
+    if prev is None or dirty is None:
+        threads = tuple(_thread_state(t, token_slots) for t in m.threads)
+    else:
+        old = prev[0]
+        threads = tuple(_thread_state(t, token_slots) if t.aid in dirty else old[t.aid]  # type: ignore[index]
+                        for t in m.threads)
+    copies = tuple((c, c.pc, c.status, c.deps, tuple(c.watchers)) for c in m.inflight)
+    ctas = tuple((bytes(c.smem), tuple((off, b, tuple(getattr(b, s) for s in _BARRIER))
+                                       for off, b in c.barriers.items()),
+                  frozenset(c.words), tuple((i, tuple(nb.arrived), nb.count) for i, nb in c.bars.items()),
+                  c.live) for c in m.ctas)
+    clusters = tuple((c.live, c.phase, c.count) for c in m.clusters)
+    warps = tuple(tuple((k, v.finish, v.need, tuple(v.parts.items())) for k, v in w.pending.items())
+                  for w in _warps(m))
+    gmem = tuple(tuple((k, bytes(v)) for k, v in r.pages.items()) for r in m.gmem.regions)
+    parked = tuple((k, v[0], tuple(v[1])) for k, v in m.parked.items())
+    # `resolved` caches address -> Barrier object; objects created after a snapshot must not leak back.
+    return (threads, copies, ctas, clusters, warps, gmem, parked, tuple(m.runnable), m.next_aid,
+            tuple(m.resolved.items()))
+
+
+_WARPS: dict[int, list[Warp]] = {}
+
+
+def _warps(m: Machine) -> list[Warp]:
+    found = _WARPS.get(id(m))
+    if found is None or (found and found[0] is not m.threads[0].warp):
+        seen: dict[int, Warp] = {}
+        for t in m.threads:
+            if t.warp is not None and id(t.warp) not in seen:
+                seen[id(t.warp)] = t.warp
+        found = _WARPS[id(m)] = list(seen.values())
+    return found
+
+
+def restore(m: Machine, s: Snapshot) -> None:
+    threads, copies, ctas, clusters, warps, gmem, parked, runnable, next_aid, resolved = s
+    for t, st in zip(m.threads, threads, strict=True):  # type: ignore[call-overload]
+        core, t.effects, t.wait, cp_open, cp_groups, bulk_open, bulk_groups, func, frames = st
+        t.pc, regs, t.status, t.time, fail = core[:5]
+        t.cl_arrived, t.cl_gen = core[6], core[7]
+        t.last_fail = None if fail is None else fail[0]
+        if t.func is func and not frames and not t.frames:
+            t.regs[:] = regs
+        else:
+            t.func, t.code, t.regs = func, func.code, list(regs)
+            t.frames = [(f, list(r), pc, list(moves)) for f, r, pc, moves in frames]
+        if t.local:
+            t.local[:] = core[11]
+        t.cp_open = list(cp_open)
+        t.cp_groups = [list(g) for g in cp_groups]
+        t.bulk_open = list(bulk_open)
+        t.bulk_groups = [list(g) for g in bulk_groups]
+    inflight = []
+    for c, pc, status, deps, watchers in copies:  # type: ignore[misc]
+        c.pc, c.status, c.deps, c.ridx = pc, status, deps, -1
+        c.watchers = list(watchers)
+        inflight.append(c)
+    m.inflight = inflight
+    for cta, (smem, barriers, words, bars, live) in zip(m.ctas, ctas, strict=True):  # type: ignore[call-overload]
+        cta.smem[:] = smem
+        cta.barriers = {}
+        for off, b, fields in barriers:
+            for name, value in zip(_BARRIER, fields, strict=True):
+                setattr(b, name, value)
+            cta.barriers[off] = b
+        cta.words = set(words)
+        cta.bars = {}
+        for i, arrived, count in bars:
+            nb = NamedBarrier()
+            nb.arrived, nb.count = list(arrived), count
+            cta.bars[i] = nb
+        cta.live = live
+    for cl, (live, phase, count) in zip(m.clusters, clusters, strict=True):  # type: ignore[call-overload]
+        cl.live, cl.phase, cl.count = live, phase, count
+    for w, pending in zip(_warps(m), warps, strict=True):  # type: ignore[call-overload]
+        w.pending = {}
+        for k, finish, need, parts in pending:
+            c = Collective(finish, need)
+            c.parts = dict(parts)
+            w.pending[k] = c
+    for r, pages in zip(m.gmem.regions, gmem, strict=True):  # type: ignore[call-overload]
+        r.pages = {k: bytearray(v) for k, v in pages}
+    m.parked = {k: (state, list(v)) for k, state, v in parked}
+    m.runnable[:] = runnable
+    for t in m.threads:
+        t.ridx = -1
+    for i, a in enumerate(runnable):  # type: ignore[arg-type]
+        a.ridx = i
+    m.next_aid = next_aid
+    m.resolved = dict(resolved)  # type: ignore[arg-type]
+
+
+def key(s: Snapshot) -> tuple[object, ...]:
+    """The canonical state of a snapshot: equal keys mean the same future (copies named by what they
+    are, not by issue order; runnable-list order and effect counters left out)."""
+    threads, copies, ctas, clusters, warps, gmem = s[:6]
+    tk = tuple(st[0] for st in threads)  # type: ignore[attr-defined, index]
+    ck = tuple(sorted((_copy_id(c), status, deps) for c, _, status, deps, _ in copies))  # type: ignore[misc]
+    cta_k = tuple((smem, tuple(sorted((off, b.key()) for off, b, _ in barriers)),
+                   tuple(sorted((i, tuple(x.aid for x in arrived), count) for i, arrived, count in bars)))
+                  for smem, barriers, _, bars, _ in ctas)  # type: ignore[misc]
+    cl_k = tuple((phase, count) for _, phase, count in clusters)  # type: ignore[misc]
+    w_k = tuple(tuple(sorted((k, need, tuple(sorted((lane, repr(arg)) for lane, (_, arg) in parts)))
+                             for k, _, need, parts in w)) for w in warps) if any(warps) else ()  # type: ignore[attr-defined]
+    g_k = tuple(tuple(sorted((k, v) for k, v in pages if any(v))) for pages in gmem)  # type: ignore[attr-defined]
+    return tk, ck, cta_k, cl_k, w_k, g_k
