@@ -394,7 +394,7 @@ class Machine:
         cta, off = self._cta_of(t, addr)
         self._sstore(cta, off, size, value)
 
-    def ld_global(self, addr: int, size: int) -> int:
+    def ld_global(self, t: Thread, addr: int, size: int) -> int:
         return self.gmem.load(addr, size)
 
     def st_global(self, t: Thread, addr: int, size: int, value: int) -> None:
@@ -596,6 +596,9 @@ class Machine:
 
     def mb_pending_count(self, t: Thread, value: int) -> int:
         return pending_count(value.token if isinstance(value, TokenWord) else int(value))
+
+    def fence(self, t: Thread) -> None:
+        """fence/membar: memory here is sequentially consistent; `sim.races` gives fences their meaning."""
 
     # -- control -------------------------------------------------------------------------------------
     def exit(self, t: Thread) -> None:

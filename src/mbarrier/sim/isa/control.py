@@ -52,14 +52,15 @@ def _nanosleep(g: Gen, ins: ast.Instruction) -> None:
 
 @emitter("fence", "membar")
 def _fence(g: Gen, ins: ast.Instruction) -> None:
-    # The simulator's memory is sequentially consistent, so a fence orders nothing further; the
-    # memory-model layer gives fence.proxy.async and fence.mbarrier_init their meaning.
+    # Memory is sequentially consistent, so a fence changes no value; with race tracking on,
+    # `sim.races` gives it its ordering meaning (proxy, mbarrier_init, acquire/release halves).
     allowed = {".sc", ".acq_rel", ".acquire", ".release", ".cta", ".cluster", ".gpu", ".sys", ".gl",
                ".proxy", ".async", ".async::generic", ".shared::cta", ".shared::cluster", ".global",
                ".mbarrier_init", ".tensormap::generic", ".alias"}
     bad = [q for q in ins.qualifiers if q not in allowed]
     if bad:
         raise g.unsupported(f"qualifier {bad[0]}")
+    g.lines.append("m.fence(t)")
 
 
 def _bar_operands(g: Gen, ins: ast.Instruction) -> tuple[str, str]:

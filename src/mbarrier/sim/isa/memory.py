@@ -40,7 +40,7 @@ def _check_quals(g: Gen, ins: ast.Instruction, allowed: frozenset[str]) -> None:
 
 def load_expr(space: str, addr: str, size: int) -> str:
     if space == "global":
-        return f"m.ld_global({addr}, {size})"
+        return f"m.ld_global(t, {addr}, {size})"
     return f"m.ld_{space if space != 'generic' else 'gen'}(t, {addr}, {size})"
 
 

@@ -1,0 +1,209 @@
+"""Happens-before tracking: vector clocks, the shadow of every byte accessed, and the race check.
+
+Agents are threads and copy engines, each a component of the vector clocks (its agent id). A thread's
+clock advances after each synchronizing event it performs (a release, a copy issue, a fence), so
+every snapshot a thread hands out names a distinct moment of it; its accesses are stamped with the
+current value (an *epoch*: component, clock). A copy engine's reads carry clock 1 and its writes clock 2,
+so a `cp.async.bulk.wait_group.read` can order the reads alone.
+
+The shadow keeps, for each byte, the last write's epoch and the epochs of the reads since, FastTrack
+style. An access races with an earlier one when they are from different agents, one writes, they are
+not both atomic (atomics, strong loads/stores and mbarrier operations on the object's word), and the
+earlier epoch is not in the accessing agent's vector clock.
+
+Nothing here knows the machine: `sim.races` feeds the events in and explains what it finds.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+VC = dict[int, int]
+
+# Access flags.
+WRITE = 1
+ATOMIC = 2      # atomics, strong (.relaxed/.acquire/.release/.volatile) loads and stores, mbarrier ops
+ASYNC = 4       # performed by the async proxy (cp.async.bulk)
+THREAD = 8      # performed by a thread (generic proxy), not a copy engine
+MBAR = 16       # an mbarrier operation on the object's word (init and inval are non-atomic writes)
+
+# An access as the shadow remembers it: (agent id, site, flags, space, cta index, address, size, what).
+# `site` is the thread's instruction (a sim.compile.Site) or the copy's; `what` names the operation.
+Info = tuple[int, object, int, str, int, int, int, str]
+
+
+def join(into: VC, other: VC) -> None:
+    for k, v in other.items():
+        if into.get(k, 0) < v:
+            into[k] = v
+
+
+class Conflict(Exception):
+    """Two accesses that no happens-before edge orders (raised by `Shadow.access`)."""
+
+    def __init__(self, rule: str, earlier: Info, clk: int, later: Info, addr: int) -> None:
+        super().__init__(rule)
+        self.rule = rule
+        self.earlier = earlier
+        self.clk = clk            # the earlier access's clock (its agent's component)
+        self.later = later
+        self.addr = addr          # the first byte both touch
+
+
+class Shadow:
+    """The per-byte access history of one memory (a CTA's shared memory, or global memory)."""
+
+    __slots__ = ("cells",)
+
+    def __init__(self) -> None:
+        # byte address -> [writer component (-1: none), writer clock, writer info, {reader: (clock, info)}]
+        self.cells: dict[int, list[object]] = {}
+
+    def access(self, addr: int, size: int, vc: VC, me: int, clk: int, info: Info,
+               pvc: VC | None = None) -> None:
+        """Check an access of `size` bytes at `addr` by agent `me` (clock `clk`, vector clock `vc`) against
+        the history, then record it. `pvc`: for async-proxy accesses, what fences made visible to the
+        async proxy (a generic write must be in it, 9.7.13.4 fence.proxy.async)."""
+        flags = info[2]
+        write = flags & WRITE
+        atomic = flags & ATOMIC
+        cells = self.cells
+        for a in range(addr, addr + size):
+            cell = cells.get(a)
+            if cell is None:
+                cells[a] = [me, clk, info, None] if write else [-1, 0, None, {me: (clk, info)}]
+                continue
+            wc = cell[0]
+            if wc != me and wc != -1:
+                winfo: Info = cell[2]  # type: ignore[assignment]
+                if vc.get(wc, 0) < cell[1]:  # type: ignore[call-overload, operator]
+                    if not (atomic and winfo[2] & ATOMIC):
+                        raise Conflict(_rule(winfo, info), winfo, cell[1], info, a)  # type: ignore[arg-type]
+                elif pvc is not None and winfo[2] & THREAD and pvc.get(wc, 0) < cell[1]:  # type: ignore
+                    raise Conflict("proxy-fence", winfo, cell[1], info, a)  # type: ignore[arg-type]
+            if write:
+                reads: dict[int, tuple[int, Info]] | None = cell[3]  # type: ignore[assignment]
+                if reads:
+                    for rc, (rk, rinfo) in reads.items():
+                        if rc != me and vc.get(rc, 0) < rk and not (atomic and rinfo[2] & ATOMIC):
+                            raise Conflict(_rule(rinfo, info), rinfo, rk, info, a)
+                cell[0], cell[1], cell[2], cell[3] = me, clk, info, None
+            else:
+                reads = cell[3]  # type: ignore[assignment]
+                if reads is None:
+                    cell[3] = {me: (clk, info)}
+                else:
+                    reads[me] = (clk, info)
+
+    def key(self) -> tuple[object, ...]:
+        return tuple(sorted((a, c[0], c[1], tuple(sorted((k, v[0]) for k, v in (c[3] or {}).items())))  # type: ignore
+                            for a, c in self.cells.items()))
+
+
+def _rule(earlier: Info, later: Info) -> str:
+    """An mbarrier operation unordered with the init (or inval) of its object is an init problem."""
+    if later[2] & MBAR and earlier[2] & MBAR and earlier[2] & WRITE and not earlier[2] & ATOMIC:
+        return "mbarrier-init-visibility"
+    return "data-race"
+
+
+class Fences:
+    """Fences of one kind (proxy, or mbarrier-init publishing) by each thread: (clock, vector clock)."""
+
+    __slots__ = ("by",)
+
+    def __init__(self) -> None:
+        self.by: dict[int, tuple[list[int], list[VC]]] = {}
+
+    def add(self, me: int, clk: int, vc: VC) -> None:
+        clocks, vcs = self.by.setdefault(me, ([], []))
+        clocks.append(clk)
+        vcs.append(dict(vc))
+
+    def visible(self, vc: VC) -> VC:
+        """The join of what every fence that happens before `vc` saw: each thread's latest such fence."""
+        out: VC = {}
+        for f, (clocks, vcs) in self.by.items():
+            i = bisect_right(clocks, vc.get(f, 0))
+            if i:
+                join(out, vcs[i - 1])
+        return out
+
+
+class Agent:
+    """One thread's or copy engine's happens-before state."""
+
+    __slots__ = ("me", "vc", "clk", "frel", "facq", "releases", "notes", "cp_issued", "pvc", "ivc")
+
+    def __init__(self, me: int, vc: VC | None = None) -> None:
+        self.me = me
+        self.vc: VC = vc if vc is not None else {me: 1}
+        self.clk = self.vc[me]
+        self.frel: VC | None = None         # the clock at the last release fence (fence-release pattern)
+        self.facq: VC = {}                  # what relaxed reads observed, for the next acquire fence
+        self.releases: tuple[list[int], list[str]] = ([], [])  # the thread's releases: clock, what
+        self.notes: list[tuple[int, frozenset[int], str]] = []  # synchronizations that ordered nothing
+        self.cp_issued: VC = {}             # write epochs of the thread's cp.async copies (rule 2)
+        self.pvc: VC | None = None          # a bulk copy: what fences made visible to the async proxy
+        self.ivc: VC | None = None          # a bulk copy: the inits fences published to the async proxy
+
+    def tick(self, what: str | None = None) -> VC:
+        """A synchronizing event: a snapshot of the clock, which then advances."""
+        snap = dict(self.vc)
+        if what is not None:
+            self.releases[0].append(self.clk)
+            self.releases[1].append(what)
+        self.clk += 1
+        self.vc[self.me] = self.clk
+        return snap
+
+    def acquire(self, other: VC) -> None:
+        join(self.vc, other)
+
+    def note(self, related: frozenset[int], text: str) -> None:
+        self.notes.append((self.clk, related, text))
+        if len(self.notes) > 16:
+            del self.notes[0]
+
+    def release_after(self, clk: int) -> str | None:
+        """The first release of this thread that covers its access at clock `clk`."""
+        clocks, what = self.releases
+        i = bisect_right(clocks, clk - 1)
+        return what[i] if i < len(what) else None
+
+    def key(self) -> tuple[object, ...]:
+        return (self.me, tuple(sorted(self.vc.items())), self.clk,
+                tuple(sorted(self.frel.items())) if self.frel is not None else None,
+                tuple(sorted(self.facq.items())), tuple(sorted(self.cp_issued.items())))
+
+
+class BarrierClocks:
+    """An mbarrier's releases: the phase in progress and the last completed phase, for an acquire at
+    .cta scope (the waiter's CTA only) and at .cluster scope; plus arrivals that released to no one."""
+
+    __slots__ = ("phase", "acc_cta", "acc_cluster", "done_cta", "done_cluster", "notes", "done_notes",
+                 "arrivers", "done_arrivers", "init")
+
+    def __init__(self, phase: int) -> None:
+        self.phase = phase
+        self.acc_cta: VC = {}
+        self.acc_cluster: VC = {}
+        self.done_cta: VC = {}
+        self.done_cluster: VC = {}
+        self.notes: list[tuple[int, str, bool]] = []     # (arriver, why it orders nothing, remote .cluster)
+        self.done_notes: list[tuple[int, str, bool]] = []
+        self.arrivers: set[int] = set()
+        self.done_arrivers: frozenset[int] = frozenset()
+        self.init: tuple[int, int, int] | None = None     # (thread, clock, line) of the mbarrier.init
+
+    def roll(self, phase: int) -> None:
+        """The phase completed: what it released becomes what a successful wait acquires."""
+        self.done_cta, self.acc_cta = self.acc_cta, {}
+        self.done_cluster, self.acc_cluster = self.acc_cluster, {}
+        self.done_notes, self.notes = self.notes, []
+        self.done_arrivers, self.arrivers = frozenset(self.arrivers), set()
+        self.phase = phase
+
+    def key(self) -> tuple[object, ...]:
+        return (self.phase, tuple(sorted(self.acc_cta.items())), tuple(sorted(self.acc_cluster.items())),
+                tuple(sorted(self.done_cta.items())), tuple(sorted(self.done_cluster.items())), self.init)

@@ -1,0 +1,628 @@
+"""Race detection in the simulator: the machine with happens-before tracking switched on.
+
+`track(m)` turns a freshly launched machine into a `RaceMachine`: every memory access, mbarrier
+operation, barrier, fence and copy also updates the vector clocks of `sim.hb`, and an access that no
+happens-before edge orders with an earlier conflicting one raises a `Race` (a `Violation`, so a run or
+a check stops there with a replayable schedule). With tracking off, the plain `Machine` runs: its fast
+paths carry no trace of this module.
+
+The edges (9.7.13.15.16 and the PTX memory model, as far as mbarrier kernels need them):
+  * program order; a copy is ordered after what its issuing thread did before issuing it;
+  * mbarrier.arrive{.release} -> a test_wait/try_wait{.acquire} that returns True for that phase
+    (rule 1), when both scopes reach the other thread: an arrive from another CTA of the cluster needs
+    .cluster on the arrive and on the wait; `.relaxed` orders nothing (unless a release/acquire fence
+    stands beside it, the fence patterns of the memory model);
+  * the cp.async copies a thread issued before cp.async.mbarrier.arrive -> a successful acquire wait on
+    the phase that arrive-on completes (rule 2); cp.async.wait_group/wait_all -> the waiting thread;
+  * a cp.async.bulk's complete-tx -> a successful acquire wait on that phase (rule 3);
+    cp.async.bulk.wait_group{.read} -> the waiting thread (the copy's reads only with .read);
+  * bar.sync/barrier.sync/bar.arrive (arrivals release, the waiters acquire), bar.warp.sync,
+    barrier.cluster.arrive{.release} -> barrier.cluster.wait;
+  * st.release/atom.release -> ld.acquire/atom.acquire of the same address; fence.acq_rel/fence.sc/
+    membar around relaxed or volatile accesses and relaxed mbarrier operations;
+  * fence.proxy.async: a generic write reaches the async proxy (a cp.async.bulk reading or overwriting
+    it) only through a proxy fence after the write that happens before the copy;
+  * fence.mbarrier_init (or fence.proxy.async): an mbarrier.init reaches the async proxy (complete-tx).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from mbarrier.core.violations import Violation
+from mbarrier.sim.address import is_local_generic, is_shared_generic
+from mbarrier.sim.compile import Site
+from mbarrier.sim.hb import (
+    ASYNC,
+    ATOMIC,
+    MBAR,
+    THREAD,
+    VC,
+    WRITE,
+    Agent,
+    BarrierClocks,
+    Conflict,
+    Fences,
+    Info,
+    Shadow,
+    join,
+)
+from mbarrier.sim.machine import DONE, Copy, Cta, Machine, Thread, Warp
+from mbarrier.spec.memmodel import NO_ORDER_SEM
+from mbarrier.spec.memmodel import race_rule as _race_rule
+from mbarrier.spec.rules import Rule
+
+_STRONG = frozenset({".volatile", ".relaxed", ".acquire", ".release", ".acq_rel"})
+_QUALS: dict[Site, frozenset[str]] = {}
+
+
+def quals(site: Site) -> frozenset[str]:
+    """The qualifiers of the instruction at `site`, read from its source text (cached)."""
+    q = _QUALS.get(site)
+    if q is None:
+        words = [w for w in site.text.replace("{", " ").split() if not w.startswith("@")]
+        q = frozenset("." + p for p in words[0].split(".")[1:]) if words else frozenset()
+        _QUALS[site] = q
+    return q
+
+
+# -- findings ---------------------------------------------------------------------------------------
+class Race(Violation):
+    """A finding of kind "race": two accesses (or an access and an object's lifetime) unordered by
+    happens-before. `.first` and `.second` describe the two accesses, `.edge` the missing edge."""
+
+    rule: ClassVar[str] = "data-race"
+
+    def __init__(self, message: str, first: str, second: str, edge: str) -> None:
+        super().__init__(message)
+        self.first = first
+        self.second = second
+        self.edge = edge
+
+    @property
+    def spec_rule(self) -> Rule:
+        return _race_rule(type(self).rule)
+
+
+class DataRace(Race):
+    rule = "data-race"
+
+
+class ProxyFence(Race):
+    rule = "proxy-fence"
+
+
+class MbarrierInitVisibility(Race):
+    rule = "mbarrier-init-visibility"
+
+
+class InvalInflight(Race):
+    rule = "inval-inflight"
+
+
+_RACES: dict[str, type[Race]] = {c.rule: c for c in (DataRace, ProxyFence, MbarrierInitVisibility,
+                                                      InvalInflight)}
+
+
+class CopyInfo:
+    """What the explanations need about a copy engine."""
+
+    __slots__ = ("kind", "thread", "line", "barrier", "phase", "tracked")
+
+    def __init__(self, kind: str, thread: int, line: int, barrier: str | None) -> None:
+        self.kind = kind
+        self.thread = thread
+        self.line = line
+        self.barrier = barrier
+        self.phase: int | None = None                   # the phase its complete-tx or arrive-on fell in
+        self.tracked: tuple[str, int] | None = None     # cp.async: (barrier, line) of its mbarrier.arrive
+
+
+class RaceState:
+    """All happens-before state of one machine (copied and hashed with it)."""
+
+    def __init__(self, m: Machine) -> None:
+        self.agents: dict[int, Agent] = {t.aid: Agent(t.aid) for t in m.threads}
+        self.smem: list[Shadow] = [Shadow() for _ in m.ctas]
+        self.gmem = Shadow()
+        self.barriers: dict[tuple[int, int], BarrierClocks] = {}
+        self.bars: dict[tuple[int, int], tuple[VC, list[int]]] = {}   # bar.sync: releases, waiters
+        self.cluster: dict[tuple[int, int], VC] = {}                   # (cluster, generation) -> releases
+        self.warp_sync: dict[tuple[int, int], VC] = {}                 # bar.warp.sync in progress
+        self.sync: dict[tuple[int, int], VC] = {}                      # strong stores' releases per address
+        self.proxy_fences = Fences()
+        self.init_fences = Fences()
+        self.copies: dict[int, CopyInfo] = {}
+
+    def key(self) -> tuple[object, ...]:
+        return (tuple(a.key() for a in sorted(self.agents.values(), key=lambda a: a.me)),
+                tuple(s.key() for s in self.smem), self.gmem.key(),
+                tuple(sorted((k, b.key()) for k, b in self.barriers.items())))
+
+
+def track(m: Machine) -> RaceState:
+    """Switch race detection on for a machine that has not run yet."""
+    if isinstance(m, RaceMachine):
+        return m.hb
+    if m.inflight or any(t.pc or t.frames for t in m.threads):
+        raise ValueError("race tracking must be switched on before the machine runs")
+    m.__class__ = RaceMachine
+    state = RaceState(m)
+    m.hb = state  # type: ignore[attr-defined]
+    return state
+
+
+def _space_key(cta: Cta | None, addr: int) -> tuple[int, int]:
+    return (-1 if cta is None else cta.index, addr)
+
+
+class RaceMachine(Machine):
+    """A Machine whose steps also keep happens-before (see the module docstring)."""
+
+    hb: RaceState
+
+    # -- plumbing ------------------------------------------------------------------------------------
+    def _site(self, t: Thread, before: bool = False) -> Site:
+        """The instruction running now (`before`: it set t.pc to the next one before calling in)."""
+        return t.func.sites[t.pc - 1 if before else t.pc]
+
+    def _access(self, t: Thread, cta: Cta | None, addr: int, size: int, write: bool, atomic: bool = False,
+                what: str = "") -> None:
+        site = t.func.sites[t.pc]
+        q = quals(site)
+        strong = atomic or not q.isdisjoint(_STRONG)
+        flags = THREAD | (WRITE if write else 0) | (ATOMIC if strong else 0)
+        ag = self.hb.agents[t.aid]
+        info: Info = (t.aid, site, flags, "global" if cta is None else "shared",
+                      -1 if cta is None else cta.index, addr, size, what)
+        self._check(self.hb.gmem if cta is None else self.hb.smem[cta.index], addr, size, ag, info)
+        if strong:
+            self._strong(t, ag, q, _space_key(cta, addr), write, atomic)
+
+    def _check(self, shadow: Shadow, addr: int, size: int, ag: Agent, info: Info, clk: int | None = None,
+               pvc: VC | None = None) -> None:
+        try:
+            shadow.access(addr, size, ag.vc, ag.me, ag.clk if clk is None else clk, info, pvc)
+        except Conflict as c:
+            raise self._race(c) from None
+
+    def _strong(self, t: Thread, ag: Agent, q: frozenset[str], key: tuple[int, int], write: bool,
+                rmw: bool) -> None:
+        """Release/acquire through a location, and the fence patterns for relaxed accesses."""
+        acquire = ".acquire" in q or ".acq_rel" in q
+        release = ".release" in q or ".acq_rel" in q
+        if (not write or rmw) and key in self.hb.sync:
+            if acquire:
+                ag.acquire(self.hb.sync[key])
+            else:
+                join(ag.facq, self.hb.sync[key])
+        if write:
+            line = t.func.sites[t.pc].line
+            rel = ag.tick(f"the release store at line {line}") if release else ag.frel
+            if rel is not None:
+                join(self.hb.sync.setdefault(key, {}), rel)
+
+    # -- memory --------------------------------------------------------------------------------------
+    def ld_cta(self, t: Thread, addr: int, size: int) -> int:
+        v = Machine.ld_cta(self, t, addr, size)
+        self._access(t, t.cta, addr, size, False)
+        return v
+
+    def st_cta(self, t: Thread, addr: int, size: int, value: int) -> None:
+        Machine.st_cta(self, t, addr, size, value)
+        self._access(t, t.cta, addr, size, True)
+
+    def ld_cluster(self, t: Thread, addr: int, size: int) -> int:
+        v = Machine.ld_cluster(self, t, addr, size)
+        cta, off = self._cta_of(t, addr)
+        self._access(t, cta, off, size, False)
+        return v
+
+    def st_cluster(self, t: Thread, addr: int, size: int, value: int) -> None:
+        Machine.st_cluster(self, t, addr, size, value)
+        cta, off = self._cta_of(t, addr)
+        self._access(t, cta, off, size, True)
+
+    def ld_global(self, t: Thread, addr: int, size: int) -> int:
+        v = Machine.ld_global(self, t, addr, size)
+        self._access(t, None, addr, size, False)
+        return v
+
+    def st_global(self, t: Thread, addr: int, size: int, value: int) -> None:
+        Machine.st_global(self, t, addr, size, value)
+        self._access(t, None, addr, size, True)
+
+    def ld_gen(self, t: Thread, addr: int, size: int) -> int:
+        v = Machine.ld_gen(self, t, addr, size)  # shared and local go through ld_cluster / ld_local
+        if not is_shared_generic(addr) and not is_local_generic(addr):
+            self._access(t, None, addr, size, False)
+        return v
+
+    def atom(self, t: Thread, space: str, addr: int, size: int, op: str, kind: str, b: int, c: int) -> int:
+        old = Machine.atom(self, t, space, addr, size, op, kind, b, c)
+        cta: Cta | None = None
+        if space == "generic" and is_shared_generic(addr):
+            space, addr = "cluster", addr - 0x7000_0000_0000
+        if space == "cta":
+            cta = t.cta
+        elif space == "cluster":
+            cta, addr = self._cta_of(t, addr)
+        self._access(t, cta, addr, size, True, atomic=True)
+        return old
+
+    # -- mbarrier ------------------------------------------------------------------------------------
+    def _clocks(self, cta: Cta, off: int) -> BarrierClocks:
+        bc = self.hb.barriers.get((cta.index, off))
+        if bc is None:
+            bc = self.hb.barriers[(cta.index, off)] = BarrierClocks(cta.barriers[off].phase)
+        return bc
+
+    def _mb_access(self, ag: Agent, site: Site, cta: Cta, off: int, flags: int, what: str,
+                   clk: int | None = None) -> None:
+        info: Info = (ag.me, site, flags | MBAR, "shared", cta.index, off, 8, what)
+        self._check(self.hb.smem[cta.index], off, 8, ag, info, clk)
+
+    def _rolled(self, cta: Cta, off: int, bc: BarrierClocks) -> None:
+        phase = cta.barriers[off].phase
+        if phase != bc.phase:
+            bc.roll(phase)
+
+    def mb_init(self, t: Thread, space: str, addr: int, count: int) -> None:
+        Machine.mb_init(self, t, space, addr, count)
+        cta, off, b = self._mbar(t, space, addr, "mbarrier.init", True)
+        ag = self.hb.agents[t.aid]
+        self._mb_access(ag, self._site(t), cta, off, THREAD | WRITE, "mbarrier.init")
+        bc = self.hb.barriers[(cta.index, off)] = BarrierClocks(b.phase)
+        bc.init = (t.aid, ag.clk, self._site(t).line)
+
+    def mb_inval(self, t: Thread, space: str, addr: int) -> None:
+        cta, off, b = self._mbar(t, space, addr, "mbarrier.inval", True)
+        for c in self.inflight:
+            if c.bar_cta is cta and c.bar_off == off and c.status != DONE:
+                first = f"{c.name}: `{c.site.text}`"
+                second = f"{t.name}, line {self._site(t).line}: `{self._site(t).text}`"
+                edge = (f"the {c.kind} still has to perform its "
+                        f"{'arrive-on' if c.kind.endswith('arrive') else 'complete-tx'} on {b.name}")
+                raise InvalInflight(f"mbarrier.inval of {b.name} while {c.name} will still signal it\n"
+                                    f"  in flight: {first}\n  inval: {second}\n  {edge}",
+                                    first, second, edge)
+        Machine.mb_inval(self, t, space, addr)
+        self._mb_access(self.hb.agents[t.aid], self._site(t), cta, off, THREAD | WRITE, "mbarrier.inval")
+
+    def mb_tx(self, t: Thread, space: str, addr: int, count: int, expect: bool) -> None:
+        name = "mbarrier.expect_tx" if expect else "mbarrier.complete_tx"
+        Machine.mb_tx(self, t, space, addr, count, expect)
+        cta, off, _ = self._mbar(t, space, addr, name, False)
+        self._mb_access(self.hb.agents[t.aid], self._site(t), cta, off, THREAD | ATOMIC, name)
+        self._rolled(cta, off, self._clocks(cta, off))
+
+    def mb_arrive(self, t: Thread, space: str, addr: int, count: int | None, tx: int | None,
+                  no_complete: bool, drop: bool, want: bool) -> int:
+        name = "mbarrier.arrive_drop" if drop else "mbarrier.arrive"
+        word = Machine.mb_arrive(self, t, space, addr, count, tx, no_complete, drop, want)
+        cta, off, b = self._mbar(t, space, addr, name, False)
+        site = self._site(t)
+        ag = self.hb.agents[t.aid]
+        self._mb_access(ag, site, cta, off, THREAD | ATOMIC, name)
+        bc = self._clocks(cta, off)
+        q = quals(site)
+        relaxed = NO_ORDER_SEM in q
+        what = f"the {name.split('.')[1]} on {b.name} at line {site.line}"
+        rel = ag.frel if relaxed else ag.tick(what)
+        if relaxed:
+            bc.notes.append((t.aid, f"{what} (thread {t.aid}) is .relaxed: it releases nothing", False))
+        if rel is not None:
+            if cta is t.cta:
+                join(bc.acc_cta, rel)
+                join(bc.acc_cluster, rel)
+            elif ".cluster" in q:
+                join(bc.acc_cluster, rel)
+                bc.notes.append((t.aid, f"{what} comes from CTA {t.cta.name} with .cluster scope, but the "
+                                 f"wait has .cta scope: it acquires only from its own CTA", True))
+            else:
+                bc.notes.append((t.aid, f"{what} (thread {t.aid}) has .cta scope but the waiter is in CTA "
+                                 f"{cta.name}", False))
+        bc.arrivers.add(t.aid)
+        self._rolled(cta, off, bc)
+        return word
+
+    def mb_wait(self, t: Thread, space: str, addr: int, value: int, parity: bool, is_try: bool) -> bool:
+        name = "mbarrier.try_wait" if is_try else "mbarrier.test_wait"
+        ok = Machine.mb_wait(self, t, space, addr, value, parity, is_try)
+        cta, off, b = self._mbar(t, space, addr, name, True)
+        site = self._site(t)
+        ag = self.hb.agents[t.aid]
+        self._mb_access(ag, site, cta, off, THREAD | ATOMIC, name)
+        if not ok:
+            return ok
+        bc = self._clocks(cta, off)
+        q = quals(site)
+        cluster = ".cluster" in q
+        done = bc.done_cluster if cluster else bc.done_cta
+        if NO_ORDER_SEM in q:
+            join(ag.facq, done)
+            ag.note(bc.done_arrivers, f"the wait at line {site.line} on {b.name} is .relaxed: it acquires "
+                    "nothing")
+        else:
+            ag.acquire(done)
+            for arriver, why, remote_cluster in bc.done_notes:
+                if not (remote_cluster and cluster):
+                    ag.note(frozenset({arriver}), why)
+        return ok
+
+    # -- asynchronous copies ---------------------------------------------------------------------------
+    def _issued(self, t: Thread, bulk: bool) -> Copy:
+        """The copy just created by the issuing step: ordered after everything its thread did so far."""
+        c = self.inflight[-1]
+        ag = self.hb.agents[t.aid]
+        snap = ag.tick()
+        snap[c.aid] = 2
+        cag = self.hb.agents[c.aid] = Agent(c.aid, snap)
+        if bulk:
+            cag.pvc = self.hb.proxy_fences.visible(snap)
+            cag.ivc = self.hb.init_fences.visible(snap)
+        bar = None
+        if c.bar_cta is not None:
+            bar = c.bar_cta.barriers[c.bar_off].name if c.bar_off in c.bar_cta.barriers else None
+        self.hb.copies[c.aid] = CopyInfo(c.kind, t.aid, c.site.line, bar)
+        return c
+
+    def cp_async(self, t: Thread, dst: int, src: int, size: int, src_size: int) -> None:
+        Machine.cp_async(self, t, dst, src, size, src_size)
+        c = self._issued(t, False)
+        self.hb.agents[t.aid].cp_issued[c.aid] = 2
+
+    def bulk_copy(self, t: Thread, dst_space: str, src_space: str, dst: int, src: int, size: int,
+                  bar: int, cta_mask: int | None = None) -> None:
+        Machine.bulk_copy(self, t, dst_space, src_space, dst, src, size, bar, cta_mask)
+        if cta_mask is None:  # a multicast issues one copy per CTA through this method
+            self._issued(t, True)
+
+    def st_async(self, t: Thread, dst: int, value: int, size: int, bar: int, op: str | None,
+                 kind: str) -> None:
+        Machine.st_async(self, t, dst, value, size, bar, op, kind)
+        self._issued(t, False)
+
+    def bulk_store(self, t: Thread, dst: int, src: int, size: int) -> None:
+        Machine.bulk_store(self, t, dst, src, size)
+        self._issued(t, True)
+
+    def cp_mb_arrive(self, t: Thread, space: str, addr: int, noinc: bool) -> None:
+        Machine.cp_mb_arrive(self, t, space, addr, noinc)
+        cta, off, b = self._mbar(t, space, addr, "cp.async.mbarrier.arrive", True)
+        ag = self.hb.agents[t.aid]
+        self._mb_access(ag, self._site(t), cta, off, THREAD | ATOMIC, "cp.async.mbarrier.arrive")
+        a = self.inflight[-1]
+        snap = ag.tick()
+        snap[a.aid] = 2
+        arr = self.hb.agents[a.aid] = Agent(a.aid, snap)
+        arr.cp_issued = dict(ag.cp_issued)  # rule 2: every cp.async the thread requested before it
+        self.hb.copies[a.aid] = CopyInfo(a.kind, t.aid, a.site.line, b.name)
+        for c in ag.cp_issued:
+            info = self.hb.copies[c]
+            if info.tracked is None:
+                info.tracked = (b.name or f"{off:#x}", a.site.line)
+
+    def cp_wait(self, t: Thread, n: int, which: str) -> None:
+        groups = t.cp_groups if which == "cp.async" else t.bulk_groups
+        reads_only = which != "cp.async" and ".read" in quals(self._site(t, before=True))
+        ag = self.hb.agents[t.aid]
+        # The thread continues only once these groups are complete: what they did is then ordered before.
+        for g in groups[:max(0, len(groups) - n)]:
+            for c in g:
+                ag.acquire({c.aid: 1 if reads_only else 2})
+        Machine.cp_wait(self, t, n, which)
+
+    def finish_async(self, c: Copy) -> None:
+        hb = self.hb
+        cag = hb.agents[c.aid]
+        bar_cta, off = c.bar_cta, c.bar_off
+        bc = self._clocks(bar_cta, off) if bar_cta is not None else None
+        info = hb.copies[c.aid]
+        if bc is not None:
+            info.phase = bc.phase
+        Machine.finish_async(self, c)
+        if c.kind == "cp.async.mbarrier.arrive":
+            assert bar_cta is not None and bc is not None
+            self._mb_access(cag, c.site, bar_cta, off, ATOMIC, "the arrive-on of cp.async.mbarrier.arrive")
+            join(bc.acc_cta, cag.cp_issued)
+            join(bc.acc_cluster, cag.cp_issued)
+            bc.arrivers.add(c.aid)
+            self._rolled(bar_cta, off, bc)
+            return
+        bulk = c.kind.startswith("cp.async.bulk")
+        proxy = ASYNC if bulk else 0
+        kind, scta, saddr = c.src
+        if kind != "value":  # st.async/red.async carry their value from the issue
+            rinfo: Info = (c.aid, c.site, proxy, "global" if kind == "global" else "shared",
+                           -1 if scta is None else scta.index, saddr, c.size, c.kind + " reads")
+            self._check(hb.gmem if kind == "global" else hb.smem[scta.index],  # type: ignore[union-attr]
+                        saddr, c.src_size if kind == "global" else c.size, cag, rinfo, 1, cag.pvc)
+        dcta = c.dst_cta
+        winfo: Info = (c.aid, c.site, proxy | WRITE, "global" if dcta is None else "shared",
+                       -1 if dcta is None else dcta.index, c.dst, c.size, c.kind + " writes")
+        self._check(hb.gmem if dcta is None else hb.smem[dcta.index], c.dst, c.size, cag, winfo, 2, cag.pvc)
+        if bar_cta is not None and bc is not None:
+            self._mb_access(cag, c.site, bar_cta, off, ATOMIC | proxy, "the complete-tx of " + c.kind, 2)
+            init = bc.init
+            if init is not None and bulk and cag.ivc is not None and cag.ivc.get(init[0], 0) < init[1]:
+                raise self._init_unpublished(c, bar_cta, off, init)
+            join(bc.acc_cta, {c.aid: 2})
+            join(bc.acc_cluster, {c.aid: 2})
+            bc.arrivers.add(c.aid)
+            self._rolled(bar_cta, off, bc)
+
+    # -- barriers and fences -------------------------------------------------------------------------
+    def bar(self, t: Thread, ident: int, count: int | None, wait: bool) -> None:
+        site = self._site(t, before=True)
+        entry = self.hb.bars.setdefault((t.cta.index, ident), ({}, []))
+        ag = self.hb.agents[t.aid]
+        join(entry[0], ag.tick(f"the {site.text.split()[0]} at line {site.line}"))
+        if wait:
+            entry[1].append(t.aid)
+        Machine.bar(self, t, ident, count, wait)
+
+    def _bar_check(self, cta: Cta, ident: int) -> None:
+        nb = cta.bars.get(ident)
+        Machine._bar_check(self, cta, ident)
+        if nb is not None and cta.bars.get(ident) is not nb:
+            vc, waiters = self.hb.bars.pop((cta.index, ident), ({}, []))
+            for aid in waiters:
+                self.hb.agents[aid].acquire(vc)
+
+    def cluster_arrive(self, t: Thread) -> None:
+        site = self._site(t, before=True)
+        ag = self.hb.agents[t.aid]
+        cl = t.cta.cluster
+        what = f"the barrier.cluster.arrive at line {site.line}"
+        rel = ag.frel if NO_ORDER_SEM in quals(site) else ag.tick(what)
+        acc = self.hb.cluster.setdefault((cl.index, cl.phase), {})
+        if rel is not None:
+            join(acc, rel)
+        Machine.cluster_arrive(self, t)
+
+    def cluster_wait(self, t: Thread) -> None:
+        gen = t.cl_gen
+        Machine.cluster_wait(self, t)
+        if not t.cl_arrived:  # it went through: the generation it arrived in has completed
+            self.hb.agents[t.aid].acquire(self.hb.cluster.get((t.cta.cluster.index, gen), {}))
+
+    def _cluster_check(self, cl: object) -> None:
+        from mbarrier.sim.machine import BLOCKED, Cluster
+        assert isinstance(cl, Cluster)
+        gen = cl.phase
+        waiting = [th for cta in cl.ctas for th in cta.threads
+                   if th.status == BLOCKED and th.wait == ("cluster", cl.index)]
+        Machine._cluster_check(self, cl)
+        if cl.phase != gen:
+            vc = self.hb.cluster.get((cl.index, gen), {})
+            for th in waiting:
+                self.hb.agents[th.aid].acquire(vc)
+
+    def coll(self, t: Thread, kind: str, mask: int, arg: object, finish: object) -> None:
+        if kind == "bar.warp.sync":
+            acc = self.hb.warp_sync.setdefault((t.aid - t.lane, mask), {})
+            join(acc, self.hb.agents[t.aid].tick(f"the bar.warp.sync at line {self._site(t, True).line}"))
+        Machine.coll(self, t, kind, mask, arg, finish)  # type: ignore[arg-type]
+
+    def _coll_done(self, w: Warp, key: tuple[str, int], entry: object) -> None:
+        parts = dict(entry.parts)  # type: ignore[attr-defined]
+        Machine._coll_done(self, w, key, entry)  # type: ignore[arg-type]
+        if key[0] == "bar.warp.sync" and parts:
+            first = next(iter(parts.values()))[0]
+            vc = self.hb.warp_sync.pop((first.aid - first.lane, key[1]), {})
+            for th, _ in parts.values():
+                self.hb.agents[th.aid].acquire(vc)
+
+    def fence(self, t: Thread) -> None:
+        site = self._site(t)
+        q = quals(site)
+        ag = self.hb.agents[t.aid]
+        if ".proxy" in q:
+            if ".async" in q or ".async::generic" in q:
+                self.hb.proxy_fences.add(t.aid, ag.clk, ag.vc)
+                if ".global" not in q:
+                    self.hb.init_fences.add(t.aid, ag.clk, ag.vc)
+                ag.tick(f"the fence.proxy.async at line {site.line}")
+            return
+        if ".mbarrier_init" in q:
+            self.hb.init_fences.add(t.aid, ag.clk, ag.vc)
+            ag.frel = ag.tick(f"the fence.mbarrier_init at line {site.line}")
+            return
+        if ".release" not in q:   # fence.acquire, .acq_rel, .sc, membar: the acquire half
+            ag.acquire(ag.facq)
+        if ".acquire" not in q:   # fence.release, .acq_rel, .sc, membar: the release half
+            ag.frel = ag.tick(f"the {site.text.split()[0]} at line {site.line}")
+
+    # -- explanations --------------------------------------------------------------------------------
+    def _who(self, aid: int) -> str:
+        a = self.agent(aid)
+        if a is not None:
+            return a.name
+        info = self.hb.copies.get(aid)
+        if info is not None:
+            return f"{info.kind} c{aid} (issued by thread {info.thread} at line {info.line})"
+        return f"agent {aid}"
+
+    def _where(self, info: Info, addr: int) -> str:
+        _, _, _, space, cta, _, _, _ = info
+        if space == "shared":
+            c = self.ctas[cta]
+            return f"shared memory of CTA {c.name} at offset {addr:#x} ({c.symbols(addr)})"
+        for name, (base, size) in self.buffers.items():
+            if base <= addr < base + max(size, 1) or (size == 0 and base <= addr < base + (1 << 32)):
+                return f"global memory at {addr:#x} ({name}+{addr - base})"
+        return f"global memory at {addr:#x}"
+
+    def _describe(self, info: Info) -> str:
+        aid, site, flags, _, _, addr, size, what = info
+        op = what or (("atomic " if flags & ATOMIC else "") + ("write" if flags & WRITE else "read"))
+        s: Site = site  # type: ignore[assignment]
+        return f"{op} of {size} bytes at {addr:#x} by {self._who(aid)}, line {s.line}: `{s.text}`"
+
+    def _race(self, c: Conflict) -> Race:
+        first, second = self._describe(c.earlier), self._describe(c.later)
+        edge = self._edge(c)
+        head = {"data-race": "data race", "proxy-fence": "data race across proxies",
+                "mbarrier-init-visibility": "mbarrier operation not ordered after the init"}[c.rule]
+        msg = (f"{head} on {self._where(c.later, c.addr)}\n  first:  {first}\n  second: {second}\n"
+               f"  missing edge: {edge}")
+        return _RACES[c.rule](msg, first, second, edge)
+
+    def _thread_of(self, aid: int) -> int:
+        info = self.hb.copies.get(aid)
+        return info.thread if info is not None else aid
+
+    def _edge(self, c: Conflict) -> str:
+        x, y = c.earlier[0], c.later[0]
+        later_s: Site = c.later[1]  # type: ignore[assignment]
+        y_copy = self.hb.copies.get(y)
+        this = (f"the issue of {self._who(y)}" if y_copy is not None
+                else f"this {'write' if c.later[2] & WRITE else 'read'} (line {later_s.line})")
+        earlier_s: Site = c.earlier[1]  # type: ignore[assignment]
+        if c.rule == "proxy-fence":
+            return (f"the generic write at line {earlier_s.line} ({self._who(x)}) reaches the async proxy "
+                    f"only through a fence.proxy.async after it; none happens before {this}")
+        if c.rule == "mbarrier-init-visibility":
+            return (f"nothing orders the mbarrier.init at line {earlier_s.line} ({self._who(x)}) before "
+                    f"{this}: no bar.sync, barrier.cluster or release/acquire pair between them "
+                    "(another CTA needs a .cluster-scope release such as "
+                    "fence.mbarrier_init.release.cluster + barrier.cluster.arrive/wait)")
+        notes = self.hb.agents[self._thread_of(y)].notes
+        x_thread = self._thread_of(x)
+        for _, related, text in reversed(notes):
+            if x in related or x_thread in related:
+                return text
+        x_copy = self.hb.copies.get(x)
+        if x_copy is not None:
+            if x_copy.kind == "cp.async":
+                if x_copy.tracked is not None:
+                    bar, line = x_copy.tracked
+                    return (f"no wait on {bar} for the phase that the cp.async.mbarrier.arrive at line "
+                            f"{line} completes precedes {this}")
+                return (f"the cp.async at line {x_copy.line} is tracked by no cp.async.mbarrier.arrive "
+                        f"(9.7.13.15.16 rule 2) and no cp.async.wait_group/wait_all of thread "
+                        f"{x_copy.thread} covers it before {this}")
+            if x_copy.barrier is not None:
+                return (f"no wait on {x_copy.barrier} for phase {x_copy.phase} (which {self._who(x)} "
+                        f"completes) precedes {this}")
+            return (f"no cp.async.bulk.wait_group of thread {x_copy.thread} covers {self._who(x)} "
+                    f"before {this}")
+        rel = self.hb.agents[x].release_after(c.clk)
+        if notes:
+            hint = f" ({notes[-1][2]})"
+        else:
+            hint = ""
+        if rel is None:
+            return (f"{self._who(x)} performs no release (arrive, bar.sync, barrier.cluster.arrive, fence) "
+                    f"after its access at line {earlier_s.line}{hint}")
+        return f"{self._who(x)} releases its access only by {rel}; no acquire of it precedes {this}{hint}"
+
+    def _init_unpublished(self, c: Copy, cta: Cta, off: int, init: tuple[int, int, int]) -> Race:
+        b = cta.barriers[off]
+        first = f"mbarrier.init of {b.name} by {self._who(init[0])}, line {init[2]}"
+        second = f"the complete-tx of {self._who(c.aid)}: `{c.site.text}`"
+        edge = (f"no fence.mbarrier_init or fence.proxy.async after the mbarrier.init at line {init[2]} "
+                f"happens before the copy's issue: the async proxy may not see the initialized object")
+        return MbarrierInitVisibility(f"mbarrier.init not visible to the async proxy\n  first:  {first}\n"
+                                      f"  second: {second}\n  missing edge: {edge}", first, second, edge)
