@@ -99,3 +99,15 @@ def test_calls_to_device_functions_and_local_memory(seed: int) -> None:
     assert r.ok, (r.outcome, r.message)
     assert CALLS.output(m) == expected("calls")
     assert {t.func.name for t in m.threads} == {"calls"} and not any(t.frames for t in m.threads)
+
+
+@pytest.mark.parametrize("name", ["ring_buffer", "cluster_handshake", "arrive_drop"])
+def test_debug_builds_compute_what_the_optimized_builds_do(name: str) -> None:
+    """nvcc -G builds of the same sources (device-function calls, local memory, no optimization): an
+    independent compilation, the same memory results."""
+    case = CASES[name]
+    for seed in (0, 5):
+        m = case.launch(_module(f"{name}.G"))
+        r = explore.run(m, explore.RandomScheduler(seed))
+        assert r.ok, (r.outcome, r.message)
+        assert case.output(m) == expected(name)

@@ -16,3 +16,8 @@ gen cluster_handshake_bug_count cluster_handshake.cu -DBUG_COUNT
 gen arrive_drop arrive_drop.cu
 gen arrive_drop_bug_no_drop arrive_drop.cu -DBUG_NO_DROP
 gen calls calls.cu
+# Debug builds (-G): device-function calls, local memory, no optimization; the tests check they compute
+# what the optimized builds compute.
+gen ring_buffer.G ring_buffer.cu -G
+gen cluster_handshake.G cluster_handshake.cu -G
+gen arrive_drop.G arrive_drop.cu -G
