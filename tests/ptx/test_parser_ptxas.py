@@ -62,6 +62,16 @@ BODY = [
     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
     " [%r1], [%rd1, %r2], [%r4];",
     "mov.u32 %r1, .5e3;", "mov.u32 %r1, 1.5.5;", "ld.shared.u32 %r1, [sym+1.5];",
+    # found by sweeping mutated real modules through both (see the report of issue 3)
+    "_;", "_foo;", "$x;", "mov.f32 %f1, 0f402200000;", "mov.u32 %r1, %f.foo;", "mov.u32 %r1, %f.shared;",
+    "mov.u32 %r1, %f.x.y;", "mov.u32 %r1, %f.b32;", "mov.u32 %r1, %f.align 8;",
+    "call.uni (%r1), f, (%r2), 1;", "call.uni f, %r1;", "call.uni (%r1, %r2), f;", "call.uni f;",
+    "call.uni f, (1);", "call.uni f, (%r1+1);", "call.uni f, ([%r1]);", "call.uni f,(%r2),g,h;",
+    "call.uni (_), f;", "call.uni f, (-1);", "call.uni f, ({%r1});", "call (%r1),\n{add.f16 %r1, %r2;",
+    ".loc 1 2 3 +", ".loc 1 2", ".loc 1 2 -3", ".loc 1 2 0x3", ".loc 1 2 3 4", ".loc 1 2 3, inlined_at 1 2 3",
+    ".loc 1 2 3, function_name f", '.file 1 "a.cu"', '.pragma "nounroll"', '.pragma "a", "b";',
+    ".maxnreg 32", ".maxntid 32, 1, 1", ".align 8 .reg .b32 q;", ".align 8", ".b32 qq;",
+    ".extern .func f(.param .b32 a);", ".func g;", ".func h() { ret; }",
 ]
 
 # Whole modules (no HEAD/TAIL).
@@ -94,6 +104,19 @@ MODULES = [
     ".version 8.0\n.target sm_90\n.target sm_80\n",
     ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\nmov.u32 %r1, 1/* x */;\n"
     "ret;\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.loc 1 2 3\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.pragma \"nounroll\";\n.align 8 .global .b8 x[8];\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.b8 x;\n",
+    "// c\n.target sm_90\n.address_size 64\n.version 8.0\n",
+    "// c\n\tadd.s32 %r1, %r2, %r3;\n.version 8.0\n.target sm_90\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.global .b8 x[2];\n.section .debug_str\n{\n$L0:\n"
+    ".b8 1,2\n.b32 x+4\n.b32 .debug_str+1\n.b16 -1\nL1:\n.b8 1 .b8 2\n.b64 $L0\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_str\n{\n.b64 x+y\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_str\n{\n.b8 1,\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_str\n{\n.b8 (1)\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_str\n{\n.b32 x-4\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_str\n{\nb8 5\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_str\n{\n.b8 \"s\"\n}\n",
 ]
 
 # ptxas's fatal parse-level messages: the token a syntax error is near, or the whole message.

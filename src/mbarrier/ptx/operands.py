@@ -21,6 +21,14 @@ Value = int | float | None  # None: not a number we can compute (an operation pt
 _PRECEDENCE = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7, "<=": 7,
                ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
 _UNARY = frozenset({"-", "+", "~", "!"})
+# Directive keywords: ptxas never reads them as the component of a name (`%r1.shared` is an error,
+# `%tid.x` and `%f.foo` are names).
+_RESERVED = frozenset({".reg", ".sreg", ".const", ".global", ".local", ".param", ".shared", ".tex", ".align",
+                       ".v2", ".v4", ".v8", ".entry", ".func", ".loc", ".file", ".section", ".pragma",
+                       ".version", ".target", ".address_size", ".visible", ".extern", ".weak", ".common",
+                       ".callprototype", ".alias", ".branchtargets", ".calltargets", ".maxntid", ".reqntid",
+                       ".minnctapersm", ".maxnreg", ".explicitcluster", ".reqnctapercluster",
+                       ".maxclusterrank"})
 _EXPR_START = frozenset({"-", "+", "~", "!", "("})
 
 
@@ -29,7 +37,7 @@ def _hex_float(text: str) -> bool:
 
 
 class OperandParser(Cursor):
-    def operand(self, is_call: bool = False) -> ast.Operand:
+    def operand(self) -> ast.Operand:
         toks = self.toks
         t = toks[self.i]
         kind, text = t[0], t[1]
@@ -40,8 +48,6 @@ class OperandParser(Cursor):
                 return self.address()
             if text == "{":
                 return self.vector()
-            if text == "(" and is_call:
-                return self.paren_list()
             if text == "!":
                 self.i += 1
                 self.nest()
@@ -59,18 +65,19 @@ class OperandParser(Cursor):
             return self.constant()
         raise self.error("an operand")
 
-    def name_operand(self, t: Token) -> ast.Operand:
-        """A register, symbol or label; `%tid.x`; `_`; `p|q`; `sym+expr`."""
+    def name_operand(self, t: Token, plain: bool = False) -> ast.Operand:
+        """A register, symbol or label; `%tid.x`; `_`; and unless `plain`, `p|q` and `sym+expr`."""
         toks = self.toks
         self.i += 1
         text = t[1]
         nxt = toks[self.i]
-        if nxt[0] == DOT and nxt[2] == t[2] and nxt[3] == t[3] + len(text):
+        if (nxt[0] == DOT and nxt[2] == t[2] and nxt[3] == t[3] + len(text)
+                and nxt[1].partition("::")[0] not in _RESERVED):
             self.i += 1
             return ast.Name(text + nxt[1], Pos(t[2], t[3]))
         if text == "_":
             return ast.Sink(Pos(t[2], t[3]))
-        if nxt[0] == PUNCT:
+        if nxt[0] == PUNCT and not plain:
             if nxt[1] == "|":
                 self.i += 1
                 other = self.ident("a predicate after '|'")
@@ -271,20 +278,67 @@ class OperandParser(Cursor):
         return ast.Vector(tuple(items), Pos(t[2], t[3]))
 
     def paren_list(self) -> ast.ParenList:
-        t = self.toks[self.i]
+        """`(a, b)` of `call`: names, sinks and single constants (ptxas takes no expressions here)."""
+        toks = self.toks
+        t = toks[self.i]
         self.i += 1
-        self.nest()
         items: list[ast.Operand] = []
         if not self.at(")"):
             while True:
-                items.append(self.operand())
+                x = toks[self.i]
+                if x[0] == IDENT:
+                    items.append(self.name_operand(x, plain=True))
+                elif x[0] in (INT, FLOAT) or (self.at("-") and toks[self.i + 1][0] in (INT, FLOAT)):
+                    items.append(self.literal())
+                else:
+                    raise self.error("a name or a constant in the call's list")
                 if self.at(","):
                     self.i += 1
                     continue
                 break
         self.expect(")", "',' or ')' in the call's list")
-        self.unnest()
         return ast.ParenList(tuple(items), Pos(t[2], t[3]))
+
+    def literal(self) -> ast.Operand:
+        """One number, maybe negated: an Imm or a FloatImm."""
+        toks = self.toks
+        t = toks[self.i]
+        neg = t[1] == "-"
+        lit = toks[self.i + 1] if neg else t
+        self.i += 2 if neg else 1
+        sign = "-" if neg else ""
+        if lit[0] == FLOAT:
+            if neg and _hex_float(lit[1]):
+                raise self.error("a number", lit)
+            return float_imm(sign + lit[1], Pos(t[2], t[3]))
+        value = int_value(lit[1])
+        if value is None:
+            raise self.error("a number", lit)
+        return ast.Imm(-value if neg else value, sign + lit[1], Pos(t[2], t[3]), lit[1][-1] == "U")
+
+    def call_operands(self) -> list[ast.Operand]:
+        """`call`'s shape: `[(rets),] target [, (args)] [, prototype-or-targets]`."""
+        out: list[ast.Operand] = []
+        if self.at("("):
+            out.append(self.paren_list())
+            self.expect(",", "',' after the call's return list")
+        out.append(self.call_name("the function called"))
+        if self.at(","):
+            self.i += 1
+            if self.at("("):
+                out.append(self.paren_list())
+                if self.at(","):
+                    self.i += 1
+                    out.append(self.call_name("a .callprototype or .calltargets label"))
+            else:
+                out.append(self.call_name("the argument list or a prototype label"))
+        return out
+
+    def call_name(self, what: str) -> ast.Operand:
+        t = self.toks[self.i]
+        if t[0] != IDENT:
+            raise self.error(what)
+        return self.name_operand(t, plain=True)
 
     def init_item(self) -> ast.Operand:
         """One initializer value: a constant, a name (`sym`, `sym+4`, `generic(sym)`), a `{...}` list,

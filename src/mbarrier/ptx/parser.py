@@ -13,9 +13,9 @@ from pathlib import Path
 
 from mbarrier.ptx import ast
 from mbarrier.ptx.ast import Pos
+from mbarrier.ptx.debug import DebugParser
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
-from mbarrier.ptx.lexer import DOT, EOF, FLOAT, IDENT, INSN, INT, PUNCT, Token, scan, tokenize
-from mbarrier.ptx.operands import OperandParser
+from mbarrier.ptx.lexer import DOT, EOF, FLOAT, IDENT, INSN, INT, PUNCT, STRING, Token, scan, tokenize
 
 _LINKAGES = frozenset({".visible", ".extern", ".weak", ".common"})
 _SPACES = frozenset({".reg", ".sreg", ".const", ".global", ".local", ".param", ".shared", ".tex"})
@@ -25,15 +25,14 @@ _TYPES = frozenset(
 ) | frozenset({".f16", ".f16x2", ".f32", ".f64", ".bf16", ".bf16x2", ".tf32", ".pred", ".e4m3", ".e5m2",
                ".e4m3x2", ".e5m2x2", ".texref", ".samplerref", ".surfref"})
 _VECTORS = {".v2": 2, ".v4": 4, ".v8": 8}
-# Directives that take the rest of their line (no `;`): PTX ISA 11.
-_LINE_DIRECTIVES = frozenset({".loc", ".file"})
-# Directives that run up to a `;`.
+# Directives kept as their token text up to a `;` (`.pragma` is checked for its strings).
 _SEMI_DIRECTIVES = frozenset({".pragma", ".alias", ".callprototype", ".branchtargets", ".calltargets"})
 # Performance-tuning directives (PTX ISA 11.4) and other function attributes between header and body.
 _FUNC_ATTRIBUTES = frozenset({".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg",
                               ".explicitcluster", ".reqnctapercluster", ".maxclusterrank",
                               ".blocksareclusters", ".noreturn", ".abi_preserve",
                               ".abi_preserve_control"})
+
 
 def parse(text: str, path: str = "<input>", *, fast: bool = True) -> ast.Module:
     """Parse a whole PTX module. Raises PtxSyntaxError (one fatal Diagnostic) if it cannot be parsed.
@@ -74,30 +73,33 @@ def _end_position(text: str) -> tuple[int, int]:
     return text.count("\n") + 1, len(text) - last
 
 
-class _Parser(OperandParser):
+class _Parser(DebugParser):
     def __init__(self, tokens: list[Token], built: list[ast.Instruction], text: str, path: str) -> None:
         super().__init__(tokens, _end_position(text), path)
         self.built = iter(built)
         self.text = text
 
-    def rest_of_line(self, line: int) -> tuple[str, ...]:
-        toks, i = self.toks, self.i
-        start = i
-        while toks[i][2] == line and toks[i][0] != EOF:
-            i += 1
-        self.i = i
-        return tuple(t[1] for t in toks[start:i])
-
-    def up_to_semicolon(self) -> tuple[str, ...]:
-        toks, i = self.toks, self.i
-        start = i
-        while toks[i][1] != ";" or toks[i][0] != PUNCT:
-            if toks[i][0] == EOF:
-                self.i = i
+    def up_to_semicolon(self, t: Token) -> ast.Directive:
+        """A directive kept as its token text up to `;` (`.pragma "a", "b";` must hold strings)."""
+        toks = self.toks
+        self.i += 1
+        start = self.i
+        if t[1] == ".pragma":
+            while True:
+                if toks[self.i][0] != STRING:
+                    raise self.error("a string such as \"nounroll\"")
+                self.i += 1
+                if not self.at(","):
+                    break
+                self.i += 1
+            if not self.at(";"):
+                raise self.error("';' after the .pragma strings")
+        while not self.at(";"):
+            if toks[self.i][0] == EOF:
                 raise self.error("';'")
-            i += 1
-        self.i = i + 1
-        return tuple(t[1] for t in toks[start:i])
+            self.i += 1
+        self.i += 1
+        return ast.Directive(t[1], tuple(x[1] for x in toks[start:self.i - 1]), Pos(t[2], t[3]))
 
     # -- module ------------------------------------------------------------------------------------
 
@@ -109,6 +111,13 @@ class _Parser(OperandParser):
         declarations: list[ast.Declaration] = []
         directives: list[ast.Directive] = []
         toks = self.toks
+        first = toks[0]
+        if first[1] != ".version" and any(x[1] == ".version" and x[0] == DOT for x in toks):
+            if first[1] == ".target":  # ptxas reads the whole directive before it complains
+                self.i += 1
+                self.targets(first[2])
+                first = toks[self.i]
+            raise self.fatal(f"Missing .version directive at start of file '{self.path}'", first)
         while True:
             t = toks[self.i]
             kind, text = t[0], t[1]
@@ -134,28 +143,18 @@ class _Parser(OperandParser):
             elif text == ".address_size":
                 self.i += 1
                 address_size = self.integer("an address size (32 or 64)")
-            elif text in _LINKAGES or text in (".entry", ".func") or text in _SPACES:
-                linkage = None
-                if text in _LINKAGES:
-                    linkage = text
-                    self.i += 1
-                    text = toks[self.i][1]
-                if text in (".entry", ".func"):
-                    functions.append(self.function(linkage, t))
-                elif text in _SPACES:
-                    declarations.append(self.declaration(linkage, t))
-                else:
-                    raise self.error(".entry, .func or a state space after a linkage directive")
             elif text == ".section":
-                directives.append(self.section())
-            elif text in _LINE_DIRECTIVES:
-                self.i += 1
-                directives.append(ast.Directive(text, self.rest_of_line(t[2]), Pos(t[2], t[3])))
+                directives.append(self.section(t))
+            elif text == ".file":
+                directives.append(self.file(t))
             elif text in _SEMI_DIRECTIVES:
-                self.i += 1
-                directives.append(ast.Directive(text, self.up_to_semicolon(), Pos(t[2], t[3])))
+                directives.append(self.up_to_semicolon(t))
             else:
-                raise self.error("a module-level directive")
+                item = self.linked(t, "a module-level directive")
+                if isinstance(item, ast.Function):
+                    functions.append(item)
+                else:
+                    declarations.append(item)
         return ast.Module(version, targets, address_size, tuple(functions), tuple(declarations),
                           tuple(directives), self.path, tuple(self.text.split("\n")))
 
@@ -175,28 +174,26 @@ class _Parser(OperandParser):
             out.append(self.ident("a target such as sm_90")[1])
         return tuple(out)
 
-    def section(self) -> ast.Directive:
-        """`.section .debug_info { ... }`: the DWARF data nvcc -G emits, kept as token text."""
-        t = self.toks[self.i]
-        self.i += 1
-        name = self.toks[self.i]
-        if name[0] not in (DOT, IDENT):
-            raise self.error("a section name such as .debug_info")
-        self.i += 1
-        self.expect("{")
-        toks, i = self.toks, self.i
-        start = i
-        while toks[i][1] != "}":
-            if toks[i][0] == EOF or toks[i][1] == "{":
-                self.i = i
-                raise self.error("'}' closing the .section")
-            i += 1
-        self.i = i + 1
-        return ast.Directive(".section", (name[1],) + tuple(x[1] for x in toks[start:i]), Pos(t[2], t[3]))
+    def linked(self, t: Token, expected: str, in_body: bool = False) -> ast.Function | ast.Declaration:
+        """What may follow `.visible`/`.extern`/`.weak`/`.common` and `.align N`: a function or a
+        variable declaration. A type without a state space parses, then stops as in ptxas."""
+        toks = self.toks
+        linkage = None
+        if t[1] in _LINKAGES:
+            linkage = t[1]
+            self.i += 1
+        text = toks[self.i][1]
+        if toks[self.i][0] != DOT:
+            raise self.error(expected)
+        if text in (".entry", ".func"):
+            return self.function(linkage, t, in_body)
+        if text in _SPACES or text == ".align" or text in _TYPES or text in _VECTORS:
+            return self.declaration(linkage, t)
+        raise self.error(expected)
 
     # -- functions ---------------------------------------------------------------------------------
 
-    def function(self, linkage: str | None, start: Token) -> ast.Function:
+    def function(self, linkage: str | None, start: Token, in_body: bool = False) -> ast.Function:
         t = self.toks[self.i]
         kind = t[1][1:]
         self.i += 1
@@ -225,7 +222,7 @@ class _Parser(OperandParser):
         nxt = toks[self.i]
         if nxt[1] == ";" and nxt[0] == PUNCT:
             self.i += 1
-        elif nxt[1] == "{" and nxt[0] == PUNCT:
+        elif nxt[1] == "{" and nxt[0] == PUNCT and not in_body:
             self.i += 1
             body = self.statements()
         else:
@@ -308,6 +305,8 @@ class _Parser(OperandParser):
                 if nxt[1] == ":" and nxt[0] == PUNCT:
                     self.i += 2
                     append(ast.Label(t[1], Pos(t[2], t[3])))
+                elif t[1] == "_":
+                    raise self.error("an instruction (the sink '_' is only an operand)")
                 else:
                     append(self.instruction(None))
             elif kind == DOT:
@@ -332,30 +331,17 @@ class _Parser(OperandParser):
         text = t[1]
         if text in _SPACES:
             return self.declaration(None, t)
-        if text in _LINE_DIRECTIVES:
-            self.i += 1
-            return ast.Directive(text, self.rest_of_line(t[2]), Pos(t[2], t[3]))
-        if text in _SEMI_DIRECTIVES or text in _FUNC_ATTRIBUTES:
-            self.i += 1
-            return ast.Directive(text, self.up_to_semicolon_or_line(t[2]), Pos(t[2], t[3]))
-        if text in _LINKAGES:
-            self.i += 1
-            nxt = self.toks[self.i]
-            if nxt[1] not in _SPACES:
-                raise self.error("a state space after a linkage directive")
-            return self.declaration(text, nxt)
-        raise self.error("an instruction, a declaration, a label or '}'")
-
-    def up_to_semicolon_or_line(self, line: int) -> tuple[str, ...]:
-        """`.pragma "x";` ends at `;`; `.maxnreg 32` inside a body ends with its line."""
-        toks, i = self.toks, self.i
-        while toks[i][2] == line and toks[i][0] != EOF and toks[i][1] != ";":
-            i += 1
-        if toks[i][1] == ";" and toks[i][0] == PUNCT:
-            out = tuple(x[1] for x in toks[self.i:i])
-            self.i = i + 1
-            return out
-        return self.rest_of_line(line)
+        if text == ".loc":
+            return self.loc(t)
+        if text in _SEMI_DIRECTIVES:
+            return self.up_to_semicolon(t)
+        start = self.i
+        item = self.linked(t, "an instruction, a declaration, a label or '}'", in_body=True)
+        if isinstance(item, ast.Function):
+            # a prototype inside a body (ptxas accepts `.extern .func f(...);` here), kept as text
+            return ast.Directive("." + item.kind, tuple(x[1] for x in self.toks[start:self.i - 1]),
+                                 Pos(t[2], t[3]))
+        return item
 
     def guarded(self) -> ast.Instruction:
         toks = self.toks
@@ -382,10 +368,12 @@ class _Parser(OperandParser):
         self.i = i
         operands: list[ast.Operand] = []
         nxt = toks[i]
-        if nxt[1] != ";" or nxt[0] != PUNCT:
-            is_call = t[1] == "call"
+        if t[1] == "call":
+            operands = self.call_operands()
+            self.expect(";", "';' after the call")
+        elif nxt[1] != ";" or nxt[0] != PUNCT:
             while True:
-                operands.append(self.operand(is_call))
+                operands.append(self.operand())
                 nxt = toks[self.i]
                 if nxt[1] == "," and nxt[0] == PUNCT:
                     self.i += 1
@@ -393,25 +381,34 @@ class _Parser(OperandParser):
                 break
             if nxt[1] != ";" or nxt[0] != PUNCT:
                 raise self.error("',' or ';' after an operand")
-        self.i += 1
+            self.i += 1
+        else:
+            self.i += 1
         return ast.Instruction(t[1], tuple(quals), tuple(operands), guard, Pos(t[2], t[3]))
 
     # -- declarations ------------------------------------------------------------------------------
 
     def declaration(self, linkage: str | None, start: Token) -> ast.Declaration:
+        """`[.align N] .space [.align N] [.vN] .type name...;` (ptxas's order; `.b32 .v2` is an error)."""
         toks = self.toks
-        sp = toks[self.i]
-        space = sp[1]
-        self.i += 1
-        # ptxas's order: state space, `.align N`, `.vN`, type (`.b32 .v2` is a syntax error).
         align: int | None = None
         vector: int | None = None
-        while self.toks[self.i][1] == ".align":
-            self.i += 1
-            align = self.integer("an alignment")
-        q = toks[self.i][1]
-        if q in _VECTORS and toks[self.i][0] == DOT:
-            vector = _VECTORS[q]
+        space: str | None = None
+        while True:
+            q = toks[self.i]
+            if q[0] != DOT:
+                break
+            if q[1] == ".align":
+                self.i += 1
+                align = self.integer("an alignment")
+            elif q[1] in _SPACES and space is None:
+                self.i += 1
+                space = q[1]
+            else:
+                break
+        q = toks[self.i]
+        if q[1] in _VECTORS and q[0] == DOT:
+            vector = _VECTORS[q[1]]
             self.i += 1
         type_ = toks[self.i][1]
         if type_ not in _TYPES or toks[self.i][0] != DOT:
@@ -426,6 +423,9 @@ class _Parser(OperandParser):
                 continue
             break
         self.expect(";", "',' or ';' after the declared name")
+        if space is None:
+            raise self.fatal("No variable storage specified (a declaration needs a state space such as "
+                             ".global or .shared)", start)
         return ast.Declaration(space, type_, tuple(names), Pos(start[2], start[3]), align, vector, linkage)
 
     def declarator(self) -> ast.Declarator:
