@@ -193,3 +193,26 @@ def test_st_async_and_red_async_complete_tx_on_the_remote_barrier() -> None:
         r = run(module(body), seed=seed, grid=2, cluster=2, block=1, args={"out": sim.Buffer(16)})
         assert r.ok, r.message
         assert words(r.machine, "out", 4) == [8, 108, 7, 107]
+
+
+def test_remote_access_to_a_cta_that_has_exited_is_a_fault() -> None:
+    """CTA 1 stores into CTA 0's shared memory after a cluster barrier; without a second cluster barrier
+    CTA 0 may already have exited (its shared memory is gone). With it, never."""
+    def body(final_sync: str) -> str:
+        return REGS + f"""
+            .shared .align 4 .b32 slot;
+            mov.u32 %r1, %cluster_ctarank;
+            barrier.cluster.arrive; barrier.cluster.wait;
+            setp.eq.u32 %p1, %r1, 0;
+            @%p1 bra DONE;
+            mov.u32 %r2, slot;  mapa.shared::cluster.u32 %r3, %r2, 0;
+            st.shared::cluster.u32 [%r3], 5;
+        DONE:
+            {final_sync}
+            ret;
+        """
+    results = [run(module(body(""), params=""), seed=s, grid=2, cluster=2, block=1) for s in range(8)]
+    assert {r.outcome for r in results} == {"exited", "error"}
+    assert all("whose threads have all exited" in r.message for r in results if r.outcome == "error")
+    sync = "barrier.cluster.arrive; barrier.cluster.wait;"
+    assert all(run(module(body(sync), params=""), seed=s, grid=2, cluster=2, block=1).ok for s in range(8))

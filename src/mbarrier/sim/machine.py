@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy as _copy
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
 
 from mbarrier.core import violations
 from mbarrier.core.barrier import Barrier, pending_count
@@ -340,7 +341,10 @@ class Machine:
         if hi - 1 >= len(ctas):
             raise MemoryFault(f"shared::cluster address {addr:#x} names CTA rank {hi - 1}, but the cluster "
                               f"has {len(ctas)} CTAs")
-        return ctas[hi - 1], addr & CTA_MASK
+        cta = ctas[hi - 1]
+        if cta.live == 0 and cta is not t.cta:
+            _gone(cta, addr)
+        return cta, addr & CTA_MASK
 
     def _guard(self, cta: Cta, off: int, size: int, what: str) -> None:
         if off + size > cta.size:
@@ -465,10 +469,10 @@ class Machine:
         """Resolve an mbarrier address (9.7.13.15.1 alignment, .8 shared::cluster, .9 window)."""
         key = (t.cta.index, space, addr, local)
         hit = self.resolved.get(key)
-        if hit is not None:
-            return hit
-        hit = self._resolve(t, space, addr, op, local)
-        self.resolved[key] = hit
+        if hit is None:
+            hit = self.resolved[key] = self._resolve(t, space, addr, op, local)
+        if hit[0].live == 0 and hit[0] is not t.cta:
+            _gone(hit[0], addr)
         return hit
 
     def _resolve(self, t: Thread, space: str, addr: int, op: str, local: bool) -> tuple[Cta, int, Barrier]:
@@ -931,6 +935,12 @@ class Machine:
                 groups.pop(0)
             if len(groups) <= n:  # type: ignore[operator]
                 self.unblock(t)
+
+
+def _gone(cta: Cta, addr: int) -> NoReturn:
+    raise MemoryFault(f"access to shared::cluster address {addr:#x} in CTA {cta.name}, whose threads have "
+                      "all exited: its shared memory is gone (a CTA must outlive the remote accesses to it, "
+                      "e.g. by a cluster barrier before it exits)")
 
 
 def _cstring_at(m: Machine, t: Thread, addr: int, limit: int = 4096) -> str:
