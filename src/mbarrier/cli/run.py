@@ -16,9 +16,10 @@ from mbarrier.explore.run import DEFAULT_MAX_STEPS
 from mbarrier.ptx.diagnostics import PtxSyntaxError
 from mbarrier.report.run import format_outcome, format_trace
 from mbarrier.sim import Buffer, LaunchError, launch, load
+from mbarrier.sim.races import track
 
 EXIT_BY_OUTCOME = {"exited": EXIT_CLEAN, "stuck": EXIT_FINDINGS, "violation": EXIT_FINDINGS,
-                   "error": EXIT_USAGE, "limit": EXIT_INCOMPLETE}
+                   "race": EXIT_FINDINGS, "error": EXIT_USAGE, "limit": EXIT_INCOMPLETE}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,6 +35,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--burst", type=int, default=8,
                    help="random schedule: each pick runs 1..BURST steps (default 8; 1 = a new pick per step)")
     p.add_argument("--trace", action="store_true", help="print every step and every barrier state change")
+    p.add_argument("--no-races", action="store_true",
+                   help="switch off happens-before tracking and race findings (faster)")
     p.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS, metavar="N",
                    help=f"stop after N steps (exit 3; default {DEFAULT_MAX_STEPS})")
     p.add_argument("--save-schedule", metavar="FILE", help="write the run's schedule string to FILE")
@@ -124,6 +127,8 @@ def main(args: argparse.Namespace) -> int:
     ctas = len(m.ctas)
     out.write(f"{args.file}: kernel {m.threads[0].func.name}, {ctas} CTA{'s' if ctas > 1 else ''} of "
               f"{len(m.ctas[0].threads)} threads, clusters of {len(m.ctas[0].cluster.ctas)}; {how}\n")
+    if not args.no_races:
+        track(m)
     try:
         result = run(m, scheduler, max_steps=args.max_steps, trace=args.trace)
     except ScheduleError as e:

@@ -17,6 +17,7 @@ from mbarrier.explore.schedulers import RandomScheduler, Scheduler
 from mbarrier.sim.compile import Site
 from mbarrier.sim.errors import SimError
 from mbarrier.sim.machine import EXITED, PARKED, BarrierEvent, Copy, Cta, Machine, Thread, short_state
+from mbarrier.sim.races import Race
 
 DEFAULT_MAX_STEPS = 20_000_000
 
@@ -43,7 +44,7 @@ class TraceStep:
 
 @dataclass
 class RunResult:
-    outcome: str                  # "exited", "stuck", "violation", "error", "limit"
+    outcome: str                  # "exited", "stuck", "violation", "race", "error", "limit"
     steps: int
     runs: list[int] = field(repr=False)
     machine: Machine = field(repr=False)
@@ -148,7 +149,8 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
                     steps += i
     except Violation as v:
         assert a is not None
-        return _failed(m, "violation", steps, runs, a, str(v), steps_log, v.rule, v.section)
+        outcome = "race" if isinstance(v, Race) else "violation"
+        return _failed(m, outcome, steps, runs, a, str(v), steps_log, v.rule, v.section)
     except (SimError, ScheduleError) as e:
         if a is None or isinstance(e, ScheduleError):
             return RunResult("error", steps, runs, m, message=str(e), trace=steps_log)

@@ -13,6 +13,7 @@ HEADLINE = {
     "exited": "all {threads} threads exited after {steps} steps",
     "stuck": "STUCK after {steps} steps: no thread can move, {live} of {threads} threads have not exited",
     "violation": "VIOLATION at step {steps}",
+    "race": "RACE at step {steps}",
     "error": "ERROR at step {steps}",
     "limit": "INCOMPLETE: stopped at the step limit ({steps} steps), {live} threads still running",
 }
@@ -44,7 +45,7 @@ def format_outcome(r: RunResult, *, schedule: bool = True) -> list[str]:
     live = sum(1 for t in m.threads if t.status != 3)
     head = HEADLINE[r.outcome].format(threads=len(m.threads), steps=r.steps, live=live)
     lines = [f"outcome: {head}"]
-    if r.outcome in ("violation", "error"):
+    if r.outcome in ("violation", "race", "error"):
         source = f" ({r.site.source})" if r.site and r.site.source else ""
         where = f"{r.agent}, line {r.site.line}{source}: {r.site.text}" if r.site else ""
         if r.rule:

@@ -41,13 +41,15 @@ def join(into: VC, other: VC) -> None:
 class Conflict(Exception):
     """Two accesses that no happens-before edge orders (raised by `Shadow.access`)."""
 
-    def __init__(self, rule: str, earlier: Info, clk: int, later: Info, addr: int) -> None:
+    def __init__(self, rule: str, earlier: Info, clk: int, later: Info, addr: int,
+                 writer: tuple[Info, int] | None = None) -> None:
         super().__init__(rule)
         self.rule = rule
         self.earlier = earlier
         self.clk = clk            # the earlier access's clock (its agent's component)
         self.later = later
         self.addr = addr          # the first byte both touch
+        self.writer = writer      # a racing read's byte: the write before it (info, clock), if any
 
 
 class Shadow:
@@ -86,7 +88,8 @@ class Shadow:
                 if reads:
                     for rc, (rk, rinfo) in reads.items():
                         if rc != me and vc.get(rc, 0) < rk and not (atomic and rinfo[2] & ATOMIC):
-                            raise Conflict(_rule(rinfo, info), rinfo, rk, info, a)
+                            prev = (cell[2], cell[1]) if cell[0] != -1 else None
+                            raise Conflict(_rule(rinfo, info), rinfo, rk, info, a, prev)  # type: ignore
                 cell[0], cell[1], cell[2], cell[3] = me, clk, info, None
             else:
                 reads = cell[3]  # type: ignore[assignment]

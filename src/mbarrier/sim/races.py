@@ -435,12 +435,12 @@ class RaceMachine(Machine):
         kind, scta, saddr = c.src
         if kind != "value":  # st.async/red.async carry their value from the issue
             rinfo: Info = (c.aid, c.site, proxy, "global" if kind == "global" else "shared",
-                           -1 if scta is None else scta.index, saddr, c.size, c.kind + " reads")
+                           -1 if scta is None else scta.index, saddr, c.size, "")
             self._check(hb.gmem if kind == "global" else hb.smem[scta.index],  # type: ignore[union-attr]
                         saddr, c.src_size if kind == "global" else c.size, cag, rinfo, 1, cag.pvc)
         dcta = c.dst_cta
         winfo: Info = (c.aid, c.site, proxy | WRITE, "global" if dcta is None else "shared",
-                       -1 if dcta is None else dcta.index, c.dst, c.size, c.kind + " writes")
+                       -1 if dcta is None else dcta.index, c.dst, c.size, "")
         self._check(hb.gmem if dcta is None else hb.smem[dcta.index], c.dst, c.size, cag, winfo, 2, cag.pvc)
         if bar_cta is not None and bc is not None:
             self._mb_access(cag, c.site, bar_cta, off, ATOMIC | proxy, "the complete-tx of " + c.kind, 2)
@@ -608,15 +608,22 @@ class RaceMachine(Machine):
                         f"completes) precedes {this}")
             return (f"no cp.async.bulk.wait_group of thread {x_copy.thread} covers {self._who(x)} "
                     f"before {this}")
+        if y_copy is not None and y_copy.barrier is not None and not c.earlier[2] & WRITE \
+                and not self._observed(x, c.writer):
+            return (f"the read at line {earlier_s.line} ({self._who(x)}) comes before the copy lands, and no "
+                    f"wait on {y_copy.barrier} for phase {y_copy.phase} (which the copy "
+                    "completes) precedes it")
         rel = self.hb.agents[x].release_after(c.clk)
-        if notes:
-            hint = f" ({notes[-1][2]})"
-        else:
-            hint = ""
         if rel is None:
-            return (f"{self._who(x)} performs no release (arrive, bar.sync, barrier.cluster.arrive, fence) "
-                    f"after its access at line {earlier_s.line}{hint}")
-        return f"{self._who(x)} releases its access only by {rel}; no acquire of it precedes {this}{hint}"
+            before = self.hb.agents[x].releases[1]
+            last = f" (its last release, {before[-1]}, comes before the access)" if before else ""
+            return (f"no release by {self._who(x)} after its access at line {earlier_s.line} precedes "
+                    f"{this}{last}")
+        return f"{self._who(x)} releases its access only by {rel}; no acquire of it precedes {this}"
+
+    def _observed(self, reader: int, writer: tuple[Info, int] | None) -> bool:
+        """Whether the reader had seen the write before its read (it read the old data legitimately)."""
+        return writer is not None and self.hb.agents[reader].vc.get(writer[0][0], 0) >= writer[1]
 
     def _init_unpublished(self, c: Copy, cta: Cta, off: int, init: tuple[int, int, int]) -> Race:
         b = cta.barriers[off]
