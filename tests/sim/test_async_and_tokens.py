@@ -216,3 +216,21 @@ def test_remote_access_to_a_cta_that_has_exited_is_a_fault() -> None:
     assert all("whose threads have all exited" in r.message for r in results if r.outcome == "error")
     sync = "barrier.cluster.arrive; barrier.cluster.wait;"
     assert all(run(module(body(sync), params=""), seed=s, grid=2, cluster=2, block=1).ok for s in range(8))
+
+
+def test_a_copy_that_lands_after_its_cta_exited_is_a_fault() -> None:
+    """A bulk store from shared memory that nobody waits for: when it runs after the CTA exited, its source
+    is gone (cp.async.bulk.wait_group.read exists for this)."""
+    body = REGS + """
+        .shared .align 16 .b8 tile[16];
+        ld.param.u64 %rd0, [out];
+        mov.u32 %r1, tile;
+        cp.async.bulk.global.shared::cta.bulk_group [%rd0], [%r1], 16;
+        cp.async.bulk.commit_group;
+        ret;
+    """
+    results = [run(module(body), seed=s, block=1, args={"out": sim.Buffer(16)}) for s in range(8)]
+    assert {r.outcome for r in results} == {"exited", "error"}  # the copy may also land in time
+    assert all("whose threads have all exited" in r.message for r in results if r.outcome == "error")
+    waited = body.replace("ret;", "cp.async.bulk.wait_group.read 0;\n ret;")
+    assert all(run(module(waited), seed=s, block=1, args={"out": sim.Buffer(16)}).ok for s in range(8))

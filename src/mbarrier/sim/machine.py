@@ -886,6 +886,10 @@ class Machine:
 
     def finish_async(self, c: Copy) -> None:
         """One engine step: the copy lands (and signals), or the pending arrive-on happens."""
+        for cta in (c.dst_cta, c.bar_cta, c.src[1]):
+            if cta is not None and cta.live == 0:
+                raise MemoryFault(f"{c.name} completes in CTA {cta.name}, whose threads have all exited: its "
+                                  "shared memory is gone (wait for the copy before the CTA exits)")
         if c.kind == "cp.async.mbarrier.arrive":
             assert c.bar_cta is not None
             b = c.bar_cta.barriers[c.bar_off]
