@@ -72,6 +72,7 @@ BODY = [
     ".loc 1 2 3, function_name f", '.file 1 "a.cu"', '.pragma "nounroll"', '.pragma "a", "b";',
     ".maxnreg 32", ".maxntid 32, 1, 1", ".align 8 .reg .b32 q;", ".align 8", ".b32 qq;",
     ".extern .func f(.param .b32 a);", ".func g;", ".func h() { ret; }",
+    "mbarrier._test_wait.shared.b64 %p1, [%rd1], %rd2;", ".reg .f32 %g<-5>;", "@_ bra k;",
 ]
 
 # Whole modules (no HEAD/TAIL).
@@ -117,6 +118,8 @@ MODULES = [
     ".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_str\n{\n.b32 x-4\n}\n",
     ".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_str\n{\nb8 5\n}\n",
     ".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_str\n{\n.b8 \"s\"\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_str\n{\n.b8 1\n,.b8 2\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.func _%r1(.param .b32 a)\n{\nret;\n}\n",
 ]
 
 # ptxas's fatal parse-level messages: the token a syntax error is near, or the whole message.

@@ -40,8 +40,9 @@ class Cursor:
         return t
 
     def ident(self, what: str) -> Token:
+        """A name; the sink `_` is none (ptxas: "near '_'")."""
         t = self.toks[self.i]
-        if t[0] != IDENT:
+        if t[0] != IDENT or t[1] == "_":
             raise self.error(what)
         self.i += 1
         return t

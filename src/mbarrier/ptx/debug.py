@@ -92,7 +92,7 @@ class DebugParser(OperandParser):
     def data_item(self) -> None:
         """`-1`, `0x10`, `label`, `.debug_abbrev`, `label+4`, `label1-label2`."""
         x = self.toks[self.i]
-        if x[0] in (IDENT, DOT):
+        if x[0] == IDENT or (x[0] == DOT and x[1] not in _DATA_TYPES):
             self.i += 1
             if self.at("+"):
                 self.i += 1

@@ -34,7 +34,7 @@ KIND_NAMES: Final = {DOT: "directive", FLOAT: "float", INT: "integer", IDENT: "i
 # PTX ISA 4.3 (identifiers): [a-zA-Z][a-zA-Z0-9_$]* | [_$%][a-zA-Z0-9_$]+ ; `::` joins qualifier parts.
 _FOLLOW = r"[A-Za-z0-9_$]"
 _TOKEN: Final = re.compile(
-    rf"(\.(?:[A-Za-z_$]|[0-9]+(?![eE][-+]?[0-9])[A-Za-z_$]){_FOLLOW}*(?:::{_FOLLOW}+)*)"
+    rf"(\.(?:[A-Za-z]|[0-9]+(?![eE][-+]?[0-9])[A-Za-z_$]){_FOLLOW}*(?:::{_FOLLOW}+)*)"
     rf"|(0[fF][0-9A-Fa-f]{{8}}|0[dD][0-9A-Fa-f]{{16}}"
     rf"|[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?|[0-9]+[eE][-+]?[0-9]+)"
     rf"|(0[xX][0-9A-Fa-f]+U?|0[bB][01]+U?|0[0-7]*U?|[1-9][0-9]*U?)"

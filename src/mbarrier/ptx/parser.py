@@ -434,6 +434,9 @@ class _Parser(DebugParser):
         rng: int | None = None
         if toks[self.i][1] == "<" and toks[self.i][0] == PUNCT:
             self.i += 1
+            c = toks[self.i]
+            if c[0] != INT:
+                raise self.error("a register count")
             rng = self.integer("a register count")
             self.expect(">", "'>' closing the register range")
             dims: tuple[int | None, ...] = ()
