@@ -13,7 +13,7 @@ import time
 from collections import Counter
 
 from mbarrier.ptx.validate_oracle import compare
-from mbarrier.ptx.validate_variants import cases
+from mbarrier.ptx.validate_variants import cases, random_cases
 from mbarrier.spec.targets import TARGET_MIN_VERSION, format_version, parse_version
 
 TARGETS = ("sm_80", "sm_90", "sm_90a", "sm_100a", "sm_120")
@@ -31,10 +31,14 @@ def main() -> int:
     ap.add_argument("--show", type=int, default=20, help="disagreements to print")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--filter", default="", help="only cases whose label contains this")
+    ap.add_argument("--random", type=int, default=0, metavar="N",
+                    help="instead of the systematic variants, N with several mutations at once")
+    ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     versions = [v for v in (parse_version(x) for x in a.versions.split(",")) if v]
     ps = pairs(versions, a.targets.split(","))
-    cs = [c for c in cases() if a.filter in c.label]
+    pool = random_cases(a.random, a.seed) if a.random else cases()
+    cs = [c for c in pool if a.filter in c.label]
     t0 = time.perf_counter()
     outcomes = compare(cs, ps, workers=a.workers)
     dt = time.perf_counter() - t0

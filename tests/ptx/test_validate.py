@@ -201,7 +201,7 @@ def test_target_override_and_unsupported_pairs() -> None:
 
 
 def test_fence_mbarrier_init_takes_only_release_cluster() -> None:
-    """fence.mbarrier_init.release.cluster (9.7.12.4), the fence that orders mbarrier.init."""
+    """fence.mbarrier_init.release.cluster (9.7.13.4, membar/fence), the fence that orders mbarrier.init."""
     assert messages("fence.mbarrier_init.release.cta;") == {
         "Modifier '.mbarrier_init' cannot be combined with modifier '.cta'"}
     assert messages("fence.mbarrier_init.release.cluster;", version="7.8") == {
@@ -252,3 +252,13 @@ def test_waits_on_a_mapa_address_are_warnings() -> None:
     assert rules(*mapped, "mbarrier.arrive.b64 %rd4, [%rd2];") == {"cluster-arrive-result"}
     assert rules(*mapped, "mbarrier.arrive.release.cluster.b64 _, [%rd2];") == set()
     assert rules(*mapped, "mbarrier.try_wait.parity.b64 %p1, [%rd1], 0;") == set()
+
+
+def test_the_docs_table_is_the_data() -> None:
+    """docs/lint.md lists every ptxas check with its rule id, generated from spec/forms.py."""
+    from pathlib import Path
+
+    from mbarrier.spec.forms import markdown_table
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "lint.md").read_text()
+    assert markdown_table() in doc

@@ -20,6 +20,7 @@ from mbarrier.spec.forms import (
     FAMILY_OPCODES,
     INSTRUCTIONS,
     MESSAGES,
+    MODIFIER_CONSTRAINTS,
     MODIFIER_GATES,
     MODIFIERS,
     NON_ADDRESS_TYPES,
@@ -28,6 +29,7 @@ from mbarrier.spec.forms import (
     TERMINAL_MODIFIERS,
     TYPE_COMPATIBLE,
     UNCHECKED_PATHS,
+    UNCOUNTED_REPEATS,
     Instr,
     Slot,
 )
@@ -62,6 +64,9 @@ class _Line:
 
     def add(self, key: str, pos: ast.Pos | None = None, severity: Severity = "error",
             **fmt: object) -> None:
+        self.emit(key, pos, severity, fmt)
+
+    def emit(self, key: str, pos: ast.Pos | None, severity: Severity, fmt: dict[str, object]) -> None:
         message = MESSAGES[key].format(**fmt)
         if message in self._seen:
             return
@@ -163,28 +168,37 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
                     line.add("unknown-modifier", mod=m)
             line.add("unknown-instruction", opcode=instr.opcode)
         return
-    terminal = [m for m in mods if m in TERMINAL_MODIFIERS and m not in form.flags]
-    if terminal:
-        for m in mods:
-            if m in terminal:
-                line.add("illegal-modifier", mod=m, name=form.name)
-            elif _split_space(m) is None and m not in MODIFIERS:
-                line.add("unknown-modifier", mod=m)
+    # ptxas's order (measured): the words themselves, a misplaced sink (fatal), an illegal
+    # terminal modifier, the instruction type, the operands; only then which modifiers are legal.
+    legality: list[tuple[str, dict[str, object]]] = []
+    facts = _check_modifiers(form, mods, line, legality)
+    if _sink_misplaced(instr, line):
         return
-    facts = _check_modifiers(form, mods, line)
-    if not facts.clean or _sink_misplaced(instr, line):
-        return  # "Unexpected instruction types" hides everything after the modifiers
+    terminal = [m for m in TERMINAL_MODIFIERS if m in mods and m not in form.flags]
+    if terminal:  # the first of them by ptxas's priority ends the line
+        line.add("illegal-modifier", mod=terminal[0], name=form.name)
+        return
+    if not facts.clean:
+        line.add("types", name=form.name)
+        return
     slots, soft = _match_operands(form, instr, facts, scope, ctx, line)
     if slots is None:
         line.add("operands", name=form.name)
         return
+    for key, fmt in legality:  # a refused sink stops ptxas before it judges .sem and .scope
+        if not (fmt.pop("late", False) and line.pending_fatal):
+            line.emit(key, None, "error", fmt)
     if form.space_pairs:
         pair = _check_space_pair(form, facts, line)
         if pair != "ok":
             # no operand list for a pair ptxas does not take: the addresses only, then the gates
             if pair == "other" and soft:
                 line.add("operands", name=form.name)
-            _check_addresses(form, instr, slots, facts, scope, line)
+            _check_semantics(form, facts, frozenset(), False, ctx, line)
+            if facts.spaces:
+                _check_addresses(form, instr, slots, facts, scope, line)
+            if pair == "other":
+                _check_immediates(form, instr, slots, line)
             _check_gates(form, facts, frozenset(), False, ctx, line)
             return
     if soft:
@@ -192,7 +206,8 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     roles = frozenset(s.role for s in slots)
     sink = bool(instr.operands) and isinstance(instr.operands[0], ast.Sink)
     _check_semantics(form, facts, roles, sink, ctx, line)
-    _check_addresses(form, instr, slots, facts, scope, line)
+    if not line.pending_fatal:  # a refused sink hides the addresses too
+        _check_addresses(form, instr, slots, facts, scope, line)
     _check_immediates(form, instr, slots, line)
     _check_gates(form, facts, roles, sink, ctx, line)
 
@@ -215,7 +230,11 @@ def _split_space(mod: str) -> tuple[str, str] | None:
     return None
 
 
-def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line) -> _Facts:
+def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
+                     legality: list[tuple[str, dict[str, object]]]) -> _Facts:
+    """Reports what ptxas finds in the words themselves (unknown, repeated) at once, and leaves in
+    `legality` what it reports only when the operands match (modifiers the instruction does not
+    take, state spaces)."""
     name = form.name
     words: set[str] = set()
     spaces: list[str] = []
@@ -224,6 +243,13 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line) -> _Facts:
     sems = [m for m, c in zip(mods, classes, strict=True) if c == "sem"]
     scopes = [m for m, c in zip(mods, classes, strict=True) if c == "scope"]
     seen_flags: set[str] = set()
+
+    def illegal(key: str, **fmt: object) -> None:
+        legality.append((key, fmt))
+
+    def illegal_late(key: str, **fmt: object) -> None:  # after the destination operand
+        legality.append((key, {**fmt, "late": True}))
+
     for m, cls in zip(mods, classes, strict=True):
         if cls is None:
             line.add("unknown-modifier", mod=m)
@@ -238,40 +264,38 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line) -> _Facts:
             if m is group[-1]:
                 words.update((m, cls))
                 if m not in allowed:
-                    line.add("illegal-modifier", mod=m, name=name)
+                    illegal_late("illegal-modifier", mod=m, name=name)
         elif cls == "space":
             split = _split_space(m)
             base, sub = split if split else (m, "")
             spaces.append(m)
-            if form.space_pairs:
-                continue  # judged as a pair below
-            if len(spaces) > 1:
-                continue  # ptxas judges the first state space only, and counts the others
+            if len(spaces) == 3:
+                line.add("space-multiple")
+            if form.space_pairs or len(spaces) > 1:
+                continue  # copies: judged as a pair; others: ptxas judges the first only
             words.add(m)
             if not form.spaces:  # the sub-qualifier gates do not apply then (measured)
-                line.add("space-none", name=name)
+                illegal("space-none", name=name)
                 continue
             words.update((base, sub) if sub else ())
             if base not in {s.partition("::")[0] for s in form.spaces}:
-                line.add("space-incorrect", name=name)
+                illegal("space-incorrect", name=name)
             elif m not in form.spaces:
-                line.add("illegal-modifier", mod=sub, name=name)
+                illegal("illegal-modifier", mod=sub, name=name)
         elif cls == "type":
             types.append(m)
         else:
             words.add(m)
-            if m in seen_flags:
+            if m in seen_flags and m not in UNCOUNTED_REPEATS:
                 line.add("duplicate-flag", mod=m)
             elif m not in form.flags:
-                line.add("illegal-modifier", mod=m, name=name)
+                illegal("illegal-modifier", mod=m, name=name)
             seen_flags.add(m)
     if form.space_pairs:
         words.update(_pair_words(spaces))
-    elif len(spaces) > 1:
-        line.add("space-count", name=name)
+    elif len(spaces) > 1 and form.spaces:
+        illegal("space-count", name=name)
     types_ok = (len(types) == 1 and types[0] in form.types) if form.types else not types
-    if not types_ok:
-        line.add("types", name=name)
     return _Facts(words, spaces, types_ok)
 
 
@@ -295,8 +319,6 @@ def _check_space_pair(form: Instr, facts: _Facts, line: _Line) -> str:
         line.add("space-incorrect", name=form.name)
         line.add("space-count", name=form.name)
         return "bad"
-    if len(spaces) > 2:
-        line.add("space-multiple")
     if tuple(spaces[:2]) in form.space_pairs:
         return "ok"
     if tuple(spaces[:2]) in form.other_pairs and form.marker:
@@ -325,14 +347,17 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
     ops = instr.operands
     flags = {s.flag for slots in form.operands for s in slots if s.flag}
     present = flags & facts.words
-    for slots in form.operands:
-        if len(slots) == len(ops) and {s.flag for s in slots if s.flag} == present:
-            ok = all(_operand_fits(slot, op, i, form, scope, ctx, line)
-                     for i, (slot, op) in enumerate(zip(slots, ops, strict=True)))
-            if ok:
-                return slots, False
     quiet = _Line(instr, line.path)
-    for slots in (*form.operands, *form.other_operands):
+    for slots in form.operands:
+        if len(slots) == len(ops) and {s.flag for s in slots if s.flag} == present and all(
+                _operand_fits(slot, op, i, form, scope, ctx, quiet)
+                for i, (slot, op) in enumerate(zip(slots, ops, strict=True))):
+            for i, (slot, op) in enumerate(zip(slots, ops, strict=True)):
+                _operand_fits(slot, op, i, form, scope, ctx, line)  # its errors that do not stop
+            return slots, False
+    for strict in (*form.operands, *form.other_operands):
+        slots = tuple(dataclasses.replace(s, value_types=s.loose_types)
+                      if s.loose_types and not present else s for s in strict)
         if len(slots) == len(ops) and present <= {s.flag for s in slots if s.flag} and all(
                 _operand_fits(slot, op, i, form, scope, ctx, quiet)
                 for i, (slot, op) in enumerate(zip(slots, ops, strict=True))):
@@ -355,6 +380,8 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
     if slot.kind == "addr":
         if isinstance(op, ast.Address) or not slot.value_types:
             return isinstance(op, ast.Address)
+        if slot.value_types == ("imm",):
+            return isinstance(op, ast.Imm)
         loose = [dataclasses.replace(slot, kind="value", type=t, value_types=()) for t in slot.value_types]
         quiet = _Line(line.instr, line.path)
         slot = next((s for s in loose if _operand_fits(s, op, index, form, scope, ctx, quiet)), loose[0])
@@ -380,14 +407,14 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
 def _check_semantics(form: Instr, facts: _Facts, roles: frozenset[str], sink: bool, ctx: Context,
                      line: _Line) -> None:
     words = frozenset(facts.words)
-    if form.scopes:  # ptxas pairs .sem and .scope wherever it takes a scope
+    if form.scopes and not line.pending_fatal:  # ptxas pairs .sem and .scope where it takes a scope
         sem = next((m for m in facts.words if MODIFIERS.get(m) == "sem"), form.default_sem)
         scope = next((m for m in facts.words if MODIFIERS.get(m) == "scope"), None)
         if sem and not scope:
             line.add("sem-needs-scope", mod=sem, name=form.name)
         if scope and not sem and form.scope_needs_sem:
             line.add("scope-needs-sem", mod=scope, name=form.name)
-    for c in form.constraints:
+    for c in (*(MODIFIER_CONSTRAINTS if form.object_rules else ()), *form.constraints):
         if not c.when.holds(words, roles, sink):
             continue
         if c.below_sm is not None and (ctx.target is None or ctx.target.at_least(c.below_sm)):
@@ -412,8 +439,8 @@ def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...
             continue
         if sym.space not in slot.spaces and slot.space_message:
             line.add("address-space", op.base.pos, symbol=sym.name, name=form.name)
-        if slot.governed_by is not None:
-            given = facts.spaces[slot.governed_by] if slot.governed_by < len(facts.spaces) else None
+        if slot.governed_by is not None:  # with fewer state spaces than slots, the last one
+            given = facts.spaces[min(slot.governed_by, len(facts.spaces) - 1)] if facts.spaces else None
         else:
             given = facts.spaces[form.address_space] if facts.spaces else None
         if given is not None and given.partition("::")[0] != sym.space:
@@ -438,7 +465,7 @@ def _check_immediates(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ..
 def _check_gates(form: Instr, facts: _Facts, roles: frozenset[str], sink: bool, ctx: Context,
                  line: _Line) -> None:
     words = frozenset(facts.words)
-    for g in (*(MODIFIER_GATES if form.subspace_gates else ()), *form.gates):
+    for g in (*(MODIFIER_GATES if form.object_rules else ()), *form.gates):
         if not g.when.holds(words, roles, sink) or (g.late and line.pending_fatal):
             continue
         if g.version is not None and ctx.version < g.version:

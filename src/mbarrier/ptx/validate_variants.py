@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import combinations
+from random import Random
 
 from mbarrier.ptx import ast
 from mbarrier.spec.forms import INSTRUCTIONS, Instr, Slot
@@ -199,3 +200,35 @@ def _canonical_lists(slots: tuple[Slot, ...]) -> Iterator[tuple[ast.Operand, ...
     for i, s in enumerate(slots):
         for alt in canonical(s)[1:]:
             yield (*first[:i], alt, *first[i + 1:])
+
+
+def random_cases(n: int, seed: int, forms: tuple[Instr, ...] = INSTRUCTIONS) -> list[Case]:
+    """`n` variants with several mutations at once (modifiers inserted anywhere, operands swapped,
+    dropped or added), for the interplay of checks that single mutations never meet. Seeded."""
+    rng = Random(seed)
+    out: dict[str, Case] = {}
+    while len(out) < n:
+        form = rng.choice(forms)
+        path = (*form.path, form.marker) if form.marker else form.path
+        spaces = ["".join(p) for p in form.space_pairs] or list(form.spaces) or [""]
+        mods = [*re.findall(r"\.[^.]+", rng.choice(spaces)), *form.canonical]
+        if form.types:
+            mods.append(form.types[0])
+        slots = rng.choice(form.operands)
+        ops = [rng.choice(canonical(s)) for s in slots]
+        for _ in range(rng.randint(2, 4)):
+            what = rng.randrange(4)
+            if what == 0:
+                mods.insert(rng.randint(0, len(mods)), rng.choice(MODIFIER_POOL))
+            elif what == 1 and mods:
+                mods.pop(rng.randrange(len(mods)))
+            elif what == 2 and ops:
+                ops[rng.randrange(len(ops))] = rng.choice(OPERAND_POOL)
+            else:
+                if ops and rng.random() < 0.5:
+                    ops.pop()
+                else:
+                    ops.append(rng.choice(OPERAND_POOL))
+        c = Case(f"{form.name}: random", _instr((*path, *mods), tuple(ops)))
+        out.setdefault(c.text, c)
+    return list(out.values())

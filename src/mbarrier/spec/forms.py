@@ -1,7 +1,8 @@
 """The mbarrier family's instruction forms as data: what ptxas accepts, and in which words it refuses.
 
 Sources: PTX ISA 9.7.13.15.9-17 (the syntax, the PTX ISA notes and the target ISA notes of every
-instruction), 9.7.9.25 (cp.async.bulk), 9.7.12.4 (fence.mbarrier_init). ptxas (CUDA 13.0) is the
+instruction), "cp.async.bulk" and 9.7.13.4 "membar/fence" (fence.mbarrier_init; neither text is in
+shared/spec, so those two are cited by name and from the manual's contents). ptxas (CUDA 13.0) is the
 oracle for the wording and for what the manual leaves open: every message template below is ptxas's
 own, and `tests/ptx/test_ptxas_diff.py` checks the whole table against ptxas on every CI run.
 
@@ -42,7 +43,7 @@ MODIFIERS: Final[dict[str, str]] = {
 }
 
 #: Modifiers that, where an instruction does not take them, end ptxas's checks of the line: only the
-#: unknown words and this "Illegal modifier" are reported (measured).
+#: words' own errors (unknown, repeated) and the first of these are reported, in this order (measured).
 TERMINAL_MODIFIERS: Final[tuple[str, ...]] = (".sync", ".L2::cache_hint", ".multicast::cluster")
 
 #: Sub-qualifiers of `.shared`: `.shared::cta` and `.shared::cluster` (9.7.13.15.8).
@@ -206,8 +207,8 @@ class Slot:
     9.7.13.15.1); `space_message` whether ptxas names the symbol when it is in another space;
     `governed_by` which state-space modifier the variable must match (an index; None: the
     instruction's `address_space` rule); `value_types` registers or immediates of those types ptxas
-    also takes there (cp.async.bulk's mbar). value: a source register or integer immediate;
-    `checks` the immediate's constraints."""
+    also takes there (cp.async.bulk's mbar; "imm": an immediate only). value: a source register or
+    integer immediate; `checks` the immediate's constraints."""
 
     role: str
     kind: SlotKind
@@ -222,6 +223,9 @@ class Slot:
     vector1: bool = False
     flag: str | None = None
     """The modifier that brings this optional operand (cp.async.bulk's ctaMask, cache-policy)."""
+    loose_types: tuple[str, ...] = ()
+    """`value_types` for an operand list ptxas only half-accepts, when none of the optional
+    modifiers is written (cp.async.bulk's mbar)."""
     """Whether ptxas takes a one-element vector `{r}` here for `r` (measured: only arrive counts)."""
 
 
@@ -277,8 +281,9 @@ class Instr:
     other_operands: tuple[tuple[Slot, ...], ...] = ()
     """Operand lists of the instruction's forms that are not ours (cp.async.bulk's .bulk_group
     copies): operands that fit one make ptxas report "Arguments mismatch" and go on (measured)."""
-    subspace_gates: bool = True
-    """Whether MODIFIER_GATES (the `::cta`/`::cluster` gates) apply to it (not to cp.async.bulk)."""
+    object_rules: bool = True
+    """Whether the family-wide MODIFIER_GATES and MODIFIER_CONSTRAINTS apply (to the instructions
+    on an mbarrier object; not to fence or cp.async.bulk)."""
     canonical: tuple[str, ...] = ()
     """Modifiers every legal use needs beyond the opcode (fence.mbarrier_init: .release.cluster)."""
     scope_needs_sem: bool = True
@@ -317,6 +322,15 @@ MODIFIER_GATES: Final[tuple[Gate, ...]] = (
 #: ... and this one to the `mbarrier.*` instructions only (not to cp.async.mbarrier.arrive).
 _SHARED_CLUSTER = Gate(_feature(".shared::cluster"), Cond(has=(".shared::cluster",)), "9.7.13.15.13",
                        version=(8, 0), sm=90)
+
+#: 9.7.13.15.13/14: `.noComplete` goes with `.release.cta` on `.shared{::cta}` only; ptxas says so
+#: on every instruction where the word stands, even those that do not take it (measured).
+MODIFIER_CONSTRAINTS: Final[tuple[Constraint, ...]] = tuple(
+    Constraint(Cond(has=(".noComplete", m)), "combine", "9.7.13.15.13", mod=m, other=".noComplete")
+    for m in (".cluster", ".gpu", ".sys", ".relaxed", ".acquire", ".acq_rel", ".sc", ".shared::cluster"))
+
+#: Modifiers whose repetition ptxas does not report (measured).
+UNCOUNTED_REPEATS: Final[tuple[str, ...]] = (".sync",)
 
 # Gates shared by several instructions (PTX ISA notes of 9.7.13.15.9-16).
 _SCOPES = Gate(_feature("scopes on mbarrier operations"), Cond(has=("scope",)), "9.7.13.15.13",
@@ -360,8 +374,6 @@ def _arrive(op: str, section: str) -> tuple[Instr, Instr]:
             # .noComplete is required".
             Constraint(Cond(roles=("count",), lacks=(".noComplete",)), "required-modifier", section,
                        mod=".noComplete", below_sm=90, name_suffix=" with count argument"),
-            *(Constraint(Cond(has=(".noComplete", m)), "combine", section, mod=m, other=".noComplete")
-              for m in (".cluster", ".relaxed", ".shared::cluster")),
         ),
     )
     expect = Instr(
@@ -415,11 +427,11 @@ _ARRIVE, _ARRIVE_EXPECT = _arrive("arrive", "9.7.13.15.13")
 _DROP, _DROP_EXPECT = _arrive("arrive_drop", "9.7.13.15.14")
 
 _FENCE_SEMS = (".sc", ".acq_rel", ".release", ".acquire")
-_FENCE_SECTION = "9.7.12.4"
+_FENCE_SECTION = "9.7.13.4"  # membar/fence (not in shared/spec; number from the PTX ISA 8.x contents)
 
 
 def _fence_mbarrier_init() -> Instr:
-    """fence.mbarrier_init.release.cluster (PTX ISA 9.7.12.4, membar/fence): only .release and
+    """fence.mbarrier_init.release.cluster (PTX ISA 9.7.13.4, membar/fence): only .release and
     .cluster may go with .mbarrier_init; ptxas judges each missing or other .sem/.scope."""
     init = ".mbarrier_init"
     others = (*(s for s in (*_FENCE_SEMS, ".relaxed") if s != ".release"), ".cta", ".gpu", ".sys")
@@ -427,6 +439,7 @@ def _fence_mbarrier_init() -> Instr:
         ("fence",), _FENCE_SECTION, operands=((),), types=(), spaces=(), sems=_FENCE_SEMS,
         scopes=(".cta", ".cluster", ".gpu", ".sys"), flags=(init,), marker=init,
         scope_needs_sem=False, default_sem=".acq_rel", canonical=(".release", ".cluster"),
+        object_rules=False,
         gates=(
             Gate(_feature(".op_restrict"), ALWAYS, _FENCE_SECTION, version=(8, 0), sm=90),
             Gate(f"Modifier '{init}'", ALWAYS, _FENCE_SECTION, version=(8, 0), sm=90),
@@ -464,6 +477,7 @@ def _bulk_copy() -> Instr:
     # ptxas also takes a 64-bit (and in the four-operand form a 16-bit) register or an immediate
     # there (measured).
     mbar = _addr("mbar", space_message=False, governed_by=0)
+    mbar5 = _addr("mbar", space_message=False, governed_by=0, loose_types=("imm",))
     loose = _addr("mbar", space_message=False, governed_by=0, value_types=(".b64", ".b16"))
     loose64 = _addr("mbar", space_message=False, governed_by=0, value_types=(".b64",))
     mask = Slot("ctaMask", "value", ".b16", flag=_MC)
@@ -476,8 +490,8 @@ def _bulk_copy() -> Instr:
     return Instr(
         ("cp", ".async", ".bulk"), _BULK, types=(), spaces=(), space_pairs=pairs,
         scopes=(".cta", ".cluster", ".gpu", ".sys"), scope_needs_sem=False,
-        flags=(_BYTES, _MC, _L2), marker=_BYTES, subspace_gates=False,
-        operands=((dst, src, size, loose), (*base, mask), (dst, src, size, loose64, policy),
+        flags=(_BYTES, _MC, _L2), marker=_BYTES, object_rules=False,
+        operands=((dst, src, size, loose), (dst, src, size, mbar5, mask), (dst, src, size, loose64, policy),
                   (*base, mask, policy)),
         other_pairs=other_pairs,
         other_operands=((dst, src, size), (dst, src, size, policy)),
@@ -528,3 +542,21 @@ INSTRUCTIONS_BY_PATH: Final[dict[tuple[str, ...], Instr]] = {i.path: i for i in 
 #: Opcodes whose every instruction belongs to the family: an unknown path under them is an error.
 FAMILY_OPCODES: Final[tuple[str, ...]] = ("mbarrier",)
 
+
+
+def markdown_table() -> str:
+    """The ptxas checks as a Markdown table (rule id, ptxas's wording), for docs/lint.md."""
+    lines = ["| rule | ptxas's message |", "|---|---|"]
+    for key, template in MESSAGES.items():
+        lines.append(f"| `{RULE_IDS[key]}` | {template.replace('|', chr(92) + '|')} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover - a docs generator
+    import sys
+
+    if sys.argv[1:] == ["--markdown"]:
+        sys.stdout.write(markdown_table())
+    else:
+        for i in INSTRUCTIONS:
+            print(f"{i.name:32} {i.section:14} {len(i.operands)} operand list(s), {len(i.gates)} gate(s)")
