@@ -132,8 +132,9 @@ class Barrier:
     def key(self) -> tuple[object, ...]:
         """A hashable snapshot of the whole observable state, for the checker's state hashing.
 
-        Equal keys mean the same future: a valid object is its counts, full phase number, wait
-        bookkeeping and generation; an invalid one is its memory and generation.
+        Two copies of one barrier with equal keys have the same future: a valid object is its counts,
+        full phase number, wait bookkeeping and generation; an invalid one is its memory and generation
+        (the memory left from an earlier inval does not matter while the object is valid).
         """
         if not self._valid:
             return (False, self._memory, self._generation)
@@ -141,6 +142,7 @@ class Barrier:
                 self._generation)
 
     def describe(self) -> str:
+        """The barrier and its state in words, as violation messages show it."""
         label = f"barrier {self.name!r}" if self.name else "barrier"
         if not self._valid:
             return f"{label} (not a valid object)"
