@@ -608,8 +608,17 @@ class RaceMachine(Machine):
                         f"completes) precedes {this}")
             return (f"no cp.async.bulk.wait_group of thread {x_copy.thread} covers {self._who(x)} "
                     f"before {this}")
-        if y_copy is not None and y_copy.barrier is not None and not c.earlier[2] & WRITE \
-                and not self._observed(x, c.writer):
+        early = y_copy is not None and not c.earlier[2] & WRITE and not self._observed(x, c.writer)
+        if early and y_copy is not None and y_copy.kind == "cp.async":
+            read = f"the read at line {earlier_s.line} ({self._who(x)})"
+            if y_copy.tracked is None:
+                return (f"the cp.async at line {y_copy.line} is tracked by no cp.async.mbarrier.arrive "
+                        f"(9.7.13.15.16 rule 2) and no cp.async.wait_group/wait_all of thread "
+                        f"{y_copy.thread} covers it, so nothing orders {read} with the copy landing")
+            bar, line = y_copy.tracked
+            return (f"{read} comes before the copy lands, and no wait on {bar} for the phase that the "
+                    f"cp.async.mbarrier.arrive at line {line} completes precedes it")
+        if early and y_copy is not None and y_copy.barrier is not None:
             return (f"the read at line {earlier_s.line} ({self._who(x)}) comes before the copy lands, and no "
                     f"wait on {y_copy.barrier} for phase {y_copy.phase} (which the copy "
                     "completes) precedes it")

@@ -1,0 +1,210 @@
+"""Race detection (PTX ISA 9.7.13.15.16, the memory model): the corpus of correct kernels and planted race
+bugs under many seeds, the nvcc-compiled examples without false positives, the lifetime rules, the
+switch, and `mbarrier run`'s race outcome with a replayable schedule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mbarrier import explore, sim
+from mbarrier.cli import main
+from mbarrier.examples import cases
+from mbarrier.examples.races import CASES, RaceCase
+from mbarrier.sim.hb import ATOMIC, THREAD, WRITE, Conflict, Shadow
+from mbarrier.sim.races import Race, RaceMachine, track
+
+from .helpers import module
+
+SEEDS = range(12)
+CORRECT = [n for n, c in CASES.items() if c.rule is None]
+BUGS = [n for n, c in CASES.items() if c.rule is not None]
+
+
+def _run(case: RaceCase, seed: int, burst: int = 8) -> explore.RunResult:
+    m = case.launch()
+    track(m)
+    return explore.run(m, explore.RandomScheduler(seed, burst=burst))
+
+
+@pytest.mark.parametrize("name", CORRECT)
+def test_correct_corpus_kernels_report_no_race_for_any_seed(name: str) -> None:
+    for seed in SEEDS:
+        for burst in (1, 8):
+            r = _run(CASES[name], seed, burst)
+            assert r.outcome == "exited", (name, seed, burst, r.message)
+
+
+@pytest.mark.parametrize("name", BUGS)
+def test_each_planted_bug_is_a_race_naming_both_accesses_and_the_missing_edge(name: str) -> None:
+    case = CASES[name]
+    for seed in SEEDS:
+        r = _run(case, seed)
+        assert r.outcome == "race" and r.rule == case.rule, (name, seed, r.outcome, r.message)
+        assert case.edge in r.message, r.message
+        lines = r.message.splitlines()
+        first, second = (line for line in lines if line.strip().startswith(("first", "second")))
+        for access in (first, second):
+            assert " by " in access and "line " in access and "`" in access, access  # who, where, what
+
+
+def test_the_race_schedule_replays_to_the_same_race() -> None:
+    case = CASES["tma_pipeline_bug_relaxed_wait"]
+    r = _run(case, 3)
+    m = case.launch()
+    track(m)
+    again = explore.run(m, explore.Replay(r.schedule))
+    assert (again.outcome, again.message, again.steps) == ("race", r.message, r.steps)
+
+
+@pytest.mark.parametrize("name", sorted(cases.CASES) + ["calls"])
+def test_nvcc_compiled_examples_have_no_race_and_the_right_output(name: str) -> None:
+    case = cases.CASES.get(name, cases.CALLS)
+    for seed in range(3):
+        m = case.launch()
+        track(m)
+        r = explore.run(m, explore.RandomScheduler(seed))
+        assert r.outcome == "exited", (name, seed, r.message)
+        if name in cases.CASES:
+            assert case.output(m) == cases.expected(name)
+
+
+def test_tracking_is_off_unless_switched_on_and_only_before_the_run() -> None:
+    m = CASES["tma_pipeline_bug_relaxed_wait"].launch()
+    assert type(m) is sim.Machine and not hasattr(m, "hb")
+    r = explore.run(m, explore.RandomScheduler(0))
+    assert r.outcome == "exited"  # the plain machine is sequentially consistent and checks no ordering
+    with pytest.raises(ValueError, match="before the machine runs"):
+        track(m)
+    fresh = CASES["tma_pipeline"].launch()
+    assert track(fresh) is track(fresh) and isinstance(fresh, RaceMachine)
+
+
+def _info(agent: int, flags: int) -> tuple[int, object, int, str, int, int, int, str]:
+    return (agent, None, flags, "shared", 0, 0, 4, "")
+
+
+def test_shadow_orders_by_vector_clock_and_lets_atomics_meet() -> None:
+    s = Shadow()
+    s.access(0, 4, {1: 1}, 1, 1, _info(1, THREAD | WRITE))
+    s.access(0, 4, {1: 1, 2: 1}, 2, 1, _info(2, THREAD))            # thread 2 saw the write: fine
+    with pytest.raises(Conflict) as e:
+        s.access(2, 2, {3: 1}, 3, 1, _info(3, THREAD | WRITE))      # thread 3 did not see the read
+    assert e.value.rule == "data-race" and e.value.addr == 2
+    a = Shadow()
+    a.access(8, 4, {1: 1}, 1, 1, _info(1, THREAD | WRITE | ATOMIC))
+    a.access(8, 4, {2: 1}, 2, 1, _info(2, THREAD | WRITE | ATOMIC))  # two atomics never race
+    with pytest.raises(Conflict):
+        a.access(8, 4, {3: 1}, 3, 1, _info(3, THREAD))               # a plain read against them does
+
+
+def test_a_generic_write_needs_a_proxy_fence_before_the_async_proxy_reads_it() -> None:
+    s = Shadow()
+    s.access(0, 4, {1: 1}, 1, 1, _info(1, THREAD | WRITE))
+    with pytest.raises(Conflict) as e:
+        s.access(0, 4, {1: 1, 9: 1}, 9, 1, _info(9, 0), pvc={})
+    assert e.value.rule == "proxy-fence"
+    s.access(0, 4, {1: 1, 9: 1}, 9, 1, _info(9, 0), pvc={1: 1})    # a fence made it visible
+
+
+_INVAL_BODY = """
+    .reg .pred %p<3>; .reg .b32 %r<4>; .reg .b64 %rd<3>;
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra SYNC;
+    mbarrier.init.shared.b64 [bar], 1;
+    fence.proxy.async.shared::cta;
+SYNC:
+    bar.sync 0;
+    @%p1 bra DONE;
+    ld.param.u64 %rd1, [out];
+    mbarrier.arrive.expect_tx.shared.b64 _, [bar], 16;
+    cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [buf], [%rd1], 16, [bar];
+    mbarrier.inval.shared.b64 [bar];
+DONE:
+    ret;
+"""
+
+
+def test_inval_while_a_copy_that_completes_on_it_is_in_flight() -> None:
+    mod = module(_INVAL_BODY, extra=".shared .align 8 .b64 bar;\n.shared .align 16 .b8 buf[16];")
+    m = sim.launch(mod, grid=1, block=2)
+    track(m)
+    r = explore.run(m, explore.Replay("1*4,0*12"))  # thread 0 reaches the inval before the copy lands
+    assert r.outcome == "race" and r.rule == "inval-inflight", r.message
+    assert "cp.async.bulk" in r.message and "complete-tx on bar" in r.message
+
+
+_REUSE_BODY = """
+    .reg .pred %p<3>; .reg .b32 %r<4>;
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra SYNC;
+    mbarrier.init.shared.b64 [bar], 2;
+SYNC:
+    bar.sync 0;
+    @%p1 bra LATE;
+    mbarrier.arrive.shared.b64 _, [bar];
+    mbarrier.inval.shared.b64 [bar];
+    st.shared.u32 [bar], 7;
+    bra.uni DONE;
+LATE:
+    mbarrier.arrive.relaxed.cta.shared.b64 _, [bar];
+DONE:
+    ret;
+"""
+
+
+def test_reusing_barrier_memory_after_inval_races_with_a_late_arrival() -> None:
+    mod = module(_REUSE_BODY, extra=".shared .align 8 .b64 bar;")
+    m = sim.launch(mod, grid=1, block=2)
+    track(m)
+    # thread 1 arrives (.relaxed: it releases nothing), then thread 0 arrives and invalidates the object
+    # to reuse its bytes: nothing orders thread 1's arrival before the inval (the first plain write).
+    r = explore.run(m, explore.Replay("0*5,1*6,0*10"))
+    assert r.outcome == "race" and r.rule == "data-race", r.message
+    assert "first:  mbarrier.arrive" in r.message and "second: mbarrier.inval" in r.message
+
+
+def test_an_arrive_not_ordered_after_the_init_is_an_init_visibility_race() -> None:
+    body = """
+    .reg .pred %p<2>; .reg .b32 %r<2>;
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra LATE;
+    mbarrier.init.shared.b64 [bar], 2;
+    bra.uni DONE;
+LATE:
+    mbarrier.arrive.shared.b64 _, [bar];
+DONE:
+    ret;
+"""
+    m = sim.launch(module(body, extra=".shared .align 8 .b64 bar;"), grid=1, block=2)
+    track(m)
+    r = explore.run(m, explore.Replay("0*5,1*5"))
+    assert r.outcome == "race" and r.rule == "mbarrier-init-visibility", r.message
+
+
+def test_race_is_a_violation_with_a_section_from_the_memory_model_catalogue() -> None:
+    r = _run(CASES["bulk_store_bug_no_proxy_fence"], 0)
+    assert r.section is not None and "fence.proxy.async" in r.section
+    assert issubclass(Race, Exception)
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    code = main(["run", *argv])
+    return code, capsys.readouterr().out
+
+
+def test_mbarrier_run_reports_races_by_default_and_not_with_no_races(capsys: pytest.CaptureFixture[str],
+                                                                     tmp_path: Path) -> None:
+    case = CASES["cluster_exchange_bug_cta_scope"]
+    argv = [str(case.path), "--grid", "2", "--block", "2", "--cluster", "2", "--seed", "1"]
+    code, out = _cli(capsys, *argv, "--save-schedule", str(tmp_path / "s"))
+    assert code == 1 and "RACE at step" in out and "rule data-race" in out
+    assert "has .cta scope but the waiter is in CTA 0" in out
+    code, again = _cli(capsys, *argv[:-2], "--schedule", f"@{tmp_path / 's'}")
+    assert code == 1 and out.split("\n", 1)[1] .split("schedule:")[0] in again
+    code, out = _cli(capsys, *argv, "--no-races")
+    assert code == 0 and "all 4 threads exited" in out
