@@ -321,3 +321,27 @@ def test_getctarank_isspacep_and_prefetch() -> None:
     got = words(r.machine, "out", 16)
     # The mapped address is CTA 1's: in the shared::cluster window, not in the executing CTA's own.
     assert got[0:5] == [1, 1, 1, 0, 1] and got[8:13] == [1, 1, 1, 0, 1]
+
+
+def test_redux_setmaxnreg_and_griddepcontrol() -> None:
+    body = REGS + """
+        ld.param.u64 %rd0, [out];
+        griddepcontrol.wait;
+        setmaxnreg.inc.sync.aligned.u32 232;
+        mov.u32 %r1, %laneid;  sub.s32 %r2, 3, %r1;
+        redux.sync.add.u32 %r3, %r1, -1;
+        redux.sync.min.s32 %r4, %r2, -1;
+        redux.sync.or.b32 %r5, %r1, 0xffff;
+        griddepcontrol.launch_dependents;
+        mul.wide.u32 %rd1, %r1, 16;  add.s64 %rd1, %rd0, %rd1;
+        st.global.v4.u32 [%rd1], {%r3, %r4, %r5, %r1};
+        ret;
+    """
+    # The last redux's mask holds lanes 0-15 only: lanes 16-31 must not run it.
+    body = body.replace("redux.sync.or.b32 %r5, %r1, 0xffff;",
+                        "setp.lt.u32 %p1, %r1, 16;\n@%p1 redux.sync.or.b32 %r5, %r1, 0xffff;")
+    r = run(module(body), seed=3, block=32, args={"out": sim.Buffer(16 * 32)})
+    assert r.ok, r.message
+    got = words(r.machine, "out", 4 * 32)
+    for lane in range(32):
+        assert got[4 * lane:4 * lane + 4] == [496, (3 - 31) & 0xFFFFFFFF, 15 if lane < 16 else 0, lane]

@@ -278,3 +278,54 @@ def _var(g: Gen, op: ast.Operand) -> tuple[int, int]:
     if var is None:
         raise g.unsupported(f"call operand {op!r} is not a .param variable")
     return var.address, var.size
+
+
+@emitter("setmaxnreg")
+def _setmaxnreg(g: Gen, ins: ast.Instruction) -> None:
+    """setmaxnreg.{inc,dec}.sync.aligned.u32 n (warp specialization): it moves register budget between
+    warpgroups, which changes nothing a simulated thread can observe; a step of its own."""
+    if not any(q in (".inc", ".dec") for q in ins.qualifiers) or len(ins.operands) != 1:
+        raise g.unsupported()
+    g.src(ins.operands[0], U32)
+
+
+@emitter("griddepcontrol")
+def _griddepcontrol(g: Gen, ins: ast.Instruction) -> None:
+    """Programmatic dependent launch: in a simulation of one grid there is no prerequisite grid to wait
+    for (`.wait` returns at once) and no dependent grid to release (`.launch_dependents`)."""
+    if ins.qualifiers not in ((".wait",), (".launch_dependents",)):
+        raise g.unsupported()
+
+
+@emitter("redux")
+def _redux(g: Gen, ins: ast.Instruction) -> None:
+    """redux.sync.{add,min,max,and,or,xor}.{u32,s32,b32} d, a, membermask: a warp reduction."""
+    ops = [q for q in ins.qualifiers if q in (".add", ".min", ".max", ".and", ".or", ".xor")]
+    if ".sync" not in ins.qualifiers or len(ops) != 1 or len(ins.operands) != 3:
+        raise g.unsupported()
+    op = ops[0]
+    ty = g.type_of(ins)
+    d, a, mask = ins.operands
+    reg = g.dst(d)
+    slot = None if reg is None else reg.slot
+    signed = ty.signed
+
+    def finish(parts: dict[int, tuple[object, object]]) -> None:
+        values = [cast(int, v) for _, v in parts.values()]
+        if signed:
+            values = [v - (1 << 32) if v >> 31 else v for v in values]
+        if op == ".add":
+            result = sum(values)
+        elif op == ".min":
+            result = min(values)
+        elif op == ".max":
+            result = max(values)
+        else:
+            result = values[0]
+            for v in values[1:]:
+                result = result & v if op == ".and" else result | v if op == ".or" else result ^ v
+        if slot is not None:
+            for t, _ in parts.values():
+                t.regs[slot] = result & 0xFFFFFFFF  # type: ignore[attr-defined]
+
+    _collective(g, f"redux{op}", g.src(mask, U32), g.src(a, ty), finish)
