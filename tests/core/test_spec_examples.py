@@ -139,6 +139,44 @@ def test_arrive_drop_example_1() -> None:
     assert b.phase == 2
 
 
+def _arrive_drop_example_threads(b: mb.Barrier, answers: list[bool]) -> dict[str, Program]:
+    def dropper() -> Program:                  # @p: arrive_drop, exit
+        b.arrive_drop()
+        yield
+
+    def no_complete_dropper() -> Program:      # @p2: arrive_drop.noComplete %a (= 1), exit
+        b.arrive_drop(count=1, no_complete=True)
+        yield
+
+    def stayer() -> Program:                   # @!p: arrive, test_wait
+        r1 = b.arrive()
+        yield
+        answers.append(b.test_wait(r1))
+
+    return {"p0": dropper(), "p1": dropper(), "p2": no_complete_dropper(), "q0": stayer(), "q1": stayer()}
+
+
+def test_arrive_drop_example_1_interleaved() -> None:
+    """9.7.13.15.14 Example 1 with its threads interleaved: when the `.noComplete` drop happens to be
+    the last arrival of the phase, it would complete the phase, which "must not" happen: the model
+    raises NoCompleteCompletes exactly then, and the example works under every other interleaving."""
+    outcomes = set()
+    for seed in range(40):
+        b = mb.Barrier("shMem")
+        b.init(5)
+        answers: list[bool] = []
+        threads = _arrive_drop_example_threads(b, answers)
+        try:
+            run(threads, seed)
+        except mb.NoCompleteCompletes:
+            assert (b.pending, b.phase) == (1, 0)     # p2 came last: its arrival would complete
+            outcomes.add("p2 last")
+            continue
+        assert (b.phase, b.expected) == (1, 2) and len(answers) == 2
+        outcomes.add("fine")
+    assert outcomes == {"p2 last", "fine"}
+
+
 def test_arrive_drop_examples_2_and_3() -> None:
     """9.7.13.15.14 Example 2: `arrive_drop _, [addr];` and `arrive_drop _, [addr], cnt;`.
     Example 3: `mbarrier.arrive_drop.expect_tx... state, [addr], tx_count;`."""
@@ -193,7 +231,7 @@ def _cp_async_threads(b: mb.Barrier, noinc: bool, done: dict[str, bool]) -> dict
 def test_cp_async_mbarrier_arrive_example_1(seed: int) -> None:
     """9.7.13.15.15 Example 1 (no .noinc): init(threadCount); "Absence of .noinc accounts for arrive-on
     from completion of prior cp.async operations. So mbarrier.init must only account for arrive-on
-    from mbarrier.arrive." (Also 9.7.13.15.16 Example 3, the same sequence.)"""
+    from mbarrier.arrive." """
     b = mb.Barrier("shMem")
     b.init(N)
     done: dict[str, bool] = {}
@@ -211,6 +249,18 @@ def test_cp_async_mbarrier_arrive_example_2(seed: int) -> None:
     done: dict[str, bool] = {}
     run(_cp_async_threads(b, noinc=True, done=done), seed)
     assert all(done.values()) and b.phase == 1 and b.pending == 4 * N
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_wait_example_3_async_copy_completion(seed: int) -> None:
+    """9.7.13.15.16 Example 3, "Asynchronous copy completion waiting": init(threadCount); cp.async;
+    cp.async.mbarrier.arrive ("Absence of .noinc accounts for arrive-on from prior cp.async
+    operation"); mbarrier.arrive; test_wait loop. No thread leaves the loop before every copy is done."""
+    b = mb.Barrier("shMem2")
+    b.init(N)
+    done: dict[str, bool] = {}
+    run(_cp_async_threads(b, noinc=False, done=done), seed)
+    assert all(done.values()) and b.phase == 1
 
 
 def _token_wait_threads(b: mb.Barrier, wait: str, arrived: list[int]) -> dict[str, Program]:
