@@ -26,8 +26,8 @@ def test_qualifiers_keep_their_double_colons() -> None:
 @pytest.mark.parametrize("text,kind", [
     ("%r1", IDENT), ("$L__BB0_2", IDENT), ("_Z1kPi", IDENT), ("_", IDENT), ("%tid", IDENT), ("sm_90a", IDENT),
     ("0f3F800000", FLOAT), ("0D3FF0000000000000", FLOAT), ("1.5", FLOAT), (".5", FLOAT), ("1e-3", FLOAT),
-    ("1.", FLOAT), (".2d", DOT), (".5e3", FLOAT), ("0x1F", INT), ("0X1fU", INT), ("017", INT),
-    ("0b101", INT), ("7U", INT), ("0", INT),
+    ("1.", FLOAT), (".2d", DOT), (".2dms", DOT), (".16x64b", DOT), (".5e3", FLOAT), ("0x1F", INT),
+    ("0X1fU", INT), ("017", INT), ("0b101", INT), ("7U", INT), ("0", INT),
     ('"nounroll"', STRING), ('"a\\"b"', STRING), ("<<", PUNCT), ("@", PUNCT), ("#", BAD), ("`", BAD),
 ])
 def test_one_token(text: str, kind: int) -> None:
@@ -41,6 +41,9 @@ def test_one_token(text: str, kind: int) -> None:
     ("%tid.x", ["%tid", ".x"]),
     ("[%rd1+-4]", ["[", "%rd1", "+", "-", "4", "]"]),
     ("0f3F80000", ["0", "f3F80000"]),  # seven hex digits: not a float
+    ("0f3F8000001", ["0f3F800000", "1"]),  # ptxas takes exactly eight
+    (".0xparam", [".0", "xparam"]),  # a qualifier starts with a letter, or is a shape such as .2d
+    ("._x", [".", "_x"]),
 ])
 def test_splits(text: str, tokens: list[str]) -> None:
     assert [t for _, t in kinds(text)] == tokens

@@ -73,6 +73,8 @@ BODY = [
     ".maxnreg 32", ".maxntid 32, 1, 1", ".align 8 .reg .b32 q;", ".align 8", ".b32 qq;",
     ".extern .func f(.param .b32 a);", ".func g;", ".func h() { ret; }",
     "mbarrier._test_wait.shared.b64 %p1, [%rd1], %rd2;", ".reg .f32 %g<-5>;", "@_ bra k;",
+    "ld.0xparam.b64 %rd1, [%rd2];", "shr.u64 %rd1, %rd2.shared::cta8, 2;", "st.shared.u32 [sym.5lot], %r1;",
+    "tcgen05.ld.sync.aligned.16x64b.x1.b32 {%r1}, [%r2];", "mov.u32 %r1, 1.5d;",
 ]
 
 # Whole modules (no HEAD/TAIL).

@@ -25,7 +25,7 @@ _OP = rf"(?:{_ADDR}|{_VEC}|!?{_ITEM})"
 
 LINE: Final = re.compile(
     r"[ \t]*(?:(@)(!?)([A-Za-z%$_][\w$]*)[ \t]+)?"
-    r"([a-z][a-z0-9_]*)((?:\.(?:[A-Za-z]|[0-9]+(?![eE][-+]?[0-9])[A-Za-z_$])[\w$]*(?:::[\w$]+)*)*)"
+    r"([a-z][a-z0-9_]*)((?:\.[A-Za-z][\w$]*(?:::[\w$]+)*|\.[0-9]+(?:d(?:ms)?|x[0-9]+b(?:x[0-9]+)?)(?![\w$]))*)"
     rf"(?:[ \t]+({_OP}(?:[ \t]*,[ \t]*{_OP})*))?"
     r"[ \t]*;[ \t]*(?://.*)?"
 )
@@ -76,6 +76,8 @@ def _build(m: re.Match[str], lineno: int) -> ast.Instruction:
         _quals_cache[quals] = q
     guard = None
     if at is not None:
+        if pred == "_":  # the sink is no predicate: the general parser reports it
+            raise _NotPlain
         guard = ast.Guard(pred, bang == "!", Pos(lineno, m.start(1) + 1))
     pos = Pos(lineno, m.start(4) + 1)
     if ops is None:

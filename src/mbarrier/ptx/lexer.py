@@ -16,7 +16,7 @@ from mbarrier.ptx.fastpath import instruction as _fast_instruction
 Token = tuple[int, str, int, int]
 
 # Token kinds. Their values are the group numbers in _TOKEN below (`m.lastindex`).
-DOT: Final = 1  # a directive, type or qualifier: `.reg`, `.shared::cta`, `.2d`
+DOT: Final = 1  # a directive, type or qualifier: `.reg`, `.shared::cta`, `.2d`, `.16x64b`
 FLOAT: Final = 2  # `0f3F800000`, `0d3FF0000000000000`, `1.5`, `1e-3`
 INT: Final = 3  # `42`, `0x1F`, `017`, `0b101`, `7U`
 IDENT: Final = 4  # `%r1`, `$L__BB0_2`, `_Z1kPi`, `mbarrier`, `_` (the sink)
@@ -34,7 +34,7 @@ KIND_NAMES: Final = {DOT: "directive", FLOAT: "float", INT: "integer", IDENT: "i
 # PTX ISA 4.3 (identifiers): [a-zA-Z][a-zA-Z0-9_$]* | [_$%][a-zA-Z0-9_$]+ ; `::` joins qualifier parts.
 _FOLLOW = r"[A-Za-z0-9_$]"
 _TOKEN: Final = re.compile(
-    rf"(\.(?:[A-Za-z]|[0-9]+(?![eE][-+]?[0-9])[A-Za-z_$]){_FOLLOW}*(?:::{_FOLLOW}+)*)"
+    rf"(\.[A-Za-z]{_FOLLOW}*(?:::{_FOLLOW}+)*|\.[0-9]+(?:d(?:ms)?|x[0-9]+b(?:x[0-9]+)?)(?!{_FOLLOW}))"
     rf"|(0[fF][0-9A-Fa-f]{{8}}|0[dD][0-9A-Fa-f]{{16}}"
     rf"|[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?|[0-9]+[eE][-+]?[0-9]+)"
     rf"|(0[xX][0-9A-Fa-f]+U?|0[bB][01]+U?|0[0-7]*U?|[1-9][0-9]*U?)"

@@ -21,14 +21,14 @@ Value = int | float | None  # None: not a number we can compute (an operation pt
 _PRECEDENCE = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7, "<=": 7,
                ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
 _UNARY = frozenset({"-", "+", "~", "!"})
-# Directive keywords: ptxas never reads them as the component of a name (`%r1.shared` is an error,
-# `%tid.x` and `%f.foo` are names).
+# Directive keywords: ptxas never reads them as the component of a name (`%r1.shared` is an error;
+# `%tid.x`, `%f.foo` and `%r1.shared::cta8` are names).
 _RESERVED = frozenset({".reg", ".sreg", ".const", ".global", ".local", ".param", ".shared", ".tex", ".align",
                        ".v2", ".v4", ".v8", ".entry", ".func", ".loc", ".file", ".section", ".pragma",
                        ".version", ".target", ".address_size", ".visible", ".extern", ".weak", ".common",
                        ".callprototype", ".alias", ".branchtargets", ".calltargets", ".maxntid", ".reqntid",
                        ".minnctapersm", ".maxnreg", ".explicitcluster", ".reqnctapercluster",
-                       ".maxclusterrank"})
+                       ".maxclusterrank", ".shared::cta", ".shared::cluster"})
 _EXPR_START = frozenset({"-", "+", "~", "!", "("})
 
 
@@ -72,7 +72,7 @@ class OperandParser(Cursor):
         text = t[1]
         nxt = toks[self.i]
         if (nxt[0] == DOT and nxt[2] == t[2] and nxt[3] == t[3] + len(text)
-                and nxt[1].partition("::")[0] not in _RESERVED):
+                and nxt[1] not in _RESERVED):
             self.i += 1
             return ast.Name(text + nxt[1], Pos(t[2], t[3]))
         if text == "_":
