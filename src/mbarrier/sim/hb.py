@@ -33,8 +33,9 @@ Info = tuple[int, object, int, str, int, int, int, str]
 
 
 def join(into: VC, other: VC) -> None:
+    get = into.get
     for k, v in other.items():
-        if into.get(k, 0) < v:
+        if get(k, 0) < v:
             into[k] = v
 
 
@@ -159,6 +160,15 @@ class Agent:
         self.clk += 1
         self.vc[self.me] = self.clk
         return snap
+
+    def release(self, into: list[VC], what: str) -> None:
+        """A release event: the clock joins each of `into`, then advances (no snapshot needed)."""
+        for acc in into:
+            join(acc, self.vc)
+        self.releases[0].append(self.clk)
+        self.releases[1].append(what)
+        self.clk += 1
+        self.vc[self.me] = self.clk
 
     def acquire(self, other: VC) -> None:
         join(self.vc, other)

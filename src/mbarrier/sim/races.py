@@ -308,15 +308,15 @@ class RaceMachine(Machine):
         q = quals(site)
         relaxed = NO_ORDER_SEM in q
         what = f"the {name.split('.')[1]} on {b.name} at line {site.line}"
-        rel = ag.frel if relaxed else ag.tick(what)
+        into = [bc.acc_cta, bc.acc_cluster] if cta is t.cta else [bc.acc_cluster] if ".cluster" in q else []
         if relaxed:
             bc.notes.append((t.aid, f"{what} (thread {t.aid}) is .relaxed: it releases nothing", False))
-        if rel is not None:
-            if cta is t.cta:
-                join(bc.acc_cta, rel)
-                join(bc.acc_cluster, rel)
-            elif ".cluster" in q:
-                join(bc.acc_cluster, rel)
+            for acc in into if ag.frel is not None else ():
+                join(acc, ag.frel)  # type: ignore[arg-type]
+        else:
+            ag.release(into, what)
+        if (not relaxed or ag.frel is not None) and cta is not t.cta:
+            if ".cluster" in q:
                 bc.notes.append((t.aid, f"{what} comes from CTA {t.cta.name} with .cluster scope, but the "
                                  f"wait has .cta scope: it acquires only from its own CTA", True))
             else:
@@ -456,8 +456,7 @@ class RaceMachine(Machine):
     def bar(self, t: Thread, ident: int, count: int | None, wait: bool) -> None:
         site = self._site(t, before=True)
         entry = self.hb.bars.setdefault((t.cta.index, ident), ({}, []))
-        ag = self.hb.agents[t.aid]
-        join(entry[0], ag.tick(f"the {site.text.split()[0]} at line {site.line}"))
+        self.hb.agents[t.aid].release([entry[0]], f"the {site.text.split()[0]} at line {site.line}")
         if wait:
             entry[1].append(t.aid)
         Machine.bar(self, t, ident, count, wait)
@@ -502,7 +501,7 @@ class RaceMachine(Machine):
     def coll(self, t: Thread, kind: str, mask: int, arg: object, finish: object) -> None:
         if kind == "bar.warp.sync":
             acc = self.hb.warp_sync.setdefault((t.aid - t.lane, mask), {})
-            join(acc, self.hb.agents[t.aid].tick(f"the bar.warp.sync at line {self._site(t, True).line}"))
+            self.hb.agents[t.aid].release([acc], f"the bar.warp.sync at line {self._site(t, True).line}")
         Machine.coll(self, t, kind, mask, arg, finish)  # type: ignore[arg-type]
 
     def _coll_done(self, w: Warp, key: tuple[str, int], entry: object) -> None:
@@ -515,6 +514,8 @@ class RaceMachine(Machine):
                 self.hb.agents[th.aid].acquire(vc)
 
     def fence(self, t: Thread) -> None:
+        if self.threads[t.aid] is not t:
+            return  # a probe on a scratch copy of the thread (the checker's spin analysis): no effect
         site = self._site(t)
         q = quals(site)
         ag = self.hb.agents[t.aid]
