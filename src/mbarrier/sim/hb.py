@@ -99,6 +99,12 @@ class Shadow:
                 else:
                     reads[me] = (clk, info)
 
+    def clone(self) -> Shadow:
+        out = Shadow()
+        out.cells = {a: [c[0], c[1], c[2], dict(c[3]) if c[3] else None]  # type: ignore[call-overload]
+                     for a, c in self.cells.items()}
+        return out
+
     def key(self) -> tuple[object, ...]:
         return tuple(sorted((a, c[0], c[1], tuple(sorted((k, v[0]) for k, v in (c[3] or {}).items())))  # type: ignore
                             for a, c in self.cells.items()))
@@ -123,6 +129,14 @@ class Fences:
         clocks, vcs = self.by.setdefault(me, ([], []))
         clocks.append(clk)
         vcs.append(dict(vc))
+
+    def clone(self) -> Fences:
+        out = Fences()
+        out.by = {k: (list(c), list(v)) for k, (c, v) in self.by.items()}  # the clocks in them never change
+        return out
+
+    def key(self) -> tuple[object, ...]:
+        return tuple(sorted((k, tuple(c)) for k, (c, _) in self.by.items()))
 
     def visible(self, vc: VC) -> VC:
         """The join of what every fence that happens before `vc` saw: each thread's latest such fence."""
@@ -150,6 +164,17 @@ class Agent:
         self.cp_issued: VC = {}             # write epochs of the thread's cp.async copies (rule 2)
         self.pvc: VC | None = None          # a bulk copy: what fences made visible to the async proxy
         self.ivc: VC | None = None          # a bulk copy: the inits fences published to the async proxy
+
+    def clone(self) -> Agent:
+        out = Agent(self.me, dict(self.vc))
+        out.clk = self.clk
+        out.frel = None if self.frel is None else dict(self.frel)
+        out.facq = dict(self.facq)
+        out.releases = (list(self.releases[0]), list(self.releases[1]))
+        out.notes = list(self.notes)
+        out.cp_issued = dict(self.cp_issued)
+        out.pvc, out.ivc = self.pvc, self.ivc  # fixed at the copy's issue
+        return out
 
     def tick(self, what: str | None = None) -> VC:
         """A synchronizing event: a snapshot of the clock, which then advances."""
@@ -208,6 +233,15 @@ class BarrierClocks:
         self.arrivers: set[int] = set()
         self.done_arrivers: frozenset[int] = frozenset()
         self.init: tuple[int, int, int] | None = None     # (thread, clock, line) of the mbarrier.init
+
+    def clone(self) -> BarrierClocks:
+        out = BarrierClocks(self.phase)
+        out.acc_cta, out.acc_cluster = dict(self.acc_cta), dict(self.acc_cluster)
+        out.done_cta, out.done_cluster = self.done_cta, self.done_cluster  # replaced, never changed, by roll
+        out.notes, out.done_notes = list(self.notes), self.done_notes
+        out.arrivers, out.done_arrivers = set(self.arrivers), self.done_arrivers
+        out.init = self.init
+        return out
 
     def roll(self, phase: int) -> None:
         """The phase completed: what it released becomes what a successful wait acquires."""

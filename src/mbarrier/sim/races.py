@@ -134,10 +134,35 @@ class RaceState:
         self.init_fences = Fences()
         self.copies: dict[int, CopyInfo] = {}
 
+    def clone(self) -> RaceState:
+        """An independent copy (for the checker's snapshots: cheaper than a deep copy)."""
+        out = RaceState.__new__(RaceState)
+        out.agents = {k: a.clone() for k, a in self.agents.items()}
+        out.smem = [s.clone() for s in self.smem]
+        out.gmem = self.gmem.clone()
+        out.barriers = {k: b.clone() for k, b in self.barriers.items()}
+        out.bars = {k: (dict(vc), list(w)) for k, (vc, w) in self.bars.items()}
+        out.cluster = {k: dict(v) for k, v in self.cluster.items()}
+        out.warp_sync = {k: dict(v) for k, v in self.warp_sync.items()}
+        out.sync = {k: dict(v) for k, v in self.sync.items()}
+        out.proxy_fences = self.proxy_fences.clone()
+        out.init_fences = self.init_fences.clone()
+        out.copies = {}
+        for k, c in self.copies.items():
+            info = out.copies[k] = CopyInfo(c.kind, c.thread, c.line, c.barrier)
+            info.phase, info.tracked = c.phase, c.tracked
+        return out
+
     def key(self) -> tuple[object, ...]:
+        """Everything that decides future race verdicts (the explanations' notes left out)."""
+        def vcs(d: dict[tuple[int, int], VC]) -> tuple[object, ...]:
+            return tuple(sorted((k, tuple(sorted(v.items()))) for k, v in d.items()))
         return (tuple(a.key() for a in sorted(self.agents.values(), key=lambda a: a.me)),
                 tuple(s.key() for s in self.smem), self.gmem.key(),
-                tuple(sorted((k, b.key()) for k, b in self.barriers.items())))
+                tuple(sorted((k, b.key()) for k, b in self.barriers.items())),
+                tuple(sorted((k, tuple(sorted(vc.items())), tuple(w)) for k, (vc, w) in self.bars.items())),
+                vcs(self.cluster), vcs(self.warp_sync), vcs(self.sync), self.proxy_fences.key(),
+                self.init_fences.key())
 
 
 def track(m: Machine) -> RaceState:
