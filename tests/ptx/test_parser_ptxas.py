@@ -3,6 +3,8 @@ line and the token it is reported near ("Parsing error near 'x': syntax error").
 
 from __future__ import annotations
 
+import os
+import random
 import re
 import shutil
 import subprocess
@@ -75,6 +77,7 @@ BODY = [
     "mbarrier._test_wait.shared.b64 %p1, [%rd1], %rd2;", ".reg .f32 %g<-5>;", "@_ bra k;",
     "ld.0xparam.b64 %rd1, [%rd2];", "shr.u64 %rd1, %rd2.shared::cta8, 2;", "st.shared.u32 [sym.5lot], %r1;",
     "tcgen05.ld.sync.aligned.16x64b.x1.b32 {%r1}, [%r2];", "mov.u32 %r1, 1.5d;",
+    "call.uni (%r1), f.v2iced, (%r2);", "call.uni (%r1), f.x, (%r2);", ".func f2(.param .b32 a)\nret;",
 ]
 
 # Whole modules (no HEAD/TAIL).
@@ -122,6 +125,9 @@ MODULES = [
     ".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_str\n{\n.b8 \"s\"\n}\n",
     ".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_str\n{\n.b8 1\n,.b8 2\n}\n",
     ".version 8.0\n.target sm_90\n.address_size 64\n.func _%r1(.param .b32 a)\n{\nret;\n}\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.extern .func f\n.global .u32 x;\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.extern .func (.param .b32 r) f\n.param .b64 a,\n"
+    ".param .b64 b\n)\n",
 ]
 
 # ptxas's fatal parse-level messages: the token a syntax error is near, or the whole message.
@@ -130,7 +136,8 @@ _FATAL = re.compile(r"line (\d+); fatal\s*: (?:Parsing error near '(.*)': syntax
 
 # Fatal errors of ptxas that are about meaning, not form (initializer types, undeclared symbols): the
 # validator reports those, the parser must accept the text.
-_SEMANTIC = ("Initial value type mismatch", "Invalid initial value expression")
+_SEMANTIC = ("Initial value type mismatch", "Invalid initial value expression",
+             "Label expected for forward reference")
 # Errors ptxas goes on after but the tree cannot hold (an address offset that is not an integer): the
 # parser stops there, with ptxas's words.
 _UNREPRESENTABLE = re.compile(r"line (\d+); error\s*: (Integer constant expression expected)")
@@ -186,3 +193,54 @@ def test_agrees_with_ptxas(n: int, ptxas_verdicts: list[tuple[int, str] | None])
     else:
         assert ours is not None, f"ptxas rejects this ({theirs}), we parse it"
         assert ours == theirs
+
+
+# -- mutated real modules through both ---------------------------------------------------------------
+
+SWEEP_N = int(os.environ.get("PTXAS_SWEEP_N", "40"))
+_MODULES = sorted((Path(__file__).parent / "modules").glob("*.ptx"))
+_SMALL = [p.read_text() for p in _MODULES if p.stat().st_size < 12000]
+_INSERTS = [";", ",", "[", "]", "{", "}", "(", ")", "@", "!", "_", "+", "-", "0x", "1", ".b32",
+            ".shared::cta", "%r1", ":", "|", "<", "=", "1.5", "0f3F800000", ".v2", ".align 8", " ", "\n"]
+
+
+def mutate(rng: random.Random, text: str) -> str:
+    """One or two edits below the header: delete, insert or duplicate a character, swap or drop a line."""
+    lines = text.split("\n")
+    for _ in range(rng.randint(1, 2)):
+        n = rng.randrange(12, len(lines))
+        line = lines[n]
+        k = rng.randrange(max(1, len(line)))
+        op = rng.choice(["del", "ins", "dup", "swap", "drop"])
+        if op == "del" and line:
+            lines[n] = line[:k] + line[k + 1:]
+        elif op == "ins":
+            lines[n] = line[:k] + rng.choice(_INSERTS) + line[k:]
+        elif op == "dup" and line:
+            lines[n] = line[:k] + line[k] + line[k:]
+        elif op == "swap":
+            m = rng.randrange(12, len(lines))
+            lines[n], lines[m] = lines[m], lines[n]
+        elif op == "drop":
+            del lines[n]
+    return "\n".join(lines)
+
+
+def test_mutated_modules_agree_with_ptxas(tmp_path: Path) -> None:
+    """On mutated real modules, ptxas and we agree on stopping or not and on the line. Not on every
+    case: ptxas's parser knows each instruction (`mbarrier.arrive_dropx.b64 _, [r]` fails on the sink
+    there, we leave unknown opcodes to the validator), so the bar is 90%; the cases that differ are
+    printed. PTXAS_SWEEP_N=1000 for a longer run (97-99% at the time of writing)."""
+    rng = random.Random(2026)
+    agree, differ = 0, []
+    for n in range(SWEEP_N):
+        text = mutate(rng, rng.choice(_SMALL))
+        f = tmp_path / f"m{n}.ptx"
+        f.write_text(text)
+        theirs, ours = ptxas_verdict(f), our_verdict(text)
+        same = (theirs is None) == (ours is None) and (theirs is None or ours is None or theirs[0] == ours[0])
+        agree += same
+        if not same:
+            differ.append((theirs, ours))
+    print(f"{agree} of {SWEEP_N} mutated modules agree; differing (ptxas, ours): {differ}")
+    assert agree >= 0.9 * SWEEP_N, differ

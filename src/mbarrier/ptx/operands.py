@@ -335,10 +335,12 @@ class OperandParser(Cursor):
         return out
 
     def call_name(self, what: str) -> ast.Operand:
+        """A function, register or label name: no components (`f.x` is an error for ptxas)."""
         t = self.toks[self.i]
-        if t[0] != IDENT:
+        if t[0] != IDENT or t[1] == "_":
             raise self.error(what)
-        return self.name_operand(t, plain=True)
+        self.i += 1
+        return ast.Name(t[1], Pos(t[2], t[3]))
 
     def init_item(self) -> ast.Operand:
         """One initializer value: a constant, a name (`sym`, `sym+4`, `generic(sym)`), a `{...}` list,

@@ -115,7 +115,7 @@ class _Parser(DebugParser):
         if first[1] != ".version" and any(x[1] == ".version" and x[0] == DOT for x in toks):
             if first[1] == ".target":  # ptxas reads the whole directive before it complains
                 self.i += 1
-                self.targets(first[2])
+                self.targets()
                 first = toks[self.i]
             raise self.fatal(f"Missing .version directive at start of file '{self.path}'", first)
         while True:
@@ -139,7 +139,7 @@ class _Parser(DebugParser):
                                      "(.target must follow .version)")
             elif text == ".target":
                 self.i += 1
-                targets += self.targets(t[2])
+                targets += self.targets()
             elif text == ".address_size":
                 self.i += 1
                 address_size = self.integer("an address size (32 or 64)")
@@ -167,7 +167,7 @@ class _Parser(DebugParser):
         self.i += 1
         return int(major), int(minor)
 
-    def targets(self, line: int) -> tuple[str, ...]:
+    def targets(self) -> tuple[str, ...]:
         out = [self.ident("a target such as sm_90")[1]]
         while self.toks[self.i][1] == "," and self.toks[self.i][0] == PUNCT:
             self.i += 1
@@ -222,11 +222,12 @@ class _Parser(DebugParser):
         nxt = toks[self.i]
         if nxt[1] == ";" and nxt[0] == PUNCT:
             self.i += 1
-        elif nxt[1] == "{" and nxt[0] == PUNCT and not in_body:
+        elif in_body:
+            raise self.error("';' ending the prototype (no function is defined inside another)")
+        elif nxt[1] == "{" and nxt[0] == PUNCT:
             self.i += 1
             body = self.statements()
-        else:
-            raise self.error("'{' starting the body or ';'")
+        # else: a prototype that the next item ends (at module level ptxas needs no `;` after one)
         pos = Pos(start[2], start[3])
         return ast.Function(kind, name[1], params, returns, body, pos, linkage, tuple(performance))
 
