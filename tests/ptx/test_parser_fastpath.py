@@ -72,3 +72,9 @@ def test_same_tree_per_line(line: str) -> None:
 ])
 def test_fast_path_declines(line: str) -> None:
     assert fastpath.instruction(line, 1) is None
+
+
+def test_windows_line_ends() -> None:
+    text = (Path(__file__).parent / "modules" / "cluster.sm_90.ptx").read_text()
+    crlf = parse(text.replace("\n", "\r\n"))
+    assert crlf.functions == parse(text).functions

@@ -89,6 +89,8 @@ _LABEL_MATCH: Final = re.compile(r"[ \t]*([A-Za-z][\w$]*|[_$%][\w$]+)[ \t]*(:)")
 
 
 def _scan(text: str, path: str, built: list[ast.Instruction] | None) -> list[Token]:
+    if "\r\n" in text:  # Windows line ends: the \r is a blank at the end of each line
+        text = text.replace("\r\n", "\n")
     if "/*" in text:
         text = _blank_block_comments(text, path)
     if not text.isascii():
