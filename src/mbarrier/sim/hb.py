@@ -160,7 +160,7 @@ class Agent:
         self.frel: VC | None = None         # the clock at the last release fence (fence-release pattern)
         self.facq: VC = {}                  # what relaxed reads observed, for the next acquire fence
         self.releases: tuple[list[int], list[str]] = ([], [])  # the thread's releases: clock, what
-        self.notes: list[tuple[int, frozenset[int], str]] = []  # synchronizations that ordered nothing
+        self.notes: dict[int, str] = {}     # agent -> why a synchronization with it ordered nothing
         self.cp_issued: VC = {}             # write epochs of the thread's cp.async copies (rule 2)
         self.pvc: VC | None = None          # a bulk copy: what fences made visible to the async proxy
         self.ivc: VC | None = None          # a bulk copy: the inits fences published to the async proxy
@@ -171,7 +171,7 @@ class Agent:
         out.frel = None if self.frel is None else dict(self.frel)
         out.facq = dict(self.facq)
         out.releases = (list(self.releases[0]), list(self.releases[1]))
-        out.notes = list(self.notes)
+        out.notes = dict(self.notes)
         out.cp_issued = dict(self.cp_issued)
         out.pvc, out.ivc = self.pvc, self.ivc  # fixed at the copy's issue
         return out
@@ -199,9 +199,8 @@ class Agent:
         join(self.vc, other)
 
     def note(self, related: frozenset[int], text: str) -> None:
-        self.notes.append((self.clk, related, text))
-        if len(self.notes) > 16:
-            del self.notes[0]
+        for a in related:
+            self.notes[a] = text
 
     def release_after(self, clk: int) -> str | None:
         """The first release of this thread that covers its access at clock `clk`."""

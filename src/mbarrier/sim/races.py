@@ -615,10 +615,9 @@ class RaceMachine(Machine):
                     "(another CTA needs a .cluster-scope release such as "
                     "fence.mbarrier_init.release.cluster + barrier.cluster.arrive/wait)")
         notes = self.hb.agents[self._thread_of(y)].notes
-        x_thread = self._thread_of(x)
-        for _, related, text in reversed(notes):
-            if x in related or x_thread in related:
-                return text
+        note = notes.get(x, notes.get(self._thread_of(x)))
+        if note is not None:
+            return note
         x_copy = self.hb.copies.get(x)
         if x_copy is not None:
             if x_copy.kind == "cp.async":
