@@ -56,6 +56,22 @@ def tma_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.con
     c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
 
 
+@triton.jit
+def ws_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # The same with warp specialization: producer and consumer warps hand stages over on mbarriers.
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, BK), num_stages=3, warp_specialize=True):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([pid_n * BN, k * BK])
+        acc = tl.dot(a, b.T, acc)
+    c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
+
+
 MATMUL_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
 STRIDES = {f"stride_{s}": "i32" for s in ("am", "ak", "bk", "bn", "cm", "cn")}
 BLOCKS = {"BM": 128, "BN": 128, "BK": 64}
@@ -65,6 +81,7 @@ KERNELS = [
      {}),
     ("matmul", matmul_kernel, MATMUL_SIG | STRIDES, BLOCKS, {"num_stages": 3, "num_warps": 8}),
     ("tma_matmul", tma_matmul_kernel, MATMUL_SIG, BLOCKS, {"num_warps": 8}),
+    ("ws_matmul", ws_matmul_kernel, MATMUL_SIG, BLOCKS, {"num_warps": 4}),
 ]
 TARGETS = [("sm_90", GPUTarget("cuda", 90, 32)), ("sm_100a", GPUTarget("cuda", 100, 32))]
 
