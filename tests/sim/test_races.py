@@ -212,3 +212,26 @@ def test_mbarrier_run_reports_races_by_default_and_not_with_no_races(capsys: pyt
     assert code == 1 and out.split("\n", 1)[1] .split("schedule:")[0] in again
     code, out = _cli(capsys, *argv, "--no-races")
     assert code == 0 and "all 4 threads exited" in out
+
+
+def test_every_spec_example_runs_race_free_with_tracking_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manual's examples of 9.7.13.15.9-.17, as test_spec_examples wraps them, with race tracking on:
+    each still has the outcome the text describes (an unordered access would end the run as a race)."""
+    from . import test_spec_examples as spec
+
+    if not spec.EXAMPLES:
+        pytest.skip("the spec text is not beside the checkout")
+    plain = explore.run
+    tracked: list[sim.Machine] = []
+
+    def run_tracked(m: sim.Machine, *args: object, **kwargs: object) -> explore.RunResult:
+        track(m)
+        tracked.append(m)
+        return plain(m, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(explore, "run", run_tracked)
+    tests = [getattr(spec, n) for n in dir(spec) if n.startswith("test_9_")]
+    assert len(tests) >= 10
+    for test in tests:
+        test()
+    assert tracked and all(isinstance(m, RaceMachine) for m in tracked)
