@@ -17,6 +17,7 @@ build ptx_mbarrier.cu ptx_mbarrier.sm_90.lineinfo.ptx -arch=sm_90 -lineinfo
 build ptx_mbarrier.cu ptx_mbarrier.sm_100a.ptx -arch=sm_100a
 build bulk_copy.cu bulk_copy.sm_90.ptx -arch=sm_90
 build bulk_copy.cu bulk_copy.sm_90a.G.ptx -arch=sm_90a -G
+build bulk_tensor.cu bulk_tensor.sm_90a.ptx -arch=sm_90a
 build cluster.cu cluster.sm_90.ptx -arch=sm_90
 build cluster.cu cluster.sm_90.lineinfo.ptx -arch=sm_90 -lineinfo
 build inline_asm_family.cu inline_asm_family.sm_90.ptx -arch=sm_90

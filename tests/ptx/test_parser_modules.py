@@ -215,3 +215,21 @@ def test_triton_tma_module() -> None:
     wgmma = [i for i in insns if i.opcode == "wgmma" and ".mma_async" in i.qualifiers]
     assert wgmma and all(isinstance(i.operands[0], ast.Vector) and len(i.operands[0].items) == 64
                          for i in wgmma)
+
+
+def test_tensor_map_multicast_module() -> None:
+    """nvcc output for <cuda/ptx> TMA: CUtensorMap parameters and a multicast tensor load."""
+    m = load("bulk_tensor.sm_90a.ptx")
+    (k,) = m.entries
+    tmap_in, tmap_out, rows = k.params
+    assert (tmap_in.type, tmap_in.align, tmap_in.dims) == (".b8", 128, (128,))
+    assert tmap_out.dims == (128,) and rows.type == ".u32"
+    assert (".reqnctapercluster", (2, 1, 1)) in k.performance
+    (mc,) = [i for i in all_instructions(m) if ".multicast::cluster" in i.qualifiers]
+    assert mc.qualifiers == (".async", ".bulk", ".tensor", ".2d", ".shared::cluster", ".global", ".tile",
+                             ".mbarrier::complete_tx::bytes", ".multicast::cluster")
+    dst, src, bar, mask = mc.operands
+    assert isinstance(src, ast.Address) and isinstance(src.items[0], ast.Vector)
+    assert isinstance(dst, ast.Address) and isinstance(bar, ast.Address) and isinstance(mask, ast.Name)
+    decls = [s for s in k.body or () if isinstance(s, ast.Declaration) and s.space == ".shared"]
+    assert [(d.align, d.type, d.names[0].dims) for d in decls] == [(128, ".b8", (16384,)), (8, ".u64", ())]
