@@ -126,6 +126,9 @@ MODULES = [
     ".version 8.0\n.target sm_90\n.address_size 64\n.section .debug_str\n{\n.b8 1\n,.b8 2\n}\n",
     ".version 8.0\n.target sm_90\n.address_size 64\n.func _%r1(.param .b32 a)\n{\nret;\n}\n",
     ".version 8.0\n.target sm_90\n.address_size 64\n.extern .func f\n.global .u32 x;\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.entry j()\n.global .u32 x;\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.func j()\n.reg .b32 x;\n",
+    ".version 8.0\n.target sm_90\n.address_size 64\n.sreg .b32 s;\n",
     ".version 8.0\n.target sm_90\n.address_size 64\n.extern .func (.param .b32 r) f\n.param .b64 a,\n"
     ".param .b64 b\n)\n",
 ]

@@ -18,7 +18,7 @@ from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
 from mbarrier.ptx.lexer import DOT, EOF, FLOAT, IDENT, INSN, INT, PUNCT, STRING, Token, scan, tokenize
 
 _LINKAGES = frozenset({".visible", ".extern", ".weak", ".common"})
-_SPACES = frozenset({".reg", ".sreg", ".const", ".global", ".local", ".param", ".shared", ".tex"})
+_SPACES = frozenset({".reg", ".const", ".global", ".local", ".param", ".shared", ".tex"})
 # Fundamental and opaque types (PTX ISA 5.2); alternate float formats too, for declarations of them.
 _TYPES = frozenset(
     f".{k}{w}" for k in "bsu" for w in (8, 16, 32, 64, 128)
@@ -227,7 +227,9 @@ class _Parser(DebugParser):
         elif nxt[1] == "{" and nxt[0] == PUNCT:
             self.i += 1
             body = self.statements()
-        # else: a prototype that the next item ends (at module level ptxas needs no `;` after one)
+        elif kind == "entry":
+            raise self.error("'{' starting the kernel's body or ';'")
+        # else: a .func prototype that the next item ends (ptxas needs no `;` after one)
         pos = Pos(start[2], start[3])
         return ast.Function(kind, name[1], params, returns, body, pos, linkage, tuple(performance))
 
