@@ -22,6 +22,7 @@ extern "C" __global__ void cp_async_arrive(const int* in, int* out) {
     asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];"
                  ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(&bar))) : "memory");
 #endif
+    asm volatile("cp.async.wait_all;" ::: "memory");  // the copies land before the producers exit
   } else {
     while (!ptx::mbarrier_try_wait_parity(&bar, 0)) {}
     out[lane] = tile[lane] * 2;
