@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mbarrier.ptx import ast, fastpath
+from mbarrier.ptx.diagnostics import PtxSyntaxError
 from mbarrier.ptx.parser import parse
 
 MODULES = sorted((Path(__file__).parent / "modules").glob("*.ptx"))
@@ -69,6 +73,8 @@ def test_same_tree_per_line(line: str) -> None:
     "ld.shared.u32 %r2, [sym+4+4];",
     "mov.u32 %r1, %r2; mov.u32 %r2, %r1;",  # two statements on one line
     "L1: mov.u32 %r1, %r2;",
+    "mov.u32 %r1, %;",  # a lone % is no register
+    "@_ bra L;",  # the sink is no predicate
 ])
 def test_fast_path_declines(line: str) -> None:
     assert fastpath.instruction(line, 1) is None
@@ -78,3 +84,30 @@ def test_windows_line_ends() -> None:
     text = (Path(__file__).parent / "modules" / "cluster.sm_90.ptx").read_text()
     crlf = parse(text.replace("\n", "\r\n"))
     assert crlf.functions == parse(text).functions
+
+
+_OPERAND_PIECES = ["%r1", "%rd2", "%p1", "_", "%tid.x", "%tid.q", "sym", "$L1", "%", "1", "-1", "0x1F", "017",
+                   "09", "7U", "0b1", "0f3F800000", "0d3FF0000000000000", "1.5", "[%r1]", "[%r1+4]",
+                   "[%r1+-4]", "[%r1-4]", "[sym+0x10]", "[8]", "[-8]", "[]", "{%r1, %r2}", "{%r1,_}", "{}",
+                   "!%p1", "!1", "%p1|%p2", "sym+4", "(1)", "-%r1", " ", ""]
+
+
+@settings(max_examples=int(os.environ.get("FUZZ_N", "300")), deadline=None,
+          derandomize="FUZZ_N" not in os.environ)
+@given(st.sampled_from(["mov", "ld", "mbarrier", "cp", "bra", "x_1"]),
+       st.lists(st.sampled_from([".u32", ".shared::cta", ".mbarrier::complete_tx::bytes", ".2d", ".16x64b",
+                                 ".x", "._x", ".5", ".b"]), max_size=4),
+       st.lists(st.sampled_from(_OPERAND_PIECES), max_size=4),
+       st.sampled_from(["", "@%p1 ", "@!%p1 ", "@_ ", "@ %p1 "]), st.sampled_from([";", " ;", "; // c", ""]))
+def test_generated_lines_same_both_ways(opcode: str, quals: list[str], ops: list[str], guard: str,
+                                        end: str) -> None:
+    """Instruction lines made of the pieces both paths care about: same tree or same diagnostic."""
+    line = "\t" + guard + opcode + "".join(quals) + (" " + ", ".join(ops) if ops else "") + end
+    text = HEADER + ".reg .b32 %r<3>;\n" + line + "\n}\n"
+
+    def result(fast: bool) -> object:
+        try:
+            return parse(text, fast=fast)
+        except PtxSyntaxError as e:
+            return e.diagnostics
+    assert result(True) == result(False)

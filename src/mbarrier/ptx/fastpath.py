@@ -15,16 +15,17 @@ from typing import Final
 from mbarrier.ptx import ast
 from mbarrier.ptx.literals import float_imm, int_value
 
-_NAME = r"[A-Za-z%$_][\w$]*(?:\.[xyzw](?![\w$]))?"
+_IDENT = r"(?:[A-Za-z][\w$]*|[_$%][\w$]+|_)"  # PTX ISA 4.3, as in lexer.py
+_NAME = rf"{_IDENT}(?:\.[xyzw](?![\w$]))?"
 _INT = r"-?(?:0[xX][0-9A-Fa-f]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)U?(?![\w$.])"
 _FLT = r"(?:0[fF][0-9A-Fa-f]{8}|0[dD][0-9A-Fa-f]{16})(?![\w$])"
 _ITEM = rf"(?:{_FLT}|{_INT}|{_NAME})"
-_ADDR = rf"\[[ \t]*(?:[A-Za-z%$_][\w$]*(?:[ \t]*\+[ \t]*{_INT})?|{_INT})[ \t]*\]"
+_ADDR = rf"\[[ \t]*(?:{_IDENT}(?:[ \t]*\+[ \t]*{_INT})?|{_INT})[ \t]*\]"
 _VEC = rf"\{{[ \t]*{_ITEM}(?:[ \t]*,[ \t]*{_ITEM})*[ \t]*\}}"
 _OP = rf"(?:{_ADDR}|{_VEC}|!?{_ITEM})"
 
 LINE: Final = re.compile(
-    r"[ \t]*(?:(@)(!?)([A-Za-z%$_][\w$]*)[ \t]+)?"
+    rf"[ \t]*(?:(@)(!?)({_IDENT})[ \t]+)?"
     r"([a-z][a-z0-9_]*)((?:\.[A-Za-z][\w$]*(?:::[\w$]+)*|\.[0-9]+(?:d(?:ms)?|x[0-9]+b(?:x[0-9]+)?)(?![\w$]))*)"
     rf"(?:[ \t]+({_OP}(?:[ \t]*,[ \t]*{_OP})*))?"
     r"[ \t]*;[ \t]*(?://.*)?"
