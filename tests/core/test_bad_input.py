@@ -156,3 +156,15 @@ def test_barrier_name_must_be_a_string() -> None:
 def test_from_word_bad_input(word: object, exc: type[Exception]) -> None:
     with pytest.raises(exc):
         mb.Barrier.from_word(word)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda b: b.arrive(count=1, expect_tx=8), "takes no count"),
+    (lambda b: b.arrive_drop(expect_tx=8, no_complete=True), "no .expect_tx.noComplete form"),
+    (lambda b: b.arrive_drop(no_complete=True), "requires a count operand"),
+    (lambda b: b.test_wait(0, parity=0), "exactly one"),
+    (lambda b: b.cp_async_arrive(noinc="no"), "noinc must be True or False"),
+])
+def test_form_errors_say_what_is_wrong(call: Call, match: str) -> None:
+    """Forms the PTX syntax does not have (9.7.13.15.13/.14/.15/.16) are refused with the reason."""
+    unchanged(ready(), TypeError, call, match=match)
