@@ -90,8 +90,8 @@ def write_doc(rows: list[str], seeds: int, repeats: int, load: float) -> None:
         "",
         f"`python bench/races.py --write-doc`, {datetime.date.today().isoformat()}, commit {commit}, "
         f"{cpu_name()}, Python {platform.python_version()}, one core. Random-schedule mode, bursts of 1..8 "
-        f"steps, {seeds} seeds per row (50 for the 3- and 4-thread kernels), the same schedules with "
-        f"tracking off (`mbarrier run --no-races`) and on (the default); only the run is timed, in CPU "
+        f"steps, {seeds} seeds per row for the nvcc examples (50 for the race corpus), the same schedules "
+        f"with tracking off (`mbarrier run --no-races`) and on (the default); only the run is timed, in CPU "
         f"seconds; the best of {repeats} rounds. The machine (2 cores) was shared with other work: load "
         f"average {load:.1f} at the start.",
         "",
