@@ -140,7 +140,7 @@ _FATAL = re.compile(r"line (\d+); fatal\s*: (?:Parsing error near '(.*)': syntax
 # Fatal errors of ptxas that are about meaning, not form (initializer types, undeclared symbols): the
 # validator reports those, the parser must accept the text.
 _SEMANTIC = ("Initial value type mismatch", "Invalid initial value expression",
-             "Label expected for forward reference")
+             "Invalid initial value symbol", "Label expected for forward reference")
 # Errors ptxas goes on after but the tree cannot hold (an address offset that is not an integer): the
 # parser stops there, with ptxas's words.
 _UNREPRESENTABLE = re.compile(r"line (\d+); error\s*: (Integer constant expression expected)")
@@ -233,7 +233,7 @@ def test_mutated_modules_agree_with_ptxas(tmp_path: Path) -> None:
     """On mutated real modules, ptxas and we agree on stopping or not and on the line. Not on every
     case: ptxas's parser knows each instruction (`mbarrier.arrive_dropx.b64 _, [r]` fails on the sink
     there, we leave unknown opcodes to the validator), so the bar is 90%; the cases that differ are
-    printed. PTXAS_SWEEP_N=1000 for a longer run (97-99% at the time of writing)."""
+    printed. PTXAS_SWEEP_N=600 PTXAS_SWEEP_SEED=11 for a longer run (598 of 600 at the time of writing)."""
     rng = random.Random(int(os.environ.get("PTXAS_SWEEP_SEED", "2026")))
     agree, differ = 0, []
     for n in range(SWEEP_N):
