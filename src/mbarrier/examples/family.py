@@ -66,6 +66,7 @@ def ring_ptx(producers: int = 1, consumers: int = 2, stages: int = 2, iters: int
     for s in range(s_):
         e(f"mbarrier.init.shared::cta.b64 [full+{8 * s}], {p_};")
         e(f"mbarrier.init.shared::cta.b64 [empty+{8 * s}], {empty_count};")
+    e("fence.mbarrier_init.release.cluster;")  # the inits must reach the copies' complete-tx (async proxy)
     e("SYNC:")
     e("bar.sync 0;")
     is_cons = e.reg("p")

@@ -374,8 +374,9 @@ class Explorer:
                 last_progress = now
                 stats.seconds = now - stats.started
                 opts.progress(stats)
-            if stats.states >= opts.max_states or (deadline is not None and now > deadline):
+            if not complete or (deadline is not None and now > deadline):
                 complete = False
+                queue.appendleft((snap, depth, node))
                 break
             snapshot.restore(m, snap)
             agents, spinning = self.enabled()
@@ -438,6 +439,9 @@ class Explorer:
                 h = hash(snapshot.key(new))
                 prev = visited.get(h)
                 if prev is None:
+                    if stats.states >= opts.max_states:
+                        complete = False
+                        break
                     visited[h] = depth + 1
                     parents.append((node, tuple(aids)))
                     queue.append((new, depth + 1, len(parents) - 1))

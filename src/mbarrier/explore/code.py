@@ -62,6 +62,7 @@ class Ins:
     addr2: Addr | None = None                      # a second one: bulk copy source / cp.async source
     bar: Addr | None = None                        # the mbarrier a bulk copy completes on
     mb_op: str = ""                                # init, inval, arrive, arrive_drop, expect_tx, ...
+    mb_plain: bool = False                         # an arrive without .expect_tx and .noComplete
     wait_dst: int | None = None                    # the predicate a wait writes
     wait_arg: tuple[int | None, int] = (None, 0)   # the token or parity operand: (slot, constant)
     wait_parity: bool = False
@@ -180,6 +181,7 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         sub = q[0][1:] if q else ""
         x.op = f"mbarrier.{sub}"
         x.mb_op = sub
+        x.mb_plain = sub in ("arrive", "arrive_drop") and ".expect_tx" not in q and ".noComplete" not in q
         if sub == "pending_count":
             return x
         x.kind = MB

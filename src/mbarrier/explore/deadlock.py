@@ -68,18 +68,17 @@ def explain(ex: Explorer, spinning: dict[int, tuple[int, int]]) -> tuple[list[Wa
         waiters.append(Waiter(t.aid, t.name, site.line, site.text, str(w[0]), detail=detail))
     arrivers: dict[str, list[str]] = {}
     for (cta_i, off), sym in barriers.items():
-        arrivers[sym] = _who_could_arrive(ex, cta_i, off)
+        arrivers[sym] = _who_could_arrive(ex, cta_i, off, {w.thread for w in waiters})
     n = len(waiters)
     what = sorted({w.barrier for w in waiters if w.barrier} | {w.what for w in waiters if not w.barrier})
-    message = (f"deadlock: {n} thread{'s' if n != 1 else ''} wait{'s' if n == 1 else ''} forever "
-               f"(on {', '.join(what)})")
+    message = f"{n} thread{'s' if n != 1 else ''} wait{'s' if n == 1 else ''} forever (on {', '.join(what)})"
     for sym, who in arrivers.items():
         if not who:
             message += f"; no thread or copy can arrive on {sym} any more"
     return waiters, arrivers, message
 
 
-def _who_could_arrive(ex: Explorer, cta_i: int, off: int) -> list[str]:
+def _who_could_arrive(ex: Explorer, cta_i: int, off: int, waiting: set[int]) -> list[str]:
     """Agents whose remaining code may still write this barrier (arrive, expect_tx, complete_tx, ...)."""
     out: list[str] = []
     m = ex.m
@@ -103,6 +102,7 @@ def _who_could_arrive(ex: Explorer, cta_i: int, off: int) -> list[str]:
                     lines.append(f"line {x.line}")
                     break
         if lines:
-            out.append(f"{a.name} at line {a.func.sites[a.pc].line} (could still reach "
+            stuck = " but waits itself" if a.aid in waiting else ""
+            out.append(f"{a.name} at line {a.func.sites[a.pc].line}{stuck} (its code still reaches "
                        f"{', '.join(dict.fromkeys(lines))})")
     return out

@@ -144,7 +144,10 @@ class Footprints:
         k = x.kind
         cta = t.cta.index
         if k == MB:
-            mode = READ if x.mb_op in ("test_wait", "try_wait") else WRITE
+            # Plain arrivals commute with each other: the counts add up the same in any order, and
+            # when one of them would complete the phase in between, both orders raise a violation
+            # (the later one underflows pending or arrives before the phase was waited for).
+            mode = READ if x.mb_op in ("test_wait", "try_wait") else JOIN if x.mb_plain else WRITE
             items = self._mb(t, x.addr, mode, pc, future)
             if x.mb_op in ("init", "inval"):
                 items += self._mem(t, x.addr, 8, WRITE, pc, future)
@@ -246,7 +249,7 @@ def copy_items(c: Copy) -> list[Item]:
     items: list[Item] = [(("cp", c.thread.aid), WRITE)]
     if c.kind == "cp.async.mbarrier.arrive":
         assert c.bar_cta is not None
-        return items + [(("mb", c.bar_cta.index, c.bar_off), WRITE)]
+        return items + [(("mb", c.bar_cta.index, c.bar_off), JOIN)]
     kind, scta, saddr = c.src
     if kind == "global":
         items += _chunks("gm", None, saddr, c.src_size, READ)

@@ -23,6 +23,7 @@ from mbarrier.sim.machine import (
     TokenWord,
     Warp,
 )
+from mbarrier.sim.memory import PAGE
 
 _THREAD_STATE = ("pc", "regs", "status", "time", "effects", "last_fail", "wait", "cp_open", "cp_groups",
                  "bulk_open", "bulk_groups", "cl_arrived", "cl_gen", "ridx", "local", "frames", "func",
@@ -34,6 +35,7 @@ _COPY_FIXED = ("aid", "code", "kind", "thread", "site", "dst_cta", "dst", "src",
 _CTA_STATE = ("smem", "barriers", "words", "bars", "live")
 _CTA_FIXED = ("index", "ctaid", "rank", "cluster", "size", "threads", "symbols")
 _BARRIER = Barrier.__slots__
+_ZERO_PAGE = bytes(PAGE)
 _KNOWN = {
     Thread: set(_THREAD_STATE + _THREAD_FIXED), Copy: set(_COPY_STATE + _COPY_FIXED),
     Cta: set(_CTA_STATE + _CTA_FIXED), Cluster: {"index", "ctas", "live", "phase", "count"},
@@ -76,8 +78,19 @@ def _thread_state(t: Thread, token_slots: frozenset[int]) -> ThreadState:
     wkey = wait
     if wait is not None and wait[0] == "mbarrier":
         wkey = (wait[0], wait[1], wait[2].index, wait[3])  # type: ignore[attr-defined]
-    tok = tuple((s, v.token.phase, v.token.generation) for s in token_slots
-                if isinstance(v := t.regs[s], TokenWord)) if token_slots else ()
+    regs = tuple(t.regs)
+    real = None
+    if token_slots:
+        # A token is compared by what a wait can see of it (its object, initialization and phase), not
+        # by its pending bits, which depend on the order of arrivals; .noComplete tokens keep their
+        # word for mbarrier.pending_count.
+        canon = list(regs)
+        for s in token_slots:
+            v = canon[s]
+            if isinstance(v, TokenWord) and not v.token.no_complete:
+                canon[s] = ("token", v.token.barrier_id, v.token.generation, v.token.phase)
+        if canon != list(regs):
+            real, regs = regs, tuple(canon)
     copies: tuple[object, ...] = ()
     if t.cp_open or t.cp_groups or t.bulk_open or t.bulk_groups:
         copies = (tuple(_copy_id(c) + (c.status,) for c in t.cp_open),
@@ -87,10 +100,10 @@ def _thread_state(t: Thread, token_slots: frozenset[int]) -> ThreadState:
     fail = None if t.last_fail is None else (t.last_fail, t.effects)
     frames = tuple((f, tuple(r), pc, tuple(moves)) for f, r, pc, moves in t.frames) if t.frames else ()
     local = bytes(t.local) if t.local else b""
-    core = (t.pc, tuple(t.regs), t.status, t.time, fail, wkey, t.cl_arrived, t.cl_gen, tok, copies,
+    core = (t.pc, regs, t.status, t.time, fail, wkey, t.cl_arrived, t.cl_gen, copies,
             t.func.name, local, tuple((f.name, r, pc) for f, r, pc, _ in frames))
     return (core, t.effects, wait, tuple(t.cp_open), tuple(map(tuple, t.cp_groups)),
-            tuple(t.bulk_open), tuple(map(tuple, t.bulk_groups)), t.func, frames)
+            tuple(t.bulk_open), tuple(map(tuple, t.bulk_groups)), t.func, frames, real)
 
 
 def save(m: Machine, token_slots: frozenset[int], prev: Snapshot | None = None,
@@ -111,7 +124,7 @@ def save(m: Machine, token_slots: frozenset[int], prev: Snapshot | None = None,
     clusters = tuple((c.live, c.phase, c.count) for c in m.clusters)
     warps = tuple(tuple((k, v.finish, v.need, tuple(v.parts.items())) for k, v in w.pending.items())
                   for w in _warps(m))
-    gmem = tuple(tuple((k, bytes(v)) for k, v in r.pages.items()) for r in m.gmem.regions)
+    gmem = tuple(tuple((k, bytes(v)) for k, v in r.pages.items() if v != _ZERO_PAGE) for r in m.gmem.regions)
     parked = tuple((k, v[0], tuple(v[1])) for k, v in m.parked.items())
     # `resolved` caches address -> Barrier object; objects created after a snapshot must not leak back.
     return (threads, copies, ctas, clusters, warps, gmem, parked, tuple(m.runnable), m.next_aid,
@@ -135,8 +148,10 @@ def _warps(m: Machine) -> list[Warp]:
 def restore(m: Machine, s: Snapshot) -> None:
     threads, copies, ctas, clusters, warps, gmem, parked, runnable, next_aid, resolved = s
     for t, st in zip(m.threads, threads, strict=True):  # type: ignore[call-overload]
-        core, t.effects, t.wait, cp_open, cp_groups, bulk_open, bulk_groups, func, frames = st
+        core, t.effects, t.wait, cp_open, cp_groups, bulk_open, bulk_groups, func, frames, real = st
         t.pc, regs, t.status, t.time, fail = core[:5]
+        if real is not None:
+            regs = real
         t.cl_arrived, t.cl_gen = core[6], core[7]
         t.last_fail = None if fail is None else fail[0]
         if t.func is func and not frames and not t.frames:
@@ -145,7 +160,7 @@ def restore(m: Machine, s: Snapshot) -> None:
             t.func, t.code, t.regs = func, func.code, list(regs)
             t.frames = [(f, list(r), pc, list(moves)) for f, r, pc, moves in frames]
         if t.local:
-            t.local[:] = core[11]
+            t.local[:] = core[10]
         t.cp_open = list(cp_open)
         t.cp_groups = [list(g) for g in cp_groups]
         t.bulk_open = list(bulk_open)
@@ -179,6 +194,8 @@ def restore(m: Machine, s: Snapshot) -> None:
             c.parts = dict(parts)
             w.pending[k] = c
     for r, pages in zip(m.gmem.regions, gmem, strict=True):  # type: ignore[call-overload]
+        if len(r.pages) == len(pages) and all(r.pages.get(k) == v for k, v in pages):
+            continue  # unchanged (compared in C, cheaper than copying the pages)
         r.pages = {k: bytearray(v) for k, v in pages}
     m.parked = {k: (state, list(v)) for k, state, v in parked}
     m.runnable[:] = runnable
@@ -202,5 +219,5 @@ def key(s: Snapshot) -> tuple[object, ...]:
     cl_k = tuple((phase, count) for _, phase, count in clusters)  # type: ignore[misc]
     w_k = tuple(tuple(sorted((k, need, tuple(sorted((lane, repr(arg)) for lane, (_, arg) in parts)))
                              for k, _, need, parts in w)) for w in warps) if any(warps) else ()  # type: ignore[attr-defined]
-    g_k = tuple(tuple(sorted((k, v) for k, v in pages if any(v))) for pages in gmem)  # type: ignore[attr-defined]
+    g_k = tuple(tuple(sorted(pages)) for pages in gmem)  # type: ignore[call-overload]
     return tk, ck, cta_k, cl_k, w_k, g_k

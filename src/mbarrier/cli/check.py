@@ -1,0 +1,123 @@
+"""`mbarrier check`: explore every interleaving of a launch and report deadlocks and violations.
+
+Exit codes: 0 verified, 1 findings, 2 usage or input error, 3 incomplete (a bound was hit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, UsageError
+from mbarrier.cli.run import add_launch_options, parse_args, parse_dims
+from mbarrier.explore.check import DEFAULT_MAX_STATES, CheckResult, Finding, Options, Stats, check_machine
+from mbarrier.explore.run import TraceStep, run
+from mbarrier.explore.schedulers import Replay
+from mbarrier.ptx import ast
+from mbarrier.ptx.diagnostics import PtxSyntaxError
+from mbarrier.report.check import format_result, to_json
+from mbarrier.sim import LaunchError, Machine, SimError, launch, load
+
+EXIT_BY_VERDICT = {"verified": EXIT_CLEAN, "finding": EXIT_FINDINGS, "incomplete": EXIT_INCOMPLETE}
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("check", help="explore every interleaving: deadlocks and undefined behaviour",
+                       description="Explore every interleaving of the threads and asynchronous copies of one "
+                       "launch and report deadlocks and mbarrier undefined behaviour, each with a shortest "
+                       "replayable schedule (mbarrier run --schedule S).")
+    add_launch_options(p)
+    p.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES, metavar="N",
+                   help=f"stop after N distinct states (exit 3; default {DEFAULT_MAX_STATES:,})")
+    p.add_argument("--timeout", type=float, metavar="S", help="stop after S seconds (exit 3)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--warp", action="store_true",
+                   help="warp granularity: lanes of a warp at the same instruction step together (faster, "
+                   "a weaker guarantee: interleavings inside a converged warp are not explored)")
+    p.add_argument("--no-reduce", action="store_true",
+                   help="no reductions: every instruction is its own step (the graph `export --promela` "
+                   "writes)")
+    p.add_argument("--max-findings", type=int, default=8, metavar="N", help="stop after N findings")
+    p.add_argument("--save-schedule", metavar="FILE", help="write the first finding's schedule to FILE")
+    p.set_defaults(handler=main)
+
+
+def load_launch(args: argparse.Namespace) -> tuple[ast.Module, Machine]:
+    """The parsed module and the launched machine the options describe (UsageError otherwise)."""
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"{args.file}: no such file")
+    try:
+        module = load(path)
+    except PtxSyntaxError as e:
+        raise UsageError(f"{args.file} does not parse:\n{e}") from None
+    try:
+        m = launch(module, args.kernel, grid=parse_dims(args.grid, "grid") or 1,
+                   block=parse_dims(args.block, "block") or 1, cluster=parse_dims(args.cluster, "cluster"),
+                   args=parse_args(args.arg))
+    except LaunchError as e:
+        raise UsageError(str(e)) from None
+    return module, m
+
+
+class Progress:
+    """One self-overwriting status line on a terminal; silent otherwise."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.shown = False
+
+    def __call__(self, s: Stats) -> None:
+        if not self.enabled:
+            return
+        elapsed = time.monotonic() - s.started
+        rate = s.states / elapsed if elapsed > 0 else 0.0
+        sys.stderr.write(f"\r  {s.states:>10,} states  {rate:>8,.0f}/s  depth {s.depth:<6} "
+                         f"{elapsed:7.1f} s ")
+        sys.stderr.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r" + " " * 70 + "\r")
+            sys.stderr.flush()
+
+
+def trace_of(args: argparse.Namespace) -> object:
+    def trace(f: Finding) -> list[TraceStep]:
+        _, m = load_launch(args)
+        r = run(m, Replay(f.schedule), max_steps=len(f.aids), trace=True)
+        return r.trace or []
+    return trace
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.max_states < 1:
+        raise UsageError("--max-states must be at least 1")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    module, m = load_launch(args)
+    progress = Progress(sys.stderr.isatty() and not args.json)
+    opts = Options(max_states=args.max_states, timeout=args.timeout, reductions=not args.no_reduce,
+                   warp=args.warp, max_findings=args.max_findings, progress=progress)
+    try:
+        result: CheckResult = check_machine(m, module, opts)
+    except SimError as e:
+        raise UsageError(str(e)) from None
+    finally:
+        progress.done()
+    if args.save_schedule and result.findings:
+        Path(args.save_schedule).write_text(result.findings[0].schedule + "\n")
+    if args.json:
+        json.dump(to_json(result), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        ctas = len(m.ctas)
+        sys.stdout.write(f"{args.file}: kernel {m.threads[0].func.name}, {ctas} CTA{'s' if ctas > 1 else ''} "
+                         f"of {len(m.ctas[0].threads)} threads\n")
+        for line in format_result(result, trace_of(args)):  # type: ignore[arg-type]
+            sys.stdout.write(line + "\n")
+    return EXIT_BY_VERDICT[result.verdict]

@@ -1,0 +1,148 @@
+"""Text and JSON for a check: the verdict, each finding explained in the user's terms, and its schedule
+as a trace of the steps that matter (thread, source line, barrier changes)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mbarrier.core.barrier import Barrier
+from mbarrier.explore.check import CheckResult, Finding, Stats, Waiter
+from mbarrier.explore.code import LOCAL_OPCODES
+from mbarrier.explore.run import TraceStep
+from mbarrier.report.run import _ranges
+
+MAX_TRACE_LINES = 60
+
+
+def format_stats(s: Stats) -> str:
+    return (f"{s.states:,} states, {s.transitions:,} transitions, {s.seconds:.2f} s; reductions: "
+            f"{s.local_steps:,} local steps run eagerly, {s.pruned:,} of {s.enabled:,} enabled moves pruned"
+            f"{f', {s.full_expansions} full expansions' if s.full_expansions else ''}")
+
+
+def headline(r: CheckResult) -> str:
+    if r.verdict == "verified":
+        return f"VERIFIED: every interleaving explored ({r.mode}), no deadlock and no violation"
+    if r.verdict == "incomplete":
+        return f"INCOMPLETE: a bound was hit before every interleaving was explored ({r.mode}); {r.covered}"
+    n = len(r.findings)
+    return f"FOUND {n} problem{'s' if n != 1 else ''} ({r.mode})"
+
+
+def _barrier_state(b: Barrier | None) -> str:
+    if b is None:
+        return "never initialized"
+    if not b.valid:
+        return "not a valid object (invalidated)"
+    parts = [f"phase {b.phase} (parity {b.phase & 1})",
+             f"{b.pending} of {b.expected} arrival{'s' if b.expected != 1 else ''} still pending"]
+    if b.tx > 0:
+        parts.append(f"{b.tx} transaction bytes still outstanding")
+    elif b.tx < 0:
+        parts.append(f"{-b.tx} transaction bytes delivered ahead of expect_tx")
+    return ", ".join(parts)
+
+
+def _waiter_groups(ws: list[Waiter]) -> list[tuple[list[int], Waiter]]:
+    groups: dict[tuple[object, ...], list[Waiter]] = {}
+    for w in ws:
+        key = (w.line, w.what, w.barrier, w.cta, w.wants, w.detail,
+               None if w.state is None else w.state.key())
+        groups.setdefault(key, []).append(w)
+    return [([w.thread for w in g], g[0]) for g in groups.values()]
+
+
+def explain(f: Finding) -> list[str]:
+    """The finding in words: what went wrong, where, and (for a deadlock) who waits for what."""
+    lines = [f"{f.kind}: {f.message}"]
+    if f.kind != "deadlock":
+        where = f"  at line {f.line}: {f.text}" if f.line is not None else ""
+        if f.agent:
+            lines.append(f"  by {f.agent}")
+        if where:
+            lines.append(where)
+        lines.append(f"  rule {f.rule}" + (f" ({f.section})" if f.section else ""))
+        return lines
+    for ids, w in _waiter_groups(f.waiters):
+        who = f"thread {ids[0]}" if len(ids) == 1 else f"threads {_ranges(ids)}"
+        lines.append(f"  {who} at line {w.line}: {w.text}")
+        if w.what == "mbarrier":
+            lines.append(f"      waits for {w.wants} of mbarrier {w.barrier} "
+                         f"(shared {w.address}, CTA {w.cta})")
+            lines.append(f"      {w.barrier}: {_barrier_state(w.state)}")
+        else:
+            lines.append(f"      {w.detail}")
+    for sym, who in f.arrivers.items():
+        if who:
+            lines.append(f"  who could still arrive on {sym}: " + "; ".join(who))
+        else:
+            lines.append(f"  no thread and no copy in flight can arrive on {sym} any more")
+    return lines
+
+
+def _visible(s: TraceStep) -> bool:
+    if s.events:
+        return True
+    text = s.site.text.lstrip()
+    if text.startswith("@"):
+        text = text.split(None, 1)[1] if " " in text else text
+    op = text.split(".", 1)[0].split()[0] if text else ""
+    return op not in LOCAL_OPCODES and not (op == "ld" and ".param" in text)
+
+
+def format_trace(steps: list[TraceStep], limit: int = MAX_TRACE_LINES) -> list[str]:
+    """The steps that touch shared state (barriers, memory, other threads), one per line; local
+    arithmetic and branches are left out (they are in the schedule)."""
+    shown = [s for s in steps if _visible(s)]
+    out = ["  step  agent  line   instruction"]
+    cut = len(shown) - limit
+    if cut > 0:
+        out.append(f"  ... {cut} earlier steps ...")
+        shown = shown[cut:]
+    for s in shown:
+        src = f"  ({s.site.source})" if getattr(s.site, "source", None) else ""
+        out.append(f"  {s.step:>4}  {s.agent:>5}  {s.site.line:<5}  {s.site.text}{src}")
+        for e in s.events:
+            out.append(f"  {'':>4}  {'':>5}  {'':<5}    {e.barrier}: {e.before} -> {e.after}")
+    return out
+
+
+def format_result(r: CheckResult, trace: Callable[[Finding], list[TraceStep]] | None = None,
+                  max_schedule: int = 2000) -> list[str]:
+    lines = [headline(r), f"  {format_stats(r.stats)}"]
+    for i, f in enumerate(r.findings, 1):
+        lines.append("")
+        lines.append(f"[{i}] " + explain(f)[0])
+        lines.extend(explain(f)[1:])
+        if trace is not None:
+            lines.append(f"  the shortest schedule found ({len(f.aids)} steps), the steps that matter:")
+            lines.extend(format_trace(trace(f)))
+        sched = f.schedule
+        if len(sched) <= max_schedule:
+            lines.append(f"  replay: mbarrier run ... --schedule '{sched}'")
+        else:
+            lines.append(f"  replay: the schedule is {len(sched)} characters; use --json or --save-schedule")
+    return lines
+
+
+def to_json(r: CheckResult) -> dict[str, Any]:
+    """The DESIGN.md check JSON, plus details."""
+    findings = []
+    for f in r.findings:
+        item: dict[str, Any] = {"kind": f.kind, "rule": f.rule, "message": f.message, "schedule": f.schedule,
+                                "section": f.section, "line": f.line, "instruction": f.text,
+                                "agent": f.agent}
+        if f.kind == "deadlock":
+            item["waiters"] = [{"thread": w.thread, "line": w.line, "instruction": w.text, "waits_on": w.what,
+                                "barrier": w.barrier, "address": w.address, "cta": w.cta, "wants": w.wants,
+                                "state": _barrier_state(w.state) if w.what == "mbarrier" else w.detail}
+                               for w in f.waiters]
+            item["could_arrive"] = f.arrivers
+        findings.append(item)
+    s = r.stats
+    return {"verdict": r.verdict, "findings": findings,
+            "stats": {"states": s.states, "transitions": s.transitions, "seconds": round(s.seconds, 3),
+                      "depth": s.depth, "local_steps": s.local_steps, "enabled": s.enabled,
+                      "pruned": s.pruned, "full_expansions": s.full_expansions},
+            "mode": r.mode, "covered": r.covered}
