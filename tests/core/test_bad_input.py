@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import mbarrier as mb
 
@@ -168,3 +170,44 @@ def test_from_word_bad_input(word: object, exc: type[Exception]) -> None:
 def test_form_errors_say_what_is_wrong(call: Call, match: str) -> None:
     """Forms the PTX syntax does not have (9.7.13.15.13/.14/.15/.16) are refused with the reason."""
     unchanged(ready(), TypeError, call, match=match)
+
+
+ANY_VALUE = st.one_of(st.none(), st.booleans(), st.integers(-(1 << 70), 1 << 70), st.floats(),
+                      st.text(max_size=3), st.just(b"\x01"), st.just([1]), st.integers(0, 8))
+OPERAND_CALLS: dict[str, Callable[[mb.Barrier, object], object]] = {
+    "init": lambda b, v: b.init(v),                                      # type: ignore[arg-type]
+    "arrive": lambda b, v: b.arrive(v),                                  # type: ignore[arg-type]
+    "arrive_drop": lambda b, v: b.arrive_drop(v),                        # type: ignore[arg-type]
+    "arrive(no_complete)": lambda b, v: b.arrive(v, no_complete=True),   # type: ignore[arg-type]
+    "arrive(expect_tx=)": lambda b, v: b.arrive(expect_tx=v),            # type: ignore[arg-type]
+    "expect_tx": lambda b, v: b.expect_tx(v),                            # type: ignore[arg-type]
+    "complete_tx": lambda b, v: b.complete_tx(v),                        # type: ignore[arg-type]
+    "test_wait(parity=)": lambda b, v: b.test_wait(parity=v),            # type: ignore[arg-type]
+    "try_wait(token)": lambda b, v: b.try_wait(v),                       # type: ignore[arg-type]
+}
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(st.sampled_from(sorted(OPERAND_CALLS)), ANY_VALUE, st.booleans())
+def test_any_python_value_is_refused_or_a_valid_operand(op: str, value: object, initialized: bool) -> None:
+    """Whatever Python value reaches an operand, the call either treats it as the PTX operand it can be
+    (an int that fits: 32 bits, or 64 for a state word; None where the operand is optional) or refuses
+    it: never a silent coercion."""
+    b = ready(2) if initialized else mb.Barrier("raw")
+    if op == "init" and initialized:
+        b.inval()
+    word, key = b.word, b.key()
+    width = 64 if op == "try_wait(token)" else 32
+    omitted = value is None and op in ("arrive", "arrive_drop", "arrive(expect_tx=)")   # the default
+    fits = omitted or isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1 << width
+    try:
+        OPERAND_CALLS[op](b, value)
+    except (TypeError, ValueError):
+        assert not fits, (op, value)
+        assert (b.word, b.key()) == (word, key)
+        return
+    except mb.Violation:
+        assert fits, (op, value)
+        assert (b.word, b.key()) == (word, key)
+        return
+    assert fits, f"{op}({value!r}) was accepted"
