@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -151,3 +152,20 @@ def test_long_inputs_stay_linear() -> None:
     assert isinstance(result, ast.Module)
     body_stmts = result.entries[0].body
     assert body_stmts is not None and len(body_stmts) == 1 + 20000 + 5000
+
+
+@pytest.mark.parametrize("body", [
+    "mov.u32 " + ", ".join(["%r1"] * 20000) + "\n",  # no `;`: the line pattern must fail fast
+    "mov.b64 {" + ", ".join(["%r1"] * 20000) + "}, %rd1;\n",
+    "mov.u32 %r1, " + "+".join(["1"] * 20000) + ";\n",
+    "mov.u32" + " " * 200000 + "%r1 %r2;\n",
+    "mov.u32 %r1, " + "1" * 200000 + "\n",
+    '.pragma "' + "x" * 100000 + "\n",
+    "ld.u32 %r1, [%r1" + "+1" * 20000 + "];\n",
+], ids=["operands-no-semicolon", "long-vector", "long-expression", "blanks", "long-number",
+        "unterminated-string", "long-offset"])
+def test_pathological_lines(body: str) -> None:
+    """Long lines parse or fail in linear time; a diagnostic quotes at most 80 characters of a token."""
+    result = outcome(HEADER + ".visible .entry k()\n{\n" + body + "}\n", True, 15)
+    if isinstance(result, tuple):
+        assert len(result[2]) < 200

@@ -25,7 +25,8 @@ class Cursor:
     def error(self, expected: str, tok: Token | None = None) -> PtxSyntaxError:
         """ptxas's wording for a parse error, then what would have been accepted here."""
         t = self.toks[self.i] if tok is None else tok
-        return self.fatal(f"Parsing error near '{t[1]}': syntax error (expected {expected})", t)
+        near = t[1] if len(t[1]) <= 80 else t[1][:77] + "..."  # a token can be a whole line long
+        return self.fatal(f"Parsing error near '{near}': syntax error (expected {expected})", t)
 
     def at(self, text: str) -> bool:
         """Is the current token the punctuation `text`?"""
