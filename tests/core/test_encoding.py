@@ -115,3 +115,11 @@ def test_from_word_object_works() -> None:
     assert b.phase == 1 and b.test_wait(t)
     with pytest.raises(mb.InitOnValid):
         b.init(1)
+
+
+def test_repr_shows_state_and_word() -> None:
+    b = mb.Barrier("r")
+    assert repr(b) == "Barrier(valid=False, word=0x0000000000000000)"
+    b.init(32)
+    b.arrive()
+    assert repr(b) == "Barrier(phase=0, pending=31, expected=32, tx=0, word=0x7fff0800001fffc0)"

@@ -115,7 +115,3 @@ def _subclasses() -> dict[str, type[Violation]]:
 
 #: rule id -> exception class; every rule of the catalogue has exactly one.
 VIOLATION_CLASSES: dict[str, type[Violation]] = _subclasses()
-
-
-def violation_class(rule_id: str) -> type[Violation]:
-    return VIOLATION_CLASSES[rule(rule_id).id]
