@@ -129,6 +129,11 @@ MODULES = [
     ".version 8.0\n.target sm_90\n.address_size 64\n.entry j()\n.global .u32 x;\n",
     ".version 8.0\n.target sm_90\n.address_size 64\n.func j()\n.reg .b32 x;\n",
     ".version 8.0\n.target sm_90\n.address_size 64\n.sreg .b32 s;\n",
+    *(f".version 9.0\n.target sm_100a\n.address_size 64\n{kind} k()\n{attr}\n{{ ret; }}\n"
+      for kind in (".visible .entry", ".func") for attr in (
+          ".noreturn", ".abi_preserve 4", ".abi_preserve_control 4", ".blocksareclusters\n.reqntid 32\n"
+          ".reqnctapercluster 2", ".maxnctapersm 2", ".maxnreg 32", '.pragma "nounroll";', ".foo",
+          ".maxntid 32", ".explicitcluster")),
     ".version 8.0\n.target sm_90\n.address_size 64\n.extern .func (.param .b32 r) f\n.param .b64 a,\n"
     ".param .b64 b\n)\n",
 ]

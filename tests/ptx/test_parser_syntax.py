@@ -273,3 +273,18 @@ def test_parse_file(tmp_path: Path) -> None:
     (d,) = e.value.diagnostics
     assert (d.line, d.column, d.file) == (4, 4, str(bad))
     assert "Unexpected non-ASCII character encountered on line 4" in d.message
+
+
+def test_attributes_between_header_and_body() -> None:
+    m = parse(HEADER + """
+.func (.reg .b32 r) f() .noreturn .abi_preserve 4 { ret; }
+.visible .entry k() .maxnreg 64 .blocksareclusters .pragma "nounroll"; { ret; }
+""")
+    f, k = m.functions
+    assert f.performance == ((".noreturn", ()), (".abi_preserve", (4,)))
+    assert k.performance == ((".maxnreg", (64,)), (".blocksareclusters", ()))
+    assert k.body is not None
+    pragma = k.body[0]  # a kernel-level .pragma is the first statement of its body
+    assert isinstance(pragma, ast.Directive) and pragma.args == ('"nounroll"',)
+    with pytest.raises(PtxSyntaxError):
+        parse(HEADER + ".visible .entry k() .noreturn { ret; }\n")

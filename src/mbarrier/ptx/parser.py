@@ -27,11 +27,12 @@ _TYPES = frozenset(
 _VECTORS = {".v2": 2, ".v4": 4, ".v8": 8}
 # Directives kept as their token text up to a `;` (`.pragma` is checked for its strings).
 _SEMI_DIRECTIVES = frozenset({".pragma", ".alias", ".callprototype", ".branchtargets", ".calltargets"})
-# Performance-tuning directives (PTX ISA 11.4) and other function attributes between header and body.
-_FUNC_ATTRIBUTES = frozenset({".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg",
-                              ".explicitcluster", ".reqnctapercluster", ".maxclusterrank",
-                              ".blocksareclusters", ".noreturn", ".abi_preserve",
-                              ".abi_preserve_control"})
+# What may stand between a function's header and its body (checked with ptxas 13.0): performance
+# tuning and cluster directives for kernels (PTX ISA 11.4, 11.5), ABI attributes for functions.
+_ENTRY_ATTRIBUTES = frozenset({".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg",
+                               ".explicitcluster", ".reqnctapercluster", ".maxclusterrank",
+                               ".blocksareclusters"})
+_FUNC_ATTRIBUTES = frozenset({".noreturn", ".abi_preserve", ".abi_preserve_control"})
 
 
 def parse(text: str, path: str = "<input>", *, fast: bool = True) -> ast.Module:
@@ -207,9 +208,16 @@ class _Parser(DebugParser):
         if self.toks[self.i][1] == "(":
             params = self.params()
         performance: list[tuple[str, tuple[int, ...]]] = []
+        pragmas: list[ast.Statement] = []  # a kernel's `.pragma "...";` before `{` joins its body
+        attributes = _ENTRY_ATTRIBUTES if kind == "entry" else _FUNC_ATTRIBUTES
         toks = self.toks
-        while toks[self.i][0] == DOT and toks[self.i][1] in _FUNC_ATTRIBUTES:
+        while toks[self.i][0] == DOT:
             d = toks[self.i]
+            if kind == "entry" and d[1] == ".pragma":
+                pragmas.append(self.up_to_semicolon(d))
+                continue
+            if d[1] not in attributes:
+                break
             self.i += 1
             values: list[int] = []
             if toks[self.i][0] == INT:
@@ -226,7 +234,7 @@ class _Parser(DebugParser):
             raise self.error("';' ending the prototype (no function is defined inside another)")
         elif nxt[1] == "{" and nxt[0] == PUNCT:
             self.i += 1
-            body = self.statements()
+            body = tuple(pragmas) + self.statements()
         elif kind == "entry":
             raise self.error("'{' starting the kernel's body or ';'")
         # else: a .func prototype that the next item ends (ptxas needs no `;` after one)
