@@ -37,6 +37,7 @@ from mbarrier.sim.address import CTA_BITS, CTA_MASK, SHARED_GENERIC, is_shared_g
 from mbarrier.sim.errors import SimError
 from mbarrier.sim.launch import pick_kernel
 from mbarrier.sim.machine import DONE, EXITED, RUNNABLE, Copy, Machine, Thread, TokenWord
+from mbarrier.sim.races import Race, track
 
 DEFAULT_MAX_STATES = 2_000_000
 LOCAL_LOOP_LIMIT = 1_000_000
@@ -64,6 +65,7 @@ class Options:
     max_findings: int = 8
     progress: Callable[[Stats], None] | None = None
     progress_every: float = 0.5
+    races: bool = True               # happens-before tracking and race findings (sim.races)
 
 
 @dataclass
@@ -514,7 +516,8 @@ class Explorer:
             line, text = a.func.sites[pc].line, a.func.sites[pc].text
         elif isinstance(a, Copy):
             line, text = a.site.line, a.site.text
-        return Finding("violation", v.rule, v.section, str(v), list(aids), self.nthreads,
+        return Finding("race" if isinstance(v, Race) else "violation", v.rule, v.section, str(v), list(aids),
+                       self.nthreads,
                        a.name if a is not None else None, line, text)
 
     def _error(self, e: SimError, aids: list[int]) -> Finding:
@@ -559,8 +562,11 @@ def check(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[in
 
 
 def check_machine(m: Machine, module: ast.Module, options: Options | None = None) -> CheckResult:
-    """Check an already launched machine of `module`."""
-    return Explorer(m, module, options or Options()).run()
+    """Check an already launched machine of `module` (races: switched on here unless options say not)."""
+    opts = options or Options()
+    if opts.races:
+        track(m)
+    return Explorer(m, module, opts).run()
 
 
 __all__ = ["CheckResult", "Finding", "Options", "Stats", "Waiter", "check", "check_machine", "DONE"]

@@ -24,6 +24,7 @@ from mbarrier.sim.machine import (
     Warp,
 )
 from mbarrier.sim.memory import PAGE
+from mbarrier.sim.races import RaceMachine, RaceState
 
 _THREAD_STATE = ("pc", "regs", "status", "time", "effects", "last_fail", "wait", "cp_open", "cp_groups",
                  "bulk_open", "bulk_groups", "cl_arrived", "cl_gen", "ridx", "local", "frames", "func",
@@ -45,6 +46,8 @@ _MACHINE_STATE = {"runnable", "inflight", "next_aid", "parked", "gmem", "resolve
 # `output` is printf's text: a log that no step reads back.
 _MACHINE_FIXED = {"threads", "ctas", "clusters", "tracing", "events", "buffers", "functions", "frames",
                   "code_names", "output"}
+# `hb`: the happens-before state of a RaceMachine (sim.races), saved whole by RaceState.clone().
+_MACHINE_RACES = {"hb"}
 
 
 class UnknownState(RuntimeError):
@@ -57,7 +60,7 @@ def check_known(m: Machine) -> None:
         if fields != known:
             raise UnknownState(f"{cls.__name__} has fields {sorted(fields ^ known)} that the checker's "
                                "snapshot does not know (update explore/snapshot.py)")
-    fields = set(vars(m))
+    fields = set(vars(m)) - (_MACHINE_RACES if isinstance(m, RaceMachine) else set())
     if fields != _MACHINE_STATE | _MACHINE_FIXED:
         raise UnknownState(f"Machine has fields {sorted(fields ^ (_MACHINE_STATE | _MACHINE_FIXED))} that "
                            "the checker's snapshot does not know (update explore/snapshot.py)")
@@ -127,8 +130,9 @@ def save(m: Machine, token_slots: frozenset[int], prev: Snapshot | None = None,
     gmem = tuple(tuple((k, bytes(v)) for k, v in r.pages.items() if v != _ZERO_PAGE) for r in m.gmem.regions)
     parked = tuple((k, v[0], tuple(v[1])) for k, v in m.parked.items())
     # `resolved` caches address -> Barrier object; objects created after a snapshot must not leak back.
+    hb = m.hb.clone() if isinstance(m, RaceMachine) else None
     return (threads, copies, ctas, clusters, warps, gmem, parked, tuple(m.runnable), m.next_aid,
-            tuple(m.resolved.items()))
+            tuple(m.resolved.items()), hb)
 
 
 _WARPS: dict[int, list[Warp]] = {}
@@ -146,7 +150,9 @@ def _warps(m: Machine) -> list[Warp]:
 
 
 def restore(m: Machine, s: Snapshot) -> None:
-    threads, copies, ctas, clusters, warps, gmem, parked, runnable, next_aid, resolved = s
+    threads, copies, ctas, clusters, warps, gmem, parked, runnable, next_aid, resolved, hb = s
+    if isinstance(hb, RaceState):
+        m.hb = hb.clone()  # type: ignore[attr-defined]
     for t, st in zip(m.threads, threads, strict=True):  # type: ignore[call-overload]
         core, t.effects, t.wait, cp_open, cp_groups, bulk_open, bulk_groups, func, frames, real = st
         t.pc, regs, t.status, t.time, fail = core[:5]
@@ -220,4 +226,5 @@ def key(s: Snapshot) -> tuple[object, ...]:
     w_k = tuple(tuple(sorted((k, need, tuple(sorted((lane, repr(arg)) for lane, (_, arg) in parts)))
                              for k, _, need, parts in w)) for w in warps) if any(warps) else ()  # type: ignore[attr-defined]
     g_k = tuple(tuple(sorted(pages)) for pages in gmem)  # type: ignore[call-overload]
-    return tk, ck, cta_k, cl_k, w_k, g_k
+    hb = s[10]
+    return tk, ck, cta_k, cl_k, w_k, g_k, hb.key() if isinstance(hb, RaceState) else None
