@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -31,3 +32,15 @@ def test_readme_links_the_docs() -> None:
     for page in ("docs/rules.md", "docs/semantics.md"):
         assert f"]({page})" in readme, f"README does not link {page}"
         assert (ROOT / page).is_file()
+
+
+def test_hardware_observations_name_recorded_cases() -> None:
+    """The "H100" paragraphs cite conformance records by case id; each id must be a recorded case."""
+    text = (ROOT / "docs" / "semantics.md").read_text(encoding="utf-8")
+    recorded = {r["id"] for f in (ROOT / "tests" / "conformance" / "records").glob("*.json")
+                for r in json.loads(f.read_text(encoding="utf-8"))["results"]}
+    cited = set()
+    for para in re.findall(r"\*\*H100\*\*:(.*?)(?:\n\n|\Z)", text, flags=re.S):
+        cited |= set(re.findall(r"`([a-z]+(?:-[\w^]+)+)`", para))
+    assert len(cited) >= 10
+    assert cited <= recorded, f"not recorded: {sorted(cited - recorded)}"
