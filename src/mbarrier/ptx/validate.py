@@ -122,8 +122,8 @@ def validate(module: ast.Module, target: str | None = None) -> list[Diagnostic]:
             line = _Line(instr, module.path, src)
             check_instruction(instr, scope, ctx, line)
             out.extend(line.out)
-            if line.fatal:
-                return out
+            if line.fatal:  # ptxas stops here: nothing after it is judged
+                return sorted(out, key=lambda d: (d.line, d.column))
         out.extend(hazards(module, fn, scope))
     return sorted(out, key=lambda d: (d.line, d.column))
 
@@ -185,7 +185,7 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     if slots is None:
         line.add("operands", name=form.name)
         return
-    for key, fmt in legality:  # a refused sink stops ptxas before it judges .sem and .scope
+    for key, fmt in legality:  # a refused sink stops ptxas before it judges some modifiers
         if not (fmt.pop("late", False) and line.pending_fatal):
             line.emit(key, None, "error", fmt)
     if form.space_pairs:
@@ -263,7 +263,9 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
                     line.add("duplicate-scope")
             if m is group[-1]:
                 words.update((m, cls))
-                if m not in allowed:
+                if m not in allowed and cls == "sem" and form.scopes:  # judged with the pairing
+                    illegal("illegal-modifier", mod=m, name=name)
+                elif m not in allowed:
                     illegal_late("illegal-modifier", mod=m, name=name)
         elif cls == "space":
             split = _split_space(m)
@@ -407,7 +409,7 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
 def _check_semantics(form: Instr, facts: _Facts, roles: frozenset[str], sink: bool, ctx: Context,
                      line: _Line) -> None:
     words = frozenset(facts.words)
-    if form.scopes and not line.pending_fatal:  # ptxas pairs .sem and .scope where it takes a scope
+    if form.scopes:  # ptxas pairs .sem and .scope wherever it takes a scope
         sem = next((m for m in facts.words if MODIFIERS.get(m) == "sem"), form.default_sem)
         scope = next((m for m in facts.words if MODIFIERS.get(m) == "scope"), None)
         if sem and not scope:

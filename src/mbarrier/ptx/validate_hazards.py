@@ -91,7 +91,7 @@ def _misfit(alignment: int, size: int, offset: int) -> str:
 
 def _count_range(instr: ast.Instruction, words: tuple[str, ...], path: str) -> list[Diagnostic]:
     spec = _COUNT_RANGES.get(words[:3]) or _COUNT_RANGES.get(words[:2])
-    if spec is None or ".expect_tx" in words[2:3] and words[:3] not in _COUNT_RANGES:
+    if spec is None:
         return []
     index, rule_id, lo, hi, what = spec
     if index >= len(instr.operands):
