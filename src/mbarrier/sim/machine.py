@@ -587,7 +587,7 @@ class Machine:
         key = (t.func.name, t.pc, cta.index, off, int(value), b.phase, b.valid, t.effects)
         if t.last_fail == key:
             if parity:
-                what = f"the phase of parity {value} to complete"
+                what = f"phase {b.phase} (parity {value}) to complete"  # parked: the current phase
             elif isinstance(value, TokenWord):
                 what = f"phase {value.token.phase} to complete (its arrive's token)"
             else:
