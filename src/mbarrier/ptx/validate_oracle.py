@@ -127,3 +127,32 @@ def compare(cases: Sequence[Case], pairs: Sequence[tuple[Version, str]],
         return [Outcome(c, version, target, t, o) for c, t, o in zip(cases, theirs, ours, strict=True)]
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return [o for chunk in pool.map(one, pairs) for o in chunk]
+
+
+#: Every PTX ISA version ptxas 13.0 knows from 6.0 on, in order.
+KNOWN_VERSIONS: tuple[Version, ...] = (
+    (6, 0), (6, 1), (6, 2), (6, 3), (6, 4), (6, 5), *((7, m) for m in range(9)), *((8, m) for m in range(9)),
+    (9, 0),
+)
+
+
+def accepts(version: Version, target: str) -> bool:
+    """Whether ptxas compiles an empty kernel with this .version and .target."""
+    source = (f".version {format_version(version)}\n.target {target}\n.address_size 64\n"
+              ".visible .entry k()\n{\nret;\n}\n")
+    by_line, raw = run_ptxas(source, target)
+    return not by_line and "fatal" not in raw
+
+
+def min_version(target: str) -> Version | None:
+    """The lowest version ptxas takes for `target` (bisection: support is monotone in the version)."""
+    lo, hi = 0, len(KNOWN_VERSIONS) - 1
+    if not accepts(KNOWN_VERSIONS[hi], target):
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if accepts(KNOWN_VERSIONS[mid], target):
+            hi = mid
+        else:
+            lo = mid + 1
+    return KNOWN_VERSIONS[lo]

@@ -1,7 +1,7 @@
 """PTX targets (`.target sm_XX{a,f}`) and the PTX ISA version each one needs, as data.
 
 The minimum versions were measured with ptxas (CUDA 13.0): for each target, the lowest `.version` of
-an empty module that ptxas accepts (`tools/ptxas_sweep.py --targets` re-measures them).
+an empty module that ptxas accepts (`tests/ptx/test_targets.py` measures them again on every CI run).
 """
 
 from __future__ import annotations
