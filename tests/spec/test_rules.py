@@ -55,6 +55,8 @@ def test_every_rule_has_exactly_one_violation_class() -> None:
     # The memory model's race rules (spec.memmodel) subclass Violation in sim.races: not this catalogue.
     classes = [c for c in Violation.__subclasses__() if c.__module__ == "mbarrier.core.violations"]
     assert sorted(c.rule for c in classes) == sorted(r.id for r in rules.RULES)
+    others = [c for c in Violation.__subclasses__() if c not in classes]
+    assert not {c.rule for c in others} & {r.id for r in rules.RULES}, "a catalogue rule claimed twice"
     for r in rules.RULES:
         cls = mb.VIOLATION_CLASSES[r.id]
         assert cls.__name__ == r.class_name

@@ -110,7 +110,8 @@ class NonMbarrierAccess(Violation):
 
 
 def _subclasses() -> dict[str, type[Violation]]:
-    return {cls.rule: cls for cls in Violation.__subclasses__()}
+    # Only this module's classes: other layers may add findings of their own (sim.races.Race).
+    return {cls.rule: cls for cls in Violation.__subclasses__() if cls.__module__ == __name__}
 
 
 #: rule id -> exception class; every rule of the catalogue has exactly one.
