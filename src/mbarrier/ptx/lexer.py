@@ -74,14 +74,14 @@ def tokenize(text: str, path: str = "<input>") -> list[Token]:
 
 
 def scan(text: str, path: str = "<input>") -> tuple[list[Token], list[ast.Instruction]]:
-    """Like tokenize, but a line that is one plain instruction at a statement boundary becomes a
-    single INSN token; its Instruction is the next item of the returned list (in source order)."""
+    """Like tokenize, but a line that is one plain instruction becomes a single INSN token; its
+    Instruction is the next item of the returned list (in source order). Where the parser meets an
+    INSN token outside a statement position it cannot go on, and parse() starts over with tokenize():
+    so the fast path changes the speed, never the result."""
     built: list[ast.Instruction] = []
     return _scan(text, path, built), built
 
 
-# After these tokens a new line starts a new statement (unless inside a .section's data).
-_BOUNDARY: Final = frozenset({";", "{", "}", ":"})
 _INSN_START: Final = frozenset("abcdefghijklmnopqrstuvwxyz@")
 _DEC = r"(0|[1-9][0-9]*)"
 _LOC_MATCH: Final = re.compile(rf"[ \t]*(\.loc)[ \t]+{_DEC}[ \t]+{_DEC}[ \t]+{_DEC}[ \t]*(?://.*)?").fullmatch
@@ -97,47 +97,32 @@ def _scan(text: str, path: str, built: list[ast.Instruction] | None) -> list[Tok
         _non_ascii(text, path)
     tokens: list[Token] = []
     extend = tokens.extend
-    fast = built is not None
     keep = built.append if built is not None else None
-    at_boundary = True
-    in_section = False
     for lineno, line in enumerate(text.split("\n"), 1):
         s = line.lstrip()
         if not s or s.startswith("//"):
             continue
-        if fast:
-            # Shortcuts for the most common lines; each gives exactly the tokens _TOKEN would.
+        if keep is not None:
+            # Shortcuts for the most common lines. An INSN token is right only where a statement
+            # starts; the parser falls back to plain tokens when one turns up anywhere else.
             c = s[0]
             if c in _INSN_START:
-                if at_boundary and not in_section and keep is not None:
-                    insn = _fast_instruction(line, lineno)
-                    if insn is not None:
-                        keep(insn)
-                        g = insn.guard
-                        tokens.append((INSN, "@", lineno, g.pos.column) if g is not None
-                                      else (INSN, insn.opcode, lineno, insn.pos.column))
-                        continue
+                insn = _fast_instruction(line, lineno)
+                if insn is not None:
+                    keep(insn)
+                    g = insn.guard
+                    tokens.append((INSN, "@", lineno, g.pos.column) if g is not None
+                                  else (INSN, insn.opcode, lineno, insn.pos.column))
+                    continue
             elif c == "." or s[-1] == ":":
-                short = _loc_or_label(line, lineno)
+                short = _loc_or_label(line, lineno)  # exactly the tokens _TOKEN would give
                 if short is not None:
                     extend(short)
-                    at_boundary = True
                     continue
         toks = [(m.lastindex or BAD, m.group(), lineno, m.start() + 1) for m in _FINDITER(line)]
         if toks and toks[-1][0] == COMMENT:
             toks.pop()
-        if not toks:
-            continue
         extend(toks)
-        if fast:
-            last = toks[-1]
-            first = toks[0][1]
-            at_boundary = (last[0] == PUNCT and last[1] in _BOUNDARY) or first in (".loc", ".file")
-            if in_section:
-                in_section = not any(t[1] == "}" and t[0] == PUNCT for t in toks)
-            elif ".section" in line:
-                in_section = any(t[1] == ".section" and t[0] == DOT for t in toks) and not any(
-                    t[1] == "}" and t[0] == PUNCT for t in toks)
     return tokens
 
 

@@ -44,10 +44,16 @@ def parse(text: str, path: str = "<input>", *, fast: bool = True) -> ast.Module:
     gc.disable()
     try:
         if fast:
-            tokens, built = scan(text, path)
-        else:
-            tokens, built = tokenize(text, path), []
-        return _Parser(tokens, built, text, path).module()
+            try:
+                tokens, built = scan(text, path)
+                return _Parser(tokens, built, text, path).module()
+            except PtxSyntaxError:
+                # The fast path's INSN tokens are right wherever a statement starts: a module that
+                # parses with them parses the same without. One that does not (a line that looks like
+                # an instruction inside some other construct, or a real error) is parsed again the
+                # plain way, which gives the exact diagnostic.
+                pass
+        return _Parser(tokenize(text, path), [], text, path).module()
     finally:
         if was_enabled:
             gc.enable()
