@@ -25,11 +25,7 @@ COMMENT: Final = 6  # `// ...` up to the end of the line (dropped)
 PUNCT: Final = 7  # `,` `;` `[` `<<` ...
 BAD: Final = 8  # any other character: always a syntax error
 EOF: Final = 9  # the end of the input (made by the parser, never by the regex)
-INSN: Final = 10  # a whole instruction line built by the fast path; text is its opcode (scan() only)
-
-KIND_NAMES: Final = {DOT: "directive", FLOAT: "float", INT: "integer", IDENT: "identifier",
-                     STRING: "string", PUNCT: "punctuation", COMMENT: "comment", BAD: "character",
-                     EOF: "end of file", INSN: "instruction"}
+INSN: Final = 10  # a whole instruction line built by the fast path: text is its opcode or "@" (scan() only)
 
 # PTX ISA 4.3 (identifiers): [a-zA-Z][a-zA-Z0-9_$]* | [_$%][a-zA-Z0-9_$]+ ; `::` joins qualifier parts.
 _FOLLOW = r"[A-Za-z0-9_$]"
