@@ -54,13 +54,15 @@ class Conflict(Exception):
 
 
 class Shadow:
-    """The per-byte access history of one memory (a CTA's shared memory, or global memory)."""
+    """The per-byte access history of one memory (a CTA's shared memory, or global memory).
+
+    A cell is an immutable tuple (writer, its clock, its info, ((reader, clock, info), ...)), replaced on
+    each access, so a copy of the shadow is a shallow copy of the dictionary."""
 
     __slots__ = ("cells",)
 
     def __init__(self) -> None:
-        # byte address -> [writer component (-1: none), writer clock, writer info, {reader: (clock, info)}]
-        self.cells: dict[int, list[object]] = {}
+        self.cells: dict[int, tuple[int, int, Info | None, tuple[tuple[int, int, Info], ...]]] = {}
 
     def access(self, addr: int, size: int, vc: VC, me: int, clk: int, info: Info,
                pvc: VC | None = None) -> None:
@@ -71,43 +73,39 @@ class Shadow:
         write = flags & WRITE
         atomic = flags & ATOMIC
         cells = self.cells
+        get = vc.get
         for a in range(addr, addr + size):
             cell = cells.get(a)
             if cell is None:
-                cells[a] = [me, clk, info, None] if write else [-1, 0, None, {me: (clk, info)}]
+                cells[a] = (me, clk, info, ()) if write else (-1, 0, None, ((me, clk, info),))
                 continue
-            wc = cell[0]
-            if wc != me and wc != -1:
-                winfo: Info = cell[2]  # type: ignore[assignment]
-                if vc.get(wc, 0) < cell[1]:  # type: ignore[call-overload, operator]
+            wc, wk, winfo, reads = cell
+            if wc != me and winfo is not None:
+                if get(wc, 0) < wk:
                     if not (atomic and winfo[2] & ATOMIC):
-                        raise Conflict(_rule(winfo, info), winfo, cell[1], info, a)  # type: ignore[arg-type]
-                elif pvc is not None and winfo[2] & THREAD and pvc.get(wc, 0) < cell[1]:  # type: ignore
-                    raise Conflict("proxy-fence", winfo, cell[1], info, a)  # type: ignore[arg-type]
+                        raise Conflict(_rule(winfo, info), winfo, wk, info, a)
+                elif pvc is not None and winfo[2] & THREAD and pvc.get(wc, 0) < wk:
+                    raise Conflict("proxy-fence", winfo, wk, info, a)
             if write:
-                reads: dict[int, tuple[int, Info]] | None = cell[3]  # type: ignore[assignment]
-                if reads:
-                    for rc, (rk, rinfo) in reads.items():
-                        if rc != me and vc.get(rc, 0) < rk and not (atomic and rinfo[2] & ATOMIC):
-                            prev = (cell[2], cell[1]) if cell[0] != -1 else None
-                            raise Conflict(_rule(rinfo, info), rinfo, rk, info, a, prev)  # type: ignore
-                cell[0], cell[1], cell[2], cell[3] = me, clk, info, None
+                for rc, rk, rinfo in reads:
+                    if rc != me and get(rc, 0) < rk and not (atomic and rinfo[2] & ATOMIC):
+                        prev = (winfo, wk) if winfo is not None else None
+                        raise Conflict(_rule(rinfo, info), rinfo, rk, info, a, prev)
+                cells[a] = (me, clk, info, ())
+            elif reads and reads[-1][0] == me and reads[-1][1] == clk and reads[-1][2] is info:
+                continue  # the same read again (a spin): nothing new
             else:
-                reads = cell[3]  # type: ignore[assignment]
-                if reads is None:
-                    cell[3] = {me: (clk, info)}
-                else:
-                    reads[me] = (clk, info)
+                cells[a] = (wc, wk, winfo, tuple(r for r in reads if r[0] != me) + ((me, clk, info),))
 
     def clone(self) -> Shadow:
         out = Shadow()
-        out.cells = {a: [c[0], c[1], c[2], dict(c[3]) if c[3] else None]  # type: ignore[call-overload]
-                     for a, c in self.cells.items()}
+        out.cells = dict(self.cells)
         return out
 
-    def key(self) -> tuple[object, ...]:
-        return tuple(sorted((a, c[0], c[1], tuple(sorted((k, v[0]) for k, v in (c[3] or {}).items())))  # type: ignore
-                            for a, c in self.cells.items()))
+    def key(self) -> frozenset[object]:
+        """Who accessed each byte at which clock (which instruction did it decides only the wording)."""
+        return frozenset((a, wc, wk, frozenset(r[:2] for r in reads) if reads else None)
+                         for a, (wc, wk, _, reads) in self.cells.items())
 
 
 def _rule(earlier: Info, later: Info) -> str:
