@@ -93,10 +93,10 @@ def test_object_is_one_b64() -> None:
     assert limits.OBJECT_SIZE * 8 == 64 and limits.OBJECT_ALIGN == 8
     b = fresh(MAX)
     b.expect_tx(MAX)
-    b.arrive_drop(count=MAX - 1)
-    for word_of in (b, mb.Barrier.from_word(b.word)):
-        assert 0 <= word_of.word < 1 << 64
-    assert mb.Barrier.from_word(b.word).key()[2:5] == b.key()[2:5]
+    b.arrive_drop(count=MAX - 1)       # tx-count at its maximum, expected and pending at 1
+    assert 0 <= b.word < 1 << 64
+    again = mb.Barrier.from_word(b.word)
+    assert (again.pending, again.expected, again.tx) == (b.pending, b.expected, b.tx) == (1, 1, MAX)
 
 
 # -- 9.7.13.15.2 -----------------------------------------------------------------------------------
