@@ -8,6 +8,7 @@ key() unchanged, and say in its message which operation, which barrier and what 
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ from .word_model import PENDING, TX, Undefined, WordModel, WordToken, get, pendi
 
 MAX = (1 << 20) - 1
 # Deterministic (derandomize) for CI; no "explain" phase: on these long programs it takes minutes.
-SETTINGS = settings(max_examples=200, deadline=None, derandomize=True, database=None,
+SETTINGS = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                     phases=[Phase.explicit, Phase.generate, Phase.shrink],
                     suppress_health_check=[HealthCheck.too_slow])
 
@@ -268,3 +269,22 @@ def test_from_uninitialized_memory(ops: list[tuple[Any, ...]]) -> None:
     h = Harness()
     for op in ops:
         h.step(op)
+
+
+@settings(SETTINGS, max_examples=60)
+@given(programs, st.integers(0, 60))
+def test_copy_has_the_same_future(program: tuple[int, list[tuple[Any, ...]]], cut: int) -> None:
+    """Barrier.copy() (the checker's snapshot): after any prefix, the copy and the original answer every
+    later operation alike, tokens of the original included, and keep equal key()s."""
+    first_count, ops = program
+    h = Harness()
+    h.step(("init", first_count))
+    for op in ops[:cut]:
+        h.step(op)
+    twin = Harness()
+    twin.b, twin.m, twin.tokens, twin.foreign = h.b.copy(), copy.deepcopy(h.m), list(h.tokens), h.foreign
+    assert twin.b.key() == h.b.key()
+    for op in ops[cut:]:
+        h.step(op)
+        twin.step(op)
+        assert twin.b.key() == h.b.key() and twin.b.word == h.b.word
