@@ -2,9 +2,10 @@
 9.7.13.15 (and the hazards ptxas cannot see, as warnings). Everything it knows about the instructions
 comes from `mbarrier.spec.forms`; this module is the generic machinery that applies those tables.
 
-The checks run in ptxas's order (measured): modifiers, then operands (a mismatch hides the rest of
-the line), then semantic constraints, address spaces, immediate values and feature gates. A fatal
-diagnostic ends the module, as ptxas stops there.
+The checks run in ptxas's order (measured): the modifier words themselves (unknown, repeated), a
+misplaced sink, an illegal terminal modifier, the instruction type, the operands (a mismatch hides
+the rest of the line), which modifiers the instruction takes, then semantic constraints, addresses,
+immediate values and feature gates. A fatal diagnostic ends the module, as ptxas stops there.
 """
 
 from __future__ import annotations
@@ -240,8 +241,7 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
     spaces: list[str] = []
     types: list[str] = []
     classes = [("space" if _split_space(m) else MODIFIERS.get(m)) for m in mods]
-    sems = [m for m, c in zip(mods, classes, strict=True) if c == "sem"]
-    scopes = [m for m, c in zip(mods, classes, strict=True) if c == "scope"]
+    at = {c: [i for i, k in enumerate(classes) if k == c] for c in ("sem", "scope")}
     seen_flags: set[str] = set()
 
     def illegal(key: str, **fmt: object) -> None:
@@ -250,18 +250,18 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
     def illegal_late(key: str, **fmt: object) -> None:  # after the destination operand
         legality.append((key, {**fmt, "late": True}))
 
-    for m, cls in zip(mods, classes, strict=True):
+    for i, (m, cls) in enumerate(zip(mods, classes, strict=True)):
         if cls is None:
             line.add("unknown-modifier", mod=m)
         elif cls in ("sem", "scope"):
             # ptxas keeps the last .sem/.scope written: it judges that one, and names the repeats
-            group, allowed = (sems, form.sems) if cls == "sem" else (scopes, form.scopes)
-            if m is not group[0]:
+            allowed = form.sems if cls == "sem" else form.scopes
+            if i != at[cls][0]:
                 if cls == "sem":
                     line.add("duplicate-sem", mod=m)
                 else:
                     line.add("duplicate-scope")
-            if m is group[-1]:
+            if i == at[cls][-1]:
                 words.update((m, cls))
                 if m not in allowed and cls == "sem" and form.scopes:  # judged with the pairing
                     illegal("illegal-modifier", mod=m, name=name)

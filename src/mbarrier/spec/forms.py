@@ -323,11 +323,17 @@ MODIFIER_GATES: Final[tuple[Gate, ...]] = (
 _SHARED_CLUSTER = Gate(_feature(".shared::cluster"), Cond(has=(".shared::cluster",)), "9.7.13.15.13",
                        version=(8, 0), sm=90)
 
-#: 9.7.13.15.13/14: `.noComplete` goes with `.release.cta` on `.shared{::cta}` only; ptxas says so
-#: on every instruction where the word stands, even those that do not take it (measured).
-MODIFIER_CONSTRAINTS: Final[tuple[Constraint, ...]] = tuple(
+#: 9.7.13.15.13/14: `.noComplete` goes with `.shared{::cta}` only; ptxas says so on every instruction
+#: where the word stands, even those that do not take it (measured).
+MODIFIER_CONSTRAINTS: Final[tuple[Constraint, ...]] = (
+    Constraint(Cond(has=(".noComplete", ".shared::cluster")), "combine", "9.7.13.15.13",
+               mod=".shared::cluster", other=".noComplete"),
+)
+
+#: ... and with `.release.cta` only, which ptxas checks on the arrive forms (measured).
+_NO_COMPLETE_ORDER = tuple(
     Constraint(Cond(has=(".noComplete", m)), "combine", "9.7.13.15.13", mod=m, other=".noComplete")
-    for m in (".cluster", ".gpu", ".sys", ".relaxed", ".acquire", ".acq_rel", ".sc", ".shared::cluster"))
+    for m in (".cluster", ".gpu", ".sys", ".relaxed", ".acquire", ".acq_rel", ".sc"))
 
 #: Modifiers whose repetition ptxas does not report (measured).
 UNCOUNTED_REPEATS: Final[tuple[str, ...]] = (".sync",)
@@ -374,6 +380,7 @@ def _arrive(op: str, section: str) -> tuple[Instr, Instr]:
             # .noComplete is required".
             Constraint(Cond(roles=("count",), lacks=(".noComplete",)), "required-modifier", section,
                        mod=".noComplete", below_sm=90, name_suffix=" with count argument"),
+            *_NO_COMPLETE_ORDER,
         ),
     )
     expect = Instr(
@@ -384,7 +391,7 @@ def _arrive(op: str, section: str) -> tuple[Instr, Instr]:
             Gate(_feature(f"{name}.expect_tx"), ALWAYS, section, version=(8, 0), sm=90),
             *_sem_gates(f"{name}.expect_tx", sems),
         ),
-        constraints=(sink_cluster,),
+        constraints=(sink_cluster, *_NO_COMPLETE_ORDER),
     )
     return plain, expect
 
