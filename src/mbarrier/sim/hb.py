@@ -149,7 +149,7 @@ class Fences:
 class Agent:
     """One thread's or copy engine's happens-before state."""
 
-    __slots__ = ("me", "vc", "clk", "frel", "facq", "releases", "notes", "cp_issued", "pvc", "ivc")
+    __slots__ = ("me", "vc", "clk", "frel", "facq", "releases", "notes", "cp_issued", "pvc", "ivc", "_key")
 
     def __init__(self, me: int, vc: VC | None = None) -> None:
         self.me = me
@@ -162,6 +162,7 @@ class Agent:
         self.cp_issued: VC = {}             # write epochs of the thread's cp.async copies (rule 2)
         self.pvc: VC | None = None          # a bulk copy: what fences made visible to the async proxy
         self.ivc: VC | None = None          # a bulk copy: the inits fences published to the async proxy
+        self._key: tuple[object, ...] | None = None   # cached once shared (a shared agent never changes)
 
     def clone(self) -> Agent:
         out = Agent(self.me, dict(self.vc))
@@ -207,6 +208,12 @@ class Agent:
         return what[i] if i < len(what) else None
 
     def key(self) -> tuple[object, ...]:
+        """Only called on snapshots, whose agents never change again: computed once."""
+        if self._key is None:
+            self._key = self._compute_key()
+        return self._key
+
+    def _compute_key(self) -> tuple[object, ...]:
         return (self.me, tuple(sorted(self.vc.items())), self.clk,
                 tuple(sorted(self.frel.items())) if self.frel is not None else None,
                 tuple(sorted(self.facq.items())), tuple(sorted(self.cp_issued.items())))

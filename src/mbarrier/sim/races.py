@@ -123,6 +123,7 @@ class RaceState:
 
     def __init__(self, m: Machine) -> None:
         self.agents: dict[int, Agent] = {t.aid: Agent(t.aid) for t in m.threads}
+        self.private: set[int] = set(self.agents)   # agents no snapshot shares: changed in place
         self.smem: list[Shadow] = [Shadow() for _ in m.ctas]
         self.gmem = Shadow()
         self.barriers: dict[tuple[int, int], BarrierClocks] = {}
@@ -134,10 +135,26 @@ class RaceState:
         self.init_fences = Fences()
         self.copies: dict[int, CopyInfo] = {}
 
+    def agent(self, aid: int) -> Agent:
+        """An agent's state to change: copied first if a snapshot shares it (copy on write)."""
+        if aid in self.private:
+            return self.agents[aid]
+        a = self.agents[aid] = self.agents[aid].clone()
+        self.private.add(aid)
+        return a
+
+    def add(self, a: Agent) -> Agent:
+        self.agents[a.me] = a
+        self.private.add(a.me)
+        return a
+
     def clone(self) -> RaceState:
-        """An independent copy (for the checker's snapshots: cheaper than a deep copy)."""
+        """An independent copy (for the checker's snapshots): agents are shared until one side changes
+        them (`agent`), the shadows are shallow copies of immutable cells."""
         out = RaceState.__new__(RaceState)
-        out.agents = {k: a.clone() for k, a in self.agents.items()}
+        out.agents = dict(self.agents)
+        out.private = set()
+        self.private = set()
         out.smem = [s.clone() for s in self.smem]
         out.gmem = self.gmem.clone()
         out.barriers = {k: b.clone() for k, b in self.barriers.items()}
@@ -202,7 +219,7 @@ class RaceMachine(Machine):
                       -1 if cta is None else cta.index, addr, size, what)
         self._check(self.hb.gmem if cta is None else self.hb.smem[cta.index], addr, size, ag, info)
         if strong:
-            self._strong(t, ag, q, _space_key(cta, addr), write, atomic)
+            self._strong(t, self.hb.agent(t.aid), q, _space_key(cta, addr), write, atomic)
 
     def _check(self, shadow: Shadow, addr: int, size: int, ag: Agent, info: Info, clk: int | None = None,
                pvc: VC | None = None) -> None:
@@ -295,7 +312,7 @@ class RaceMachine(Machine):
     def mb_init(self, t: Thread, space: str, addr: int, count: int) -> None:
         Machine.mb_init(self, t, space, addr, count)
         cta, off, b = self._mbar(t, space, addr, "mbarrier.init", True)
-        ag = self.hb.agents[t.aid]
+        ag = self.hb.agent(t.aid)
         self._mb_access(ag, self._site(t), cta, off, THREAD | WRITE, "mbarrier.init")
         bc = self.hb.barriers[(cta.index, off)] = BarrierClocks(b.phase)
         bc.init = (t.aid, ag.clk, self._site(t).line)
@@ -327,7 +344,7 @@ class RaceMachine(Machine):
         word = Machine.mb_arrive(self, t, space, addr, count, tx, no_complete, drop, want)
         cta, off, b = self._mbar(t, space, addr, name, False)
         site = self._site(t)
-        ag = self.hb.agents[t.aid]
+        ag = self.hb.agent(t.aid)
         self._mb_access(ag, site, cta, off, THREAD | ATOMIC, name)
         bc = self._clocks(cta, off)
         q = quals(site)
@@ -356,7 +373,7 @@ class RaceMachine(Machine):
         ok = Machine.mb_wait(self, t, space, addr, value, parity, is_try)
         cta, off, b = self._mbar(t, space, addr, name, True)
         site = self._site(t)
-        ag = self.hb.agents[t.aid]
+        ag = self.hb.agent(t.aid)
         self._mb_access(ag, site, cta, off, THREAD | ATOMIC, name)
         if not ok:
             return ok
@@ -379,10 +396,10 @@ class RaceMachine(Machine):
     def _issued(self, t: Thread, bulk: bool) -> Copy:
         """The copy just created by the issuing step: ordered after everything its thread did so far."""
         c = self.inflight[-1]
-        ag = self.hb.agents[t.aid]
+        ag = self.hb.agent(t.aid)
         snap = ag.tick()
         snap[c.aid] = 2
-        cag = self.hb.agents[c.aid] = Agent(c.aid, snap)
+        cag = self.hb.add(Agent(c.aid, snap))
         if bulk:
             cag.pvc = self.hb.proxy_fences.visible(snap)
             cag.ivc = self.hb.init_fences.visible(snap)
@@ -395,7 +412,7 @@ class RaceMachine(Machine):
     def cp_async(self, t: Thread, dst: int, src: int, size: int, src_size: int) -> None:
         Machine.cp_async(self, t, dst, src, size, src_size)
         c = self._issued(t, False)
-        self.hb.agents[t.aid].cp_issued[c.aid] = 2
+        self.hb.agent(t.aid).cp_issued[c.aid] = 2
 
     def bulk_copy(self, t: Thread, dst_space: str, src_space: str, dst: int, src: int, size: int,
                   bar: int, cta_mask: int | None = None) -> None:
@@ -415,12 +432,12 @@ class RaceMachine(Machine):
     def cp_mb_arrive(self, t: Thread, space: str, addr: int, noinc: bool) -> None:
         Machine.cp_mb_arrive(self, t, space, addr, noinc)
         cta, off, b = self._mbar(t, space, addr, "cp.async.mbarrier.arrive", True)
-        ag = self.hb.agents[t.aid]
+        ag = self.hb.agent(t.aid)
         self._mb_access(ag, self._site(t), cta, off, THREAD | ATOMIC, "cp.async.mbarrier.arrive")
         a = self.inflight[-1]
         snap = ag.tick()
         snap[a.aid] = 2
-        arr = self.hb.agents[a.aid] = Agent(a.aid, snap)
+        arr = self.hb.add(Agent(a.aid, snap))
         arr.cp_issued = dict(ag.cp_issued)  # rule 2: every cp.async the thread requested before it
         self.hb.copies[a.aid] = CopyInfo(a.kind, t.aid, a.site.line, b.name)
         for c in ag.cp_issued:
@@ -431,7 +448,7 @@ class RaceMachine(Machine):
     def cp_wait(self, t: Thread, n: int, which: str) -> None:
         groups = t.cp_groups if which == "cp.async" else t.bulk_groups
         reads_only = which != "cp.async" and ".read" in quals(self._site(t, before=True))
-        ag = self.hb.agents[t.aid]
+        ag = self.hb.agent(t.aid)
         # The thread continues only once these groups are complete: what they did is then ordered before.
         for g in groups[:max(0, len(groups) - n)]:
             for c in g:
@@ -481,7 +498,7 @@ class RaceMachine(Machine):
     def bar(self, t: Thread, ident: int, count: int | None, wait: bool) -> None:
         site = self._site(t, before=True)
         entry = self.hb.bars.setdefault((t.cta.index, ident), ({}, []))
-        self.hb.agents[t.aid].release([entry[0]], f"the {site.text.split()[0]} at line {site.line}")
+        self.hb.agent(t.aid).release([entry[0]], f"the {site.text.split()[0]} at line {site.line}")
         if wait:
             entry[1].append(t.aid)
         Machine.bar(self, t, ident, count, wait)
@@ -492,11 +509,11 @@ class RaceMachine(Machine):
         if nb is not None and cta.bars.get(ident) is not nb:
             vc, waiters = self.hb.bars.pop((cta.index, ident), ({}, []))
             for aid in waiters:
-                self.hb.agents[aid].acquire(vc)
+                self.hb.agent(aid).acquire(vc)
 
     def cluster_arrive(self, t: Thread) -> None:
         site = self._site(t, before=True)
-        ag = self.hb.agents[t.aid]
+        ag = self.hb.agent(t.aid)
         cl = t.cta.cluster
         what = f"the barrier.cluster.arrive at line {site.line}"
         rel = ag.frel if NO_ORDER_SEM in quals(site) else ag.tick(what)
@@ -509,7 +526,7 @@ class RaceMachine(Machine):
         gen = t.cl_gen
         Machine.cluster_wait(self, t)
         if not t.cl_arrived:  # it went through: the generation it arrived in has completed
-            self.hb.agents[t.aid].acquire(self.hb.cluster.get((t.cta.cluster.index, gen), {}))
+            self.hb.agent(t.aid).acquire(self.hb.cluster.get((t.cta.cluster.index, gen), {}))
 
     def _cluster_check(self, cl: object) -> None:
         from mbarrier.sim.machine import BLOCKED, Cluster
@@ -521,12 +538,12 @@ class RaceMachine(Machine):
         if cl.phase != gen:
             vc = self.hb.cluster.get((cl.index, gen), {})
             for th in waiting:
-                self.hb.agents[th.aid].acquire(vc)
+                self.hb.agent(th.aid).acquire(vc)
 
     def coll(self, t: Thread, kind: str, mask: int, arg: object, finish: object) -> None:
         if kind == "bar.warp.sync":
             acc = self.hb.warp_sync.setdefault((t.aid - t.lane, mask), {})
-            self.hb.agents[t.aid].release([acc], f"the bar.warp.sync at line {self._site(t, True).line}")
+            self.hb.agent(t.aid).release([acc], f"the bar.warp.sync at line {self._site(t, True).line}")
         Machine.coll(self, t, kind, mask, arg, finish)  # type: ignore[arg-type]
 
     def _coll_done(self, w: Warp, key: tuple[str, int], entry: object) -> None:
@@ -536,14 +553,14 @@ class RaceMachine(Machine):
             first = next(iter(parts.values()))[0]
             vc = self.hb.warp_sync.pop((first.aid - first.lane, key[1]), {})
             for th, _ in parts.values():
-                self.hb.agents[th.aid].acquire(vc)
+                self.hb.agent(th.aid).acquire(vc)
 
     def fence(self, t: Thread) -> None:
         if self.threads[t.aid] is not t:
             return  # a probe on a scratch copy of the thread (the checker's spin analysis): no effect
         site = self._site(t)
         q = quals(site)
-        ag = self.hb.agents[t.aid]
+        ag = self.hb.agent(t.aid)
         if ".proxy" in q:
             if ".async" in q or ".async::generic" in q:
                 self.hb.proxy_fences.add(t.aid, ag.clk, ag.vc)
