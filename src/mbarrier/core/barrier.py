@@ -40,9 +40,22 @@ def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _call(op: str, **args: object) -> str:
-    shown = ", ".join(f"{k}={v}" for k, v in args.items() if v is not None and v is not False)
-    return f"{op}({shown})"
+class _Op:
+    """An operation and its arguments as a message shows them, formatted only when a message is built:
+    waits and arrives run millions of times in the simulator, and almost never fail."""
+
+    __slots__ = ("name", "positional", "keywords")
+
+    def __init__(self, name: str, *positional: object, **keywords: object) -> None:
+        self.name = name
+        self.positional = positional
+        self.keywords = keywords
+
+    def __str__(self) -> str:
+        shown = [f"{v:#x}" if isinstance(v, int) else repr(v) for v in self.positional]
+        shown += [f"{k}={v}" for k, v in self.keywords.items() if v is not None and v is not False]
+        return f"{self.name}({', '.join(shown)})"
+
 
 
 class Barrier:
@@ -159,18 +172,18 @@ class Barrier:
                 f"tx={self._tx}, word={self.word:#018x})")
 
     # -- errors ------------------------------------------------------------------------------------
-    def _fail(self, cls: type[violations.Violation], op: str, reason: str) -> NoReturn:
+    def _fail(self, cls: type[violations.Violation], op: _Op | str, reason: str) -> NoReturn:
         section = rule(cls.rule).section
         raise cls(f"{op} on {self.describe()}: {reason} ({section})")
 
-    def _require_valid(self, op: str) -> None:
+    def _require_valid(self, op: _Op | str) -> None:
         if not self._valid:
             what = "was invalidated" if self._generation else "was never initialized"
             self._fail(violations.Uninitialized, op, f"the object {what}; only mbarrier.init may touch it")
 
     # -- lifecycle (9.7.13.15.3, .9, .10) -----------------------------------------------------------
     def init(self, count: int) -> None:
-        op = _call("init", count=count)
+        op = _Op("init", count=count)
         count = _u32(count, "init count")
         if self._valid:
             self._fail(violations.InitOnValid, op, "the location already holds a valid object; "
@@ -194,7 +207,7 @@ class Barrier:
 
     # -- tx-count (9.7.13.15.5, .11, .12) -----------------------------------------------------------
     def expect_tx(self, count: int) -> None:
-        op = _call("expect_tx", count=count)
+        op = _Op("expect_tx", count=count)
         count = _u32(count, "expect_tx count")
         self._require_valid(op)
         tx = self._checked_tx(op, self._tx + count)
@@ -202,14 +215,14 @@ class Barrier:
         self._complete_if_done()
 
     def complete_tx(self, count: int) -> None:
-        op = _call("complete_tx", count=count)
+        op = _Op("complete_tx", count=count)
         count = _u32(count, "complete_tx count")
         self._require_valid(op)
         tx = self._checked_tx(op, self._tx - count)
         self._tx = tx
         self._complete_if_done()
 
-    def _checked_tx(self, op: str, tx: int) -> int:
+    def _checked_tx(self, op: _Op | str, tx: int) -> int:
         if not limits.TX_MIN <= tx <= limits.TX_MAX:
             self._fail(violations.TxCountRange, op,
                        f"the tx-count would become {tx}, outside [-(2^20-1), 2^20-1]")
@@ -228,13 +241,13 @@ class Barrier:
     def arrive(self, count: int | None = None, *, expect_tx: int | None = None,
                no_complete: bool = False) -> Token:
         """mbarrier.arrive{.expect_tx}{.noComplete}: returns the state token."""
-        op = _call("arrive", count=count, expect_tx=expect_tx, no_complete=no_complete)
+        op = _Op("arrive", count=count, expect_tx=expect_tx, no_complete=no_complete)
         return self._arrive(op, count, expect_tx, no_complete, drop=False)
 
     def arrive_drop(self, count: int | None = None, *, expect_tx: int | None = None,
                     no_complete: bool = False) -> Token:
         """mbarrier.arrive_drop: lowers the expected count for all later phases, then arrives."""
-        op = _call("arrive_drop", count=count, expect_tx=expect_tx, no_complete=no_complete)
+        op = _Op("arrive_drop", count=count, expect_tx=expect_tx, no_complete=no_complete)
         return self._arrive(op, count, expect_tx, no_complete, drop=True)
 
     def cp_async_arrive(self, *, noinc: bool = False) -> None:
@@ -243,7 +256,7 @@ class Barrier:
         Without .noinc the pending count rises by one now; the arrive-on itself comes later, when the
         thread's earlier cp.async operations complete: the simulator then calls `async_arrive()`.
         """
-        op = _call("cp.async.mbarrier.arrive", noinc=noinc)
+        op = _Op("cp.async.mbarrier.arrive", noinc=noinc)
         noinc = _flag(noinc, "noinc")
         self._require_valid(op)
         if noinc:
@@ -257,7 +270,7 @@ class Barrier:
         """The asynchronous arrive-on (count 1) that a completed cp.async.mbarrier.arrive performs."""
         self._arrive("async arrive-on (cp.async.mbarrier.arrive)", 1, None, False, drop=False)
 
-    def _arrive(self, op: str, count: int | None, expect_tx: int | None, no_complete: bool,
+    def _arrive(self, op: _Op | str, count: int | None, expect_tx: int | None, no_complete: bool,
                 drop: bool) -> Token:
         no_complete = _flag(no_complete, "no_complete")
         if expect_tx is not None and count is not None:
@@ -310,14 +323,14 @@ class Barrier:
         if (token is None) == (parity is None):
             raise TypeError(f"{name} takes either a token or parity=, exactly one")
         if parity is not None:
-            op = _call(name, parity=parity)
+            op = _Op(name, parity=parity)
             parity = _u32(parity, f"{name} parity")
             self._require_valid(op)
             if parity not in limits.PARITY_VALUES:
                 self._fail(violations.WaitParityValue, op, "phaseParity must be 0 or 1")
             done = parity != self._phase & 1
         elif isinstance(token, Token):
-            op = f"{name}({token!r})"
+            op = _Op(name, token)
             self._require_valid(op)
             self._check_provenance(op, token)
             if token.phase < self._phase - 1:
@@ -326,7 +339,7 @@ class Barrier:
                            f"preceding phase {self._phase - 1}")
             done = token.phase < self._phase
         elif isinstance(token, int) and not isinstance(token, bool):
-            op = f"{name}({token:#x})"
+            op = _Op(name, token)
             if not 0 <= token <= encoding.WORD_MASK:
                 raise ValueError(f"{name}: a state token is a 64-bit unsigned value, got {token}")
             self._require_valid(op)
@@ -339,7 +352,7 @@ class Barrier:
             self._waited = True
         return done
 
-    def _check_provenance(self, op: str, token: Token) -> None:
+    def _check_provenance(self, op: _Op | str, token: Token) -> None:
         """9.7.13.15.16: the token must come from an arrive on this very object (not an earlier one)."""
         if token.barrier_id != self._barrier_id:
             self._fail(violations.WaitForeignToken, op,
