@@ -48,6 +48,8 @@ LINES = [
     "selp.u32 %r1, 1, 0, !%p1;",
     "exit;",
     "bar.sync 0;",
+    "shfl.sync.bfly.b32 %r28|%p6, %r24, %r26, %r25, %r27;",
+    "mov.b64 {%r1, %r2}, %rd1; // and a p|q pair: setp.lt.s32 %p1|%p2",
 ]
 
 
@@ -62,7 +64,7 @@ def test_same_tree_per_line(line: str) -> None:
 
 
 @pytest.mark.parametrize("line", [
-    "shfl.sync.bfly.b32 %r28|%p6, %r24, %r26, %r25, %r27;",  # p|q destination
+    "setp.eq.s32 %p1 | %p2, %r1, 1;",  # blanks around `|`
     "mov.u32 %r1, 09;",  # not octal: the general parser reports it
     "mov.f32 %f1, -0f3F800000;",  # ptxas does not negate a hex float
     "st.shared.u32 [%r1 - 0x10], %r2;",  # nor take `[reg-imm]`

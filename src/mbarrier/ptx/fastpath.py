@@ -16,13 +16,14 @@ from mbarrier.ptx import ast
 from mbarrier.ptx.literals import float_imm, int_value
 
 _IDENT = r"(?:[A-Za-z][\w$]*|[_$%][\w$]+|_)"  # PTX ISA 4.3, as in lexer.py
+_PAIR = r"(?:[A-Za-z][\w$]*|[_$%][\w$]+)\|(?:[A-Za-z][\w$]*|[_$%][\w$]+)"  # `%r1|%p1` of setp, shfl
 _NAME = rf"{_IDENT}(?:\.[xyzw](?![\w$]))?"
 _INT = r"-?(?:0[xX][0-9A-Fa-f]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)U?(?![\w$.])"
 _FLT = r"(?:0[fF][0-9A-Fa-f]{8}|0[dD][0-9A-Fa-f]{16})(?![\w$])"
 _ITEM = rf"(?:{_FLT}|{_INT}|{_NAME})"
 _ADDR = rf"\[[ \t]*(?:{_IDENT}(?:[ \t]*\+[ \t]*{_INT})?|{_INT})[ \t]*\]"
 _VEC = rf"\{{[ \t]*{_ITEM}(?:[ \t]*,[ \t]*{_ITEM})*[ \t]*\}}"
-_OP = rf"(?:{_ADDR}|{_VEC}|!?{_ITEM})"
+_OP = rf"(?:{_ADDR}|{_VEC}|{_PAIR}|!?{_ITEM})"
 
 LINE: Final = re.compile(
     rf"[ \t]*(?:(@)(!?)({_IDENT})[ \t]+)?"
@@ -33,7 +34,7 @@ LINE: Final = re.compile(
 LINE_MATCH: Final = LINE.fullmatch
 
 # One operand of the operand text of a line with vectors: an address, a vector (group 1) or an item.
-_OPERAND: Final = re.compile(rf"{_ADDR}|(\{{[^}}]*\}})|!?{_ITEM}")
+_OPERAND: Final = re.compile(rf"{_ADDR}|(\{{[^}}]*\}})|{_PAIR}|!?{_ITEM}")
 _OPERANDS: Final = _OPERAND.finditer
 _ITEMS: Final = re.compile(_ITEM).finditer
 
@@ -97,7 +98,7 @@ def _build(m: re.Match[str], lineno: int) -> ast.Instruction:
         col += len(piece) + 1
         text = text.rstrip()
         c = text[0]
-        if c == "%":  # a register: the common case, kept inline
+        if c == "%" and "|" not in text:  # a register: the common case, kept inline
             append(Name(text, Pos(lineno, start)))
         elif c == "[":
             append(_address(text, lineno, start))
@@ -109,7 +110,7 @@ def _build(m: re.Match[str], lineno: int) -> ast.Instruction:
 
 
 def _single(text: str, lineno: int, col: int) -> ast.Operand:
-    """A name, the sink, an integer or a float bit pattern."""
+    """A name, the sink, an integer, a float bit pattern or a `p|q` pair."""
     c = text[0]
     if c in "0123456789-":
         if text[1:2] in ("f", "F", "d", "D"):
@@ -117,7 +118,10 @@ def _single(text: str, lineno: int, col: int) -> ast.Operand:
         return Imm(_int(text), text, Pos(lineno, col), text[-1] == "U")
     if text == "_":
         return ast.Sink(Pos(lineno, col))
+    if "|" in text:
+        return ast.Expr(text, None, Pos(lineno, col))
     return Name(text, Pos(lineno, col))
+
 
 
 def _address(text: str, lineno: int, col: int) -> ast.Address:
