@@ -3,10 +3,11 @@
 # Each line: source, output name, extra nvcc flags. The .ptx files are committed; CI does not rerun this.
 set -euo pipefail
 cd "$(dirname "$0")/../tests/ptx/modules"
-build() {  # build SRC OUT FLAGS...
+build() {  # build SRC OUT FLAGS... ; then ptxas must accept the result for its own target
   local src=$1 out=$2
   shift 2
   nvcc -ptx "$@" "$src" -o "$out"
+  ptxas -arch="$(awk '/^\.target/ {sub(",", "", $2); print $2; exit}' "$out")" "$out" -o /dev/null
   echo "$out: nvcc -ptx $* $src"
 }
 build barrier_memcpy_async.cu barrier_memcpy_async.sm_90.ptx -arch=sm_90
@@ -28,6 +29,9 @@ build generic_mix.cu generic_mix.sm_100a.ptx -arch=sm_100a
 # Triton kernels (needs `pip install triton`; no GPU needed: triton.compile with an explicit GPUTarget).
 if python3 -c "import triton" 2>/dev/null; then
   TRITON_DEFAULT_FP_FUSION=1 python3 triton_kernels.py
+  for f in triton_*.ptx; do
+    ptxas -arch="$(awk '/^\.target/ {sub(",", "", $2); print $2; exit}' "$f")" "$f" -o /dev/null
+  done
 else
   echo "triton not importable: Triton modules left as they are" >&2
 fi
