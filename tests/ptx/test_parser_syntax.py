@@ -288,3 +288,24 @@ def test_attributes_between_header_and_body() -> None:
     assert isinstance(pragma, ast.Directive) and pragma.args == ('"nounroll"',)
     with pytest.raises(PtxSyntaxError):
         parse(HEADER + ".visible .entry k() .noreturn { ret; }\n")
+
+
+def test_branch_and_call_targets() -> None:
+    """`.branchtargets` for brx.idx and `.calltargets` for an indirect call (ptxas accepts this text)."""
+    b = body("""ts: .branchtargets L1, L2;
+brx.idx %r1, ts;
+L1: ret;
+L2: ret;
+{
+Ftgt: .calltargets f, g;
+call %rd1, (arg), Ftgt;
+}""")
+    label, targets, brx = b[:3]
+    assert isinstance(label, ast.Label) and label.name == "ts"
+    assert isinstance(targets, ast.Directive) and targets.args == ("L1", ",", "L2")
+    assert isinstance(brx, ast.Instruction) and brx.operands[1] == ast.Name("ts", ast.Pos(7, 14))
+    block = b[-1]
+    assert isinstance(block, ast.Block)
+    call = block.body[2]
+    assert isinstance(call, ast.Instruction) and [type(o) for o in call.operands] == [
+        ast.Name, ast.ParenList, ast.Name]
