@@ -56,13 +56,15 @@ class Conflict(Exception):
 class Shadow:
     """The per-byte access history of one memory (a CTA's shared memory, or global memory).
 
-    A cell is an immutable tuple (writer, its clock, its info, ((reader, clock, info), ...)), replaced on
-    each access, so a copy of the shadow is a shallow copy of the dictionary."""
+    A cell is [writer, its clock, its info, {reader: (clock, info)}]. Copies share cells until one side
+    changes them (`owned`: the cells this copy may change in place), so a run changes cells in place and
+    a checker snapshot is a shallow copy of the dictionary."""
 
-    __slots__ = ("cells",)
+    __slots__ = ("cells", "owned")
 
     def __init__(self) -> None:
-        self.cells: dict[int, tuple[int, int, Info | None, tuple[tuple[int, int, Info], ...]]] = {}
+        self.cells: dict[int, list[object]] = {}
+        self.owned: set[int] = set()
 
     def access(self, addr: int, size: int, vc: VC, me: int, clk: int, info: Info,
                pvc: VC | None = None) -> None:
@@ -73,39 +75,44 @@ class Shadow:
         write = flags & WRITE
         atomic = flags & ATOMIC
         cells = self.cells
+        owned = self.owned
         get = vc.get
         for a in range(addr, addr + size):
             cell = cells.get(a)
             if cell is None:
-                cells[a] = (me, clk, info, ()) if write else (-1, 0, None, ((me, clk, info),))
+                cells[a] = [me, clk, info, {}] if write else [-1, 0, None, {me: (clk, info)}]
+                owned.add(a)
                 continue
             wc, wk, winfo, reads = cell
             if wc != me and winfo is not None:
-                if get(wc, 0) < wk:
-                    if not (atomic and winfo[2] & ATOMIC):
-                        raise Conflict(_rule(winfo, info), winfo, wk, info, a)
-                elif pvc is not None and winfo[2] & THREAD and pvc.get(wc, 0) < wk:
-                    raise Conflict("proxy-fence", winfo, wk, info, a)
+                if get(wc, 0) < wk:  # type: ignore[call-overload]
+                    if not (atomic and winfo[2] & ATOMIC):  # type: ignore[index]
+                        raise Conflict(_rule(winfo, info), winfo, wk, info, a)  # type: ignore[arg-type]
+                elif pvc is not None and winfo[2] & THREAD and pvc.get(wc, 0) < wk:  # type: ignore
+                    raise Conflict("proxy-fence", winfo, wk, info, a)  # type: ignore[arg-type]
             if write:
-                for rc, rk, rinfo in reads:
+                for rc, (rk, rinfo) in reads.items():  # type: ignore[attr-defined]
                     if rc != me and get(rc, 0) < rk and not (atomic and rinfo[2] & ATOMIC):
                         prev = (winfo, wk) if winfo is not None else None
-                        raise Conflict(_rule(rinfo, info), rinfo, rk, info, a, prev)
-                cells[a] = (me, clk, info, ())
-            elif reads and reads[-1][0] == me and reads[-1][1] == clk and reads[-1][2] is info:
-                continue  # the same read again (a spin): nothing new
+                        raise Conflict(_rule(rinfo, info), rinfo, rk, info, a, prev)  # type: ignore
+                cells[a] = [me, clk, info, {}]
+                owned.add(a)
+            elif a in owned:
+                reads[me] = (clk, info)  # type: ignore[index]
             else:
-                cells[a] = (wc, wk, winfo, tuple(r for r in reads if r[0] != me) + ((me, clk, info),))
+                cells[a] = [wc, wk, winfo, {**reads, me: (clk, info)}]  # type: ignore[dict-item]
+                owned.add(a)
 
     def clone(self) -> Shadow:
         out = Shadow()
         out.cells = dict(self.cells)
+        self.owned = set()
         return out
 
     def key(self) -> frozenset[object]:
         """Who accessed each byte at which clock (which instruction did it decides only the wording)."""
-        return frozenset((a, wc, wk, frozenset(r[:2] for r in reads) if reads else None)
-                         for a, (wc, wk, _, reads) in self.cells.items())
+        return frozenset((a, c[0], c[1], frozenset((r, v[0]) for r, v in c[3].items()))  # type: ignore
+                         for a, c in self.cells.items())
 
 
 def _rule(earlier: Info, later: Info) -> str:
