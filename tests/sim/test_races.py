@@ -235,3 +235,86 @@ def test_every_spec_example_runs_race_free_with_tracking_on(monkeypatch: pytest.
     for test in tests:
         test()
     assert tracked and all(isinstance(m, RaceMachine) for m in tracked)
+
+
+_FLAG = """
+    .reg .pred %p<3>; .reg .b32 %r<4>;
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra CONSUMER;
+    st.shared.u32 [data], 5;
+    {store_flag}
+    bra.uni DONE;
+CONSUMER:
+    {load_flag}
+    setp.eq.u32 %p2, %r2, 0;
+    @%p2 bra CONSUMER;
+    {after}
+    ld.shared.u32 %r3, [data];
+DONE:
+    ret;
+"""
+
+
+@pytest.mark.parametrize(("store_flag", "load_flag", "after", "race"), [
+    ("st.release.cta.shared.u32 [flag], 1;", "ld.acquire.cta.shared.u32 %r2, [flag];", "", False),
+    ("fence.acq_rel.cta;\n    st.relaxed.cta.shared.u32 [flag], 1;", "ld.relaxed.cta.shared.u32 %r2, [flag];",
+     "fence.acq_rel.cta;", False),
+    ("st.relaxed.cta.shared.u32 [flag], 1;", "ld.relaxed.cta.shared.u32 %r2, [flag];", "", True),
+    ("st.volatile.shared.u32 [flag], 1;", "ld.volatile.shared.u32 %r2, [flag];", "", True),
+])
+def test_release_acquire_and_fence_patterns_through_a_flag(store_flag: str, load_flag: str, after: str,
+                                                           race: bool) -> None:
+    """PTX memory model: st.release/ld.acquire synchronize; relaxed (or volatile) accesses do only with
+    fences around them; the flag's own strong accesses never race with each other."""
+    body = _FLAG.format(store_flag=store_flag, load_flag=load_flag, after=after)
+    mod = module(body, extra=".shared .align 4 .b32 data;\n.shared .align 4 .b32 flag;")
+    for seed in range(4):
+        m = sim.launch(mod, grid=1, block=2)
+        track(m)
+        r = explore.run(m, explore.RandomScheduler(seed, burst=2))
+        if race:
+            assert r.outcome == "race" and "[data]" in r.message, r.message
+        else:
+            assert r.outcome == "exited", r.message
+
+
+_FENCED_BARRIER = """
+    .reg .pred %p<3>; .reg .b32 %r<4>;
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra SYNC;
+    mbarrier.init.shared.b64 [bar], 1;
+SYNC:
+    bar.sync 0;
+    @%p1 bra CONSUMER;
+    st.shared.u32 [data], 5;
+    {before_arrive}
+    mbarrier.arrive.relaxed.cta.shared.b64 _, [bar];
+    bra.uni DONE;
+CONSUMER:
+    mbarrier.try_wait.parity.relaxed.cta.shared.b64 %p2, [bar], 0;
+    @!%p2 bra CONSUMER;
+    {after_wait}
+    ld.shared.u32 %r3, [data];
+DONE:
+    ret;
+"""
+
+
+@pytest.mark.parametrize(("before", "after", "race"), [
+    ("fence.acq_rel.cta;", "fence.acq_rel.cta;", False),
+    ("", "fence.acq_rel.cta;", True),
+    ("fence.acq_rel.cta;", "", True),
+])
+def test_relaxed_arrive_and_wait_synchronize_only_with_fences(before: str, after: str, race: bool) -> None:
+    """9.7.13.15.16: .relaxed orders nothing by itself; a release fence before the arrive and an acquire
+    fence after the wait make the pair synchronize (the memory model's fence patterns)."""
+    body = _FENCED_BARRIER.format(before_arrive=before, after_wait=after)
+    mod = module(body, extra=".shared .align 8 .b64 bar;\n.shared .align 4 .b32 data;")
+    m = sim.launch(mod, grid=1, block=2)
+    track(m)
+    r = explore.run(m, explore.RoundRobin())
+    assert r.outcome == ("race" if race else "exited"), r.message
+    if race:
+        assert "is .relaxed" in r.message
