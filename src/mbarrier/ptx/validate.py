@@ -11,6 +11,7 @@ immediate values and feature gates. A fatal diagnostic ends the module, as ptxas
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
 from mbarrier.ptx import ast
@@ -35,7 +36,6 @@ from mbarrier.spec.forms import (
     Slot,
 )
 from mbarrier.spec.targets import (
-    LATEST_VERSION,
     TARGET_MIN_VERSION,
     Target,
     Version,
@@ -101,10 +101,32 @@ class _Line:
         return any(d.severity == "fatal" for d in self.out)
 
 
+_TARGET_WORD = re.compile(r"(sm|compute)_\d+[af]?|texmode_\w+|map_f64_to_f32|debug")
+
+
+def _missing_version_line(lines: tuple[str, ...]) -> int:
+    """Where ptxas reports a missing `.version`: at the first token, unless that is `.target`, whose
+    target list ptxas reads first; then at the token after it (or the end of the file)."""
+    words = [(n, w) for n, text in enumerate(lines, 1)
+             for w in re.split(r"[\s,]+", text.split("//", 1)[0]) if w]
+    end = max(len(lines), 1)  # source_lines is the text split at '\n': its length is the last line
+    if not words:
+        return end
+    if words[0][1] != ".target":
+        return words[0][0]
+    rest = [(n, w) for n, w in words[1:] if not _TARGET_WORD.fullmatch(w)]
+    return rest[0][0] if rest else end
+
+
 def validate(module: ast.Module, target: str | None = None) -> list[Diagnostic]:
     """Every diagnostic of the module, in source order. `target` overrides the module's `.target`."""
     out: list[Diagnostic] = []
-    version = module.version or LATEST_VERSION
+    if module.version is None:
+        # ptxas stops at once: nothing else in the module is judged.
+        return [Diagnostic("fatal", _missing_version_line(module.source_lines), 1,
+                           MESSAGES["missing-version"].format(file=module.path),
+                           RULE_IDS["missing-version"], module.path)]
+    version = module.version
     tname = target or next((t for t in module.targets if t.startswith("sm_")), None)
     tgt = parse_target(tname) if tname else None
     if tgt is not None and version < TARGET_MIN_VERSION[tgt.name]:

@@ -117,6 +117,7 @@ MESSAGES: Final[dict[str, str]] = {
     "gate-target": "{subject} requires .target sm_{sm} or higher",
     "unknown-instruction": "Not a name of any known instruction: '{opcode}'",
     "target-version": "PTX .version {version} does not support .target {target}",
+    "missing-version": "Missing .version directive at start of file '{file}'",
 }
 
 #: Our stable rule id for each ptxas check (JSON output, docs); all are errors ptxas also raises.
