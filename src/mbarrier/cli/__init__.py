@@ -18,7 +18,7 @@ EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3
 
-COMMANDS: tuple[str, ...] = ("demo", "lint", "run", "check", "conform")
+COMMANDS: tuple[str, ...] = ("demo", "lint", "run", "check", "export", "conform")
 
 
 class UsageError(Exception):

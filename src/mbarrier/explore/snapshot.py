@@ -220,7 +220,8 @@ def key(s: Snapshot) -> tuple[object, ...]:
     tk = tuple(st[0] for st in threads)  # type: ignore[attr-defined, index]
     ck = tuple(sorted((_copy_id(c), status, deps) for c, _, status, deps, _ in copies))  # type: ignore[misc]
     cta_k = tuple((smem, tuple(sorted((off, b.key()) for off, b, _ in barriers)),
-                   tuple(sorted((i, tuple(x.aid for x in arrived), count) for i, arrived, count in bars)))
+                   tuple(sorted((i, tuple(sorted(x.aid for x in arrived)), count)
+                                for i, arrived, count in bars)))
                   for smem, barriers, _, bars, _ in ctas)  # type: ignore[misc]
     cl_k = tuple((phase, count) for _, phase, count in clusters)  # type: ignore[misc]
     w_k = tuple(tuple(sorted((k, need, tuple(sorted((lane, repr(arg)) for lane, (_, arg) in parts)))

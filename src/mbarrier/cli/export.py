@@ -1,0 +1,37 @@
+"""`mbarrier export --promela`: the launch as a Promela model for SPIN, with the state graph of
+`mbarrier check --no-reduce --no-races` (one instruction per step)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mbarrier.cli import EXIT_CLEAN, UsageError
+from mbarrier.cli.check import load_launch
+from mbarrier.cli.run import add_launch_options
+from mbarrier.explore.promela import ExportError, export_promela
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("export", help="write the launch as a Promela model for SPIN",
+                       description="Write one launch of a kernel as a Promela model whose state graph is the "
+                       "one `mbarrier check --no-reduce --no-races` explores: verify it with "
+                       "`spin -a M.pml && cc -DNOREDUCE -DVECTORSZ=65536 -o pan pan.c && ./pan`.")
+    p.add_argument("--promela", action="store_true", required=True, help="write Promela (the only format)")
+    add_launch_options(p)
+    p.add_argument("-o", "--output", metavar="FILE", help="write the model to FILE (default: stdout)")
+    p.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    module, m = load_launch(args)
+    try:
+        text = export_promela(module, m, args.kernel)
+    except ExportError as e:
+        raise UsageError(f"{args.file}: {e}") from None
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_CLEAN
