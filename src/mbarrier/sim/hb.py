@@ -156,7 +156,7 @@ class Fences:
 class Agent:
     """One thread's or copy engine's happens-before state."""
 
-    __slots__ = ("me", "vc", "clk", "frel", "facq", "releases", "notes", "cp_issued", "pvc", "ivc", "_key")
+    __slots__ = ("me", "vc", "clk", "frel", "facq", "releases", "notes", "cp_issued", "groups", "pvc", "_key")
 
     def __init__(self, me: int, vc: VC | None = None) -> None:
         self.me = me
@@ -167,8 +167,9 @@ class Agent:
         self.releases: tuple[list[int], list[str]] = ([], [])  # the thread's releases: clock, what
         self.notes: dict[int, str] = {}     # agent -> why a synchronization with it ordered nothing
         self.cp_issued: VC = {}             # write epochs of the thread's cp.async copies (rule 2)
+        # The thread's copies by commit group, not yet waited for ("cp.async", "bulk"); the last is open.
+        self.groups: dict[str, list[list[int]]] = {"cp.async": [[]], "bulk": [[]]}
         self.pvc: VC | None = None          # a bulk copy: what fences made visible to the async proxy
-        self.ivc: VC | None = None          # a bulk copy: the inits fences published to the async proxy
         self._key: tuple[object, ...] | None = None   # cached once shared (a shared agent never changes)
 
     def clone(self) -> Agent:
@@ -179,7 +180,8 @@ class Agent:
         out.releases = (list(self.releases[0]), list(self.releases[1]))
         out.notes = dict(self.notes)
         out.cp_issued = dict(self.cp_issued)
-        out.pvc, out.ivc = self.pvc, self.ivc  # fixed at the copy's issue
+        out.groups = {k: [list(g) for g in v] for k, v in self.groups.items()}
+        out.pvc = self.pvc  # fixed at the copy's issue
         return out
 
     def tick(self, what: str | None = None) -> VC:
@@ -223,7 +225,8 @@ class Agent:
     def _compute_key(self) -> tuple[object, ...]:
         return (self.me, tuple(sorted(self.vc.items())), self.clk,
                 tuple(sorted(self.frel.items())) if self.frel is not None else None,
-                tuple(sorted(self.facq.items())), tuple(sorted(self.cp_issued.items())))
+                tuple(sorted(self.facq.items())), tuple(sorted(self.cp_issued.items())),
+                tuple((k, tuple(map(tuple, v))) for k, v in self.groups.items()))
 
 
 class BarrierClocks:
@@ -231,7 +234,7 @@ class BarrierClocks:
     .cta scope (the waiter's CTA only) and at .cluster scope; plus arrivals that released to no one."""
 
     __slots__ = ("phase", "acc_cta", "acc_cluster", "done_cta", "done_cluster", "notes", "done_notes",
-                 "arrivers", "done_arrivers", "init")
+                 "arrivers", "done_arrivers")
 
     def __init__(self, phase: int) -> None:
         self.phase = phase
@@ -243,7 +246,6 @@ class BarrierClocks:
         self.done_notes: list[tuple[int, str, bool]] = []
         self.arrivers: set[int] = set()
         self.done_arrivers: frozenset[int] = frozenset()
-        self.init: tuple[int, int, int] | None = None     # (thread, clock, line) of the mbarrier.init
 
     def clone(self) -> BarrierClocks:
         out = BarrierClocks(self.phase)
@@ -251,7 +253,6 @@ class BarrierClocks:
         out.done_cta, out.done_cluster = self.done_cta, self.done_cluster  # replaced, never changed, by roll
         out.notes, out.done_notes = list(self.notes), self.done_notes
         out.arrivers, out.done_arrivers = set(self.arrivers), self.done_arrivers
-        out.init = self.init
         return out
 
     def roll(self, phase: int) -> None:
@@ -264,4 +265,4 @@ class BarrierClocks:
 
     def key(self) -> tuple[object, ...]:
         return (self.phase, tuple(sorted(self.acc_cta.items())), tuple(sorted(self.acc_cluster.items())),
-                tuple(sorted(self.done_cta.items())), tuple(sorted(self.done_cluster.items())), self.init)
+                tuple(sorted(self.done_cta.items())), tuple(sorted(self.done_cluster.items())))

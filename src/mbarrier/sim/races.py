@@ -132,7 +132,6 @@ class RaceState:
         self.warp_sync: dict[tuple[int, int], VC] = {}                 # bar.warp.sync in progress
         self.sync: dict[tuple[int, int], VC] = {}                      # strong stores' releases per address
         self.proxy_fences = Fences()
-        self.init_fences = Fences()
         self.copies: dict[int, CopyInfo] = {}
 
     def agent(self, aid: int) -> Agent:
@@ -163,7 +162,6 @@ class RaceState:
         out.warp_sync = {k: dict(v) for k, v in self.warp_sync.items()}
         out.sync = {k: dict(v) for k, v in self.sync.items()}
         out.proxy_fences = self.proxy_fences.clone()
-        out.init_fences = self.init_fences.clone()
         out.copies = {}
         for k, c in self.copies.items():
             info = out.copies[k] = CopyInfo(c.kind, c.thread, c.line, c.barrier)
@@ -178,8 +176,7 @@ class RaceState:
                 tuple(s.key() for s in self.smem), self.gmem.key(),
                 tuple(sorted((k, b.key()) for k, b in self.barriers.items())),
                 tuple(sorted((k, tuple(sorted(vc.items())), tuple(w)) for k, (vc, w) in self.bars.items())),
-                vcs(self.cluster), vcs(self.warp_sync), vcs(self.sync), self.proxy_fences.key(),
-                self.init_fences.key())
+                vcs(self.cluster), vcs(self.warp_sync), vcs(self.sync), self.proxy_fences.key())
 
 
 def track(m: Machine) -> RaceState:
@@ -314,8 +311,7 @@ class RaceMachine(Machine):
         cta, off, b = self._mbar(t, space, addr, "mbarrier.init", True)
         ag = self.hb.agent(t.aid)
         self._mb_access(ag, self._site(t), cta, off, THREAD | WRITE, "mbarrier.init")
-        bc = self.hb.barriers[(cta.index, off)] = BarrierClocks(b.phase)
-        bc.init = (t.aid, ag.clk, self._site(t).line)
+        self.hb.barriers[(cta.index, off)] = BarrierClocks(b.phase)
 
     def mb_inval(self, t: Thread, space: str, addr: int) -> None:
         cta, off, b = self._mbar(t, space, addr, "mbarrier.inval", True)
@@ -402,7 +398,6 @@ class RaceMachine(Machine):
         cag = self.hb.add(Agent(c.aid, snap))
         if bulk:
             cag.pvc = self.hb.proxy_fences.visible(snap)
-            cag.ivc = self.hb.init_fences.visible(snap)
         bar = None
         if c.bar_cta is not None:
             bar = c.bar_cta.barriers[c.bar_off].name if c.bar_off in c.bar_cta.barriers else None
@@ -412,7 +407,9 @@ class RaceMachine(Machine):
     def cp_async(self, t: Thread, dst: int, src: int, size: int, src_size: int) -> None:
         Machine.cp_async(self, t, dst, src, size, src_size)
         c = self._issued(t, False)
-        self.hb.agent(t.aid).cp_issued[c.aid] = 2
+        ag = self.hb.agent(t.aid)
+        ag.cp_issued[c.aid] = 2
+        ag.groups["cp.async"][-1].append(c.aid)
 
     def bulk_copy(self, t: Thread, dst_space: str, src_space: str, dst: int, src: int, size: int,
                   bar: int, cta_mask: int | None = None) -> None:
@@ -427,7 +424,8 @@ class RaceMachine(Machine):
 
     def bulk_store(self, t: Thread, dst: int, src: int, size: int) -> None:
         Machine.bulk_store(self, t, dst, src, size)
-        self._issued(t, True)
+        c = self._issued(t, True)
+        self.hb.agent(t.aid).groups["bulk"][-1].append(c.aid)
 
     def cp_mb_arrive(self, t: Thread, space: str, addr: int, noinc: bool) -> None:
         Machine.cp_mb_arrive(self, t, space, addr, noinc)
@@ -445,14 +443,25 @@ class RaceMachine(Machine):
             if info.tracked is None:
                 info.tracked = (b.name or f"{off:#x}", a.site.line)
 
+    def cp_commit(self, t: Thread) -> None:
+        Machine.cp_commit(self, t)
+        self.hb.agent(t.aid).groups["cp.async"].append([])
+
+    def bulk_commit(self, t: Thread) -> None:
+        Machine.bulk_commit(self, t)
+        self.hb.agent(t.aid).groups["bulk"].append([])
+
     def cp_wait(self, t: Thread, n: int, which: str) -> None:
-        groups = t.cp_groups if which == "cp.async" else t.bulk_groups
         reads_only = which != "cp.async" and ".read" in quals(self._site(t, before=True))
         ag = self.hb.agent(t.aid)
+        groups = ag.groups["cp.async" if which == "cp.async" else "bulk"]
+        done = max(0, len(groups) - 1 - n)   # all committed groups but the n most recent
         # The thread continues only once these groups are complete: what they did is then ordered before.
-        for g in groups[:max(0, len(groups) - n)]:
+        for g in groups[:done]:
             for c in g:
-                ag.acquire({c.aid: 1 if reads_only else 2})
+                ag.acquire({c: 1 if reads_only else 2})
+        if not reads_only:
+            del groups[:done]
         Machine.cp_wait(self, t, n, which)
 
     def finish_async(self, c: Copy) -> None:
@@ -486,9 +495,6 @@ class RaceMachine(Machine):
         self._check(hb.gmem if dcta is None else hb.smem[dcta.index], c.dst, c.size, cag, winfo, 2, cag.pvc)
         if bar_cta is not None and bc is not None:
             self._mb_access(cag, c.site, bar_cta, off, ATOMIC | proxy, "the complete-tx of " + c.kind, 2)
-            init = bc.init
-            if init is not None and bulk and cag.ivc is not None and cag.ivc.get(init[0], 0) < init[1]:
-                raise self._init_unpublished(c, bar_cta, off, init)
             join(bc.acc_cta, {c.aid: 2})
             join(bc.acc_cluster, {c.aid: 2})
             bc.arrivers.add(c.aid)
@@ -564,12 +570,9 @@ class RaceMachine(Machine):
         if ".proxy" in q:
             if ".async" in q or ".async::generic" in q:
                 self.hb.proxy_fences.add(t.aid, ag.clk, ag.vc)
-                if ".global" not in q:
-                    self.hb.init_fences.add(t.aid, ag.clk, ag.vc)
                 ag.tick(f"the fence.proxy.async at line {site.line}")
             return
         if ".mbarrier_init" in q:
-            self.hb.init_fences.add(t.aid, ag.clk, ag.vc)
             ag.frel = ag.tick(f"the fence.mbarrier_init at line {site.line}")
             return
         if ".release" not in q:   # fence.acquire, .acq_rel, .sc, membar: the acquire half
@@ -675,12 +678,3 @@ class RaceMachine(Machine):
     def _observed(self, reader: int, writer: tuple[Info, int] | None) -> bool:
         """Whether the reader had seen the write before its read (it read the old data legitimately)."""
         return writer is not None and self.hb.agents[reader].vc.get(writer[0][0], 0) >= writer[1]
-
-    def _init_unpublished(self, c: Copy, cta: Cta, off: int, init: tuple[int, int, int]) -> Race:
-        b = cta.barriers[off]
-        first = f"mbarrier.init of {b.name} by {self._who(init[0])}, line {init[2]}"
-        second = f"the complete-tx of {self._who(c.aid)}: `{c.site.text}`"
-        edge = (f"no fence.mbarrier_init or fence.proxy.async after the mbarrier.init at line {init[2]} "
-                f"happens before the copy's issue: the async proxy may not see the initialized object")
-        return MbarrierInitVisibility(f"mbarrier.init not visible to the async proxy\n  first:  {first}\n"
-                                      f"  second: {second}\n  missing edge: {edge}", first, second, edge)

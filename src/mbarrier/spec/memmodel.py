@@ -78,11 +78,11 @@ RACE_RULES: Final[tuple[Rule, ...]] = (
          "A write through the generic proxy and an access by the async proxy (cp.async.bulk) to the same "
          "bytes need a fence.proxy.async after the write that happens before the asynchronous access.",
          "sim"),
-    Rule("mbarrier-init-visibility", FENCE + ", fence.mbarrier_init; 9.7.13.15.9",
+    Rule("mbarrier-init-visibility", "9.7.13.15.9; " + FENCE + ", fence.mbarrier_init",
          "mbarrier.init not visible to the operation",
-         "An mbarrier operation must happen after the mbarrier.init of its object; a complete-tx by the "
-         "async proxy also needs fence.mbarrier_init (or fence.proxy.async) after the init, before the "
-         "copy is issued.",
+         "An mbarrier operation must happen after the mbarrier.init of its object: in the same CTA through "
+         "a barrier or a release/acquire pair, from another CTA of the cluster through a .cluster-scope "
+         "release (fence.mbarrier_init.release.cluster or barrier.cluster.arrive) and acquire.",
          "sim"),
     Rule("inval-inflight", "9.7.13.15.10",
          "mbarrier.inval while copies that complete on it are in flight",
