@@ -318,3 +318,32 @@ def test_relaxed_arrive_and_wait_synchronize_only_with_fences(before: str, after
     assert r.outcome == ("race" if race else "exited"), r.message
     if race:
         assert "is .relaxed" in r.message
+
+
+def test_wait_all_orders_every_earlier_group_even_one_that_completed_before_an_earlier_wait() -> None:
+    """cp.async.wait_group/wait_all (9.7.9.25): a group that had already landed when an earlier
+    wait_group 1 returned is still covered by the later wait_all."""
+    body = """
+    .reg .b32 %r<8>; .reg .b64 %rd<2>;
+    ld.param.u64 %rd0, [out];  ld.param.u64 %rd1, [src];
+    cp.async.ca.shared.global [buf], [%rd1], 4;
+    cp.async.commit_group;
+    cp.async.cg.shared.global [buf+16], [%rd1+16], 16;
+    cp.async.commit_group;
+    cp.async.wait_group 1;
+    ld.shared.u32 %r1, [buf];
+    cp.async.wait_all;
+    ld.shared.v4.u32 {%r2, %r3, %r4, %r5}, [buf+16];
+    st.global.v4.u32 [%rd0], {%r1, %r2, %r3, %r4};
+    ret;
+"""
+    mod = module(body, params=".param .u64 out, .param .u64 src", extra=".shared .align 16 .b8 buf[64];")
+    # The copies land first, then the thread runs through both waits.
+    m = sim.launch(mod, block=1, args={"out": sim.Buffer(16), "src": sim.Buffer.of_ints(range(1, 17))})
+    track(m)
+    r = explore.run(m, explore.Replay("0*5,c0,c1,0*20"))
+    assert r.outcome == "exited", r.message
+    m = sim.launch(mod, block=1, args={"out": sim.Buffer(16), "src": sim.Buffer.of_ints(range(1, 17))})
+    track(m)
+    r = explore.run(m, explore.Replay("0*5,c0,0*3,c1,0*10"))  # wait_all blocks until c1 lands
+    assert r.outcome == "exited", r.message
