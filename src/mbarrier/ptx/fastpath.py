@@ -38,7 +38,23 @@ _OPERAND: Final = re.compile(rf"{_ADDR}|(\{{[^}}]*\}})|{_PAIR}|!?{_ITEM}")
 _OPERANDS: Final = _OPERAND.finditer
 _ITEMS: Final = re.compile(_ITEM).finditer
 
-_quals_cache: dict[str, tuple[str, ...]] = {"": ()}
+# The same lines, found in two cheaper steps: _SHAPE splits a line into guard, head and operand text;
+# then the head (`opcode.quals`) and each operand are checked against LINE's parts, each distinct text
+# once (the dictionaries below remember the verdicts). Operands with braces take LINE itself.
+_SHAPE: Final = re.compile(
+    r"[ \t]*(?:@(!?)([^ \t;]+)[ \t]+)?([a-z][^ \t;]*)(?:[ \t]+([^ \t;][^;]*))?[ \t]*;[ \t]*(?://.*)?"
+).fullmatch
+_HEAD: Final = re.compile(
+    r"([a-z][a-z0-9_]*)((?:\.[A-Za-z][\w$]*(?:::[\w$]+)*|\.[0-9]+(?:d(?:ms)?|x[0-9]+b(?:x[0-9]+)?)(?![\w$]))*)"
+).fullmatch
+_PIECE: Final = re.compile(rf"{_ADDR}|{_PAIR}|!?{_ITEM}").fullmatch
+_PRED: Final = re.compile(_IDENT).fullmatch
+_CACHE_MAX: Final = 1 << 16  # real modules have tens of thousands of distinct register names at most
+
+# Operand kinds: how _build makes the node for an operand text LINE accepts.
+_REGISTER, _ADDRESS, _NOT, _SINGLE, _BAD = 0, 1, 2, 3, 4
+_heads: dict[str, tuple[str, tuple[str, ...]]] = {}  # opcode "" for a head LINE does not accept
+_kinds: dict[str, int] = {}
 
 Pos = ast.Pos
 Name = ast.Name
@@ -57,56 +73,91 @@ def _int(text: str) -> int:
     return v
 
 
+def _head(head: str) -> tuple[str, tuple[str, ...]]:
+    m = _HEAD(head)
+    out: tuple[str, tuple[str, ...]] = ("", ())
+    if m is not None:
+        quals = m.group(2)
+        out = m.group(1), tuple("." + x for x in quals[1:].split(".")) if quals else ()
+    if len(_heads) > _CACHE_MAX:  # fuzzed input has no end of spellings
+        _heads.clear()
+    _heads[head] = out
+    return out
+
+
+def _kind(text: str) -> int:
+    k = _BAD
+    if _PIECE(text) is not None:
+        c = text[0]
+        k = (_REGISTER if c == "%" and "|" not in text else _ADDRESS if c == "[" else _NOT if c == "!"
+             else _SINGLE)
+    if len(_kinds) > _CACHE_MAX:
+        _kinds.clear()
+    _kinds[text] = k
+    return k
+
+
 def instruction(line: str, lineno: int) -> ast.Instruction | None:
     """The instruction on `line` if the whole line is one plain instruction, else None."""
-    m = LINE_MATCH(line)
+    m = _SHAPE(line)
     if m is None:
         return None
+    bang, pred, head, ops = m.groups()
     try:
-        return _build(m, lineno)
+        if ops is not None and "{" in ops:
+            full = LINE_MATCH(line)
+            return None if full is None else _build(full, lineno)
+        oq = _heads.get(head)
+        if oq is None:
+            oq = _head(head)
+        if not oq[0]:
+            return None
+        guard = None
+        if pred is not None:
+            if pred == "_" or _PRED(pred) is None:  # the sink is no predicate: the general parser says so
+                return None
+            guard = ast.Guard(pred, bang == "!", Pos(lineno, m.start(1)))
+        pos = Pos(lineno, m.start(3) + 1)
+        if ops is None:
+            return ast.Instruction(oq[0], oq[1], (), guard, pos)
+        operands: list[ast.Operand] = []
+        append = operands.append
+        kinds = _kinds
+        col = m.start(4) + 1
+        for piece in ops.split(","):
+            text = piece.lstrip(" \t")
+            start = col + len(piece) - len(text)
+            col += len(piece) + 1
+            text = text.rstrip(" \t")
+            k = kinds.get(text)
+            if k is None:
+                k = _kind(text)
+            if k == _REGISTER:  # the common case, kept inline
+                append(Name(text, Pos(lineno, start)))
+            elif k == _ADDRESS:
+                append(_address(text, lineno, start))
+            elif k == _NOT:
+                append(ast.Not(_single(text[1:], lineno, start + 1), Pos(lineno, start)))
+            elif k == _SINGLE:
+                append(_single(text, lineno, start))
+            else:
+                return None
+        return ast.Instruction(oq[0], oq[1], tuple(operands), guard, pos)
     except _NotPlain:
         return None
 
 
 def _build(m: re.Match[str], lineno: int) -> ast.Instruction:
+    """The instruction LINE matched (a line with a vector operand)."""
     at, bang, pred, opcode, quals, ops = m.groups()
-    q = _quals_cache.get(quals)
-    if q is None:
-        q = tuple("." + x for x in quals[1:].split("."))
-        if len(_quals_cache) > 4096:  # real code has a few hundred spellings; fuzzed input has no end
-            _quals_cache.clear()
-        _quals_cache[quals] = q
+    q = tuple("." + x for x in quals[1:].split(".")) if quals else ()
     guard = None
     if at is not None:
         if pred == "_":  # the sink is no predicate: the general parser reports it
             raise _NotPlain
         guard = ast.Guard(pred, bang == "!", Pos(lineno, m.start(1) + 1))
-    pos = Pos(lineno, m.start(4) + 1)
-    if ops is None:
-        return ast.Instruction(opcode, q, (), guard, pos)
-    base_col = m.start(6) + 1
-    if "{" in ops:
-        return ast.Instruction(opcode, q, _with_vectors(ops, lineno, base_col), guard, pos)
-    # LINE has checked the operand grammar, so splitting on commas and looking at the first character
-    # is enough (no operand without braces contains a comma).
-    operands: list[ast.Operand] = []
-    append = operands.append
-    col = base_col
-    for piece in ops.split(","):
-        text = piece.lstrip()
-        start = col + len(piece) - len(text)
-        col += len(piece) + 1
-        text = text.rstrip()
-        c = text[0]
-        if c == "%" and "|" not in text:  # a register: the common case, kept inline
-            append(Name(text, Pos(lineno, start)))
-        elif c == "[":
-            append(_address(text, lineno, start))
-        elif c == "!":
-            append(ast.Not(_single(text[1:], lineno, start + 1), Pos(lineno, start)))
-        else:
-            append(_single(text, lineno, start))
-    return ast.Instruction(opcode, q, tuple(operands), guard, pos)
+    return ast.Instruction(opcode, q, _with_vectors(ops, lineno, m.start(6) + 1), guard,
+                           Pos(lineno, m.start(4) + 1))
 
 
 def _single(text: str, lineno: int, col: int) -> ast.Operand:
