@@ -369,6 +369,7 @@ class Explorer:
         queue: deque[tuple[snapshot.Snapshot, int, int]] = deque([(root, 0, 0)])
         stats.states = 1
         complete = True
+        machine_is: snapshot.Snapshot | None = root
         while queue:
             snap, depth, node = queue.popleft()
             now = time.monotonic()
@@ -380,7 +381,8 @@ class Explorer:
                 complete = False
                 queue.appendleft((snap, depth, node))
                 break
-            snapshot.restore(m, snap)
+            snapshot.restore(m, snap, machine_is)
+            machine_is = snap
             agents, spinning = self.enabled()
             if not agents:
                 if any(t.status != EXITED for t in m.threads):
@@ -404,10 +406,12 @@ class Explorer:
             while todo:
                 gi = todo.pop(0)
                 if not first:
-                    snapshot.restore(m, snap)
+                    snapshot.restore(m, snap, machine_is)
+                    machine_is = snap
                 first = False
                 aids: list[int] = []
                 stats.transitions += 1
+                machine_is = None  # the machine is about to leave every saved state
                 try:
                     self.fire(groups[gi], aids)
                 except _Found as f:
@@ -438,6 +442,7 @@ class Explorer:
                 for c in m.inflight:
                     dirty.add(c.thread.aid)
                 new = snapshot.save(m, self.tokens, snap, dirty)
+                machine_is = new
                 h = hash(snapshot.key(new))
                 prev = visited.get(h)
                 if prev is None:

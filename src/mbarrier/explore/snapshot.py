@@ -149,11 +149,21 @@ def _warps(m: Machine) -> list[Warp]:
     return found
 
 
-def restore(m: Machine, s: Snapshot) -> None:
+def restore(m: Machine, s: Snapshot, current: Snapshot | None = None) -> None:
+    """Put the machine back into state `s`. `current`: a snapshot the machine is known to equal now;
+    what `s` shares with it (unchanged threads, barriers) is left alone."""
     threads, copies, ctas, clusters, warps, gmem, parked, runnable, next_aid, resolved, hb = s
     if isinstance(hb, RaceState):
         m.hb = hb.clone()  # type: ignore[attr-defined]
+    same = current[0] if current is not None else None
+    same_bars: dict[int, object] = {}
+    if current is not None:
+        for cta_state in current[2]:  # type: ignore[attr-defined]
+            for _, b, fields in cta_state[1]:
+                same_bars[id(b)] = fields
     for t, st in zip(m.threads, threads, strict=True):  # type: ignore[call-overload]
+        if same is not None and same[t.aid] is st:  # type: ignore[index]
+            continue
         core, t.effects, t.wait, cp_open, cp_groups, bulk_open, bulk_groups, func, frames, real = st
         t.pc, regs, t.status, t.time, fail = core[:5]
         if real is not None:
@@ -181,8 +191,9 @@ def restore(m: Machine, s: Snapshot) -> None:
         cta.smem[:] = smem
         cta.barriers = {}
         for off, b, fields in barriers:
-            for name, value in zip(_BARRIER, fields, strict=True):
-                setattr(b, name, value)
+            if same_bars.get(id(b)) != fields:
+                for name, value in zip(_BARRIER, fields, strict=True):
+                    setattr(b, name, value)
             cta.barriers[off] = b
         cta.words = set(words)
         cta.bars = {}

@@ -1,0 +1,93 @@
+"""Benchmark: `mbarrier check` (reductions on) against SPIN (its partial-order reduction on) on the same
+TMA-style producer/consumer kernels (`mbarrier.examples.family`: P producers, C consumers standing for
+consumer warps, S stages, K iterations), exported with `mbarrier export --promela`.
+
+    python bench/check.py [--sizes P,C,S,K ...] [--spin-timeout S] [--ring]
+
+Prints one row per size: our states and seconds, SPIN's states and seconds (translation + compilation +
+search, and search alone), and the ratio of wall times. `--ring` also checks the nvcc-compiled ring buffer
+(src/mbarrier/examples/ring_buffer.ptx: 5 warps, 3 stages, 6 iterations).
+Both sides check deadlocks and assertions (mbarrier undefined behaviour); race tracking is off on our side
+(SPIN's model has no happens-before state), and reported separately for the ring buffer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from mbarrier import examples, sim
+from mbarrier.examples import family
+from mbarrier.explore.check import Options, check
+from mbarrier.explore.promela import export_promela
+
+DEFAULT_SIZES = ["1,2,2,4", "1,3,2,4", "2,2,2,4", "1,3,3,6", "2,3,2,4", "1,4,2,4", "2,4,2,4"]
+
+
+def ours(path: Path, block: int, timeout: float, **kw: object) -> tuple[str, int, float]:
+    module = sim.load(path)
+    t = time.perf_counter()
+    r = check(module, grid=1, block=block, options=Options(timeout=timeout, races=False, **kw))  # type: ignore[arg-type]
+    return r.verdict, r.stats.states, time.perf_counter() - t
+
+
+def spin(path: Path, block: int, timeout: float) -> tuple[str, int | None, float, float]:
+    """(verdict, states, total seconds, search seconds) of SPIN with its default POR."""
+    module = sim.load(path)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as d:
+        w = Path(d)
+        (w / "m.pml").write_text(export_promela(module, sim.launch(module, grid=1, block=block)))
+        subprocess.run(["spin", "-a", "m.pml"], cwd=w, check=True, capture_output=True)
+        subprocess.run(["cc", "-O2", "-DSAFETY", "-DVECTORSZ=65536", "-o", "pan", "pan.c"], cwd=w, check=True,
+                       capture_output=True)
+        t1 = time.perf_counter()
+        try:
+            out = subprocess.run(["./pan", "-m1000000"], cwd=w, capture_output=True, text=True,
+                                 timeout=timeout).stdout
+        except subprocess.TimeoutExpired:
+            return "timeout", None, time.perf_counter() - t0, time.perf_counter() - t1
+        t2 = time.perf_counter()
+    m = re.search(r"(\d+) states, stored", out)
+    errors = re.search(r"errors: (\d+)", out)
+    verdict = "finding" if errors and int(errors.group(1)) else "verified"
+    return verdict, int(m.group(1)) if m else None, t2 - t0, t2 - t1
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", nargs="*", default=DEFAULT_SIZES, metavar="P,C,S,K")
+    ap.add_argument("--timeout", type=float, default=300.0, help="per run, seconds")
+    ap.add_argument("--ring", action="store_true", help="also check the nvcc-compiled ring buffer")
+    args = ap.parse_args()
+    if not shutil.which("spin"):
+        sys.exit("SPIN is not installed (apt-get install spin)")
+    print(f"{'P,C,S,K':>9} {'threads':>7} | {'ours states':>11} {'ours s':>8} | {'SPIN states':>11} "
+          f"{'SPIN s':>8} {'(search)':>8} | {'SPIN/ours':>9}  verdicts")
+    with tempfile.TemporaryDirectory() as d:
+        for size in args.sizes:
+            p, c, s, k = (int(x) for x in size.split(","))
+            path = Path(d) / f"ring_{p}_{c}_{s}_{k}.ptx"
+            path.write_text(family.ring_ptx(p, c, s, k))
+            v1, n1, t1 = ours(path, p + c, args.timeout)
+            v2, n2, t2, t2s = spin(path, p + c, args.timeout)
+            ratio = f"{t2 / t1:9.2f}" if v2 != "timeout" else "      n/a"
+            print(f"{size:>9} {p + c:>7} | {n1:>11,} {t1:>8.2f} | {n2 if n2 is not None else '-':>11} "
+                  f"{t2:>8.2f} {t2s:>8.2f} | {ratio}  {v1}/{v2}", flush=True)
+    if args.ring:
+        path = examples.path("ring_buffer")
+        for label, kw in (("thread-granular", {}), ("warp-granular", {"warp": True})):
+            v, n, t = ours(path, 160, args.timeout, **kw)
+            print(f"ring_buffer.ptx (160 threads, 3 stages, 6 iterations), {label}: {v}, {n:,} states, "
+                  f"{t:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
