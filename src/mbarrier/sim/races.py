@@ -22,7 +22,8 @@ The edges (9.7.13.15.16 and the PTX memory model, as far as mbarrier kernels nee
     membar around relaxed or volatile accesses and relaxed mbarrier operations;
   * fence.proxy.async: a generic write reaches the async proxy (a cp.async.bulk reading or overwriting
     it) only through a proxy fence after the write that happens before the copy;
-  * fence.mbarrier_init (or fence.proxy.async): an mbarrier.init reaches the async proxy (complete-tx).
+  * fence.mbarrier_init.release.cluster: a release fence (for a following relaxed arrive); an mbarrier
+    operation must happen after its object's init (cross-CTA: through a .cluster-scope release/acquire).
 """
 
 from __future__ import annotations
