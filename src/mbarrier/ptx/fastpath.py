@@ -51,14 +51,17 @@ _PIECE: Final = re.compile(rf"{_ADDR}|{_PAIR}|!?{_ITEM}").fullmatch
 _PRED: Final = re.compile(_IDENT).fullmatch
 _CACHE_MAX: Final = 1 << 16  # real modules have tens of thousands of distinct register names at most
 
-# Operand kinds: how _build makes the node for an operand text LINE accepts.
-_REGISTER, _ADDRESS, _NOT, _SINGLE, _BAD = 0, 1, 2, 3, 4
+# What the operand loop needs to build an operand from its text between commas, blanks included:
+# (kind, blanks before it, text, base name of an address, value or offset, unsigned or base's column).
+_Piece = tuple[int, int, str, str | None, int, int]
+_K_NAME, _K_IMM, _K_ADDRESS, _K_OTHER, _K_BAD = 0, 1, 2, 3, 4
 _heads: dict[str, tuple[str, tuple[str, ...]]] = {}  # opcode "" for a head LINE does not accept
-_kinds: dict[str, int] = {}
+_pieces: dict[str, _Piece] = {}
 
 Pos = ast.Pos
 Name = ast.Name
 Imm = ast.Imm
+Address = ast.Address
 
 
 class _NotPlain(Exception):
@@ -85,16 +88,31 @@ def _head(head: str) -> tuple[str, tuple[str, ...]]:
     return out
 
 
-def _kind(text: str) -> int:
-    k = _BAD
+def _piece(piece: str) -> _Piece:
+    text = piece.strip(" \t")
+    lead = len(piece) - len(piece.lstrip(" \t"))
+    out: _Piece = (_K_BAD, lead, text, None, 0, 0)
     if _PIECE(text) is not None:
         c = text[0]
-        k = (_REGISTER if c == "%" and "|" not in text else _ADDRESS if c == "[" else _NOT if c == "!"
-             else _SINGLE)
-    if len(_kinds) > _CACHE_MAX:
-        _kinds.clear()
-    _kinds[text] = k
-    return k
+        if c == "[":
+            base, delta, offset = _address_parts(text)
+            if offset is not None:
+                out = (_K_ADDRESS, lead, text, base, offset, delta)
+        elif c in "0123456789-":
+            if text[1:2] in ("f", "F", "d", "D"):
+                out = (_K_OTHER, lead, text, None, 0, 0)
+            else:
+                value = int_value(text)
+                if value is not None:
+                    out = (_K_IMM, lead, text, None, value, text[-1] == "U")
+        elif c == "!" or text == "_" or "|" in text:
+            out = (_K_OTHER, lead, text, None, 0, 0)
+        else:
+            out = (_K_NAME, lead, text, None, 0, 0)
+    if len(_pieces) > _CACHE_MAX:
+        _pieces.clear()
+    _pieces[piece] = out
+    return out
 
 
 def instruction(line: str, lineno: int) -> ast.Instruction | None:
@@ -122,24 +140,29 @@ def instruction(line: str, lineno: int) -> ast.Instruction | None:
             return ast.Instruction(oq[0], oq[1], (), guard, pos)
         operands: list[ast.Operand] = []
         append = operands.append
-        kinds = _kinds
+        pieces = _pieces
         col = m.start(4) + 1
         for piece in ops.split(","):
-            text = piece.lstrip(" \t")
-            start = col + len(piece) - len(text)
+            e = pieces.get(piece)
+            if e is None:
+                e = _piece(piece)
+            k = e[0]
+            start = col + e[1]
             col += len(piece) + 1
-            text = text.rstrip(" \t")
-            k = kinds.get(text)
-            if k is None:
-                k = _kind(text)
-            if k == _REGISTER:  # the common case, kept inline
-                append(Name(text, Pos(lineno, start)))
-            elif k == _ADDRESS:
-                append(_address(text, lineno, start))
-            elif k == _NOT:
-                append(ast.Not(_single(text[1:], lineno, start + 1), Pos(lineno, start)))
-            elif k == _SINGLE:
-                append(_single(text, lineno, start))
+            if k == _K_NAME:  # the common case
+                append(Name(e[2], Pos(lineno, start)))
+            elif k == _K_IMM:
+                append(Imm(e[4], e[2], Pos(lineno, start), e[5] == 1))
+            elif k == _K_ADDRESS:
+                base = e[3]
+                append(Address(None if base is None else Name(base, Pos(lineno, start + e[5])), e[4],
+                               Pos(lineno, start)))
+            elif k == _K_OTHER:
+                text = e[2]
+                if text[0] == "!":
+                    append(ast.Not(_single(text[1:], lineno, start + 1), Pos(lineno, start)))
+                else:
+                    append(_single(text, lineno, start))
             else:
                 return None
         return ast.Instruction(oq[0], oq[1], tuple(operands), guard, pos)
@@ -175,18 +198,25 @@ def _single(text: str, lineno: int, col: int) -> ast.Operand:
 
 
 
-def _address(text: str, lineno: int, col: int) -> ast.Address:
+def _address_parts(text: str) -> tuple[str | None, int, int | None]:
+    """`[base+offset]` as (base or None, the base's column relative to the `[`, offset or None when it has
+    no value)."""
     inner = text[1:-1]
     body = inner.lstrip()
     lead = len(inner) - len(body)
-    c = body[0]
-    if c in "0123456789-":
-        return ast.Address(None, _int(body.rstrip()), Pos(lineno, col))
+    if body[0] in "0123456789-":
+        return None, 0, int_value(body.rstrip())
     plus = body.find("+")
     if plus < 0:
-        return ast.Address(Name(body.rstrip(), Pos(lineno, col + 1 + lead)), 0, Pos(lineno, col))
-    return ast.Address(Name(body[:plus].rstrip(), Pos(lineno, col + 1 + lead)),
-                       _int("".join(body[plus + 1:].split())), Pos(lineno, col))
+        return body.rstrip(), 1 + lead, 0
+    return body[:plus].rstrip(), 1 + lead, int_value("".join(body[plus + 1:].split()))
+
+
+def _address(text: str, lineno: int, col: int) -> ast.Address:
+    base, delta, offset = _address_parts(text)
+    if offset is None:
+        raise _NotPlain
+    return Address(None if base is None else Name(base, Pos(lineno, col + delta)), offset, Pos(lineno, col))
 
 
 def _with_vectors(ops: str, lineno: int, base_col: int) -> tuple[ast.Operand, ...]:
