@@ -5,7 +5,10 @@ Two inputs:
   concat     every sm_90 entry of tests/ptx/modules/ (renamed) repeated into one valid module
 
 Prints a table; `--write-doc` also records the figures in docs/performance.md (section "Parsing").
-Run: python bench/parse.py [--steps 1000] [--copies 300] [--repeat 5] [--write-doc]
+`--baseline DIR` also times the parser of another checkout's source folder (DIR holds the `mbarrier`
+package, e.g. `git worktree add /tmp/old <commit>` then `--baseline /tmp/old/src`) on the same inputs in
+the same run, in a child process, and reports the speedup.
+Run: python bench/parse.py [--steps 1000] [--copies 300] [--repeat 5] [--baseline DIR] [--write-doc]
 """
 
 from __future__ import annotations
@@ -97,6 +100,34 @@ def time_parse(text: str, repeat: int) -> tuple[float, float, int]:
     return cpu, wall, n
 
 
+_CHILD = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from mbarrier.ptx.parser import parse
+text = open(sys.argv[2]).read()
+best = float("inf")
+for _ in range(int(sys.argv[3])):
+    c0 = time.process_time()
+    m = parse(text)
+    best = min(best, time.process_time() - c0)
+    del m
+print(best)
+"""
+
+
+def time_baseline(src: Path, path: Path, repeat: int) -> float:
+    """Best CPU seconds of `repeat` parses of `path` by the parser under `src`, in a child process."""
+    r = subprocess.run([sys.executable, "-c", _CHILD, str(src), str(path), str(repeat)], capture_output=True,
+                       text=True, check=True, env={**os.environ, "PYTHONPATH": str(src)})
+    return float(r.stdout)
+
+
+def baseline_commit(src: Path) -> str:
+    r = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"], capture_output=True,
+                       text=True)
+    return r.stdout.strip() or str(src)
+
+
 def nodes(x: object) -> int:
     """How many syntax-tree objects (dataclass instances, Pos included) hang below x."""
     if isinstance(x, tuple):
@@ -149,6 +180,7 @@ def main() -> None:
     ap.add_argument("--copies", type=int, default=300, help="copies of the test entries in concat")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-ptxas", action="store_true", help="skip timing ptxas")
+    ap.add_argument("--baseline", type=Path, help="source folder of another checkout to compare with")
     ap.add_argument("--write-doc", action="store_true", help="record the table in docs/performance.md")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -157,9 +189,15 @@ def main() -> None:
             files.insert(0, ("nvcc-big", nvcc_big(args.steps, Path(tmp))))
         rows = []
         notes: list[str] = []
+        compare: list[str] = []  # against --baseline
         for name, f in files:
             text = f.read_text()
             cpu, wall, n = time_parse(text, args.repeat)
+            if args.baseline is not None:
+                old = time_baseline(args.baseline, f, args.repeat)
+                at = baseline_commit(args.baseline)
+                compare.append(f"{name}: the parser at {at} takes {old:.3f} CPU s ({n / old:,.0f} "
+                               f"statements/s): {old / cpu:.2f}x as long")
             px = None if args.no_ptxas else time_ptxas(f)
             rows.append((name, text.count("\n"), len(text), n, cpu, wall, px))
             tree_nodes = nodes(parse(text))
@@ -179,6 +217,9 @@ def main() -> None:
     met = "met" if slowest >= TARGET else "NOT met"
     verdict = f"Target of issue 3, {TARGET:,} statements/s on one core: {met} (slowest {slowest:,.0f}/s)."
     print(table)
+    if compare:
+        verdict += "\n\nSame inputs, same run, best of the same number of parses:\n" + "\n".join(
+            "- " + x for x in compare)
     print(verdict)
     print("\n".join(notes))
     if args.write_doc:
@@ -199,12 +240,13 @@ def write_doc(table: str, verdict: str, notes: list[str], args: argparse.Namespa
     machine = (f"{platform.machine()}, {os.cpu_count()} CPUs ({cpu_model()}), "
                f"Python {platform.python_version()}")
     load = os.getloadavg()[0]
+    baseline = "" if args.baseline is None else " --baseline DIR"
     section = f"""{START}
 ## Parsing (bench/parse.py)
 
 Measured {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC on {machine}; load average {load:.1f}
 while measuring (the machine is shared, so CPU time is the figure to read); commit {git_commit()}.
-Command: `python bench/parse.py --steps {args.steps} --copies {args.copies} --repeat {args.repeat}`.
+Command: `python bench/parse.py --steps {args.steps} --copies {args.copies} --repeat {args.repeat}{baseline}`.
 Best of {args.repeat} parses; "statements" counts every statement in function bodies (labels,
 declarations, directives such as `.loc`, instructions, `{{ }}` blocks). ptxas is run once,
 `ptxas -arch=sm_90 FILE -o /dev/null` (it also optimizes and assembles: it does far more than parse);
@@ -214,12 +256,16 @@ the ratio is its CPU time over our parse CPU time.
 
 {verdict}
 
-How: a line holding one plain instruction (most lines) is recognised by one regular expression and
-built straight into nodes (src/mbarrier/ptx/fastpath.py, same tree as the general path: tested); `.loc`
-and label lines take a shortcut in the tokenizer; the rest goes through the tokenizer (one compiled
-regular expression per line) and the recursive-descent parser; the cycle collector is paused while
-parsing. A floor no tokenizer can lower is building the immutable nodes ast.py prescribes (frozen
-dataclasses, a Pos for every operand), measured here:
+How: a line holding one plain instruction (most lines) is split by one cheap regular expression into
+guard, head and operand texts; the head and each operand text are checked against the instruction
+grammar once per distinct spelling (the verdicts, with integer values and address parts, are kept in
+dictionaries), and the nodes are built straight away (src/mbarrier/ptx/fastpath.py, the same tree as
+the general path: tested). `.loc` and label lines take a shortcut in the tokenizer; the rest goes
+through the tokenizer (one compiled regular expression per line) and the recursive-descent parser; the
+cycle collector is paused while parsing. The nodes' __init__ stores each field through its slot's
+descriptor (src/mbarrier/ptx/ast.py), a third cheaper than the dataclass one. A floor no tokenizer can
+lower is building the immutable nodes ast.py prescribes (frozen slotted dataclasses, a Pos for every
+operand), measured here:
 {chr(10).join("- " + x for x in notes)}
 {END}"""
     DOC.parent.mkdir(exist_ok=True)
