@@ -7,6 +7,13 @@ from mbarrier.cli import main
 def test_demo_runs_and_shows_a_violation(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
+    # The checker part: the bundled ring verifies, its planted tx-count bug deadlocks, explained.
+    assert "VERIFIED: every interleaving explored" in out
+    assert "[1] deadlock: 3 threads wait forever (on empty, full)" in out
+    assert "4 transaction bytes still outstanding" in out
+    assert "replay: mbarrier run ... --schedule '" in out
+    # The core tour comes last.
+    assert out.index("VERIFIED") < out.index("== The mbarrier object")
     assert "word=0x7ffff800001ffffe" in out  # init(1): expected and pending 1, phase 0
     assert "caught PendingUnderflow [rule pending-underflow, PTX ISA 9.7.13.15.2]" in out
 

@@ -553,6 +553,7 @@ class Explorer:
         mode = ("warp-granular (a converged warp steps as one: weaker than thread-granular)" if self.opts.warp
                 else "thread-granular")
         mode += ", reductions on" if self.reduce else ", reductions off"
+        mode += ", races tracked" if self.opts.races else ", races not tracked"
         return CheckResult(verdict, findings, self.stats, covered, mode)
 
 

@@ -23,7 +23,9 @@ def format_stats(s: Stats) -> str:
 
 def headline(r: CheckResult) -> str:
     if r.verdict == "verified":
-        return f"VERIFIED: every interleaving explored ({r.mode}), no deadlock and no violation"
+        what = "no deadlock, no violation and no race" if "races tracked" in r.mode else \
+            "no deadlock and no violation"
+        return f"VERIFIED: every interleaving explored ({r.mode}): {what}"
     if r.verdict == "incomplete":
         return f"INCOMPLETE: a bound was hit before every interleaving was explored ({r.mode}); {r.covered}"
     n = len(r.findings)
