@@ -14,21 +14,16 @@ import argparse
 import datetime
 import os
 import platform
-import re
-import subprocess
 import time
 from collections.abc import Callable
-from pathlib import Path
+
+import benchdoc
 
 from mbarrier import examples, explore, sim
 from mbarrier.examples import cases
 from mbarrier.examples.races import CASES as RACE_CASES
 from mbarrier.explore.check import Options, check_machine
 from mbarrier.sim.races import track
-
-ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "performance.md"
-START, END = "<!-- bench/races.py: start -->", "<!-- bench/races.py: end -->"
 
 KERNELS: dict[str, Callable[[], sim.Machine]] = {
     **{name: c.launch for name, c in cases.CASES.items()},
@@ -95,25 +90,16 @@ def check_table() -> list[str]:
     return rows
 
 
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def write_doc(rows: list[str], checked: list[str], seeds: int, repeats: int, load: float) -> None:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
-    section = "\n".join([
-        START,
+    commit = benchdoc.commit()
+    benchdoc.write_section("races.py", [
         "## Race tracking",
         "",
         f"`python bench/races.py --write-doc`, {datetime.date.today().isoformat()}, commit {commit}, "
-        f"{cpu_name()}, Python {platform.python_version()}, one core. Random-schedule mode, bursts of 1..8 "
+        f"{benchdoc.cpu_name()}, Python {platform.python_version()}, one core. Random-schedule mode, "
+        "bursts of 1..8 "
         f"steps, {seeds} seeds per row for the nvcc examples (50 for the race corpus), the same schedules "
         f"with tracking off (`mbarrier run --no-races`) and on (the default); only the run is timed, in CPU "
         f"seconds; the best of {repeats} rounds. The machine (2 cores) was shared with other work: load "
@@ -134,14 +120,7 @@ def write_doc(rows: list[str], checked: list[str], seeds: int, repeats: int, loa
         "every synchronizing event copies or joins vector clocks (a dictionary per thread; joins at a "
         "successful acquire wait, bar.sync and cluster barriers). Off, the plain Machine runs: race "
         "tracking lives in a subclass, so the fast paths are the same code as before.",
-        END,
     ])
-    text = DOC.read_text() if DOC.exists() else "# Performance\n"
-    if START in text:
-        text = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: section, text, flags=re.S)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOC.write_text(text)
 
 
 def main() -> None:

@@ -13,17 +13,13 @@ import argparse
 import datetime
 import os
 import platform
-import re
-import subprocess
 import time
-from pathlib import Path
+
+import benchdoc
 
 from mbarrier import examples, explore, sim
 from mbarrier.examples.cases import CASES
 
-ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "performance.md"
-START, END = "<!-- bench/sim.py: start -->", "<!-- bench/sim.py: end -->"
 HEADLINE = "ring_buffer"  # the TMA-style warp-specialized kernel: the figure the target is about
 
 
@@ -46,14 +42,6 @@ def measure(name: str, burst: int, seeds: int, repeats: int) -> tuple[int, int, 
     return len(m.threads), steps, best
 
 
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def table(seeds: int, repeats: int) -> tuple[list[str], float]:
@@ -72,14 +60,12 @@ def table(seeds: int, repeats: int) -> tuple[list[str], float]:
 
 
 def write_doc(rows: list[str], headline: float, seeds: int, repeats: int, load: float) -> None:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
+    commit = benchdoc.commit()
     today = datetime.date.today().isoformat()
-    section = "\n".join([
-        START,
+    benchdoc.write_section("sim.py", [
         "## Simulator",
         "",
-        f"`python bench/sim.py --write-doc`, {today}, commit {commit}, {cpu_name()}, Python "
+        f"`python bench/sim.py --write-doc`, {today}, commit {commit}, {benchdoc.cpu_name()}, Python "
         f"{platform.python_version()}, one core. Random-schedule mode (`mbarrier run --seed N`): each "
         "pick runs one uniformly chosen runnable agent for 1..burst steps; burst 1 draws at every step. "
         f"{seeds} seeds per row; only the run is timed; seconds: the best of {repeats} rounds over all "
@@ -93,14 +79,7 @@ def write_doc(rows: list[str], headline: float, seeds: int, repeats: int, load: 
         "list at fixed slots, operands as constants or list indexing); the run loop picks an agent and "
         "calls its next function. What remains per step is that call and the scheduler's random draw; "
         "mbarrier instructions also pay for the core model's checks.",
-        END,
     ])
-    text = DOC.read_text() if DOC.exists() else "# Performance\n"
-    if START in text:
-        text = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: section, text, flags=re.S)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOC.write_text(text)
 
 
 def main() -> None:
