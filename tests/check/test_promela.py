@@ -50,10 +50,10 @@ def test_state_count_equals_spins(name: str, block: int, tmp_path: Path) -> None
 
 def test_family_with_two_producers_matches_too(tmp_path: Path) -> None:
     p = tmp_path / "k.ptx"
-    p.write_text(family.ring_ptx(2, 2, 2, 2))
+    p.write_text(family.ring_ptx(2, 1, 1, 2))
     module = sim.load(p)
-    model = export_promela(module, sim.launch(module, grid=1, block=4))
-    ours = check(module, grid=1, block=4, options=Options(reductions=False, races=False))
+    model = export_promela(module, sim.launch(module, grid=1, block=3))
+    ours = check(module, grid=1, block=3, options=Options(reductions=False, races=False))
     assert ours.verdict == "verified"
     assert ours.stats.states == spin_states(model, tmp_path)[0]
 
