@@ -106,3 +106,11 @@ def test_warp_mode_is_labelled_weaker_and_finds_the_deadlock() -> None:
     r = check(mod, grid=1, block=3, options=Options(warp=True))
     assert r.verdict == "finding" and r.findings[0].kind == "deadlock"
     assert "weaker" in r.mode
+
+
+def test_deadlock_after_an_exit_without_arrive_drop_says_so() -> None:
+    # 9.7.13.15.14: a thread that leaves must arrive_drop, or later phases still count it.
+    r = check(sim.load(CORPUS / "exit_no_drop.ptx"), grid=1, block=3)
+    (f,) = r.findings
+    assert "thread 2 exited while arrivals are still pending" in f.message
+    assert "arrive_drop" in f.message

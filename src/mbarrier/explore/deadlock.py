@@ -75,6 +75,11 @@ def explain(ex: Explorer, spinning: dict[int, tuple[int, int]]) -> tuple[list[Wa
     for sym, who in arrivers.items():
         if not who:
             message += f"; no thread or copy can arrive on {sym} any more"
+    gone = [t.aid for t in m.threads if t.status == EXITED]
+    if gone and any(w.state is not None and w.state.valid and w.state.pending > 0 for w in waiters):
+        ids = ", ".join(map(str, gone[:8])) + (", ..." if len(gone) > 8 else "")
+        message += (f"; thread{'s' if len(gone) > 1 else ''} {ids} exited while arrivals are still pending "
+                    "(a thread counted in the expected arrivals must mbarrier.arrive_drop before it leaves)")
     return waiters, arrivers, message
 
 
