@@ -79,6 +79,11 @@ def write_doc(rows: list[str], headline: float, seeds: int, repeats: int, load: 
         "list at fixed slots, operands as constants or list indexing); the run loop picks an agent and "
         "calls its next function. What remains per step is that call and the scheduler's random draw; "
         "mbarrier instructions also pay for the core model's checks.",
+        "",
+        "Noise: this shared 2-core machine runs the same code at two speeds about 2x apart from one "
+        "minute to the next (ring_buffer, burst 8, commits 8e473d2 and 27054c2 measured alternately on "
+        "2026-11-22: 0.51M to 1.09M steps/s for each), so one table is one draw; compare rows of the same "
+        "run, not runs.",
     ])
 
 
