@@ -12,14 +12,12 @@ import time
 from pathlib import Path
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, UsageError
-from mbarrier.cli.run import add_launch_options, parse_args, parse_dims
+from mbarrier.cli.run import add_launch_options, load_launch
 from mbarrier.explore.check import DEFAULT_MAX_STATES, CheckResult, Finding, Options, Stats, check_machine
 from mbarrier.explore.run import TraceStep, run
 from mbarrier.explore.schedulers import Replay
-from mbarrier.ptx import ast
-from mbarrier.ptx.diagnostics import PtxSyntaxError
 from mbarrier.report.check import format_result, to_json
-from mbarrier.sim import LaunchError, Machine, SimError, launch, load
+from mbarrier.sim import SimError
 
 EXIT_BY_VERDICT = {"verified": EXIT_CLEAN, "finding": EXIT_FINDINGS, "incomplete": EXIT_INCOMPLETE}
 
@@ -45,24 +43,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--max-findings", type=int, default=8, metavar="N", help="stop after N findings")
     p.add_argument("--save-schedule", metavar="FILE", help="write the first finding's schedule to FILE")
     p.set_defaults(handler=main)
-
-
-def load_launch(args: argparse.Namespace) -> tuple[ast.Module, Machine]:
-    """The parsed module and the launched machine the options describe (UsageError otherwise)."""
-    path = Path(args.file)
-    if not path.is_file():
-        raise UsageError(f"{args.file}: no such file")
-    try:
-        module = load(path)
-    except PtxSyntaxError as e:
-        raise UsageError(f"{args.file} does not parse:\n{e}") from None
-    try:
-        m = launch(module, args.kernel, grid=parse_dims(args.grid, "grid") or 1,
-                   block=parse_dims(args.block, "block") or 1, cluster=parse_dims(args.cluster, "cluster"),
-                   args=parse_args(args.arg))
-    except LaunchError as e:
-        raise UsageError(str(e)) from None
-    return module, m
 
 
 class Progress:

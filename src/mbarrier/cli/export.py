@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 from mbarrier.cli import EXIT_CLEAN, UsageError
-from mbarrier.cli.check import load_launch
-from mbarrier.cli.run import add_launch_options
+from mbarrier.cli.run import add_launch_options, load_launch
 from mbarrier.explore.promela import ExportError, export_promela
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError
 from mbarrier.explore import RandomScheduler, Replay, ScheduleError, run
 from mbarrier.explore.run import DEFAULT_MAX_STEPS
+from mbarrier.ptx import ast
 from mbarrier.ptx.diagnostics import PtxSyntaxError
 from mbarrier.report.run import format_outcome, format_trace
-from mbarrier.sim import Buffer, LaunchError, launch, load
+from mbarrier.sim import Buffer, LaunchError, Machine, launch, load
 from mbarrier.sim.races import track
 
 EXIT_BY_OUTCOME = {"exited": EXIT_CLEAN, "stuck": EXIT_FINDINGS, "violation": EXIT_FINDINGS,
@@ -90,8 +91,9 @@ def parse_args(items: list[str]) -> dict[str | int, int | Buffer]:
     return out
 
 
-def launch_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """Parse the file and launch the kernel the options describe (usage errors raise UsageError)."""
+def load_launch(args: argparse.Namespace) -> tuple[ast.Module, Machine]:
+    """The parsed module and the machine launched as the options describe (UsageError otherwise).
+    Shared by run, check and export."""
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"{args.file}: no such file")
@@ -100,15 +102,16 @@ def launch_from_args(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     except PtxSyntaxError as e:
         raise UsageError(f"{args.file} does not parse:\n{e}") from None
     try:
-        return launch(module, args.kernel, grid=parse_dims(args.grid, "grid") or 1,
-                      block=parse_dims(args.block, "block") or 1, cluster=parse_dims(args.cluster, "cluster"),
-                      args=parse_args(args.arg), dynamic_shared=getattr(args, "dynamic_shared", None))
+        m = launch(module, args.kernel, grid=parse_dims(args.grid, "grid") or 1,
+                   block=parse_dims(args.block, "block") or 1, cluster=parse_dims(args.cluster, "cluster"),
+                   args=parse_args(args.arg), dynamic_shared=getattr(args, "dynamic_shared", None))
     except LaunchError as e:
         raise UsageError(str(e)) from None
+    return module, m
 
 
 def main(args: argparse.Namespace) -> int:
-    m = launch_from_args(args)
+    _, m = load_launch(args)
     if args.schedule is not None:
         text = args.schedule
         if text.startswith("@"):
