@@ -26,13 +26,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import benchdoc
+
 from mbarrier.ptx import ast
 from mbarrier.ptx.parser import parse
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = ROOT / "tests" / "ptx" / "modules"
-DOC = ROOT / "docs" / "performance.md"
-START, END = "<!-- parse-bench:start -->", "<!-- parse-bench:end -->"
 TARGET = 200_000  # statements per second, issue 3
 
 
@@ -226,23 +226,14 @@ def main() -> None:
         write_doc(table, verdict, notes, args)
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def write_doc(table: str, verdict: str, notes: list[str], args: argparse.Namespace) -> None:
-    machine = (f"{platform.machine()}, {os.cpu_count()} CPUs ({cpu_model()}), "
+    machine = (f"{platform.machine()}, {os.cpu_count()} CPUs ({benchdoc.cpu_name()}), "
                f"Python {platform.python_version()}")
     load = os.getloadavg()[0]
     baseline = "" if args.baseline is None else " --baseline DIR"
-    section = f"""{START}
-## Parsing (bench/parse.py)
+    section = f"""## Parsing (bench/parse.py)
 
 Measured {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC on {machine}; load average {load:.1f}
 while measuring (the machine is shared, so CPU time is the figure to read); commit {git_commit()}.
@@ -266,16 +257,9 @@ cycle collector is paused while parsing. The nodes' __init__ stores each field t
 descriptor (src/mbarrier/ptx/ast.py), a third cheaper than the dataclass one. A floor no tokenizer can
 lower is building the immutable nodes ast.py prescribes (frozen slotted dataclasses, a Pos for every
 operand), measured here:
-{chr(10).join("- " + x for x in notes)}
-{END}"""
-    DOC.parent.mkdir(exist_ok=True)
-    old = DOC.read_text() if DOC.exists() else "# Performance\n"
-    if START in old:
-        new = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda _: section, old, flags=re.S)
-    else:
-        new = old.rstrip("\n") + "\n\n" + section + "\n"
-    DOC.write_text(new)
-    print(f"recorded in {DOC}")
+{chr(10).join("- " + x for x in notes)}"""
+    benchdoc.write_section("parse.py", section.splitlines())
+    print(f"recorded in {benchdoc.DOC}")
 
 
 if __name__ == "__main__":
