@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from mbarrier.core.barrier import Barrier
 from mbarrier.sim.machine import (
+    DONE,
     Cluster,
     Collective,
     Copy,
@@ -187,6 +188,15 @@ def restore(m: Machine, s: Snapshot, current: Snapshot | None = None) -> None:
         c.watchers = list(watchers)
         inflight.append(c)
     m.inflight = inflight
+    # A copy leaves `inflight` only when it lands, so one that a thread's groups still list but `s` does
+    # not hold in flight had landed in `s`: its status may still say otherwise, left from a later state.
+    live = {id(c) for c in inflight}
+    for t in m.threads:
+        if t.cp_open or t.cp_groups or t.bulk_open or t.bulk_groups:
+            for c in [*t.cp_open, *t.bulk_open, *(c for g in t.cp_groups for c in g),
+                      *(c for g in t.bulk_groups for c in g)]:
+                if id(c) not in live:
+                    c.status = DONE
     for cta, (smem, barriers, words, bars, live) in zip(m.ctas, ctas, strict=True):  # type: ignore[call-overload]
         cta.smem[:] = smem
         cta.barriers = {}
