@@ -9,10 +9,12 @@ from __future__ import annotations
 from mbarrier.ptx import ast
 from mbarrier.sim.compile import Gen, emitter
 from mbarrier.sim.types import TYPES
+from mbarrier.spec.forms import INSTRUCTIONS
 
 U32 = TYPES[".u32"]
 B64 = TYPES[".b64"]
-_SEM_SCOPE = frozenset({".release", ".relaxed", ".acquire", ".cta", ".cluster"})
+# The .sem/.scope qualifiers the mbarrier family takes, as the forms table lists them.
+_SEM_SCOPE = frozenset(q for i in INSTRUCTIONS if i.path[0] == "mbarrier" for q in (*i.sems, *i.scopes))
 
 
 def mbar_space(g: Gen, quals: tuple[str, ...]) -> str:
