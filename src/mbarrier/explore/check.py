@@ -345,6 +345,10 @@ class Explorer:
                        agent.name if agent is not None else None, line, text)
 
     # -- the search ----------------------------------------------------------------------------------
+    def state_key(self, snap: snapshot.Snapshot) -> int:
+        """The hash under which a state is remembered (64-bit hash compaction of its canonical key)."""
+        return hash(snapshot.key(snap))
+
     def run(self) -> CheckResult:
         opts, stats, m = self.opts, self.stats, self.m
         findings: list[Finding] = []
@@ -363,7 +367,7 @@ class Explorer:
         except SimError as e:
             return self._result([self._error(e, init_aids)], False, "")
         root = snapshot.save(m, self.tokens)
-        visited: dict[int, int] = {hash(snapshot.key(root)): 0}
+        visited: dict[int, int] = {self.state_key(root): 0}
         # BFS nodes: (snapshot, depth, parent node, aids of the edge); paths are rebuilt from parents.
         parents: list[tuple[int, tuple[int, ...]]] = [(-1, tuple(init_aids))]
         queue: deque[tuple[snapshot.Snapshot, int, int]] = deque([(root, 0, 0)])
@@ -443,7 +447,7 @@ class Explorer:
                     dirty.add(c.thread.aid)
                 new = snapshot.save(m, self.tokens, snap, dirty)
                 machine_is = new
-                h = hash(snapshot.key(new))
+                h = self.state_key(new)
                 prev = visited.get(h)
                 if prev is None:
                     if stats.states >= opts.max_states:
