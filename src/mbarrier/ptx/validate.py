@@ -135,6 +135,9 @@ def validate(module: ast.Module, target: str | None = None) -> list[Diagnostic]:
         out.append(Diagnostic("error", at, 1, MESSAGES["target-version"].format(
             version=format_version(version), target=tgt.name), RULE_IDS["target-version"], module.path))
     ctx = Context(version, tgt)
+    # ptxas resolves names in a pass of its own after the whole file's other checks, and only when
+    # none of them was fatal (measured): so unknown symbols are held back until the end.
+    unknown: list[Diagnostic] = []
     for fn in module.functions:
         if fn.body is None:
             continue
@@ -147,8 +150,28 @@ def validate(module: ast.Module, target: str | None = None) -> list[Diagnostic]:
             out.extend(line.out)
             if line.fatal:  # ptxas stops here: nothing after it is judged
                 return sorted(out, key=lambda d: (d.line, d.column))
+            unknown.extend(unknown_symbols(instr, scope, module.path))
         out.extend(hazards(module, fn, scope))
+    out.extend(unknown)
     return sorted(out, key=lambda d: (d.line, d.column))
+
+
+def unknown_symbols(instr: ast.Instruction, scope: Scope, path: str) -> list[Diagnostic]:
+    """ptxas's "Unknown symbol" errors of one instruction (reported only for a file without fatal
+    errors)."""
+    return [Diagnostic("error", name.pos.line, name.pos.column,
+                       MESSAGES["unknown-symbol"].format(symbol=name.name), RULE_IDS["unknown-symbol"], path)
+            for name in scope.unknown_names(instr)]
+
+
+def _check_guard(instr: ast.Instruction, scope: Scope, line: _Line) -> None:
+    """`@p`/`@!p` needs a declared .pred register (any instruction)."""
+    g = instr.guard
+    if g is None:
+        return
+    sym = scope.lookup(g.predicate)
+    if sym is None or sym.type != ".pred":
+        line.add("guard-predicate", g.pos)
 
 
 def _instructions(body: tuple[ast.Statement, ...]) -> list[ast.Instruction]:
@@ -178,6 +201,7 @@ def resolve(instr: ast.Instruction) -> tuple[Instr | None, tuple[str, ...]]:
 
 
 def check_instruction(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> None:
+    _check_guard(instr, scope, line)
     _check(instr, scope, ctx, line)
     line.flush()
 
@@ -455,7 +479,8 @@ def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...
             line.add("address-immediate", op.pos)
             continue
         sym = scope.lookup(op.base.name)
-        if sym is None:
+        if sym is None:  # an undeclared base: ptxas also names it in its "Unknown symbol" pass
+            line.add("operand-type", op.pos, name=form.name)
             continue
         if sym.space == ".reg":
             if sym.type in NON_ADDRESS_TYPES:

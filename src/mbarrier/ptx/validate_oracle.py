@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 from mbarrier.ptx import ast
 from mbarrier.ptx.parser import parse
-from mbarrier.ptx.validate import Context, _Line, check_instruction
+from mbarrier.ptx.validate import Context, _Line, check_instruction, unknown_symbols
 from mbarrier.ptx.validate_scope import Scope
-from mbarrier.ptx.validate_variants import Case, declarations, render_declaration
+from mbarrier.ptx.validate_variants import UNDECLARED_NAMES, Case, declarations, render_declaration
 from mbarrier.spec.targets import Version, format_version, parse_target
 
 Verdict = frozenset[tuple[str, str]]
@@ -77,10 +77,23 @@ def run_ptxas(source: str, target: str) -> tuple[dict[int, set[tuple[str, str]]]
     return by_line, r.stdout + r.stderr
 
 
+_UNDECLARED = re.compile("|".join(rf"(?<![\w%$]){re.escape(n)}(?![\w$])" for n in UNDECLARED_NAMES))
+
+
 def ptxas_verdicts(cases: Sequence[Case], version: Version, target: str) -> list[Verdict]:
-    """ptxas's verdict on each case, splitting batches at fatal errors."""
+    """ptxas's verdict on each case, splitting batches at fatal errors. ptxas reports unknown symbols
+    only for a file without a fatal error, so the cases that name an undeclared symbol and that ran
+    before a fatal one are run again, in batches of their own."""
     result: list[Verdict | None] = [None] * len(cases)
-    pending = list(range(len(cases)))
+    before_fatal: list[int] = []
+    _run_batches(cases, list(range(len(cases))), version, target, result, before_fatal)
+    again = [i for i in before_fatal if _UNDECLARED.search(cases[i].text)]
+    _run_batches(cases, again, version, target, result, [])
+    return [r for r in result if r is not None]
+
+
+def _run_batches(cases: Sequence[Case], pending: list[int], version: Version, target: str,
+                 result: list[Verdict | None], before_fatal: list[int]) -> None:
     while pending:
         chunk = pending[:BATCH]
         source, first = kernel([cases[i].text for i in chunk], version, target)
@@ -95,8 +108,9 @@ def ptxas_verdicts(cases: Sequence[Case], version: Version, target: str) -> list
         done = len(chunk) if fatal_at is None else fatal_at - first + 1
         for k in range(done):
             result[chunk[k]] = frozenset(by_line.get(first + k, ()))
+        if fatal_at is not None:
+            before_fatal.extend(chunk[:done - 1])
         pending = chunk[done:] + pending[len(chunk):]
-    return [r for r in result if r is not None]
 
 
 def our_verdicts(cases: Sequence[Case], version: Version, target: str) -> list[Verdict]:
@@ -112,7 +126,8 @@ def our_verdicts(cases: Sequence[Case], version: Version, target: str) -> list[V
         if isinstance(s, ast.Instruction):
             line = _Line(s, "<cases>")
             check_instruction(s, scope, ctx, line)
-            by_line[s.pos.line] = frozenset((d.severity, d.message) for d in line.out
+            diags = line.out if line.fatal else [*line.out, *unknown_symbols(s, scope, "<cases>")]
+            by_line[s.pos.line] = frozenset((d.severity, d.message) for d in diags
                                             if d.severity != "warning")
     return [by_line[first + k] for k in range(len(cases))]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mbarrier.ptx import ast
-from mbarrier.spec.forms import SPECIAL_REGISTERS
+from mbarrier.spec.forms import PREDEFINED_IDENTIFIERS, SPECIAL_REGISTERS, SPECIAL_VECTORS
 
 #: Size in bytes of each scalar PTX type (PTX ISA 5.2.2).
 TYPE_SIZE: dict[str, int] = {
@@ -53,6 +53,10 @@ class Scope:
                                              _count(p.dims))
             for decl in _declarations(function.body or ()):
                 self._declare(decl)
+        # Names that are no variables but that operands may still name: labels, functions.
+        self._other: set[str] = {f.name for f in module.functions} | PREDEFINED_IDENTIFIERS | SPECIAL_VECTORS
+        if function is not None:
+            self._other.update(_labels(function.body or ()))
 
     def _declare(self, decl: ast.Declaration) -> None:
         for d in decl.names:
@@ -73,6 +77,47 @@ class Scope:
             if name.startswith(prefix) and rest.isdigit() and int(rest) < n:
                 return Symbol(name, rsym.space, rsym.type, rsym.align, 1, rsym.vector)
         return None
+
+
+    def known(self, name: str) -> bool:
+        """Whether ptxas resolves `name` at all (a variable, register, label, function...)."""
+        return name in self._other or self.lookup(name) is not None
+
+    def unknown_names(self, instr: ast.Instruction) -> list[ast.Name]:
+        """The names in an instruction (guard and operands) that no declaration gives: ptxas's
+        "Unknown symbol", one per occurrence."""
+        names: list[ast.Name] = []
+        if instr.guard is not None:
+            g = instr.guard
+            names.append(ast.Name(g.predicate, g.pos))
+        for op in instr.operands:
+            _names_in(op, names)
+        return [n for n in names if not self.known(n.name)]
+
+
+def _names_in(op: ast.Operand, out: list[ast.Name]) -> None:
+    if isinstance(op, ast.Name):
+        out.append(op)
+    elif isinstance(op, ast.Address):
+        if op.base is not None:
+            out.append(op.base)
+        for item in op.items:
+            _names_in(item, out)
+    elif isinstance(op, ast.Vector | ast.ParenList):
+        for item in op.items:
+            _names_in(item, out)
+    elif isinstance(op, ast.Not):
+        _names_in(op.operand, out)
+
+
+def _labels(body: tuple[ast.Statement, ...]) -> list[str]:
+    out: list[str] = []
+    for s in body:
+        if isinstance(s, ast.Label):
+            out.append(s.name)
+        elif isinstance(s, ast.Block):
+            out.extend(_labels(s.body))
+    return out
 
 
 def _count(dims: tuple[int | None, ...]) -> int:

@@ -59,7 +59,8 @@ def render_operand(op: ast.Operand) -> str:
 
 def render_instruction(i: ast.Instruction) -> str:
     ops = ", ".join(render_operand(o) for o in i.operands)
-    return f"{i.text} {ops};" if ops else f"{i.text};"
+    guard = f"@{'!' if i.guard.negated else ''}{i.guard.predicate} " if i.guard is not None else ""
+    return f"{guard}{i.text} {ops};" if ops else f"{guard}{i.text};"
 
 
 # -- operand shapes --------------------------------------------------------------------------------
@@ -76,6 +77,9 @@ def _addr(base: str | None, offset: int = 0) -> ast.Address:
     return ast.Address(_name(base) if base else None, offset, P0)
 
 
+#: Names no declaration of the generated kernels gives (`DECLARATIONS` has 8 `%r` and `%rd`, 4 `%p`).
+UNDECLARED_NAMES: tuple[str, ...] = ("nob", "%r99", "%rd99", "%p99")
+
 #: Every operand shape a slot is tried with.
 OPERAND_POOL: tuple[ast.Operand, ...] = (
     _name("%rd3"), _name("%r3"), _name("%sr3"), _name("%ud3"), _name("%sd3"), _name("%h3"),
@@ -84,7 +88,14 @@ OPERAND_POOL: tuple[ast.Operand, ...] = (
     _imm(1 << 32), ast.FloatImm(1.0, 0x3F800000, 32, "0f3F800000", P0), ast.Sink(P0),
     _addr("bar"), _addr("bar", 8), _addr("%rd3"), _addr("%r3"), _addr("%f3"), _addr("gbar"),
     _addr(None, 16), ast.Vector((_name("%r3"),), P0),
+    # names nothing declares: a symbol, a register past its declared range, as values and addresses
+    _name("nob"), _name("%r99"), _addr("nob"), _addr("nob", 8), _addr("%rd99"),
 )
+
+#: Guards put before an otherwise legal instruction: declared predicates, an undeclared one, a
+#: register of another type, an undeclared symbol.
+GUARD_POOL: tuple[tuple[str, bool], ...] = (("%p1", False), ("%p1", True), ("%p99", False), ("%r1", False),
+                                            ("nob", True))
 
 #: Modifier words inserted into otherwise legal instructions: known ones of every class, words of
 #: other instructions of the family, and words ptxas does not know.
@@ -182,6 +193,11 @@ def _variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
         ops = tuple(canonical(s)[0] for s in slots)
         yield "drop last operand", _instr((*path, base_space, ty), ops[:-1])
         yield "extra operand", _instr((*path, base_space, ty), (*ops, _name("%r3")))
+    # 8. a guard, declared or not, of the right type or not
+    for pred, negated in GUARD_POOL:
+        plain = _instr((*path, base_space, ty), base_ops)
+        yield f"guard {pred}", ast.Instruction(plain.opcode, plain.qualifiers, plain.operands,
+                                               ast.Guard(pred, negated, P0), P0)
     # 7. every operand shape in every slot of every list, with each flag
     for slots in form.operands:
         ops = tuple(canonical(s)[0] for s in slots)

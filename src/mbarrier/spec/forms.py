@@ -64,13 +64,31 @@ NON_ADDRESS_TYPES: Final[tuple[str, ...]] = (".f16", ".f32", ".f64", ".pred")
 #: Special registers (PTX ISA 10) and their types; ptxas refuses them as mbarrier operands.
 SPECIAL_REGISTERS: Final[dict[str, str]] = {
     **{f"%{r}.{c}": ".u32" for r in ("tid", "ntid", "ctaid", "nctaid", "cluster_ctaid",
-                                     "cluster_nctaid", "clusterid", "nclusterid") for c in "xyz"},
-    **dict.fromkeys(("%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid", "%gridid", "%clock",
+                                     "cluster_nctaid", "clusterid", "nclusterid") for c in "xyzw"},
+    **dict.fromkeys(("%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid", "%gridid", "%clock", "%clock_hi",
                      "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt",
-                     "%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster",
-                     "%dynamic_smem_size", "%total_smem_size"), ".u32"),
-    **dict.fromkeys(("%clock64", "%globaltimer"), ".u64"),
+                     "%cluster_ctarank", "%cluster_nctarank", "%dynamic_smem_size", "%total_smem_size",
+                     "%aggr_smem_size", "%globaltimer_lo", "%globaltimer_hi"), ".u32"),
+    **dict.fromkeys(("%reserved_smem_offset_begin", "%reserved_smem_offset_end",
+                     "%reserved_smem_offset_cap", "%reserved_smem_offset_0", "%reserved_smem_offset_1"),
+                    ".b32"),
+    **{f"%envreg{i}": ".b32" for i in range(32)},
+    **{f"%pm{i}": ".u32" for i in range(8)},
+    **{f"%pm{i}_64": ".u64" for i in range(8)},
+    **dict.fromkeys(("%clock64", "%globaltimer", "%current_graph_exec"), ".u64"),
+    "%is_explicit_cluster": ".pred",
 }
+"""The special registers of PTX ISA 10 with their types (a `.x`/`.y`/`.z`/`.w` component for the
+vector ones): which names ptxas 13.0 resolves (measured: `%envreg32`, `%pm8` and
+`%reserved_smem_offset_2` are unknown symbols to it)."""
+
+#: Vector special registers named whole (`mov.v4.u32 {...}, %tid;`): known symbols, of no scalar type.
+SPECIAL_VECTORS: Final[frozenset[str]] = frozenset(
+    f"%{r}" for r in ("tid", "ntid", "ctaid", "nctaid", "cluster_ctaid", "cluster_nctaid", "clusterid",
+                      "nclusterid"))
+
+#: Identifiers PTX predefines (PTX ISA 4.5, "Predefined identifiers"), known without a declaration.
+PREDEFINED_IDENTIFIERS: Final[frozenset[str]] = frozenset({"WARP_SZ"})
 
 # -- messages --------------------------------------------------------------------------------------
 
@@ -118,6 +136,9 @@ MESSAGES: Final[dict[str, str]] = {
     "unknown-instruction": "Not a name of any known instruction: '{opcode}'",
     "target-version": "PTX .version {version} does not support .target {target}",
     "missing-version": "Missing .version directive at start of file '{file}'",
+    "unknown-symbol": "Unknown symbol '{symbol}'",
+    "operand-type": "Illegal operand type to instruction '{name}'",
+    "guard-predicate": "Predicate expression expected",
 }
 
 #: Our stable rule id for each ptxas check (JSON output, docs); all are errors ptxas also raises.
