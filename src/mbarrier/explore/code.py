@@ -13,11 +13,12 @@ fixed registers are known exactly (nvcc's unrolled code makes most of them so).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from mbarrier.ptx import ast
-from mbarrier.sim.compile import SPECIAL_CONSTANTS, CompiledFunction
+from mbarrier.sim.compile import SPECIAL_CONSTANTS, SPECIAL_DYNAMIC, SPECIAL_SLOT, CompiledFunction
 from mbarrier.sim.types import TYPES
 
 # Instructions that touch only the executing thread's registers (and its private clock): the checker
@@ -400,3 +401,73 @@ def _abstract_step(code: Code, x: Ins, env: dict[int, tuple[object, ...]], resul
             env[d] = ("res", not t_val)
     elif x.op in ("mov", "not") and v[0] == "res" and ".pred" in toks[0]:
         env[d] = ("res", v[1] != (x.op == "not"))
+
+
+# -- register data flow (for liveness, `explore.liveness`) ------------------------------------------------
+# Opcodes whose first operand is a destination the instruction always writes in full (when its guard
+# holds). Any other opcode writes no register, or is not known here: then it kills nothing.
+_WRITES_FIRST = (LOCAL_OPCODES - {"bra", "nanosleep", "fence", "membar"}) | {
+    "ld", "atom", "vote", "shfl", "elect", "activemask", "redux", "isspacep", "getctarank"}
+_MB_WRITES_FIRST = frozenset({".arrive", ".arrive_drop", ".test_wait", ".try_wait", ".pending_count"})
+# Opcodes that read no register beyond their operands and write none: everything else unknown to this
+# table is assumed to read every register (the conservative answer).
+_READS_OPERANDS = frozenset({"st", "red", "bar", "barrier", "bra", "exit", "ret", "trap", "fence", "membar",
+                             "nanosleep", "cp", "prefetch", "prefetchu", "griddepcontrol", "setmaxnreg",
+                             "mbarrier"})
+_IDENT = re.compile(r"[%$_A-Za-z][\w$.]*")
+
+
+@dataclass(frozen=True)
+class RegisterFlow:
+    """What one instruction does to the registers: the slots it may read (`uses`, special registers
+    included), the slots it surely overwrites when its guard holds (`kills`), and `everything` when what
+    it reads cannot be told (then it reads every slot). `clocked`: it reads a clock or timer register,
+    whose value is the thread's clock, not a register."""
+
+    uses: frozenset[int]
+    kills: frozenset[int]
+    everything: bool = False
+    clocked: bool = False
+
+
+def _identifiers(op: ast.Operand) -> list[str]:
+    texts = [op.text] if isinstance(op, ast.Expr) else _names(op)
+    return [n for text in texts for n in _IDENT.findall(text)]
+
+
+def _operand_slots(op: ast.Operand, regs: dict[str, int]) -> set[int]:
+    """The register slots an operand names, special registers included; a name that looks like a special
+    register the compiler keeps in a slot but is not one of them counts as all of them."""
+    out: set[int] = set()
+    for n in _identifiers(op):
+        if n in regs:
+            out.add(regs[n])
+        elif n in SPECIAL_SLOT:
+            out.add(SPECIAL_SLOT[n])
+        elif n + ".x" in SPECIAL_SLOT:
+            out.update(SPECIAL_SLOT[n + c] for c in (".x", ".y", ".z"))  # %tid and the like
+        elif n.startswith("%") and n not in SPECIAL_DYNAMIC:
+            out.update(SPECIAL_SLOT.values())
+    return out
+
+
+def register_flow(fn: ast.Function) -> list[RegisterFlow]:
+    """Each instruction's register reads and writes, in the order of `analyse`'s `ins`."""
+    out: list[RegisterFlow] = []
+    for s, regs in _slot_maps(fn):
+        op, q = s.opcode, s.qualifiers
+        writes = op in _WRITES_FIRST or (op == "mbarrier" and q[:1] and q[0] in _MB_WRITES_FIRST)
+        kills: set[int] = set()
+        if writes and s.operands:
+            kills = {slot for slot in _operand_slots(s.operands[0], regs) if slot >= len(SPECIAL_CONSTANTS)}
+        uses: set[int] = set()
+        for o in s.operands[(1 if writes else 0):]:
+            uses |= _operand_slots(o, regs)
+        if s.guard is not None:
+            uses |= _operand_slots(ast.Name(s.guard.predicate, s.guard.pos), regs)
+        if op == "call":
+            uses.update(SPECIAL_SLOT.values())  # the callee starts with the caller's special registers
+        known = writes or op in _READS_OPERANDS or op == "call"
+        clocked = any(n in SPECIAL_DYNAMIC for o in s.operands for n in _identifiers(o))
+        out.append(RegisterFlow(frozenset(uses), frozenset(kills), not known, clocked))
+    return out

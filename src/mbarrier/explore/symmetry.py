@@ -1,0 +1,259 @@
+"""Symmetry reduction: states that differ only by which thread plays which role are remembered once.
+
+Let s be a state and π a permutation of the threads of one CTA. π(s) gives thread π(i) the complete local
+state of thread i (pc, registers, status, what it waits for, its copies, ...) and renames every place
+where the machine names a thread: the threads arrived at a bar.sync, the lanes of a warp collective in
+progress, the issuer of an in-flight copy, and (with race tracking) the agents of the vector clocks and
+of the shadow memory. A thread's identity lives in its registers (%tid.x, %laneid, %warpid are register
+slots, `sim.compile.SPECIAL_CONSTANTS`), which move with its local state; the only things the machine
+knows about a thread that do not move are its CTA, its warp and its lane (`Thread.cta/warp/lane`). So π
+maps the state graph onto itself when it keeps each thread in its CTA and
+  * keeps warps together: whole warps of equal size are exchanged, lane by lane, or lanes are permuted
+    inside one warp;
+  * permutes lanes inside a warp only if no instruction of the kernel can tell lanes apart by position
+    (`lane_sensitive`: shfl, vote.ballot, elect, activemask, redux, match, a bar.warp.sync or vote with a
+    mask other than the full immediate 0xffffffff, any instruction this module does not know).
+Then s and π(s) have the same future up to π: the same deadlocks and violations (of another thread) and,
+with race tracking, the same races.
+
+The key of a state is the key of its canonical image: lanes sorted by their local state (with the dead
+registers masked, `explore.liveness`, so threads whose identity will never be read again compare equal),
+then warps sorted by their lanes' states. Equal keys mean the two states are images of one another, which
+is all soundness needs (a tie broken either way only costs a merge). Only the key changes: the search
+still stores and restores the real states and records the real schedule, so every finding's schedule is
+a real path that `mbarrier run --schedule` replays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from mbarrier.explore import snapshot
+from mbarrier.explore.code import LOCAL_OPCODES, Code
+from mbarrier.explore.liveness import Residual
+from mbarrier.ptx import ast
+from mbarrier.sim.hb import VC, Agent, BarrierClocks, Shadow
+from mbarrier.sim.machine import EXITED, Machine, Warp
+from mbarrier.sim.races import RaceState
+
+FULL_MASK = 0xFFFFFFFF
+# Instructions that treat every lane of a warp alike (warp-level ones are checked operand by operand).
+_LANE_BLIND = LOCAL_OPCODES | {"ld", "st", "atom", "red", "mbarrier", "cp", "exit", "ret", "trap", "call",
+                               "isspacep", "getctarank", "prefetch", "prefetchu", "griddepcontrol",
+                               "setmaxnreg"}
+_CACHE_LIMIT = 400_000
+
+
+def _instructions(body: tuple[ast.Statement, ...]) -> Iterator[ast.Instruction]:
+    for s in body:
+        if isinstance(s, ast.Block):
+            yield from _instructions(s.body)
+        elif isinstance(s, ast.Instruction):
+            yield s
+
+
+def _full(op: ast.Operand) -> bool:
+    return isinstance(op, ast.Imm) and op.value & FULL_MASK == FULL_MASK
+
+
+def lane_sensitive(module: ast.Module) -> str | None:
+    """Why lanes of a warp cannot be exchanged ("shfl.sync at line 12"), or None when they can."""
+    for fn in module.functions:
+        for s in _instructions(fn.body or ()):
+            op, q = s.opcode, s.qualifiers
+            if op in _LANE_BLIND:
+                continue
+            if op in ("bar", "barrier"):
+                if ".warp" not in q or (s.operands and _full(s.operands[0])):
+                    continue
+            elif op == "vote" and any(m in q for m in (".all", ".any", ".uni")) and s.operands \
+                    and _full(s.operands[-1]):
+                continue
+            what = ".".join([op, *(x.lstrip(".") for x in q)])
+            return f"{what} at line {s.pos.line}"
+    return None
+
+
+class Symmetry:
+    """Canonical state keys of one launched machine under the symmetries that its kernel allows."""
+
+    def __init__(self, m: Machine, module: ast.Module, codes: dict[str, Code], warp_mode: bool) -> None:
+        self.n = len(m.threads)
+        self.residual = {f.name: Residual(f, codes[f.name], m.threads[0], m) for f in module.functions
+                         if f.name in codes}
+        self.why_not_lanes = lane_sensitive(module)
+        self.lanes = self.why_not_lanes is None
+        # Warps in the order the snapshot lists them (first appearance among the threads), and per CTA
+        # the warps grouped by size: those are the ones that can be exchanged.
+        warps: list[Warp] = []
+        seen: set[int] = set()
+        for t in m.threads:
+            if t.warp is not None and id(t.warp) not in seen:
+                seen.add(id(t.warp))
+                warps.append(t.warp)
+        self.warps = [[t.aid for t in w.threads] for w in warps]
+        self.lane_of = [t.lane for t in m.threads]
+        self.classes: list[list[int]] = []   # indices into self.warps that may be exchanged
+        for cta in m.ctas:
+            by_size: dict[int, list[int]] = {}
+            for i, w in enumerate(warps):
+                if w.threads and w.threads[0].cta is cta:
+                    by_size.setdefault(len(w.threads), []).append(i)
+            self.classes.extend(by_size.values())
+        # Warp granularity groups lanes by aid // 32: exchanging warps must keep those groups whole.
+        aligned = all(t.aid - t.lane == t.warp.threads[0].aid and t.warp.threads[0].aid % 32 == 0
+                      for t in m.threads if t.warp is not None)
+        self.enabled = bool(warps) and (aligned or not warp_mode) and \
+            all(t.warp is not None for t in m.threads)
+        self.merges = 0
+        self._masked: dict[int, tuple[object, tuple[object, ...], int]] = {}
+        self._raw: set[int] = set()
+        self._canon: set[int] = set()
+
+    def describe(self) -> str:
+        if not self.enabled:
+            return "symmetry off (threads outside warps, or warps not aligned for warp granularity)"
+        if self.lanes:
+            return "symmetry: lanes of a warp, whole warps of a CTA"
+        return f"symmetry: whole warps of a CTA only (lanes told apart by {self.why_not_lanes})"
+
+    # -- local states ----------------------------------------------------------------------------------
+    def local(self, core: tuple[object, ...]) -> tuple[tuple[object, ...], int]:
+        """A thread's canonical local state (dead registers masked, its own copies unnamed) and its hash."""
+        hit = self._masked.get(id(core))
+        if hit is not None and hit[0] is core:
+            return hit[1], hit[2]
+        masked = self._mask(core)
+        h = hash(masked)
+        if len(self._masked) > _CACHE_LIMIT:
+            self._masked.clear()
+        self._masked[id(core)] = (core, masked, h)
+        return masked, h
+
+    def _mask(self, core: tuple[object, ...]) -> tuple[object, ...]:
+        pc, regs, status = core[0], core[1], core[2]
+        if status == EXITED:
+            return (EXITED,)  # it never runs again; what others see of it is renamed elsewhere
+        copies = core[8]
+        if copies:
+            # The copies a thread holds in its groups are its own: name the issuer "self".
+            copies = tuple(_unname(part) for part in copies)  # type: ignore[attr-defined]
+        frames = core[11]
+        if frames:
+            kept: object = regs  # inside a call: not masked
+        else:
+            kept = self.residual[core[9]].key(pc, regs)  # type: ignore[arg-type, index]
+        return (pc, kept, status, *core[3:8], copies, *core[9:])
+
+    # -- the canonical key ----------------------------------------------------------------------------
+    def key(self, snap: snapshot.Snapshot) -> tuple[tuple[object, ...], tuple[object, ...]]:
+        """(canonical key, plain key) of a snapshot."""
+        plain = snapshot.key(snap)
+        threads = snap[0]
+        locs: list[tuple[object, ...]] = []
+        hashes: list[int] = []
+        for st in threads:  # type: ignore[attr-defined]
+            loc, h = self.local(st[0])
+            locs.append(loc)
+            hashes.append(h)
+        # new[i] = the old thread that takes position i.
+        new = list(range(self.n))
+        for cls in self.classes:
+            orders = []
+            for wi in cls:
+                aids = self.warps[wi]
+                lanes = sorted(aids, key=hashes.__getitem__) if self.lanes else aids
+                orders.append((tuple(hashes[a] for a in lanes), lanes))
+            orders.sort(key=lambda o: o[0])
+            for wi, (_, lanes) in zip(cls, orders, strict=True):
+                for pos, old in zip(self.warps[wi], lanes, strict=True):
+                    new[pos] = old
+        ren = [0] * self.n
+        for pos, old in enumerate(new):
+            ren[old] = pos
+        tk = tuple(locs[old] for old in new)
+        _, ck, cta_k, cl_k, _, g_k, _ = plain
+        ck2 = tuple(sorted(((cid[0], ren[cid[1]], *cid[2:]), status, deps)  # type: ignore[index, misc]
+                           for cid, status, deps in ck))  # type: ignore[attr-defined, misc]
+        cta2 = tuple((smem, barriers, tuple(sorted((i, tuple(sorted(ren[a] for a in arrived)), count)
+                                                   for i, arrived, count in bars)))
+                     for smem, barriers, bars in cta_k)  # type: ignore[attr-defined, misc]
+        wk = self._warp_key(snap[4], ren)
+        hb = snap[10]
+        hk = hb_key(hb, ren, self.lane_of) if isinstance(hb, RaceState) else None
+        return (tk, ck2, cta2, cl_k, wk, g_k, hk), plain
+
+    def _warp_key(self, warps: object, ren: list[int]) -> tuple[object, ...]:
+        """Warp collectives in progress, each under the warp and lanes its threads move to."""
+        out: list[tuple[int, tuple[object, ...]]] = []
+        for wi, pending in enumerate(warps):  # type: ignore[arg-type]
+            if not pending:
+                continue
+            aids = self.warps[wi]
+            lane_aid = {self.lane_of[a]: a for a in aids}
+            dest = ren[aids[0]] - self.lane_of[ren[aids[0]]]  # the first aid of the warp it moves to
+            out.append((dest, tuple(sorted(
+                (k, need, tuple(sorted((self.lane_of[ren[lane_aid[lane]]], repr(arg))
+                                       for lane, (_, arg) in parts)))
+                for k, _, need, parts in pending))))
+        return tuple(sorted(out, key=lambda e: e[0]))
+
+    def state_hash(self, snap: snapshot.Snapshot) -> int:
+        """The canonical key's hash; counts the states that only canonicalisation merged."""
+        canon, plain = self.key(snap)
+        h, raw = hash(canon), hash(plain)
+        if h in self._canon and raw not in self._raw:
+            self.merges += 1
+        self._canon.add(h)
+        self._raw.add(raw)
+        return h
+
+
+def _unname(part: object) -> object:
+    """A thread's copy list (or list of groups) with the issuer field of each copy id set to -1."""
+    out = []
+    for c in part:  # type: ignore[attr-defined]
+        if c and isinstance(c[0], tuple):
+            out.append(_unname(c))
+        else:
+            out.append((c[0], -1, *c[2:]))
+    return tuple(out)
+
+
+# -- happens-before state, renamed ------------------------------------------------------------------------
+def hb_key(hb: RaceState, ren: list[int], lane_of: list[int]) -> tuple[object, ...]:
+    """`RaceState.key()` with each thread agent renamed by `ren` (copy engines keep their ids)."""
+    n = len(ren)
+
+    def r(a: int) -> int:
+        return ren[a] if 0 <= a < n else a
+
+    def vc(d: VC) -> tuple[tuple[int, int], ...]:
+        return tuple(sorted((r(k), v) for k, v in d.items()))
+
+    def vcs(d: dict[tuple[int, int], VC]) -> tuple[object, ...]:
+        return tuple(sorted((k, vc(v)) for k, v in d.items()))
+
+    def agent(a: Agent) -> tuple[object, ...]:
+        return (r(a.me), vc(a.vc), a.clk, vc(a.frel) if a.frel is not None else None, vc(a.facq),
+                vc(a.cp_issued), tuple((k, tuple(map(tuple, v))) for k, v in a.groups.items()))
+
+    def shadow(s: Shadow) -> frozenset[object]:
+        return frozenset((addr, r(c[0]), c[1], frozenset((r(x), v[0]) for x, v in c[3].items()))  # type: ignore
+                         for addr, c in s.cells.items())
+
+    def clocks(b: BarrierClocks) -> tuple[object, ...]:
+        return (b.phase, vc(b.acc_cta), vc(b.acc_cluster), vc(b.done_cta), vc(b.done_cluster))
+
+    def warp(a: int) -> int:
+        """bar.warp.sync accumulators are keyed by their warp's first aid: the first aid of its image."""
+        b = r(a)
+        return b - lane_of[b]
+
+    return (tuple(sorted(agent(a) for a in hb.agents.values())),
+            tuple(shadow(s) for s in hb.smem), shadow(hb.gmem),
+            tuple(sorted((k, clocks(b)) for k, b in hb.barriers.items())),
+            tuple(sorted((k, vc(v), tuple(r(a) for a in w)) for k, (v, w) in hb.bars.items())),
+            vcs(hb.cluster), tuple(sorted(((warp(k[0]), k[1]), vc(v)) for k, v in hb.warp_sync.items())),
+            vcs(hb.sync),
+            tuple(sorted((r(k), tuple(c)) for k, (c, _) in hb.proxy_fences.by.items())))
