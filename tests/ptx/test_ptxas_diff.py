@@ -1,6 +1,6 @@
 """Differential test against ptxas (CUDA 13.0, on PATH in CI): every generated variant of every
 instruction of the mbarrier family (PTX ISA 9.7.13.15.9-17, fence.mbarrier_init, and cp.async.bulk
-with .mbarrier::complete_tx::bytes), under a spread of
+and the tensor load cp.async.bulk.tensor with .mbarrier::complete_tx::bytes), under a spread of
 (.version, .target) pairs, gets the same verdict from us as from ptxas: accept/reject and the same set
 of error and fatal messages, line by line. `tools/ptxas_sweep.py` runs all 47 pairs.
 """
@@ -61,4 +61,4 @@ def test_the_corpus_is_large_and_mixed(outcomes: dict[tuple[Version, str], list[
             "mbarrier.arrive", "mbarrier.arrive.expect_tx", "mbarrier.arrive_drop",
             "mbarrier.arrive_drop.expect_tx", "mbarrier.test_wait", "mbarrier.test_wait.parity",
             "mbarrier.try_wait", "mbarrier.try_wait.parity", "mbarrier.pending_count",
-            "cp.async.mbarrier.arrive", "fence", "cp.async.bulk"} <= families
+            "cp.async.mbarrier.arrive", "fence", "cp.async.bulk", "cp.async.bulk.tensor"} <= families

@@ -210,6 +210,66 @@ def test_fence_mbarrier_init_takes_only_release_cluster() -> None:
     assert messages("fence.acq_rel.cluster;") == set()  # not ours: other fences are left alone
 
 
+TMA = "cp.async.bulk.tensor"
+BYTES = ".mbarrier::complete_tx::bytes"
+
+
+def test_tensor_loads_complete_on_an_mbarrier() -> None:
+    """PTX ISA 9.7.9.25.5.2: the tensor load's forms, modifiers in any order, as CUTLASS and Triton
+    write them."""
+    assert lint(
+        f"{TMA}.2d.shared::cluster.global.tile{BYTES} [bytes], [%rd1, {{%r1, %r2}}], [bar];",
+        f"{TMA}.1d.shared::cluster.global{BYTES}.multicast::cluster.L2::cache_hint [bytes], [%rd1, {{%r1}}], "
+        "[bar], 3, %rd2;",
+        f"{TMA}.shared::cta.global{BYTES}.tile.2d [%r3], [%rd1, {{%r1, %r2}}], [%r4];",
+        f"{TMA}.4d.shared::cluster.global.im2col{BYTES} [bytes], [%rd1, {{%r1, %r2, %r3, %r4}}], [bar], "
+        "{1, 2};",
+    ) == []
+    assert lint(f"{TMA}.2d.shared::cta.global.tile::gather4{BYTES}.cta_group::2 [bytes], "
+                "[%rd1, {%r1, %r2, %r3, %r4, %r5}], [bar];", target="sm_100a") == []
+
+
+def test_tensor_load_dimension_load_mode_and_vectors() -> None:
+    """9.7.9.25.5.2: the coordinate vector has .dim elements (5 for .tile::gather4), im2col modes
+    need 3d or more and dim - 2 offsets; ptxas's words for each."""
+    load = f"{TMA}.{{}}.shared::cluster.global{{}}{BYTES} [bytes], [%rd1, {{}}], [bar]{{}};"
+    assert messages(load.format("3d", ".tile", "{%r1, %r2}", "")) == {
+        f"Argument 2 of instruction '{TMA}': Argument vector size mismatch"}
+    assert messages(load.format("2d", ".im2col", "{%r1, %r2}", ", {1}")) == {
+        "Modifier '.2d' cannot be combined with modifier '.im2col'",
+        f"Argument 4 of instruction '{TMA}': Argument vector size mismatch"}
+    assert messages(load.format("3d", ".im2col", "{%r1, %r2, %r3}", "")) == {
+        f"Arguments mismatch for instruction '{TMA}'"}
+    assert messages(load.format("2d.3d", "", "{%r1, %r2, %r3}", "")) == {
+        "Multiple dimension modifiers specified"}
+    assert messages(f"{TMA}.shared::cluster.global{BYTES} [bytes], [%rd1, {{%r1}}], [bar];") == {
+        f".dim modifier required for instruction '{TMA}'",
+        f"Argument 2 of instruction '{TMA}': Argument vector size mismatch"}
+    assert messages(load.format("2d", "", "{%rd1, %rd2}", "")) == {
+        f"Arguments mismatch for instruction '{TMA}'"}
+
+
+def test_tensor_load_gates() -> None:
+    """PTX ISA notes of 9.7.9.25.5.2: 8.0 and sm_90; .shared::cta from 8.6; .cta_group only on the
+    sm_100 family."""
+    line = f"{TMA}.2d.shared::cta.global{BYTES}.cta_group::1 [bytes], [%rd1, {{%r1, %r2}}], [bar];"
+    assert messages(line, version="8.0", target="sm_90a") == {
+        f"Feature '{TMA} with destination state space as .shared::cta' requires PTX ISA .version 8.6 or "
+        "later",
+        f"Modifier '.cta_group::1' on '{TMA}' requires PTX ISA .version 8.6 or later",
+        "Feature '.cta_group::1' requires PTX ISA .version 8.6 or later",
+        "Feature '.cta_group::1' not supported on .target 'sm_90a'"}
+    assert messages(line, version="8.6", target="sm_100a") == set()
+
+
+def test_tensor_stores_and_prefetches_are_left_alone() -> None:
+    """They take no mbarrier: the .bulk_group store, cp.reduce.async.bulk.tensor, the prefetch."""
+    assert lint(f"{TMA}.2d.global.shared::cta.tile.bulk_group [%rd1, {{%r1, %r2}}], [bytes];",
+                "cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group [%rd1, {%r1}], "
+                "[bytes];",
+                "cp.async.bulk.prefetch.tensor.1d.L2.global.tile [%rd1, {%r1}];") == []
+
+
 def test_other_instructions_are_left_alone() -> None:
     assert lint("add.s32 %r1, %r2, %r3;", "bar.sync 0;") == []
 
@@ -242,6 +302,12 @@ def test_misaligned_or_small_objects_are_warnings() -> None:
     assert rules("mbarrier.init.shared.b64 [bytes+8], 1;") == {"alignment"}  # .align 4 only
     assert rules("mbarrier.init.shared.b64 [bars+24], 1;") == set()
     assert rules("mbarrier.init.shared.b64 [bars+32], 1;") == {"alignment"}  # past the end
+    # the copies' mbar operand, not their destination
+    tma = f"{TMA}.1d.shared::cluster.global{BYTES} [bytes+4], [%rd1, {{%r1}}]"
+    assert rules(f"{tma}, [small];") == {"alignment"}
+    assert rules(f"{tma}, [bar];") == set()
+    assert rules(f"cp.async.bulk.shared::cluster.global{BYTES} [bytes], [%rd1], 16, [bars+4];") == {
+        "alignment"}
 
 
 def test_waits_on_a_mapa_address_are_warnings() -> None:

@@ -25,6 +25,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from mbarrier.core.barrier import Barrier
 from mbarrier.core.violations import Violation
@@ -40,6 +41,7 @@ from mbarrier.sim.machine import DONE, EXITED, RUNNABLE, Copy, Machine, Thread, 
 from mbarrier.sim.races import Race, track
 
 DEFAULT_MAX_STATES = 2_000_000
+_AID = attrgetter("aid")
 LOCAL_LOOP_LIMIT = 1_000_000
 
 # Findings the checker adds to the core's rules (those come from `mbarrier.spec.rules`).
@@ -261,7 +263,7 @@ class Explorer:
         """The agents that can step now (sorted by id) and the spinning threads' barriers."""
         out: list[Thread | Copy] = []
         spinning: dict[int, tuple[int, int]] = {}
-        for a in sorted(self.m.runnable, key=lambda a: a.aid):
+        for a in sorted(self.m.runnable, key=_AID):
             if isinstance(a, Thread):
                 mb = self.blocked_spin(a)
                 if mb is not None:
@@ -285,25 +287,34 @@ class Explorer:
                                f"(a loop at line {t.func.sites[t.pc].line} that never ends)")
         self.stats.local_steps += n
 
-    def settle(self, aids: list[int]) -> None:
-        """Run every runnable thread's local instructions (threads just released from a barrier)."""
+    def settle(self, aids: list[int], woken: set[int]) -> None:
+        """Run the local instructions of the threads that stepped or were released from a barrier (in aid
+        order). Every other runnable thread already stands at a visible instruction: the root ran every
+        thread's local steps and each transition settles the threads it touched."""
         if not self.reduce:
             return
-        for a in sorted(self.m.runnable, key=lambda a: a.aid):
-            if isinstance(a, Thread) and self.is_local(a):
-                self.eager(a, aids)
+        threads = self.m.threads
+        for aid in sorted(woken.union(aids)):
+            if aid < self.nthreads:
+                t = threads[aid]
+                if t.status == RUNNABLE and self.is_local(t):
+                    self.eager(t, aids)
 
-    def fire(self, agents: list[Thread | Copy], aids: list[int]) -> None:
-        """One transition: the agents' steps (several only for a warp in warp mode), then local steps."""
+    def fire(self, agents: list[Thread | Copy], aids: list[int]) -> set[int]:
+        """One transition: the agents' steps (several only for a warp in warp mode), then local steps.
+        Returns the aids of the agents it made runnable (threads released from a barrier, copies)."""
+        before = set(self.m.runnable)
         for a in agents:
             self._pre_check(a, aids)
             self.step(a, aids)
             if isinstance(a, Thread) and a.status == EXITED:
                 self._exit_check(a, aids)
-        self.settle(aids)
+        woken = {a.aid for a in set(self.m.runnable).difference(before)}
+        self.settle(aids, woken)
         for c in self.m.ctas:
             if c.live == 0:
                 self._cta_gone_check(c, aids)
+        return woken
 
     def _pre_check(self, a: Thread | Copy, aids: list[int]) -> None:
         if isinstance(a, Copy):
@@ -417,7 +428,7 @@ class Explorer:
                 stats.transitions += 1
                 machine_is = None  # the machine is about to leave every saved state
                 try:
-                    self.fire(groups[gi], aids)
+                    woken = self.fire(groups[gi], aids)
                 except _Found as f:
                     f.finding.aids = self._path(parents, node) + f.finding.aids
                     self._record(f.finding, findings, seen_rules)
@@ -432,20 +443,7 @@ class Explorer:
                     g.aids = self._path(parents, node) + g.aids
                     self._record(g, findings, seen_rules)
                     continue
-                dirty = {a for a in aids}
-                old = snap[0]
-                for t in m.threads:
-                    core = old[t.aid][0]  # type: ignore[index]
-                    if core[0] != t.pc or core[2] != t.status:
-                        dirty.add(t.aid)
-                for a in aids:
-                    if a >= self.nthreads:
-                        found = m.agent(a)
-                        if isinstance(found, Copy):
-                            dirty.add(found.thread.aid)
-                for c in m.inflight:
-                    dirty.add(c.thread.aid)
-                new = snapshot.save(m, self.tokens, snap, dirty)
+                new = snapshot.save(m, self.tokens, snap, self._dirty(aids, woken))
                 machine_is = new
                 h = self.state_key(new)
                 prev = visited.get(h)
@@ -471,6 +469,24 @@ class Explorer:
                                        f"and {stats.seconds:.1f} s, at depth {stats.depth}; "
                                        f"{len(queue)} states were left unexplored")
         return self._result(findings, complete, covered)
+
+    def _dirty(self, aids: list[int], woken: set[int]) -> set[int]:
+        """The threads whose state a transition may have changed: those that stepped, those it released
+        (only a thread's own step blocks it, moves its pc or writes its registers, but for a barrier or
+        collective that releases it), and the issuers of copies (a copy's status is part of its issuer's
+        state)."""
+        n = self.nthreads
+        dirty = {a for a in aids if a < n}
+        dirty.update(a for a in woken if a < n)
+        m = self.m
+        for a in aids:
+            if a >= n:
+                found = m.agent(a)
+                if isinstance(found, Copy):
+                    dirty.add(found.thread.aid)
+        for c in m.inflight:
+            dirty.add(c.thread.aid)
+        return dirty
 
     def _record(self, f: Finding, findings: list[Finding], seen: set[tuple[str, str, int | None]]) -> None:
         k = (f.kind, f.rule, f.line)

@@ -11,6 +11,9 @@ are named by what they are (issuer, addresses, size, barrier), not by their issu
 
 from __future__ import annotations
 
+from itertools import compress
+from operator import attrgetter, is_not, itemgetter
+
 from mbarrier.core.barrier import Barrier
 from mbarrier.sim.machine import (
     DONE,
@@ -37,6 +40,7 @@ _COPY_FIXED = ("aid", "code", "kind", "thread", "site", "dst_cta", "dst", "src",
 _CTA_STATE = ("smem", "barriers", "words", "bars", "live")
 _CTA_FIXED = ("index", "ctaid", "rank", "cluster", "size", "threads", "symbols")
 _BARRIER = Barrier.__slots__
+_FIELDS = attrgetter(*_BARRIER)
 _ZERO_PAGE = bytes(PAGE)
 _KNOWN = {
     Thread: set(_THREAD_STATE + _THREAD_FIXED), Copy: set(_COPY_STATE + _COPY_FIXED),
@@ -106,23 +110,25 @@ def _thread_state(t: Thread, token_slots: frozenset[int]) -> ThreadState:
     local = bytes(t.local) if t.local else b""
     core = (t.pc, regs, t.status, t.time, fail, wkey, t.cl_arrived, t.cl_gen, copies,
             t.func.name, local, tuple((f.name, r, pc) for f, r, pc, _ in frames))
+    # The core's hash is taken once here: a state's key hashes every thread's, most of them unchanged.
     return (core, t.effects, wait, tuple(t.cp_open), tuple(map(tuple, t.cp_groups)),
-            tuple(t.bulk_open), tuple(map(tuple, t.bulk_groups)), t.func, frames, real)
+            tuple(t.bulk_open), tuple(map(tuple, t.bulk_groups)), t.func, frames, real, hash(core))
 
 
 def save(m: Machine, token_slots: frozenset[int], prev: Snapshot | None = None,
          dirty: set[int] | None = None) -> Snapshot:
     """The mutable state. With `prev` and `dirty` (aids that may have changed since `prev`), the other
-    threads' entries are shared with `prev`."""
+    threads' entries are shared with `prev` (the work is proportional to the dirty threads)."""
     if prev is None or dirty is None:
         threads = tuple(_thread_state(t, token_slots) for t in m.threads)
     else:
-        old = prev[0]
-        threads = tuple(_thread_state(t, token_slots) if t.aid in dirty else old[t.aid]  # type: ignore[index]
-                        for t in m.threads)
+        entries = list(prev[0])  # type: ignore[call-overload]
+        ts = m.threads
+        for aid in dirty:
+            entries[aid] = _thread_state(ts[aid], token_slots)
+        threads = tuple(entries)
     copies = tuple((c, c.pc, c.status, c.deps, tuple(c.watchers)) for c in m.inflight)
-    ctas = tuple((bytes(c.smem), tuple((off, b, tuple(getattr(b, s) for s in _BARRIER))
-                                       for off, b in c.barriers.items()),
+    ctas = tuple((bytes(c.smem), tuple((off, b, _FIELDS(b)) for off, b in c.barriers.items()),
                   frozenset(c.words), tuple((i, tuple(nb.arrived), nb.count) for i, nb in c.bars.items()),
                   c.live) for c in m.ctas)
     clusters = tuple((c.live, c.phase, c.count) for c in m.clusters)
@@ -152,20 +158,21 @@ def _warps(m: Machine) -> list[Warp]:
 
 def restore(m: Machine, s: Snapshot, current: Snapshot | None = None) -> None:
     """Put the machine back into state `s`. `current`: a snapshot the machine is known to equal now;
-    what `s` shares with it (unchanged threads, barriers) is left alone."""
+    what `s` shares with it (unchanged threads, barriers, bar.sync and warp state) is left alone, so the
+    work is proportional to what differs."""
     threads, copies, ctas, clusters, warps, gmem, parked, runnable, next_aid, resolved, hb = s
     if isinstance(hb, RaceState):
         m.hb = hb.clone()  # type: ignore[attr-defined]
-    same = current[0] if current is not None else None
-    same_bars: dict[int, object] = {}
-    if current is not None:
-        for cta_state in current[2]:  # type: ignore[attr-defined]
-            for _, b, fields in cta_state[1]:
-                same_bars[id(b)] = fields
-    for t, st in zip(m.threads, threads, strict=True):  # type: ignore[call-overload]
-        if same is not None and same[t.aid] is st:  # type: ignore[index]
-            continue
-        core, t.effects, t.wait, cp_open, cp_groups, bulk_open, bulk_groups, func, frames, real = st
+    ts = m.threads
+    if current is None:
+        changed: list[int] = list(range(len(ts)))
+    else:
+        # Entries shared with `current` are unchanged threads: compared by identity, in C.
+        changed = list(compress(range(len(ts)), map(is_not, threads, current[0])))  # type: ignore[call-overload]
+    for aid in changed:
+        t = ts[aid]
+        core, t.effects, t.wait, cp_open, cp_groups, bulk_open, bulk_groups, func, frames, real, _ = \
+            threads[aid]  # type: ignore[index]
         t.pc, regs, t.status, t.time, fail = core[:5]
         if real is not None:
             regs = real
@@ -184,61 +191,95 @@ def restore(m: Machine, s: Snapshot, current: Snapshot | None = None) -> None:
         t.bulk_groups = [list(g) for g in bulk_groups]
     inflight = []
     for c, pc, status, deps, watchers in copies:  # type: ignore[misc]
-        c.pc, c.status, c.deps, c.ridx = pc, status, deps, -1
+        c.pc, c.status, c.deps = pc, status, deps
         c.watchers = list(watchers)
         inflight.append(c)
     m.inflight = inflight
     # A copy leaves `inflight` only when it lands, so one that a thread's groups still list but `s` does
     # not hold in flight had landed in `s`: its status may still say otherwise, left from a later state.
+    # (A thread whose entry is shared with `current` lists the same copies with the same statuses.)
     live = {id(c) for c in inflight}
-    for t in m.threads:
+    for aid in changed:
+        t = ts[aid]
         if t.cp_open or t.cp_groups or t.bulk_open or t.bulk_groups:
             for c in [*t.cp_open, *t.bulk_open, *(c for g in t.cp_groups for c in g),
                       *(c for g in t.bulk_groups for c in g)]:
                 if id(c) not in live:
                     c.status = DONE
-    for cta, (smem, barriers, words, bars, live) in zip(m.ctas, ctas, strict=True):  # type: ignore[call-overload]
-        cta.smem[:] = smem
-        cta.barriers = {}
-        for off, b, fields in barriers:
-            if same_bars.get(id(b)) != fields:
-                for name, value in zip(_BARRIER, fields, strict=True):
-                    setattr(b, name, value)
-            cta.barriers[off] = b
-        cta.words = set(words)
-        cta.bars = {}
-        for i, arrived, count in bars:
-            nb = NamedBarrier()
-            nb.arrived, nb.count = list(arrived), count
-            cta.bars[i] = nb
-        cta.live = live
-    for cl, (live, phase, count) in zip(m.clusters, clusters, strict=True):  # type: ignore[call-overload]
-        cl.live, cl.phase, cl.count = live, phase, count
-    for w, pending in zip(_warps(m), warps, strict=True):  # type: ignore[call-overload]
-        w.pending = {}
-        for k, finish, need, parts in pending:
-            c = Collective(finish, need)
-            c.parts = dict(parts)
-            w.pending[k] = c
+    cur_ctas = current[2] if current is not None else (None,) * len(m.ctas)
+    for cta, state, was in zip(m.ctas, ctas, cur_ctas, strict=True):  # type: ignore[call-overload]
+        if state is was:
+            continue
+        smem, barriers, words, bars, live_n = state
+        if was is None or smem != was[0]:
+            cta.smem[:] = smem
+        if was is None or barriers != was[1]:
+            same_bars = {id(b): fields for _, b, fields in was[1]} if was is not None else {}
+            cta.barriers = {}
+            for off, b, fields in barriers:
+                if same_bars.get(id(b)) != fields:
+                    for name, value in zip(_BARRIER, fields, strict=True):
+                        setattr(b, name, value)
+                cta.barriers[off] = b
+        if was is None or words != was[2]:
+            cta.words = set(words)
+        if was is None or bars != was[3]:
+            cta.bars = {}
+            for i, arrived, count in bars:
+                nb = NamedBarrier()
+                nb.arrived, nb.count = list(arrived), count
+                cta.bars[i] = nb
+        cta.live = live_n
+    for cl, (live_n, phase, count) in zip(m.clusters, clusters, strict=True):  # type: ignore[call-overload]
+        cl.live, cl.phase, cl.count = live_n, phase, count
+    if current is None or warps != current[4]:
+        for w, pending in zip(_warps(m), warps, strict=True):  # type: ignore[call-overload]
+            w.pending = {}
+            for k, finish, need, parts in pending:
+                c = Collective(finish, need)
+                c.parts = dict(parts)
+                w.pending[k] = c
     for r, pages in zip(m.gmem.regions, gmem, strict=True):  # type: ignore[call-overload]
         if len(r.pages) == len(pages) and all(r.pages.get(k) == v for k, v in pages):
             continue  # unchanged (compared in C, cheaper than copying the pages)
         r.pages = {k: bytearray(v) for k, v in pages}
-    m.parked = {k: (state, list(v)) for k, state, v in parked}
-    m.runnable[:] = runnable
-    for t in m.threads:
-        t.ridx = -1
-    for i, a in enumerate(runnable):  # type: ignore[arg-type]
-        a.ridx = i
+    if current is None or parked != current[6]:
+        m.parked = {k: (state, list(v)) for k, state, v in parked}
+    _runnable(m, runnable, current is None)  # type: ignore[arg-type]
     m.next_aid = next_aid
     m.resolved = dict(resolved)  # type: ignore[arg-type]
 
 
+def _runnable(m: Machine, runnable: tuple[Thread | Copy, ...], full: bool) -> None:
+    """Restore `m.runnable` and each agent's index in it (-1 for an agent not in it: an invariant of the
+    machine that `full` re-establishes after a step that raised half-way)."""
+    old = m.runnable
+    if full:
+        for t in m.threads:
+            t.ridx = -1
+        for a in old:
+            a.ridx = -1
+        moved: list[int] = list(range(len(runnable)))
+    else:
+        if len(old) > len(runnable) or any(map(is_not, runnable, old)):
+            for a in set(old).difference(runnable):
+                a.ridx = -1
+        moved = list(compress(range(len(runnable)), map(is_not, runnable, old)))
+        moved += range(len(old), len(runnable))
+    old[:] = runnable
+    for i in moved:
+        runnable[i].ridx = i
+
+
+_HASH = itemgetter(10)
+
+
 def key(s: Snapshot) -> tuple[object, ...]:
     """The canonical state of a snapshot: equal keys mean the same future (copies named by what they
-    are, not by issue order; runnable-list order and effect counters left out)."""
+    are, not by issue order; runnable-list order and effect counters left out). Threads enter it by the
+    64-bit hash of their canonical state (`_thread_state`), taken once when the thread changed."""
     threads, copies, ctas, clusters, warps, gmem = s[:6]
-    tk = tuple(st[0] for st in threads)  # type: ignore[attr-defined, index]
+    tk = tuple(map(_HASH, threads))  # type: ignore[arg-type]
     ck = tuple(sorted((_copy_id(c), status, deps) for c, _, status, deps, _ in copies))  # type: ignore[misc]
     cta_k = tuple((smem, tuple(sorted((off, b.key()) for off, b, _ in barriers)),
                    tuple(sorted((i, tuple(sorted(x.aid for x in arrived)), count)

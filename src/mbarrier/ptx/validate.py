@@ -19,8 +19,13 @@ from mbarrier.ptx.diagnostics import Diagnostic, Severity
 from mbarrier.ptx.validate_hazards import hazards
 from mbarrier.ptx.validate_scope import Scope
 from mbarrier.spec.forms import (
+    CLASS_NAMES,
+    DIMENSIONS,
     FAMILY_OPCODES,
+    FLAG_GROUPS,
+    IM2COL_MODES,
     INSTRUCTIONS,
+    MAX_VECTOR,
     MESSAGES,
     MODIFIER_CONSTRAINTS,
     MODIFIER_GATES,
@@ -228,7 +233,15 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     if not facts.clean:
         line.add("types", name=form.name)
         return
-    slots, soft = _match_operands(form, instr, facts, scope, ctx, line)
+    _check_semantics(form, facts, frozenset(), False, ctx, line, early=True)
+    if form.dims:
+        if tuple(facts.spaces[:2]) in form.other_pairs:
+            # the store direction: ptxas judges the store form's operands, which lint leaves alone
+            line.add("illegal-modifier", mod=form.marker, name=form.name)
+            return
+        slots, soft = _match_tensor(form, instr, facts, scope, line)
+    else:
+        slots, soft = _match_operands(form, instr, facts, scope, ctx, line)
     if slots is None:
         line.add("operands", name=form.name)
         return
@@ -287,7 +300,7 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
     spaces: list[str] = []
     types: list[str] = []
     classes = [("space" if _split_space(m) else MODIFIERS.get(m)) for m in mods]
-    at = {c: [i for i, k in enumerate(classes) if k == c] for c in ("sem", "scope")}
+    at = {c: [i for i, k in enumerate(classes) if k == c] for c in ("sem", "scope", "dim", "load_mode")}
     seen_flags: set[str] = set()
 
     def illegal(key: str, **fmt: object) -> None:
@@ -330,15 +343,34 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
                 illegal("space-incorrect", name=name)
             elif m not in form.spaces:
                 illegal("illegal-modifier", mod=sub, name=name)
+        elif cls in ("dim", "load_mode"):
+            if not (form.dims if cls == "dim" else form.load_modes):
+                illegal("illegal-modifier", mod=CLASS_NAMES.get(cls, m), name=name)
+                continue
+            # one of each; ptxas judges the last written and names the repeats
+            if i != at[cls][0]:
+                if cls == "dim":
+                    line.add("duplicate-dim")
+                else:
+                    line.add("duplicate-flag", mod=".load_mode")
+            if i == at[cls][-1]:
+                words.update((m, cls, *(("im2col",) if m in IM2COL_MODES else ())))
+                if m not in (*form.dims, *form.load_modes):
+                    illegal("illegal-modifier", mod=m, name=name)
         elif cls == "type":
             types.append(m)
         else:
-            words.add(m)
-            if m in seen_flags and m not in UNCOUNTED_REPEATS:
+            group = FLAG_GROUPS.get(m)
+            # of a group (one of them at most), ptxas judges the last written
+            last = group is None or i == max(j for j, w in enumerate(mods) if FLAG_GROUPS.get(w) == group)
+            if last:
+                words.add(m)
+            repeated = (group or m) in seen_flags and m not in UNCOUNTED_REPEATS
+            if repeated:
                 line.add("duplicate-flag", mod=m)
-            elif m not in form.flags:
+            if m not in form.flags and last and not (repeated and group is None):
                 illegal("illegal-modifier", mod=m, name=name)
-            seen_flags.add(m)
+            seen_flags.add(group or m)
     if form.space_pairs:
         words.update(_pair_words(spaces))
     elif len(spaces) > 1 and form.spaces:
@@ -415,6 +447,142 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
     return None, False
 
 
+def _match_tensor(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Scope,
+                  line: _Line) -> tuple[tuple[Slot, ...] | None, bool]:
+    """The tensor copy's operand list, as ptxas matches it (measured): too few operands for the
+    optional ones the modifiers bring is a mismatch at once; otherwise the vectors are judged first
+    (their lengths against the dimension and load mode, their elements), then the whole list. Only
+    the im2col vector missing is a mismatch ptxas goes on after (the list, and True)."""
+    ops = instr.operands
+    present = {s.flag for slots in form.operands for s in slots if s.flag} & facts.words
+    full = next(slots for slots in form.operands if {s.flag for s in slots if s.flag} == present)
+    least = sum(s.kind != "vector" for s in full)  # ptxas counts the im2col vector optional
+    if len(ops) < least:
+        return None, False
+    pair_ok = tuple(facts.spaces[:2]) in form.space_pairs
+    fits = len(ops) == len(full)
+    for slot, op in zip(full, ops, strict=False):
+        if slot.kind == "tensor":
+            vec = op.items[0] if isinstance(op, ast.Address) and len(op.items) == 1 else None
+            if isinstance(op, ast.Address) and op.items and not isinstance(vec, ast.Vector):
+                line.add("vector-expected", op.pos, index=slot.arg)
+                fits &= vec is not None and _scalar_fits(slot, vec, scope)
+            elif not isinstance(vec, ast.Vector):
+                fits = False
+            else:
+                fits &= _vector_fits(slot, vec, facts, scope, form, line, pair_ok)
+        elif slot.kind == "vector":
+            if isinstance(op, ast.Vector):
+                fits &= _vector_fits(slot, op, facts, scope, form, line, pair_ok)
+            elif _scalar_fits(slot, op, scope):  # ptxas takes it as a vector of length 0
+                line.add("vector-expected", op.pos, index=slot.arg)
+                if pair_ok and _vector_size(slot, facts.words) != 0:
+                    line.add("vector-size", op.pos, index=slot.arg, name=form.name)
+            else:
+                fits = False
+        elif fits:
+            fits = _tensor_operand_fits(slot, op, full.index(slot) + 1, form, scope, line)
+    if len(ops) == least < len(full):
+        # the im2col vector missing: a mismatch ptxas goes on after, if the rest fits (a vector of
+        # one fitting element does, measured)
+        rest = tuple(s for s in full if s.kind != "vector")
+        quiet = _Line(instr, line.path)
+        if all(_tensor_operand_fits(s, _single(op), k + 1, form, scope, quiet)
+               for k, (s, op) in enumerate(zip(rest, ops, strict=True)) if s.kind != "tensor"):
+            return rest, True
+        return None, False
+    return (full, False) if fits else (None, False)
+
+
+def _single(op: ast.Operand) -> ast.Operand:
+    return op.items[0] if isinstance(op, ast.Vector) and len(op.items) == 1 else op
+
+
+def _scalar_fits(slot: Slot, op: ast.Operand, scope: Scope) -> bool:
+    """A register of the slot's type or an integer immediate."""
+    if isinstance(op, ast.Imm):
+        return True
+    sym = scope.lookup(op.name) if isinstance(op, ast.Name) else None
+    return sym is not None and sym.space == ".reg" and sym.type in TYPE_COMPATIBLE[slot.type]
+
+
+def _vector_size(slot: Slot, words: set[str]) -> int:
+    dim = next((n for d, n in DIMENSIONS.items() if d in words), 0)
+    a, b = next((a, b) for mode, a, b in slot.sizes if not mode or mode in words)
+    return a * dim + b
+
+
+def _vector_fits(slot: Slot, vec: ast.Vector, facts: _Facts, scope: Scope, form: Instr, line: _Line,
+                 pair_ok: bool) -> bool:
+    """A coordinate or im2col vector: its length (reported, not a mismatch) and its elements: one
+    of them must have the slot's type, the first one when their sizes differ (measured)."""
+    if len(vec.items) > MAX_VECTOR:
+        line.add("vector-illegal-size", vec.pos, size=len(vec.items))
+    if pair_ok and len(vec.items) != _vector_size(slot, facts.words):
+        line.add("vector-size", vec.pos, index=slot.arg, name=form.name)
+    sizes: set[int] = set()
+    types: list[str | None] = []
+    sinks: list[ast.Sink] = []
+    for item in vec.items:
+        if isinstance(item, ast.Imm):
+            continue
+        if isinstance(item, ast.FloatImm):
+            types.append(".f32" if item.bits == 32 else ".f64")
+            sizes.add(item.bits // 8)
+            continue
+        if isinstance(item, ast.Sink):
+            sinks.append(item)
+            continue
+        sym = scope.lookup(item.name) if isinstance(item, ast.Name) else None
+        if isinstance(item, ast.Name) and sym is None and not scope.known(item.name):
+            line.add("illegal-expression", item.pos, symbol=item.name)
+            continue
+        if sym is not None and sym.type != ".pred":
+            sizes.add(sym.size // max(sym.count, 1))
+        types.append(sym.type if sym is not None and sym.space == ".reg" else None)
+    if not types:  # nothing typed: fine for integers only
+        if len(sinks) + sum(isinstance(i, ast.Imm) for i in vec.items) < len(vec.items) or sinks:
+            line.add("vector-infer", vec.pos)
+            return False
+        return True
+    for sink in sinks:
+        line.add("sink-source", sink.pos)
+    if len(sizes) > 1:
+        line.add("vector-elements", vec.pos)
+    ok = [t in TYPE_COMPATIBLE[slot.type] for t in types]
+    return ok[0] if len(sizes) > 1 else any(ok)
+
+
+def _tensor_operand_fits(slot: Slot, op: ast.Operand, arg: int, form: Instr, scope: Scope,
+                         line: _Line) -> bool:
+    """dstMem and mbar take an address, any register, a symbol or a float (an integer is an
+    immediate address); ctaMask and cache-policy a register of their type or an immediate (ptxas's
+    argument number `arg` counts the coordinates as one of its own). Measured."""
+    if isinstance(op, ast.Sink):  # only the first operand gets here (elsewhere a syntax error)
+        line.defer("sink-discard", op.pos, severity="fatal", name=form.name)
+        return True
+    if slot.kind == "addr":
+        if isinstance(op, ast.Vector):
+            line.add("vector-operand", op.pos, name=form.name)
+        elif isinstance(op, ast.Imm):
+            line.add("address-immediate", op.pos)
+        elif isinstance(op, ast.Name):
+            sym = scope.lookup(op.name)
+            if sym is not None and sym.special:
+                line.add("special-register", op.pos, name=form.name)
+            elif not scope.known(op.name):
+                line.add("operand-type", op.pos, name=form.name)
+        return not (isinstance(op, ast.Address) and op.items)
+    if isinstance(op, ast.Imm):
+        return True
+    sym = scope.lookup(op.name) if isinstance(op, ast.Name) else None
+    if sym is None or sym.type not in TYPE_COMPATIBLE[slot.type]:
+        return False
+    if sym.space != ".reg":
+        line.add("must-be-register", op.pos, index=arg, name=form.name)
+    return True
+
+
 def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: Scope, ctx: Context,
                   line: _Line) -> bool:
     """Whether `op` can stand in `slot` (False: "Arguments mismatch", unless this reported a fatal
@@ -453,9 +621,10 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
 # -- semantics, addresses, immediates, gates -------------------------------------------------------
 
 def _check_semantics(form: Instr, facts: _Facts, roles: frozenset[str], sink: bool, ctx: Context,
-                     line: _Line) -> None:
+                     line: _Line, early: bool = False) -> None:
+    """The constraints (those ptxas reports with the modifiers when `early`)."""
     words = frozenset(facts.words)
-    if form.scopes:  # ptxas pairs .sem and .scope wherever it takes a scope
+    if form.scopes and not early:  # ptxas pairs .sem and .scope wherever it takes a scope
         sem = next((m for m in facts.words if MODIFIERS.get(m) == "sem"), form.default_sem)
         scope = next((m for m in facts.words if MODIFIERS.get(m) == "scope"), None)
         if sem and not scope:
@@ -463,7 +632,7 @@ def _check_semantics(form: Instr, facts: _Facts, roles: frozenset[str], sink: bo
         if scope and not sem and form.scope_needs_sem:
             line.add("scope-needs-sem", mod=scope, name=form.name)
     for c in (*(MODIFIER_CONSTRAINTS if form.object_rules else ()), *form.constraints):
-        if not c.when.holds(words, roles, sink):
+        if c.early != early or not c.when.holds(words, roles, sink):
             continue
         if c.below_sm is not None and (ctx.target is None or ctx.target.at_least(c.below_sm)):
             continue
@@ -473,7 +642,7 @@ def _check_semantics(form: Instr, facts: _Facts, roles: frozenset[str], sink: bo
 def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...], facts: _Facts,
                      scope: Scope, line: _Line) -> None:
     for slot, op in zip(slots, instr.operands, strict=False):
-        if slot.kind != "addr" or not isinstance(op, ast.Address):
+        if slot.kind not in ("addr", "tensor") or not isinstance(op, ast.Address):
             continue
         if op.base is None:
             line.add("address-immediate", op.pos)
@@ -483,7 +652,7 @@ def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...
             line.add("operand-type", op.pos, name=form.name)
             continue
         if sym.space == ".reg":
-            if sym.type in NON_ADDRESS_TYPES:
+            if sym.type in NON_ADDRESS_TYPES and slot.kind != "tensor":  # tensorMap: any register
                 line.add("address-type", op.base.pos, symbol=sym.name, type=sym.type)
             continue
         if sym.space not in slot.spaces and slot.space_message:
@@ -521,3 +690,5 @@ def _check_gates(form: Instr, facts: _Facts, roles: frozenset[str], sink: bool, 
             line.add("gate-version", subject=g.subject, version=format_version(g.version))
         if g.sm is not None and ctx.target is not None and not ctx.target.at_least(g.sm):
             line.add("gate-target", subject=g.subject, sm=g.sm)
+        if g.targets and ctx.target is not None and ctx.target.name not in g.targets:
+            line.add("gate-unsupported", subject=g.subject, target=ctx.target.name)

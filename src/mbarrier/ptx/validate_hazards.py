@@ -7,6 +7,7 @@ from mbarrier.ptx import ast
 from mbarrier.ptx.diagnostics import Diagnostic
 from mbarrier.ptx.validate_scope import Scope
 from mbarrier.spec import limits
+from mbarrier.spec.forms import INSTRUCTIONS
 from mbarrier.spec.rules import rule
 
 #: Which operand of which instruction is a count, and the range the manual allows it.
@@ -52,7 +53,13 @@ def hazards(module: ast.Module, fn: ast.Function, scope: Scope) -> list[Diagnost
         if instr.opcode not in _OBJECT_OPCODES or not _is_family(words):
             continue
         out.extend(_count_range(instr, words, module.path))
-        addr = next((op for op in instr.operands if isinstance(op, ast.Address)), None)
+        index = _copy_object(words)
+        if index is not None:  # a bulk copy: only its mbar operand is an mbarrier object
+            addr = instr.operands[index] if index < len(instr.operands) else None
+            if not isinstance(addr, ast.Address):
+                continue
+        else:
+            addr = next((op for op in instr.operands if isinstance(op, ast.Address)), None)
         if addr is None or addr.base is None:
             continue
         mapped = addr.base.name in cluster_regs
@@ -78,7 +85,24 @@ def hazards(module: ast.Module, fn: ast.Function, scope: Scope) -> list[Diagnost
 
 
 def _is_family(words: tuple[str, ...]) -> bool:
-    return words[0] == "mbarrier" or words[:4] == ("cp", ".async", ".mbarrier", ".arrive")
+    return (words[0] == "mbarrier" or words[:4] == ("cp", ".async", ".mbarrier", ".arrive")
+            or _copy_object(words) is not None)
+
+
+#: The copies that complete on an mbarrier (cp.async.bulk, cp.async.bulk.tensor): opcode path, the
+#: modifier that makes them ours, and the position of their `mbar` operand, from spec.forms.
+_COPIES_ON_MBARRIER: tuple[tuple[tuple[str, ...], str, int], ...] = tuple(sorted(
+    ((f.path, f.marker, [s.role for s in f.operands[0]].index("mbar"))
+     for f in INSTRUCTIONS if f.marker and any(s.role == "mbar" for s in f.operands[0])),
+    key=lambda c: -len(c[0])))
+
+
+def _copy_object(words: tuple[str, ...]) -> int | None:
+    """The index of the mbar operand when `words` is a copy that completes on an mbarrier."""
+    for path, marker, index in _COPIES_ON_MBARRIER:
+        if words[:len(path)] == path:
+            return index if marker in words[len(path):] else None
+    return None
 
 
 def _misfit(alignment: int, size: int, offset: int) -> str:

@@ -48,10 +48,11 @@ def render_operand(op: ast.Operand) -> str:
     if isinstance(op, ast.Sink):
         return "_"
     if isinstance(op, ast.Address):
+        items = "".join(", " + render_operand(i) for i in op.items)
         if op.base is None:
-            return f"[{op.offset}]"
+            return f"[{op.offset}{items}]"
         off = f"+{op.offset}" if op.offset > 0 else (f"-{-op.offset}" if op.offset < 0 else "")
-        return f"[{op.base.name}{off}]"
+        return f"[{op.base.name}{off}{items}]"
     if isinstance(op, ast.Vector):
         return "{" + ", ".join(render_operand(o) for o in op.items) + "}"
     raise ValueError(f"cannot render operand {op!r}")
@@ -153,6 +154,9 @@ def cases(forms: tuple[Instr, ...] = INSTRUCTIONS) -> list[Case]:
 
 
 def _variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
+    if form.dims:
+        yield from _tensor_variants(form)
+        return
     path = (*form.path, form.marker) if form.marker else form.path
     ty = form.types[0] if form.types else ""
     spaces = ["".join(p) for p in form.space_pairs] or list(form.spaces)
@@ -248,3 +252,159 @@ def random_cases(n: int, seed: int, forms: tuple[Instr, ...] = INSTRUCTIONS) -> 
         c = Case(f"{form.name}: random", _instr((*path, *mods), tuple(ops)))
         out.setdefault(c.text, c)
     return list(out.values())
+
+
+# -- the tensor copy -------------------------------------------------------------------------------
+
+#: Words of the tensor copies inserted into an otherwise legal tensor load: dimensions, load modes
+#: (the store's too), the optional modifiers, the other completion mechanism.
+TENSOR_WORDS: tuple[str, ...] = (
+    ".1d", ".3d", ".tile", ".im2col", ".tile::gather4", ".im2col::w", ".im2col::w::128",
+    ".tile::scatter4", ".im2col_no_offs", ".cta_group::1", ".cta_group::2", ".multicast::cluster",
+    ".bulk_group", ".mbarrier::complete_tx::bytes",
+)
+
+#: Registers of each type and the other element shapes a coordinate or im2col vector is built from.
+ELEMENT_POOL: tuple[ast.Operand, ...] = (
+    _name("%r3"), _name("%sr3"), _name("%rd3"), _name("%ud3"), _name("%h3"), _name("%f3"), _name("%fd3"),
+    _name("%p3"), _name("%tid.x"), _name("bar"), _imm(7), _imm(-1), _imm(1 << 32),
+    ast.FloatImm(1.0, 0x3F800000, 32, "0f3F800000", P0), _name("nob"), _name("%r99"), ast.Sink(P0),
+)
+
+#: Bases of the tensorMap operand: registers of every type, variables of each state space, names
+#: nothing declares.
+TENSOR_BASES: tuple[str, ...] = ("%rd3", "%r3", "%ud3", "%h3", "%f3", "%fd3", "%p3", "gbar", "bar", "sb32",
+                                 "nob", "%rd99")
+
+
+def _tensor_addr(base: str, coords: tuple[ast.Operand, ...]) -> ast.Address:
+    return ast.Address(_name(base), 0, P0, (ast.Vector(coords, P0),))
+
+
+def _regs(prefix: str, n: int) -> tuple[ast.Operand, ...]:
+    """n declared registers (DECLARATIONS: 8 `%r`, 4 `%h`)."""
+    return tuple(_name(f"{prefix}{i % (4 if prefix == '%h' else 8)}") for i in range(n))
+
+
+def _with(i: ast.Instruction, operands: tuple[ast.Operand, ...] | None = None,
+          guard: ast.Guard | None = None) -> ast.Instruction:
+    return ast.Instruction(i.opcode, i.qualifiers, i.operands if operands is None else operands,
+                           guard or i.guard, i.pos)
+
+
+def _rebase(a: ast.Address, base: str | None = None,
+            items: tuple[ast.Operand, ...] | None = None) -> ast.Address:
+    return ast.Address(_name(base) if base else a.base, a.offset, a.pos, a.items if items is None else items)
+
+
+def _tensor_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
+    """The tensor load (cp.async.bulk.tensor ... .mbarrier::complete_tx::bytes): every dimension x load
+    mode x optional modifier, each word of the pools inserted, state spaces, vector lengths, and
+    every operand shape in every slot."""
+    marker = form.marker or ""
+    pairs = ["".join(p) for p in form.space_pairs]
+    optional = [f for f in form.flags if f != marker]
+
+    def build(dim: str, mode: str, flags: str, pair: str, n_coords: int | None = None,
+              n_offsets: int | None = None, mods: str = "") -> ast.Instruction:
+        d = int(dim[1]) if dim else 0
+        coords = n_coords if n_coords is not None else (5 if mode == ".tile::gather4" else d)
+        ops: list[ast.Operand] = [_addr("%rd2"), _tensor_addr("%rd3", _regs("%r", coords)), _addr("bar")]
+        if mode.startswith(".im2col"):
+            k = n_offsets if n_offsets is not None else (2 if "::w" in mode else d - 2)
+            ops.append(ast.Vector(_regs("%h", k), P0) if k > 0 else _name("%h1"))
+        if ".multicast::cluster" in flags:
+            ops.append(_name("%h2"))
+        if ".L2::cache_hint" in flags:
+            ops.append(_name("%rd4"))
+        return _instr((*form.path, dim, pair, mode, marker, flags, mods), tuple(ops))
+
+    modes = ("", *form.load_modes[:5])
+    # 1. every dimension x load mode x state-space pair; every optional modifier set on each mode
+    for pair in pairs:
+        for mode in modes:
+            for dim in form.dims:
+                yield f"dims {dim}{mode}", build(dim, mode, "", pair)
+            dim = ".2d" if mode == ".tile::gather4" else ".3d"
+            for n in range(1, len(optional) + 1):
+                for flags in combinations(optional, n):
+                    yield f"flags {''.join(flags)}", build(dim, mode, "".join(flags), pair)
+    base = (".2d", ".tile", "", pairs[0])
+    # 2. one word of the pools inserted early or late
+    for w in (*MODIFIER_POOL, *TENSOR_WORDS):
+        yield f"insert {w}", _instr((*form.path, w, *base[:2], base[3], marker), build(*base).operands)
+        yield f"insert {w} late", build(*base, mods=w)
+    # 3. .sem/.scope, which the copy does not take
+    for sem_scope in (*SEM_POOL, *SCOPE_POOL, ".release.cta", ".relaxed.cluster"):
+        yield f"sem/scope {sem_scope}", build(*base, mods=sem_scope)
+    # 4. state spaces: every pair from the pool, with a shared, a global and a register address
+    for a in SPACE_POOL:
+        for b in SPACE_POOL:
+            if (a, b) in form.other_pairs:
+                continue  # the store direction: lint leaves its operands to ptxas (docs/lint.md, Limits)
+            for addr in (_addr("bar"), _addr("gbar"), _addr("%rd2")):
+                plain = build(".2d", ".tile", "", a + b)
+                ops = (addr, plain.operands[1], addr)
+                yield f"space {a}{b} {render_operand(addr)}", _instr(
+                    (*form.path, ".2d", a, b, ".tile", marker), ops)
+    # 5. an instruction type; 6. the dimension missing or doubled
+    for t in (".b32", ".b64", ".b64.b64"):
+        yield f"type {t}", build(*base, mods=t)
+    for mode in modes:
+        yield f"no dim{mode}", build("", mode, "", pairs[0], n_coords=3, n_offsets=1)
+    # 7. vector lengths against the dimension and the load mode
+    for dim in form.dims:
+        for mode in ("", ".im2col", ".tile::gather4", ".im2col::w"):
+            for n in range(1, 7):
+                yield f"{n} coordinates {dim}{mode}", build(dim, mode, "", pairs[0], n_coords=n)
+            if mode.startswith(".im2col"):
+                for k in range(0, 5):
+                    yield f"{k} im2col {dim}{mode}", build(dim, mode, "", pairs[0], n_offsets=k)
+    # 8. operand count: every list shortened and lengthened
+    for flags in ("", ".multicast::cluster", ".L2::cache_hint", ".multicast::cluster.L2::cache_hint"):
+        for mode in (".tile", ".im2col"):
+            full = build(".3d", mode, flags, pairs[0])
+            yield f"drop last operand{mode}{flags}", _with(full, full.operands[:-1])
+            yield f"extra operand{mode}{flags}", _with(full, (*full.operands, _name("%r3")))
+    # 9. a guard
+    for pred, negated in GUARD_POOL:
+        yield f"guard {pred}", _with(build(*base), guard=ast.Guard(pred, negated, P0))
+    # 10. every operand shape in every slot: of the plain list and of the longest one
+    for mode, flags in ((".tile", ""), (".im2col", ".multicast::cluster.L2::cache_hint")):
+        full = build(".3d", mode, flags, pairs[0])
+        for i, orig in enumerate(full.operands):
+            if i == 1:
+                continue
+            for op in OPERAND_POOL:
+                yield f"operand {i} = {render_operand(op)}", _with(
+                    full, (*full.operands[:i], op, *full.operands[i + 1:]))
+            if isinstance(orig, ast.Vector):
+                yield from _vector_shapes(full, i, orig, f"im2col{mode}")
+        coords = full.operands[1]
+        assert isinstance(coords, ast.Address)
+        for b in TENSOR_BASES:
+            yield f"tensorMap {b}", _with(
+                full, (full.operands[0], _rebase(coords, base=b), *full.operands[2:]))
+        for shape in (_addr("%rd3"), ast.Address(_name("%rd3"), 0, P0, (_name("%r1"),)), _name("%rd3")):
+            yield f"tensor operand {render_operand(shape)}", _with(
+                full, (full.operands[0], shape, *full.operands[2:]))
+        vec = coords.items[0]
+        assert isinstance(vec, ast.Vector)
+        for label, new in _element_shapes(vec):
+            yield f"coordinates {label}", _with(
+                full, (full.operands[0], _rebase(coords, items=(new,)), *full.operands[2:]))
+
+
+def _element_shapes(vec: ast.Vector) -> Iterator[tuple[str, ast.Vector]]:
+    """The vector made of one element shape throughout, and with one element replaced by it."""
+    n = len(vec.items)
+    for op in ELEMENT_POOL:
+        yield f"all {render_operand(op)}", ast.Vector((op,) * n, P0)
+        yield f"last {render_operand(op)}", ast.Vector((*vec.items[:-1], op), P0)
+        yield f"first {render_operand(op)}", ast.Vector((op, *vec.items[1:]), P0)
+
+
+def _vector_shapes(full: ast.Instruction, i: int, vec: ast.Vector,
+                   label: str) -> Iterator[tuple[str, ast.Instruction]]:
+    for what, new in _element_shapes(vec):
+        yield f"{label} {what}", _with(full, (*full.operands[:i], new, *full.operands[i + 1:]))

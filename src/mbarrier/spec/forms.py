@@ -29,7 +29,8 @@ Severity = Literal["error", "fatal"]
 
 #: Class of every modifier ptxas knows (only those are "known"; any other word is "Unknown modifier").
 #: sem: memory-ordering (ptxas: "order"); scope; space: a state space (`.shared::cta` is `.shared` with
-#: the sub-qualifier `::cta`); type: the instruction type; flag: any other modifier.
+#: the sub-qualifier `::cta`); type: the instruction type; dim and load_mode: a tensor copy's
+#: dimension and load mode (one of each; ptxas judges the last written); flag: any other modifier.
 MODIFIERS: Final[dict[str, str]] = {
     **dict.fromkeys((".acquire", ".release", ".relaxed", ".acq_rel", ".sc"), "sem"),
     **dict.fromkeys((".cta", ".cluster", ".gpu", ".sys"), "scope"),
@@ -38,9 +39,33 @@ MODIFIERS: Final[dict[str, str]] = {
                      ".s8", ".s16", ".s32", ".s64", ".f16", ".f32", ".f64"), "type"),
     **dict.fromkeys((".noinc", ".noComplete", ".sync", ".aligned", ".mbarrier_init", ".op_restrict",
                      ".multicast::cluster", ".L2::cache_hint", ".mbarrier::complete_tx::bytes",
-                     ".bulk_group", ".ftz", ".sat", ".weak", ".volatile", ".ca", ".cg", ".tile",
-                     ".nc"), "flag"),
+                     ".bulk_group", ".ftz", ".sat", ".weak", ".volatile", ".ca", ".cg", ".nc",
+                     ".cta_group::1", ".cta_group::2"), "flag"),
+    **dict.fromkeys((".1d", ".2d", ".3d", ".4d", ".5d"), "dim"),
+    **dict.fromkeys((".tile", ".im2col", ".tile::gather4", ".im2col::w", ".im2col::w::128", ".tile::scatter4",
+                     ".im2col_no_offs"), "load_mode"),
 }
+
+#: How ptxas names a modifier class in "Illegal modifier" (measured: `mbarrier.init.1d` is "Illegal
+#: modifier 'dimension'"); a class not listed is named by the word itself.
+CLASS_NAMES: Final[dict[str, str]] = {"dim": "dimension"}
+
+#: The number each dimension modifier stands for (a tensor copy's coordinate count, PTX ISA
+#: 9.7.9.25.5.2).
+DIMENSIONS: Final[dict[str, int]] = {f".{n}d": n for n in range(1, 6)}
+
+#: Modifiers of which one instruction takes at most one: a second one of the group is "Multiple
+#: {word} modifiers specified", named by the later word (measured).
+FLAG_GROUPS: Final[dict[str, str]] = {
+    ".cta_group::1": "cta_group", ".cta_group::2": "cta_group",
+    ".mbarrier::complete_tx::bytes": "completion_mechanism", ".bulk_group": "completion_mechanism",
+}
+
+#: The longest vector ptxas takes in a tensor copy's operands ("Illegal vector size: 6", measured).
+MAX_VECTOR: Final[int] = 5
+
+#: Load modes of the im2col family: they bring the im2col operand (the fact "im2col" in conditions).
+IM2COL_MODES: Final[tuple[str, ...]] = (".im2col", ".im2col::w", ".im2col::w::128")
 
 #: Modifiers that, where an instruction does not take them, end ptxas's checks of the line: only the
 #: words' own errors (unknown, repeated) and the first of these are reported, in this order (measured).
@@ -100,6 +125,7 @@ MESSAGES: Final[dict[str, str]] = {
     "duplicate-sem": "Duplicate {mod} modifier",
     "duplicate-scope": "Multiple scope modifiers specified",
     "duplicate-flag": "Multiple {mod} modifiers specified",
+    "duplicate-dim": "Multiple dimension modifiers specified",
     "types": "Unexpected instruction types specified for '{name}'",
     "space-count": "Unexpected number of state spaces specified in instruction '{name}'",
     "space-incorrect": "State space incorrect for instruction '{name}'",
@@ -139,6 +165,15 @@ MESSAGES: Final[dict[str, str]] = {
     "unknown-symbol": "Unknown symbol '{symbol}'",
     "operand-type": "Illegal operand type to instruction '{name}'",
     "guard-predicate": "Predicate expression expected",
+    "gate-unsupported": "{subject} not supported on .target '{target}'",
+    "vector-size": "Argument {index} of instruction '{name}': Argument vector size mismatch",
+    "vector-expected": "Vector expected for argument {index}",
+    "vector-elements": "Incompatible elements of vector expression",
+    "vector-operand": "Vector operand is not allowed for instruction '{name}'",
+    "illegal-expression": "Illegal expression '{symbol}'",
+    "sink-source": "Sink '_' not allowed as a source operand",
+    "vector-illegal-size": "Illegal vector size: {size}",
+    "vector-infer": "Unable to infer type of vector elements (assuming .b8)",
 }
 
 #: Our stable rule id for each ptxas check (JSON output, docs); all are errors ptxas also raises.
@@ -181,6 +216,9 @@ class Gate:
     sm: int | None = None
     late: bool = False
     """ptxas checks it after the destination operand: a fatal error there hides it."""
+    targets: tuple[str, ...] = ()
+    """The only targets that have the feature (family-specific ones, "sm_100a" ...): on any other,
+    ptxas says it is "not supported on .target"."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,11 +233,13 @@ class Constraint:
     other: str = ""
     below_sm: int | None = None
     name_suffix: str = ""
+    early: bool = False
+    """ptxas reports it with the modifiers, before the operands (a mismatch does not hide it)."""
 
 
 # -- operand slots ---------------------------------------------------------------------------------
 
-SlotKind = Literal["dest", "addr", "value"]
+SlotKind = Literal["dest", "addr", "value", "tensor", "vector"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,12 +283,17 @@ class Slot:
     value_types: tuple[str, ...] = ()
     checks: tuple[ImmCheck, ...] = ()
     vector1: bool = False
+    """Whether ptxas takes a one-element vector `{r}` here for `r` (measured: only arrive counts)."""
     flag: str | None = None
     """The modifier that brings this optional operand (cp.async.bulk's ctaMask, cache-policy)."""
     loose_types: tuple[str, ...] = ()
     """`value_types` for an operand list ptxas only half-accepts, when none of the optional
     modifiers is written (cp.async.bulk's mbar)."""
-    """Whether ptxas takes a one-element vector `{r}` here for `r` (measured: only arrive counts)."""
+    sizes: tuple[tuple[str, int, int], ...] = ()
+    """tensor (`[tensorMap, {coords}]`) and vector slots: how many elements the vector holds, as
+    (load mode, a, b) for a * dimension + b; the first entry whose load mode is written counts, "" for
+    any. `arg` is ptxas's number of the vector in its messages."""
+    arg: int = 0
 
 
 def _addr(role: str = "addr", **kw: object) -> Slot:
@@ -311,6 +356,9 @@ class Instr:
     scope_needs_sem: bool = True
     default_sem: str | None = None
     """The .sem ptxas assumes when none is written, for "requires scope" (fence: .acq_rel)."""
+    dims: tuple[str, ...] = ()
+    load_modes: tuple[str, ...] = ()
+    """The dimension and load-mode modifiers it takes (the tensor copy)."""
 
     @property
     def name(self) -> str:
@@ -540,9 +588,82 @@ def _bulk_copy() -> Instr:
     )
 
 
-#: Longer opcode paths under a family opcode that are not ours (no mbarrier object operand).
+_TENSOR = "cp.async.bulk.tensor"
+_CTA_GROUPS = (".cta_group::1", ".cta_group::2")
+#: The family-specific targets that have .cta_group, .tile::gather4 and .im2col::w into
+#: .shared::cluster, .im2col::w::128 (measured: every other target of TARGET_MIN_VERSION is refused).
+_SM100_FAMILY = ("sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f")
+
+
+def _tensor_copy() -> Instr:
+    """cp.async.bulk.tensor.dim.dst.src{.load_mode}.mbarrier::complete_tx::bytes{.multicast::cluster}
+    {.cta_group}{.L2::cache_hint} [dstMem], [tensorMap, {coords}], [mbar]{, im2colInfo}{, ctaMask}
+    {, cache-policy} (PTX ISA 9.7.9.25.5.2): the TMA tensor load, which completes on an mbarrier.
+    Modifiers in any order; the coordinate vector holds .dim elements (5 for .tile::gather4), the
+    im2col vector dim - 2 (2 for .im2col::w). ptxas accepts any register, or a bare symbol, as
+    dstMem and mbar; a .global variable or any register as tensorMap (measured)."""
+    dst = _addr("dstMem", space_message=False, governed_by=0)
+    tmap = Slot("tensorMap", "tensor", ".b32", spaces=(".global",), space_message=False, governed_by=1,
+                sizes=((".tile::gather4", 0, 5), (".tile::scatter4", 0, 5), ("", 1, 0)), arg=2)
+    mbar = _addr("mbar", space_message=False, governed_by=0)
+    im2col = Slot("im2colInfo", "vector", ".b16", flag="im2col", arg=4,
+                  sizes=((".im2col", 1, -2), (".im2col::w", 0, 2), (".im2col::w::128", 0, 2)))
+    mask = Slot("ctaMask", "value", ".b16", flag=_MC)
+    policy = Slot("cachePolicy", "value", ".b64", flag=_L2)
+    lists = tuple((dst, tmap, mbar, *extra) for extra in (
+        (), (im2col,), (mask,), (policy,), (im2col, mask), (im2col, policy), (mask, policy),
+        (im2col, mask, policy)))
+    pairs = ((".shared::cluster", ".global"), (".shared::cta", ".global"))
+    modes = (".tile", ".im2col", ".tile::gather4", ".im2col::w", ".im2col::w::128")
+    cta, cluster = Cond(has=("dst:.shared::cta",)), Cond(has=("dst:.shared::cluster",))
+
+    def on(mode: str, dst: Cond) -> Cond:
+        return Cond(has=(mode, *dst.has))
+
+    with_dst = "{} with destination state space as {}"
+    return Instr(
+        ("cp", ".async", ".bulk", ".tensor"), "9.7.9.25.5.2", types=(), spaces=(), space_pairs=pairs,
+        flags=(_BYTES, _MC, _L2, *_CTA_GROUPS), marker=_BYTES, object_rules=False,
+        dims=tuple(DIMENSIONS), load_modes=modes, operands=lists,
+        other_pairs=((".global", ".shared::cta"),),  # the store direction (.bulk_group)
+        constraints=(
+            Constraint(Cond(lacks=("dim",)), "required-modifier", _TENSOR, mod=".dim", early=True),
+            # 9.7.9.25.5.2: im2col modes need 3d to 5d, .tile::gather4 exactly 2d.
+            *(Constraint(Cond(has=(m, d)), "combine", _TENSOR, mod=d, other=m, early=True)
+              for d, n in DIMENSIONS.items() for m in (*modes[1:], ".tile::scatter4", ".im2col_no_offs")
+              if (m in (*IM2COL_MODES, ".im2col_no_offs") and n < 3)
+              or (m in (".tile::gather4", ".tile::scatter4") and n != 2)),
+            *(Constraint(Cond(has=(m,), lacks=("dim",)), "combine", _TENSOR, other=m, early=True)
+              for m in modes[1:]),
+            Constraint(Cond(has=(_MC, ".shared::cta.global")), "illegal-modifier-with", _TENSOR, mod=_MC,
+                       other=".shared::cta.global"),
+        ),
+        gates=(
+            Gate(_feature(_TENSOR), ALWAYS, _TENSOR, version=(8, 0), sm=90),
+            # of the completion mechanisms and the load modes, the one written last (measured)
+            *(Gate(_feature(m), Cond(has=(m,)), _TENSOR, version=(8, 0), sm=90)
+              for m in (_BYTES, ".bulk_group", ".tile", ".im2col", ".im2col_no_offs")),
+            Gate(f"Modifier '{_MC}'", Cond(has=(_MC,)), _TENSOR, version=(8, 0), sm=90),
+            Gate(f"Modifier '{_L2}'", Cond(has=(_L2,)), _TENSOR, version=(7, 4), late=True),
+            Gate(_feature(with_dst.format(_TENSOR, ".shared::cta")), cta, _TENSOR, version=(8, 6)),
+            *(g for c in _CTA_GROUPS for g in (
+                Gate(_modifier_on(c, _TENSOR), Cond(has=(c,)), _TENSOR, version=(8, 6)),
+                Gate(_feature(c), Cond(has=(c,)), _TENSOR, version=(8, 6), targets=_SM100_FAMILY))),
+            *(g for m in (".tile::gather4", ".im2col::w") for g in (
+                Gate(_feature(m), Cond(has=(m,)), _TENSOR, version=(8, 6)),
+                Gate(_feature(with_dst.format(m, ".shared::cluster")), on(m, cluster), _TENSOR,
+                     targets=_SM100_FAMILY),
+                Gate(_feature(with_dst.format(m, ".shared::cta")), on(m, cta), _TENSOR, sm=100))),
+            *(Gate(_feature(m), Cond(has=(m,)), _TENSOR, version=(8, 6), targets=_SM100_FAMILY)
+              for m in (".im2col::w::128", ".tile::scatter4")),
+        ),
+    )
+
+
+#: Longer opcode paths under a family opcode that are not ours (no mbarrier object operand): the
+#: tensor store (`.bulk_group`), prefetches and the bulk-group bookkeeping.
 UNCHECKED_PATHS: Final[tuple[tuple[str, ...], ...]] = (
-    ("cp", ".async", ".bulk", ".tensor"), ("cp", ".async", ".bulk", ".prefetch"),
+    ("cp", ".async", ".bulk", ".prefetch"),
     ("cp", ".async", ".bulk", ".commit_group"), ("cp", ".async", ".bulk", ".wait_group"),
 )
 
@@ -564,6 +685,7 @@ INSTRUCTIONS: Final[tuple[Instr, ...]] = (
           flags=(".noinc",), gates=(_intro("cp.async.mbarrier.arrive"),)),
     _fence_mbarrier_init(),
     _bulk_copy(),
+    _tensor_copy(),
 )
 
 INSTRUCTIONS_BY_PATH: Final[dict[tuple[str, ...], Instr]] = {i.path: i for i in INSTRUCTIONS}
