@@ -327,8 +327,8 @@ def _tensor_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
                 yield f"dims {dim}{mode}", build(dim, mode, "", pair)
             dim = ".2d" if mode == ".tile::gather4" else ".3d"
             for n in range(1, len(optional) + 1):
-                for flags in combinations(optional, n):
-                    yield f"flags {''.join(flags)}", build(dim, mode, "".join(flags), pair)
+                for combo in combinations(optional, n):
+                    yield f"flags {''.join(combo)}", build(dim, mode, "".join(combo), pair)
     base = (".2d", ".tile", "", pairs[0])
     # 2. one word of the pools inserted early or late
     for w in (*MODIFIER_POOL, *TENSOR_WORDS):
