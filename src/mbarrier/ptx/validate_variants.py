@@ -117,6 +117,10 @@ def canonical(slot: Slot) -> list[ast.Operand]:
         # a register address is legal in any state space; copies check variables against theirs
         return [_addr("%rd2"), _addr("bar")] if slot.governed_by is not None else [_addr("bar"),
                                                                                    _addr("%rd2")]
+    if slot.kind == "tensor":  # a 2d tensor map: [tensorMap, {x, y}]
+        return [_tensor_addr("%rd3", _regs("%r", 2))]
+    if slot.kind == "vector":
+        return [ast.Vector(_regs("%h", 1), P0)]
     if slot.kind == "dest":
         reg = {".b64": "%rd1", ".b32": "%r1", ".pred": "%p1"}[slot.type]
         return [_name(reg), ast.Sink(P0)] if slot.sink_from else [_name(reg)]
@@ -231,7 +235,8 @@ def random_cases(n: int, seed: int, forms: tuple[Instr, ...] = INSTRUCTIONS) -> 
         form = rng.choice(forms)
         path = (*form.path, form.marker) if form.marker else form.path
         spaces = ["".join(p) for p in form.space_pairs] or list(form.spaces) or [""]
-        mods = [*re.findall(r"\.[^.]+", rng.choice(spaces)), *form.canonical]
+        mods = [*re.findall(r"\.[^.]+", rng.choice(spaces)), *form.canonical,
+                *((".2d", ".tile") if form.dims else ())]
         if form.types:
             mods.append(form.types[0])
         slots = rng.choice(form.operands)
