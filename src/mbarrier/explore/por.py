@@ -42,6 +42,7 @@ from mbarrier.explore.code import (
     Code,
     Ins,
 )
+from mbarrier.explore.frozen import Frozen
 from mbarrier.sim.address import CTA_BITS, CTA_MASK, SHARED_GENERIC, is_shared_generic
 from mbarrier.sim.machine import WAITING_DEPS, Copy, Cta, Machine, Thread
 
@@ -348,6 +349,8 @@ class AllFootprints:
     def __init__(self, fps: dict[str, Footprints]) -> None:
         self.fps = fps
         self._anything: Future = {"any": [(("any",), WRITE)]}
+        self.frozen = Frozen()
+        self._grouped: dict[int, tuple[list[Item], Future]] = {}
 
     def current(self, a: Thread | Copy) -> list[Item]:
         if isinstance(a, Copy):
@@ -362,6 +365,30 @@ class AllFootprints:
         if cut and a.wait is not None and _WAIT_CUT.get(str(a.wait[0])) in cut:
             return {}  # inside a barrier that cannot complete before the seed moves
         return self.fps[a.func.name].future(a, cut)
+
+    def frozen_futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
+                       blocked_on: dict[int, tuple[int, int]]) -> list[Future]:
+        """Every agent's future while agents[seed] is frozen (`explore.frozen`): threads stop at the
+        barrier cuts and at the mbarrier waits they cannot pass before the seed moves."""
+        s = agents[seed]
+        cuts: list[frozenset[str] | None] = []
+        for b in agents:
+            cut = self.cuts(s, b)
+            if isinstance(b, Thread) and cut and b.wait is not None and _WAIT_CUT.get(str(b.wait[0])) in cut:
+                cuts.append(None)  # inside a barrier that cannot complete before the seed moves
+            else:
+                cuts.append(cut)
+        lists = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on)
+        out: list[Future] = []
+        for b, bcut, items in zip(agents, cuts, lists, strict=True):
+            if items is None:
+                out.append({} if bcut is None else self.future(b, bcut))
+                continue
+            found = self._grouped.get(id(items))
+            if found is None or found[0] is not items:
+                found = self._grouped[id(items)] = (items, _group(items))
+            out.append(found[1])
+        return out
 
     def cuts(self, seed: Thread | Copy, other: Thread | Copy) -> frozenset[str]:
         if isinstance(other, Thread) and not other.frames:
@@ -469,15 +496,8 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
     # Cheap seeds first: copies and threads whose next step touches few objects.
     seeds.sort(key=lambda i: (not isinstance(agents[i], Copy), len(fp.current(agents[i]))))
     best: list[int] | None = None
-    indexes: dict[tuple[object, ...], Index] = {}
     for seed in seeds[:max_seeds]:
-        s_agent = agents[seed]
-        variant: tuple[object, ...] = ()
-        if isinstance(s_agent, Thread):
-            variant = (id(s_agent.cta), id(s_agent.warp), s_agent.cl_arrived)
-        index = indexes.get(variant)
-        if index is None:
-            index = indexes[variant] = Index([fp.future(b, fp.cuts(s_agent, b)) for b in agents])
+        index = Index(fp.frozen_futures(m, agents, seed, blocked_on))
         in_set = {seed}
         work = [seed]
         count = 1

@@ -1,0 +1,381 @@
+"""What the other agents can do while the stubborn set's seed is frozen: regions cut at mbarrier waits.
+
+Stubborn-set condition D1 (Valmari) asks that every transition of the set commute with every sequence
+of transitions *outside* the set. An agent outside the set therefore matters only for what it can do
+before any agent of the set moves. Freezing just the seed over-approximates that for the whole closure
+(a bigger frozen set only removes arrivals, so it can only stop more threads), so one computation per
+seed serves every agent the closure adds.
+
+A thread's *region* is what it can execute from its pc without passing a *gate*: a spin-wait
+(`Ins.spin`: a test_wait/try_wait whose False result loops straight back to it) on a barrier of its own
+CTA, with a known parity in {0, 1} and a guard known to be on, that it cannot pass before the seed moves.
+A wait can be passed when
+
+  (a) it would succeed now: parity p and the barrier's current phase has the other parity (if the
+      phase cannot complete, it keeps its parity, so the wait still succeeds when the thread gets there);
+  (b) the barrier's current phase can complete with arrivals outside the frozen set: the arrive-like
+      operations on it in the regions of all non-frozen threads (their count operand; infinitely many
+      when the count is unknown or the arrival sits on a loop), plus pending cp.async.mbarrier.arrive
+      agents, reach its pending count. Transaction counts are ignored (a phase with pending 0 counts as
+      completable), which over-approximates completion: the sound direction;
+  (c) something may re-initialize or invalidate the barrier (init/inval on it, or an arrive-like,
+      init or inval operation whose address is unknown, or an instruction the checker cannot see into);
+  (d) the barrier is not a valid object now (the wait would raise, so it runs), the parity is not 0 or
+      1 (it raises too), or anything about the wait is unknown.
+
+Waits, expect_tx, complete_tx and bulk copies never change a phase's pending count or validity (a
+complete_tx can only complete a phase whose pending count is already 0, which (b) calls completable),
+so they never make a gate passable. Token waits in the future are treated as passable; a thread blocked
+*now* at a wait (the checker's `blocked_on`) passes exactly when the phase completes: (b) or (c).
+
+Regions only grow when a gate opens, so the fixpoint starts from every thread's region up to its first
+gates and opens gates until nothing changes: the least fixpoint, a sound over-approximation of what the
+others can do while the seed is frozen. A thread blocked at a gate that stays closed can do nothing
+before the seed moves: its future is empty, so it never joins the set (not even as a disabled member).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mbarrier.explore.code import ATOM, CP_MB, MB, Code, Ins
+from mbarrier.ptx.literals import int_value
+from mbarrier.sim.machine import Copy, Machine, Thread
+
+if TYPE_CHECKING:
+    from mbarrier.explore.por import Footprints, Item
+
+INF = 1 << 60  # "arbitrarily many arrivals"
+Key = tuple[int | None, int | None]  # (cta index, offset) of a barrier; None: unknown
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A spin-wait a thread may be unable to pass: on barrier (cta, off), waiting with `parity`
+    (None: the wait the thread is blocked at now, which passes only when the current phase completes)."""
+
+    pc: int
+    cta: int
+    off: int
+    parity: int | None
+
+
+@dataclass
+class Segment:
+    """What a thread may do between entering a region (its pc, or just past a gate) and its next gates."""
+
+    items: list[Item]
+    gates: tuple[Gate, ...]
+    arrivals: list[tuple[int, Key, int]]  # (pc, barrier, count); pc -1 for the current instruction
+
+
+class Plan:
+    """One thread's future at one pc and register file, split at its gates (computed lazily, cached)."""
+
+    def __init__(self, frozen: Frozen, fp: Footprints, t: Thread, cut: frozenset[str], blocked: Gate | None):
+        self.fp = fp
+        self.frozen = frozen
+        self.t = t
+        self.pc = t.pc
+        self.cut = cut
+        self.after: dict[int, Segment] = {}
+        self.futures: dict[frozenset[int], list[Item]] = {}
+        if blocked is not None:
+            self.start = Segment([], (blocked,), [])
+        else:
+            self.start = self._walk([], fp.current(t), frozen.arrival(fp, t, fp.code.ins[t.pc], t.pc, False))
+
+    def behind(self, g: Gate) -> Segment:
+        seg = self.after.get(g.pc)
+        if seg is None:
+            seg = self.after[g.pc] = self._walk([g.pc], [], [])
+        return seg
+
+    def _next(self, j: int) -> tuple[int, ...]:
+        fp, code, t, pc = self.fp, self.fp.code, self.t, self.pc
+        x = code.ins[j]
+        # The existing barrier cut: a whole-CTA/warp/cluster barrier the (enabled) seed has not reached.
+        if x.sync_all is not None and x.sync_all in self.cut and (
+                j == pc or (fp._guard_may(t, x, pc) and (x.guard is None or code.fixed(pc, x.guard[0])))):
+            return ()
+        return fp._succ(t, j, pc)
+
+    def _walk(self, roots: list[int], items: list[Item], arrivals: list[tuple[int, Key, int]]) -> Segment:
+        """Everything reachable from `roots` (entered unconditionally; the thread's pc when empty) up to
+        the next gates."""
+        fp, code, t, pc = self.fp, self.fp.code, self.t, self.pc
+        seen: set[int] = set(roots)
+        gates: dict[int, Gate] = {}
+        todo = [s for r in (roots or [pc]) for s in self._next(r)]
+        while todo:
+            j = todo.pop()
+            if j in seen or j in gates:
+                continue
+            g = self.frozen.gate(fp, t, code.ins[j], pc)
+            if g is not None:
+                gates[j] = g
+                continue
+            seen.add(j)
+            todo.extend(self._next(j))
+        items = list(items)
+        arrivals = list(arrivals)
+        for j in sorted(seen):
+            x = code.ins[j]
+            if fp._guard_may(t, x, pc):
+                items.extend(fp.of_ins(t, x, pc, True))
+                arrivals.extend((j, k, n) for _, k, n in self.frozen.arrival(fp, t, x, pc, True))
+        return Segment(items, tuple(gates.values()), arrivals)
+
+
+class Frozen:
+    """The passability fixpoint (see the module docstring), with per-thread plans cached."""
+
+    def __init__(self) -> None:
+        self._plans: dict[tuple[object, ...], Plan] = {}
+        self._relevant: dict[int, list[tuple[int, ...]]] = {}
+        self._cycle: dict[int, list[bool]] = {}
+        self._counts: dict[tuple[int, int], tuple[int | None, int] | None] = {}
+
+    # -- static facts of a function ------------------------------------------------------------------
+    def _static(self, code: Code) -> tuple[list[tuple[int, ...]], list[bool]]:
+        rel = self._relevant.get(id(code))
+        if rel is None:
+            reach = _reach(code)
+            slots_of: list[set[int]] = []
+            for x in code.ins:
+                s = set(x.reads) if x.kind in (MB, CP_MB) else set()
+                if x.guard is not None:
+                    s.add(x.guard[0])
+                for a in (x.addr, x.addr2, x.bar):
+                    if a is not None and a.base is not None:
+                        s.add(a.base)
+                slots_of.append(s)
+            rel = []
+            for pc in range(len(code.ins)):
+                slots = {s for j in reach[pc] | {pc} for s in slots_of[j] if code.fixed(pc, s)}
+                rel.append(tuple(sorted(slots | set(code.ins[pc].reads))))
+            self._relevant[id(code)] = rel
+            self._cycle[id(code)] = [pc in reach[pc] for pc in range(len(code.ins))]
+        return rel, self._cycle[id(code)]
+
+    def plan(self, fp: Footprints, t: Thread, cut: frozenset[str], blocked: Gate | None) -> Plan:
+        rel, _ = self._static(fp.code)
+        key = (t.func.name, t.aid, t.pc, cut, blocked) + tuple(t.regs[s] for s in rel[t.pc])
+        p = self._plans.get(key)
+        if p is None:
+            p = self._plans[key] = Plan(self, fp, t, cut, blocked)
+        return p
+
+    # -- one instruction ------------------------------------------------------------------------------
+    def gate(self, fp: Footprints, t: Thread, x: Ins, pc: int) -> Gate | None:
+        """The gate a future instruction is, or None when it is not one (or is passable whatever happens:
+        rule (d))."""
+        if x.kind != MB or not x.spin or not x.wait_parity:
+            return None
+        code = fp.code
+        if x.guard is not None and not (code.fixed(pc, x.guard[0]) and fp._guard_may(t, x, pc)):
+            return None  # it may not run at all, or never runs: not a wait the thread stops at
+        obj = _target(fp, t, x.addr, pc, True)
+        if obj[0] != t.cta.index or obj[1] is None:
+            return None  # another CTA's barrier (the wait raises) or an unknown address
+        slot, const = x.wait_arg
+        if slot is not None:
+            if not code.fixed(pc, slot):
+                return None
+            const = int(t.regs[slot])  # type: ignore[call-overload]
+        parity = const & 0xFFFFFFFF
+        if parity not in (0, 1):
+            return None
+        return Gate(x.pc, obj[0], obj[1], parity)
+
+    def arrival(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool) -> list[tuple[int, Key, int]]:
+        """What instruction x may contribute to completing (or resetting) a barrier's phase: (pc, barrier,
+        count) with count INF for init/inval, unknown counts and arrivals on a loop."""
+        _, cycle = self._static(fp.code)
+        if x.kind == MB and x.mb_op in ("arrive", "arrive_drop"):
+            n = self._count(fp, t, x, pc, future)
+            k = _target(fp, t, x.addr, pc, future)
+        elif x.kind == MB and x.mb_op in ("init", "inval"):
+            n, k = INF, _target(fp, t, x.addr, pc, future)
+        elif x.kind == CP_MB:
+            n, k = 1, _target(fp, t, x.bar, pc, future)
+        elif x.kind == ATOM and x.op not in ("atom", "red"):
+            n, k = INF, (None, None)  # an instruction the checker cannot see into: it may do anything
+        else:
+            return []
+        if cycle[x.pc]:
+            n = INF
+        return [(x.pc, k, n)]
+
+    def _count(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool) -> int:
+        """The arrive's count operand (1 when absent or with .expect_tx); INF when unknown."""
+        key = (id(fp.code), x.pc)
+        if key not in self._counts:
+            self._counts[key] = _count_operand(fp.code, x)
+        found = self._counts[key]
+        if found is None:
+            return INF
+        slot, const = found
+        if slot is None:
+            return const
+        if future and not fp.code.fixed(pc, slot):
+            return INF
+        v = t.regs[slot]
+        return int(v) & 0xFFFFFFFF if isinstance(v, int) else INF
+
+    # -- the fixpoint ---------------------------------------------------------------------------------
+    def futures(self, m: Machine, fps: dict[str, Footprints], agents: list[Thread | Copy], seed: int,
+                cuts: list[frozenset[str] | None], blocked_on: dict[int, tuple[int, int]]
+                ) -> list[list[Item] | None]:
+        """For each agent: its item list while agents[seed] is frozen ([] for the seed itself, None where
+        the caller keeps its own future: copies, threads inside calls, threads inside a cut barrier).
+        `cuts[i]` is agent i's barrier cut (None: its future is empty, it waits inside a cut barrier)."""
+        exact: dict[Key, int] = {}
+        live: list[tuple[int, Plan, set[int], list[Gate], set[int]]] = []
+        wild = 0
+        for i, a in enumerate(agents):
+            if i == seed:
+                continue
+            if isinstance(a, Copy):
+                if a.kind == "cp.async.mbarrier.arrive" and a.bar_cta is not None:
+                    k = (a.bar_cta.index, a.bar_off)
+                    exact[k] = exact.get(k, 0) + 1
+                continue
+            cut = cuts[i]
+            if cut is None:
+                continue
+            if a.frames:
+                wild = INF  # inside a call: may do anything
+                continue
+            b = blocked_on.get(i)
+            plan = self.plan(fps[a.func.name], a, cut, None if b is None else Gate(a.pc, b[0], b[1], None))
+            counted: set[int] = set()
+            _add(plan.start, counted, exact)
+            live.append((i, plan, counted, list(plan.start.gates), set()))
+        wild = min(wild + exact.get((None, None), 0), INF)
+        changed = True
+        while changed:
+            changed = False
+            for _i, plan, counted, closed, opened in live:
+                for g in list(closed):
+                    if g.pc in opened or not _passable(m, g, exact, wild):
+                        continue
+                    opened.add(g.pc)
+                    seg = plan.behind(g)
+                    _add(seg, counted, exact)
+                    closed.extend(h for h in seg.gates if h.pc not in opened)
+                    changed = True
+                closed[:] = [g for g in closed if g.pc not in opened]
+        out: list[list[Item] | None] = [None] * len(agents)
+        out[seed] = []
+        for i, plan, _counted, _closed, opened in live:
+            key = frozenset(opened)
+            items = plan.futures.get(key)
+            if items is None:
+                items = list(plan.start.items)
+                for g in _order(plan, opened):
+                    items.extend(plan.behind(g).items)
+                plan.futures[key] = items
+            out[i] = items
+        return out
+
+
+def _order(plan: Plan, opened: set[int]) -> list[Gate]:
+    """The opened gates of a plan, each once."""
+    out: list[Gate] = []
+    seen: set[int] = set()
+    todo = list(plan.start.gates)
+    while todo:
+        g = todo.pop()
+        if g.pc in seen or g.pc not in opened:
+            continue
+        seen.add(g.pc)
+        out.append(g)
+        todo.extend(plan.behind(g).gates)
+    return out
+
+
+def _add(seg: Segment, counted: set[int], exact: dict[Key, int]) -> None:
+    """Count a segment's arrivals into `exact`, each instruction of a thread once."""
+    for pc, k, n in seg.arrivals:
+        if pc in counted:
+            continue
+        counted.add(pc)
+        key: Key = k if k[0] is not None and k[1] is not None else (k[0], None) if k[0] is not None else (
+            None, None)
+        exact[key] = min(exact.get(key, 0) + n, INF)
+
+
+def _passable(m: Machine, g: Gate, exact: dict[Key, int], wild: int) -> bool:
+    b = m.ctas[g.cta].barriers.get(g.off)
+    if b is None or not b.valid:
+        return True  # (d): the wait raises, so it runs
+    if g.parity is not None and g.parity != b.phase & 1:
+        return True  # (a)
+    have = exact.get((g.cta, g.off), 0) + exact.get((g.cta, None), 0) + wild
+    return have >= b.pending  # (b), (c): resets count as INF arrivals
+
+
+def _target(fp: Footprints, t: Thread, a: object, pc: int, future: bool) -> Key:
+    if a is None:
+        return (None, None)
+    obj = fp._mb(t, a, 0, pc, future)[0][0]  # type: ignore[arg-type]
+    return obj[1], obj[2]  # type: ignore[return-value]
+
+
+def _count_operand(code: Code, x: Ins) -> tuple[int | None, int] | None:
+    """(slot, constant) of an arrive's count, read from the instruction's text; None when unknown."""
+    text = code.fn.sites[x.pc].text.split("//")[0].replace("\t", " ").strip().rstrip(";").strip()
+    if text.startswith("@"):
+        text = text.partition(" ")[2].strip()
+    head, _, rest = text.partition(" ")
+    if ".expect_tx" in head:
+        return (None, 1)  # .expect_tx arrives with count 1; its third operand is the tx count
+    ops = [o.strip() for o in _split(rest)]
+    if len(ops) < 3:
+        return (None, 1)
+    v = int_value(ops[2])
+    if v is not None:
+        return (None, v & 0xFFFFFFFF)
+    skip = {x.guard[0]} if x.guard is not None else set()
+    if x.addr is not None and x.addr.base is not None:
+        skip.add(x.addr.base)
+    cand = set(x.reads) - skip
+    if not ops[2].startswith("%") or len(cand) != 1:
+        return None
+    return (cand.pop(), 0)
+
+
+def _split(ops: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in ops:
+        if ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur)
+    return out
+
+
+def _reach(code: Code) -> list[set[int]]:
+    """For each pc, the pcs reachable in one or more steps (the full control-flow graph)."""
+    n = len(code.ins)
+    sets = [set(code.succ[pc]) for pc in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for pc in range(n - 1, -1, -1):
+            cur = sets[pc]
+            before = len(cur)
+            for s in list(cur):
+                cur |= sets[s]
+            if len(cur) != before:
+                changed = True
+    return sets

@@ -1,0 +1,317 @@
+"""The stubborn sets' mbarrier knowledge (explore/frozen.py, explore/por.py): with reductions on, the
+checker reaches the same verdicts and the same kinds of findings as with reductions off, on fewer
+states; and the passability fixpoint (waits other threads cannot pass while the seed is frozen) on
+states built by hand."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from mbarrier import sim
+from mbarrier.examples import family
+from mbarrier.explore.check import CheckResult, Explorer, Options, check, shared_symbols
+from mbarrier.explore.frozen import Gate
+from mbarrier.explore.por import READ, stubborn
+from mbarrier.ptx import ast
+from mbarrier.sim.machine import Thread
+
+HEAD = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 src)
+{
+	.reg .pred %p<200>;
+	.reg .b32 %r<200>;
+	.reg .b64 %rd<200>;
+	.shared .align 8 .b64 bar0;
+	.shared .align 8 .b64 bar1;
+	.shared .align 16 .b8 data[64];
+"""
+
+
+def _load(tmp_path: Path, text: str, name: str = "k") -> ast.Module:
+    p = tmp_path / f"{name}.ptx"
+    p.write_text(text)
+    return sim.load(p)
+
+
+def _outcome(r: CheckResult, races: bool = False) -> tuple[str, frozenset[str]]:
+    """The verdict and the kinds of findings. With race tracking, races and violations are one kind: the
+    reductions promise every deadlock, and for every reachable violation *some* violation (a race ends
+    its path like any violation, so a violation behind a race may be reported as that race alone; the
+    commit before this module behaves the same on these kernels)."""
+    kinds = frozenset(f.kind for f in r.findings)
+    if races:
+        kinds = frozenset("violation" if k == "race" else k for k in kinds)
+    return r.verdict, kinds
+
+
+def _differential(module: ast.Module, block: int, races: bool, args: dict[str | int, object] | None = None
+                  ) -> tuple[CheckResult, CheckResult]:
+    """The same launch checked with and without reductions: same verdict and finding kinds, and never
+    more states with them. Every finding is kept (max_findings high) so a kind is not cut off."""
+    on, off = (check(module, grid=1, block=block, args=args, options=Options(  # type: ignore[arg-type]
+        reductions=red, races=races, max_findings=1000, max_states=200_000)) for red in (True, False))
+    assert off.verdict != "incomplete"
+    assert _outcome(on, races) == _outcome(off, races), ([(f.kind, f.rule) for f in on.findings],
+                                           [(f.kind, f.rule) for f in off.findings])
+    assert on.stats.states <= off.stats.states
+    return on, off
+
+
+# -- the TMA ring family, correct and with every planted bug -----------------------------------------
+FAMILY = [((1, 1, 1, 2), bug) for bug in (None, *family.BUGS) if bug != "count-low"]
+# wrong-parity at these sizes takes seconds without reductions (tens of thousands of states).
+FAMILY += [((1, 2, 1, 2), bug) for bug in (None, *family.BUGS) if bug != "wrong-parity"]
+FAMILY += [((2, 1, 1, 2), bug) for bug in (None, "count-high")]
+
+
+@pytest.mark.parametrize(("size", "bug"), FAMILY, ids=[f"{'-'.join(map(str, s))}-{b}" for s, b in FAMILY])
+def test_family_same_outcomes_as_without_reductions(tmp_path: Path, size: tuple[int, int, int, int],
+                                                    bug: str | None) -> None:
+    p, c, s, k = size
+    module = _load(tmp_path, family.ring_ptx(p, c, s, k, bug=bug))
+    on, off = _differential(module, p + c, races=False)
+    assert (on.verdict == "verified") == (bug is None)
+    assert on.stats.states < off.stats.states
+
+
+# -- hand-written protocols ------------------------------------------------------------------------------
+def _kernel(init: tuple[int, int], threads: list[list[str]]) -> str:
+    """Thread 0 initializes bar0/bar1 with the counts in `init`; after bar.sync, thread i runs threads[i]."""
+    lines = [HEAD, "\tmov.u32 %r0, %tid.x;", "\tsetp.ne.u32 %p0, %r0, 0;", "\t@%p0 bra SYNC;",
+             f"\tmbarrier.init.shared::cta.b64 [bar0], {init[0]};",
+             f"\tmbarrier.init.shared::cta.b64 [bar1], {init[1]};", "SYNC:", "\tbar.sync 0;"]
+    for i in range(1, len(threads)):
+        lines += [f"\tsetp.eq.u32 %p{i}, %r0, {i};", f"\t@%p{i} bra T{i};"]
+    for i, body in enumerate(threads):
+        lines += [f"T{i}:"] + ["\t" + b if not b.endswith(":") else b for b in body] + ["\texit;"]
+    return "\n".join(lines) + "\n}\n"
+
+
+def _wait(b: int, parity: int, n: int) -> list[str]:
+    return [f"W{n}:", f"mbarrier.try_wait.parity.shared::cta.b64 %p{n}, [bar{b}], {parity};",
+            f"@!%p{n} bra W{n};"]
+
+
+HAND = {
+    # Two producers each arrive with count 2 on bar0 (expects 4); the consumer waits, then releases bar1
+    # (expects 1) that both producers wait for before their second round.
+    "counts-two-producers": ((4, 1), [
+        ["mbarrier.arrive.shared::cta.b64 _, [bar0], 2;", *_wait(1, 0, 10), "st.shared.u32 [data], %r0;"],
+        ["mbarrier.arrive.shared::cta.b64 _, [bar0], 2;", *_wait(1, 0, 11), "st.shared.u32 [data+4], %r0;"],
+        [*_wait(0, 0, 12), "mbarrier.arrive.shared::cta.b64 _, [bar1];"]]),
+    # The count in a register (fixed after its mov).
+    "count-register": ((3, 1), [
+        ["mov.u32 %r9, 3;", "mbarrier.arrive.shared::cta.b64 _, [bar0], %r9;", *_wait(1, 0, 10)],
+        [*_wait(0, 0, 11), "st.shared.u32 [data], %r0;", "mbarrier.arrive.shared::cta.b64 _, [bar1];"]]),
+    # A loop that arrives three times: the waiter must not be taken as blocked.
+    "loop-arrives": ((3, 1), [
+        ["mov.u32 %r9, 0;", "L:", "mbarrier.arrive.shared::cta.b64 _, [bar0];", "add.u32 %r9, %r9, 1;",
+         "setp.lt.u32 %p20, %r9, 3;", "@%p20 bra L;", *_wait(1, 0, 10), "ld.shared.u32 %r5, [data];"],
+        [*_wait(0, 0, 11), "st.shared.u32 [data], %r0;", "mbarrier.arrive.shared::cta.b64 _, [bar1];"]]),
+    # The same loop one iteration short: a deadlock.
+    "loop-arrives-short": ((3, 1), [
+        ["mov.u32 %r9, 0;", "L:", "mbarrier.arrive.shared::cta.b64 _, [bar0];", "add.u32 %r9, %r9, 1;",
+         "setp.lt.u32 %p20, %r9, 2;", "@%p20 bra L;"],
+        [*_wait(0, 0, 11), "st.shared.u32 [data], %r0;"]]),
+    # arrive_drop: thread 1 leaves after one phase; later phases expect one arrival fewer.
+    "arrive-drop": ((2, 1), [
+        ["mbarrier.arrive.shared::cta.b64 _, [bar0];", *_wait(0, 0, 10),
+         "mbarrier.arrive.shared::cta.b64 _, [bar0];", *_wait(0, 1, 11), "ld.shared.u32 %r5, [data];"],
+        ["st.shared.u32 [data], %r0;", "mbarrier.arrive_drop.shared::cta.b64 _, [bar0];"]]),
+    # Token waits: each thread waits for the phase of its own arrival.
+    "token-waits": ((2, 1), [
+        ["st.shared.u32 [data], %r0;", "mbarrier.arrive.shared::cta.b64 %rd1, [bar0];", "V1:",
+         "mbarrier.test_wait.shared::cta.b64 %p30, [bar0], %rd1;", "@!%p30 bra V1;",
+         "ld.shared.u32 %r5, [data+4];"],
+        ["st.shared.u32 [data+4], %r0;", "mbarrier.arrive.shared::cta.b64 %rd2, [bar0];", "V2:",
+         "mbarrier.test_wait.shared::cta.b64 %p31, [bar0], %rd2;", "@!%p31 bra V2;",
+         "ld.shared.u32 %r6, [data];"]]),
+    # expect_tx / complete_tx: the phase needs the arrival and the bytes.
+    "expect-tx": ((1, 1), [
+        ["mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar0], 16;", *_wait(1, 0, 10)],
+        ["mbarrier.complete_tx.shared::cta.b64 [bar0], 8;", "mbarrier.complete_tx.shared::cta.b64 [bar0], 8;",
+         "mbarrier.arrive.shared::cta.b64 _, [bar1];"],
+        [*_wait(0, 0, 12), "ld.shared.u32 %r5, [data];"]]),
+    # The same with 4 bytes missing: a deadlock.
+    "expect-tx-short": ((1, 1), [
+        ["mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar0], 16;"],
+        ["mbarrier.complete_tx.shared::cta.b64 [bar0], 12;"],
+        [*_wait(0, 0, 12)]]),
+    # A bulk copy completes the bytes; a reader that does not wait races with it.
+    "bulk-race": ((1, 1), [
+        ["ld.param.u64 %rd1, [src];", "mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar0], 16;",
+         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [data], [%rd1], 16, [bar0];",
+         *_wait(0, 0, 10)],
+        ["ld.shared.u32 %r5, [data];"]]),
+    # Ping-pong over two barriers for two rounds; the second thread waits with the wrong parity.
+    "ping-pong-wrong-parity": ((1, 1), [
+        ["mbarrier.arrive.shared::cta.b64 _, [bar0];", *_wait(1, 0, 10),
+         "mbarrier.arrive.shared::cta.b64 _, [bar0];", *_wait(1, 1, 11)],
+        [*_wait(0, 0, 12), "mbarrier.arrive.shared::cta.b64 _, [bar1];", *_wait(0, 0, 13),
+         "mbarrier.arrive.shared::cta.b64 _, [bar1];"]]),
+    # A non-spinning test_wait: the thread goes on either way.
+    "test-wait-once": ((1, 1), [
+        ["mbarrier.test_wait.parity.shared::cta.b64 %p40, [bar0], 0;", "@%p40 bra DONE;",
+         "st.shared.u32 [data], %r0;", "DONE:", "mbarrier.arrive.shared::cta.b64 _, [bar1];"],
+        ["mbarrier.arrive.shared::cta.b64 _, [bar0];", *_wait(1, 0, 11), "ld.shared.u32 %r5, [data];"]]),
+    # A re-initialization unblocks a waiter stuck on phase 1's parity.
+    "reinit": ((1, 1), [
+        ["mbarrier.arrive.shared::cta.b64 _, [bar0];", *_wait(0, 0, 10), *_wait(1, 0, 11),
+         "mbarrier.inval.shared::cta.b64 [bar0];", "mbarrier.init.shared::cta.b64 [bar0], 1;"],
+        [*_wait(0, 0, 12), "mbarrier.arrive.shared::cta.b64 _, [bar1];", *_wait(0, 1, 13)]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HAND))
+def test_hand_written_protocols_same_outcomes_as_without_reductions(tmp_path: Path, name: str) -> None:
+    init, threads = HAND[name]
+    module = _load(tmp_path, _kernel(init, threads))
+    _differential(module, len(threads), races=True, args={"src": sim.Buffer(64)})
+
+
+def test_hand_written_protocols_cover_both_verdicts(tmp_path: Path) -> None:
+    verdicts = {name: check(_load(tmp_path, _kernel(*HAND[name]), name), grid=1, block=len(HAND[name][1]),
+                            args={"src": sim.Buffer(64)}).verdict  # type: ignore[arg-type]
+                for name in ("counts-two-producers", "loop-arrives", "loop-arrives-short", "expect-tx-short",
+                             "bulk-race", "ping-pong-wrong-parity")}
+    assert verdicts == {"counts-two-producers": "verified", "loop-arrives": "verified",
+                        "loop-arrives-short": "finding", "expect-tx-short": "finding", "bulk-race": "finding",
+                        "ping-pong-wrong-parity": "finding"}
+
+
+# -- random protocols ------------------------------------------------------------------------------------
+def _random_kernel(rng: random.Random) -> tuple[str, int]:
+    n = rng.randint(2, 3)
+    label = iter(range(50, 200))
+    threads = []
+    for _ in range(n):
+        body: list[str] = []
+        for _ in range(rng.randint(2, 3)):
+            b, k = rng.randint(0, 1), next(label)
+            op = rng.choice(["arrive", "arrive", "arrive2", "wait", "wait", "drop", "token", "loop", "st",
+                             "ld", "regcount", "tx"])
+            if op == "arrive":
+                body.append(f"mbarrier.arrive.shared::cta.b64 _, [bar{b}];")
+            elif op == "arrive2":
+                body.append(f"mbarrier.arrive.shared::cta.b64 _, [bar{b}], 2;")
+            elif op == "wait":
+                body += _wait(b, rng.randint(0, 1), k)
+            elif op == "drop":
+                body.append(f"mbarrier.arrive_drop.shared::cta.b64 _, [bar{b}];")
+            elif op == "token":
+                body += [f"mbarrier.arrive.shared::cta.b64 %rd{k}, [bar{b}];", f"V{k}:",
+                         f"mbarrier.test_wait.shared::cta.b64 %p{k}, [bar{b}], %rd{k};", f"@!%p{k} bra V{k};"]
+            elif op == "loop":
+                body += [f"mov.u32 %r{k}, 0;", f"L{k}:", f"mbarrier.arrive.shared::cta.b64 _, [bar{b}];",
+                         f"add.u32 %r{k}, %r{k}, 1;", f"setp.lt.u32 %p{k}, %r{k}, {rng.randint(1, 2)};",
+                         f"@%p{k} bra L{k};"]
+            elif op == "st":
+                body.append(f"st.shared.u32 [data+{4 * rng.randint(0, 1)}], %r0;")
+            elif op == "ld":
+                body.append(f"ld.shared.u32 %r{k}, [data+{4 * rng.randint(0, 1)}];")
+            elif op == "regcount":
+                body += [f"mov.u32 %r{k}, 2;", f"mbarrier.arrive.shared::cta.b64 _, [bar{b}], %r{k};"]
+            else:
+                body += [f"mbarrier.expect_tx.shared::cta.b64 [bar{b}], 8;",
+                         f"mbarrier.complete_tx.shared::cta.b64 [bar{b}], 8;"]
+        threads.append(body)
+    return _kernel((rng.randint(1, 3), rng.randint(1, 3)), threads), n
+
+
+def test_random_protocols_same_outcomes_as_without_reductions(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    seen: set[tuple[str, frozenset[str]]] = set()
+    for i in range(40):
+        text, n = _random_kernel(rng)
+        on, _ = _differential(_load(tmp_path, text, f"r{i}"), n, races=True)
+        seen |= {f.kind for f in on.findings} | {on.verdict}
+    # The generator reaches every outcome the comparison is about.
+    assert seen == {"verified", "finding", "deadlock", "violation", "race"}
+
+
+# -- the passability fixpoint on states built by hand ---------------------------------------------------
+def _explorer(tmp_path: Path, init: tuple[int, int], threads: list[list[str]]) -> Explorer:
+    module = _load(tmp_path, _kernel(init, threads))
+    m = sim.launch(module, grid=1, block=len(threads), args={"src": sim.Buffer(64)})
+    ex = Explorer(m, module, Options(races=False))
+    for t in m.threads:
+        ex.eager(t, [])
+    return ex
+
+
+def _advance(ex: Explorer, aid: int, steps: int) -> None:
+    t = ex.m.threads[aid]
+    for _ in range(steps):
+        ex.fire([t], [])
+
+
+def _futures(ex: Explorer, seed: int) -> tuple[list[Thread], list[dict[object, list[object]]]]:
+    agents, spinning = ex.enabled()
+    everyone = [t for t in ex.m.threads if t.status != 3]
+    blocked = {i: spinning[t.aid] for i, t in enumerate(everyone) if t.aid in spinning}
+    return everyone, ex.fp.frozen_futures(ex.m, list(everyone), seed, blocked)  # type: ignore[return-value]
+
+
+def _to_bar_sync_done(ex: Explorer) -> None:
+    """Thread 0 initializes, then every thread passes bar.sync (all arrive, then the eager steps)."""
+    m = ex.m
+    _advance(ex, 0, 2)  # the two inits
+    for t in m.threads:
+        if t.status == 0:
+            ex.fire([t], [])  # bar.sync
+
+
+BLOCKED_PRODUCER = ((2, 2), [
+    [*_wait(1, 0, 10), "mbarrier.arrive.shared::cta.b64 _, [bar0];"],   # waits on bar1 (expects 2)
+    ["mbarrier.arrive.shared::cta.b64 _, [bar1];", "st.shared.u32 [data], %r0;"],
+    ["mbarrier.arrive.shared::cta.b64 _, [bar1];", "ld.shared.u32 %r5, [data];"]])
+
+
+def test_waiter_whose_phase_needs_the_seed_has_an_empty_future(tmp_path: Path) -> None:
+    ex = _explorer(tmp_path, *BLOCKED_PRODUCER)
+    _to_bar_sync_done(ex)
+    everyone, futures = _futures(ex, seed=1)  # thread 1's arrival on bar1 is frozen
+    # Thread 0 waits on bar1 (pending 2): only thread 2's arrival is left outside: it cannot pass.
+    assert futures[0] == {}
+    # Thread 2's future is its own arrival and load: no wait stops it.
+    assert {obj[0] for obj, _ in futures[2].get("mb", [])} == {"mb"}
+    # And the stubborn set of thread 1 is thread 1 alone, though thread 0 reads bar1.
+    agents, spinning = ex.enabled()
+    enabled = {i: True for i, t in enumerate(everyone) if t in agents}
+    blocked = {i: spinning[t.aid] for i, t in enumerate(everyone) if t.aid in spinning}
+    assert blocked == {0: (0, shared_symbols(ex.m)["bar1"])}
+    assert stubborn(ex.m, ex.fp, list(everyone), enabled, blocked) == [1]
+
+
+def test_waiter_passes_when_others_can_complete_the_phase(tmp_path: Path) -> None:
+    init, threads = BLOCKED_PRODUCER
+    ex = _explorer(tmp_path, (2, 1), threads)  # bar1 now expects 1: thread 2 alone completes it
+    _to_bar_sync_done(ex)
+    _, futures = _futures(ex, seed=1)
+    # Thread 0 may pass its wait: its future holds the read of bar1 and its arrival on bar0.
+    mb = {(obj, mode) for obj, mode in futures[0]["mb"]}
+    assert any(mode == READ for _, mode in mb) and len(mb) == 2
+
+
+def test_arrive_count_operand_counts(tmp_path: Path) -> None:
+    # Thread 2 arrives with count 2 on bar1 (expects 2): thread 0 can pass even with thread 1 frozen.
+    ex = _explorer(tmp_path, (2, 2), [BLOCKED_PRODUCER[1][0], BLOCKED_PRODUCER[1][1],
+                                      ["mbarrier.arrive.shared::cta.b64 _, [bar1], 2;"]])
+    _to_bar_sync_done(ex)
+    _, futures = _futures(ex, seed=1)
+    assert futures[0] != {}
+
+
+def test_gate_needs_a_known_parity_and_own_barrier(tmp_path: Path) -> None:
+    ex = _explorer(tmp_path, *BLOCKED_PRODUCER)
+    _to_bar_sync_done(ex)
+    t = ex.m.threads[0]
+    fp = ex.fp.fps[t.func.name]
+    wait = next(x for x in fp.code.ins if x.mb_op == "try_wait")
+    g = ex.fp.frozen.gate(fp, t, wait, t.pc)
+    assert g == Gate(wait.pc, 0, shared_symbols(ex.m)["bar1"], 0)
