@@ -400,6 +400,7 @@ def _check_space_pair(form: Instr, facts: _Facts, line: _Line) -> str:
         line.add("space-count", name=form.name)
         return "bad"
     if tuple(spaces[:2]) in form.space_pairs:
+        facts.words.add("pair")  # for the constraints that ptxas checks only then
         return "ok"
     if tuple(spaces[:2]) in form.other_pairs and form.marker:
         line.add("illegal-modifier", mod=form.marker, name=form.name)
@@ -449,49 +450,72 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
 
 def _match_tensor(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Scope,
                   line: _Line) -> tuple[tuple[Slot, ...] | None, bool]:
-    """The tensor copy's operand list, as ptxas matches it (measured): too few operands for the
-    optional ones the modifiers bring is a mismatch at once; otherwise the vectors are judged first
-    (their lengths against the dimension and load mode, their elements), then the whole list. Only
-    the im2col vector missing is a mismatch ptxas goes on after (the list, and True)."""
+    """The tensor copy's operand list, as ptxas matches it (measured). The candidates are the lists
+    with the operands of every optional modifier written (the im2col vector aside: ptxas counts it
+    optional). A count no candidate has is a mismatch at once. Otherwise the vectors' elements are
+    judged, then the list the modifiers ask for; another candidate that fits is a mismatch ptxas
+    goes on after (that list, and True). Only then, if the state spaces are a pair it takes, the
+    vectors' lengths, and the other operands' own errors."""
     ops = instr.operands
-    present = {s.flag for slots in form.operands for s in slots if s.flag} & facts.words
+    flags = {s.flag for slots in form.operands for s in slots if s.flag}
+    present = flags & facts.words
     full = next(slots for slots in form.operands if {s.flag for s in slots if s.flag} == present)
-    least = sum(s.kind != "vector" for s in full)  # ptxas counts the im2col vector optional
-    if len(ops) < least:
+    candidates = [slots for slots in form.operands
+                  if {s.flag for s in slots if s.flag} >= present - {"im2col"}]
+    if len(ops) < sum(s.kind != "vector" for s in full) or all(len(c) != len(ops) for c in candidates):
+        return None, False
+    for slot, op in zip(full, ops, strict=False):
+        vec = _vector_of(slot, op)
+        if isinstance(vec, ast.Vector):
+            _vector_fits(slot, vec, scope, line)
+    fit: tuple[Slot, ...] | None = full
+    if not _tensor_list_fits(full, ops, form, scope, line):
+        # another candidate; a scalar taken for the im2col vector only when nothing else fits
+        fit = next((c for strict in (True, False) for c in candidates if c is not full and len(c) == len(ops)
+                    and _tensor_list_fits(c, tuple(map(_single, ops)), form, scope, line, strict)), None)
+    if fit is None:
         return None, False
     pair_ok = tuple(facts.spaces[:2]) in form.space_pairs
-    fits = len(ops) == len(full)
-    for slot, op in zip(full, ops, strict=False):
-        if slot.kind == "tensor":
-            vec = op.items[0] if isinstance(op, ast.Address) and len(op.items) == 1 else None
-            if isinstance(op, ast.Address) and op.items and not isinstance(vec, ast.Vector):
-                line.add("vector-expected", op.pos, index=slot.arg)
-                fits &= vec is not None and _scalar_fits(slot, vec, scope)
-            elif not isinstance(vec, ast.Vector):
-                fits = False
-            else:
-                fits &= _vector_fits(slot, vec, facts, scope, form, line, pair_ok)
-        elif slot.kind == "vector":
-            if isinstance(op, ast.Vector):
-                fits &= _vector_fits(slot, op, facts, scope, form, line, pair_ok)
-            elif _scalar_fits(slot, op, scope):  # ptxas takes it as a vector of length 0
-                line.add("vector-expected", op.pos, index=slot.arg)
-                if pair_ok and _vector_size(slot, facts.words) != 0:
-                    line.add("vector-size", op.pos, index=slot.arg, name=form.name)
-            else:
-                fits = False
-        elif fits:
-            fits = _tensor_operand_fits(slot, op, full.index(slot) + 1, form, scope, line)
-    if len(ops) == least < len(full):
-        # the im2col vector missing: a mismatch ptxas goes on after, if the rest fits (a vector of
-        # one fitting element does, measured)
-        rest = tuple(s for s in full if s.kind != "vector")
-        quiet = _Line(instr, line.path)
-        if all(_tensor_operand_fits(s, _single(op), k + 1, form, scope, quiet)
-               for k, (s, op) in enumerate(zip(rest, ops, strict=True)) if s.kind != "tensor"):
-            return rest, True
-        return None, False
-    return (full, False) if fits else (None, False)
+    for k, (slot, op) in enumerate(zip(fit, ops, strict=True)):
+        vec = _vector_of(slot, op)
+        if slot.kind not in ("tensor", "vector"):
+            _tensor_operand_fits(slot, op, k + 1, form, scope, line)
+        elif not pair_ok or vec is None or _vector_size(slot, facts.words) is None:
+            continue  # (no load mode asks for an im2col vector: ptxas does not judge one)
+        elif not isinstance(vec, ast.Vector):  # ptxas takes a scalar as a vector of length 0
+            line.add("vector-expected", op.pos, index=slot.arg)
+            if slot.kind == "vector" and _vector_size(slot, facts.words) not in (0, None):
+                line.add("vector-size", op.pos, index=slot.arg, name=form.name)
+        elif _vector_size(slot, facts.words) not in (len(vec.items), None):
+            line.add("vector-size", vec.pos, index=slot.arg, name=form.name)
+    return fit, fit is not full
+
+
+def _vector_of(slot: Slot, op: ast.Operand) -> ast.Operand | None:
+    """What stands where a slot wants a vector: the item of `[tensorMap, item]`, or the operand."""
+    if slot.kind == "tensor":
+        return op.items[0] if isinstance(op, ast.Address) and len(op.items) == 1 else None
+    return op if slot.kind == "vector" else None
+
+
+def _tensor_list_fits(slots: tuple[Slot, ...], ops: tuple[ast.Operand, ...], form: Instr, scope: Scope,
+                      line: _Line, strict: bool = False) -> bool:
+    """Whether each operand has the kind and type of its slot (reports nothing); `strict`: only a
+    vector stands for the im2col vector."""
+    if len(slots) != len(ops):
+        return False
+    quiet = _Line(line.instr, line.path)
+    for k, (slot, op) in enumerate(zip(slots, ops, strict=True)):
+        if slot.kind in ("tensor", "vector"):
+            vec = _vector_of(slot, op)
+            ok = (_vector_fits(slot, vec, scope, quiet) if isinstance(vec, ast.Vector)
+                  else vec is not None and not (strict and slot.kind == "vector")
+                  and _scalar_fits(slot, vec, scope))
+        else:
+            ok = _tensor_operand_fits(slot, op, k + 1, form, scope, quiet)
+        if not ok:
+            return False
+    return True
 
 
 def _single(op: ast.Operand) -> ast.Operand:
@@ -506,20 +530,18 @@ def _scalar_fits(slot: Slot, op: ast.Operand, scope: Scope) -> bool:
     return sym is not None and sym.space == ".reg" and sym.type in TYPE_COMPATIBLE[slot.type]
 
 
-def _vector_size(slot: Slot, words: set[str]) -> int:
+def _vector_size(slot: Slot, words: set[str]) -> int | None:
+    """The length the modifiers ask of a vector slot (None: no load mode that brings it)."""
     dim = next((n for d, n in DIMENSIONS.items() if d in words), 0)
-    a, b = next((a, b) for mode, a, b in slot.sizes if not mode or mode in words)
-    return a * dim + b
+    rule = next(((a, b) for mode, a, b in slot.sizes if not mode or mode in words), None)
+    return None if rule is None else rule[0] * dim + rule[1]
 
 
-def _vector_fits(slot: Slot, vec: ast.Vector, facts: _Facts, scope: Scope, form: Instr, line: _Line,
-                 pair_ok: bool) -> bool:
-    """A coordinate or im2col vector: its length (reported, not a mismatch) and its elements: one
-    of them must have the slot's type, the first one when their sizes differ (measured)."""
+def _vector_fits(slot: Slot, vec: ast.Vector, scope: Scope, line: _Line) -> bool:
+    """A coordinate or im2col vector's elements: one of them must have the slot's type, the first
+    one when their sizes differ (measured)."""
     if len(vec.items) > MAX_VECTOR:
         line.add("vector-illegal-size", vec.pos, size=len(vec.items))
-    if pair_ok and len(vec.items) != _vector_size(slot, facts.words):
-        line.add("vector-size", vec.pos, index=slot.arg, name=form.name)
     sizes: set[int] = set()
     types: list[str | None] = []
     sinks: list[ast.Sink] = []

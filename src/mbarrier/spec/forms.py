@@ -627,7 +627,8 @@ def _tensor_copy() -> Instr:
         dims=tuple(DIMENSIONS), load_modes=modes, operands=lists,
         other_pairs=((".global", ".shared::cta"),),  # the store direction (.bulk_group)
         constraints=(
-            Constraint(Cond(lacks=("dim",)), "required-modifier", _TENSOR, mod=".dim", early=True),
+            # (ptxas says so only when the state spaces are a pair it takes: the fact "pair")
+            Constraint(Cond(has=("pair",), lacks=("dim",)), "required-modifier", _TENSOR, mod=".dim"),
             # 9.7.9.25.5.2: im2col modes need 3d to 5d, .tile::gather4 exactly 2d.
             *(Constraint(Cond(has=(m, d)), "combine", _TENSOR, mod=d, other=m, early=True)
               for d, n in DIMENSIONS.items() for m in (*modes[1:], ".tile::scatter4", ".im2col_no_offs")
