@@ -313,5 +313,4 @@ def test_gate_needs_a_known_parity_and_own_barrier(tmp_path: Path) -> None:
     t = ex.m.threads[0]
     fp = ex.fp.fps[t.func.name]
     wait = next(x for x in fp.code.ins if x.mb_op == "try_wait")
-    g = ex.fp.frozen.gate(fp, t, wait, t.pc)
-    assert g == Gate(wait.pc, 0, shared_symbols(ex.m)["bar1"], 0)
+    assert ex.fp.frozen.gate(fp, t, wait, t.pc, {}) == Gate(wait.pc, 0, shared_symbols(ex.m)["bar1"], 0)

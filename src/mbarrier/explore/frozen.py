@@ -39,7 +39,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mbarrier.explore.code import ATOM, CP_MB, MB, Code, Ins
+from mbarrier.explore.code import ATOM, CP_MB, MB, Addr, Code, Ins
+from mbarrier.explore.values import Env, flow, value
 from mbarrier.ptx.literals import int_value
 from mbarrier.sim.machine import Copy, Machine, Thread
 
@@ -81,10 +82,13 @@ class Plan:
         self.cut = cut
         self.after: dict[int, Segment] = {}
         self.futures: dict[frozenset[int], list[Item]] = {}
+        # The register values each reachable instruction will see (explore.values).
+        self.envs = flow(fp.m, fp.code, t, lambda j, env: fp._succ(t, j, self.pc, env))
         if blocked is not None:
             self.start = Segment([], (blocked,), [])
         else:
-            self.start = self._walk([], fp.current(t), frozen.arrival(fp, t, fp.code.ins[t.pc], t.pc, False))
+            self.start = self._walk([], fp.current(t),
+                                    frozen.arrival(fp, t, fp.code.ins[t.pc], t.pc, False, None))
 
     def behind(self, g: Gate) -> Segment:
         seg = self.after.get(g.pc)
@@ -95,11 +99,13 @@ class Plan:
     def _next(self, j: int) -> tuple[int, ...]:
         fp, code, t, pc = self.fp, self.fp.code, self.t, self.pc
         x = code.ins[j]
+        env = self.envs.get(j, {})
         # The existing barrier cut: a whole-CTA/warp/cluster barrier the (enabled) seed has not reached.
         if x.sync_all is not None and x.sync_all in self.cut and (
-                j == pc or (fp._guard_may(t, x, pc) and (x.guard is None or code.fixed(pc, x.guard[0])))):
+                j == pc or (x.guard is None or value(code, t, pc, env, x.guard[0]) is not None)
+                and fp._guard_may(t, x, pc, env)):
             return ()
-        return fp._succ(t, j, pc)
+        return fp._succ(t, j, pc, env)
 
     def _walk(self, roots: list[int], items: list[Item], arrivals: list[tuple[int, Key, int]]) -> Segment:
         """Everything reachable from `roots` (entered unconditionally; the thread's pc when empty) up to
@@ -112,7 +118,7 @@ class Plan:
             j = todo.pop()
             if j in seen or j in gates:
                 continue
-            g = self.frozen.gate(fp, t, code.ins[j], pc)
+            g = self.frozen.gate(fp, t, code.ins[j], pc, self.envs.get(j, {}))
             if g is not None:
                 gates[j] = g
                 continue
@@ -122,9 +128,10 @@ class Plan:
         arrivals = list(arrivals)
         for j in sorted(seen):
             x = code.ins[j]
-            if fp._guard_may(t, x, pc):
-                items.extend(fp.of_ins(t, x, pc, True))
-                arrivals.extend((j, k, n) for _, k, n in self.frozen.arrival(fp, t, x, pc, True))
+            env = self.envs.get(j, {})
+            if fp._guard_may(t, x, pc, env):
+                items.extend(fp.of_ins(t, x, pc, True, env))
+                arrivals.extend(self.frozen.arrival(fp, t, x, pc, True, env))
         return Segment(items, tuple(gates.values()), arrivals)
 
 
@@ -139,22 +146,12 @@ class Frozen:
 
     # -- static facts of a function ------------------------------------------------------------------
     def _static(self, code: Code) -> tuple[list[tuple[int, ...]], list[bool]]:
+        """Per pc: the registers live there (a plan depends on nothing else of the register file), and
+        whether the instruction lies on a cycle of the control-flow graph."""
         rel = self._relevant.get(id(code))
         if rel is None:
             reach = _reach(code)
-            slots_of: list[set[int]] = []
-            for x in code.ins:
-                s = set(x.reads) if x.kind in (MB, CP_MB) else set()
-                if x.guard is not None:
-                    s.add(x.guard[0])
-                for a in (x.addr, x.addr2, x.bar):
-                    if a is not None and a.base is not None:
-                        s.add(a.base)
-                slots_of.append(s)
-            rel = []
-            for pc in range(len(code.ins)):
-                slots = {s for j in reach[pc] | {pc} for s in slots_of[j] if code.fixed(pc, s)}
-                rel.append(tuple(sorted(slots | set(code.ins[pc].reads))))
+            rel = [tuple(sorted(live)) for live in _live(code)]
             self._relevant[id(code)] = rel
             self._cycle[id(code)] = [pc in reach[pc] for pc in range(len(code.ins))]
         return rel, self._cycle[id(code)]
@@ -168,38 +165,42 @@ class Frozen:
         return p
 
     # -- one instruction ------------------------------------------------------------------------------
-    def gate(self, fp: Footprints, t: Thread, x: Ins, pc: int) -> Gate | None:
+    def gate(self, fp: Footprints, t: Thread, x: Ins, pc: int, env: Env) -> Gate | None:
         """The gate a future instruction is, or None when it is not one (or is passable whatever happens:
-        rule (d))."""
+        rule (d)). `env`: the register values at x."""
         if x.kind != MB or not x.spin or not x.wait_parity:
             return None
         code = fp.code
-        if x.guard is not None and not (code.fixed(pc, x.guard[0]) and fp._guard_may(t, x, pc)):
-            return None  # it may not run at all, or never runs: not a wait the thread stops at
-        obj = _target(fp, t, x.addr, pc, True)
+        if x.guard is not None:
+            g = value(code, t, pc, env, x.guard[0])
+            if g is None or bool(g) == x.guard[1]:
+                return None  # it may not run at all, or never runs: not a wait the thread stops at
+        obj = _target(fp, t, x.addr, pc, True, env)
         if obj[0] != t.cta.index or obj[1] is None:
             return None  # another CTA's barrier (the wait raises) or an unknown address
         slot, const = x.wait_arg
         if slot is not None:
-            if not code.fixed(pc, slot):
+            v = value(code, t, pc, env, slot)
+            if not isinstance(v, int):
                 return None
-            const = int(t.regs[slot])  # type: ignore[call-overload]
+            const = v
         parity = const & 0xFFFFFFFF
         if parity not in (0, 1):
             return None
         return Gate(x.pc, obj[0], obj[1], parity)
 
-    def arrival(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool) -> list[tuple[int, Key, int]]:
+    def arrival(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool,
+                env: Env | None) -> list[tuple[int, Key, int]]:
         """What instruction x may contribute to completing (or resetting) a barrier's phase: (pc, barrier,
         count) with count INF for init/inval, unknown counts and arrivals on a loop."""
         _, cycle = self._static(fp.code)
         if x.kind == MB and x.mb_op in ("arrive", "arrive_drop"):
-            n = self._count(fp, t, x, pc, future)
-            k = _target(fp, t, x.addr, pc, future)
+            n = self._count(fp, t, x, pc, future, env)
+            k = _target(fp, t, x.addr, pc, future, env)
         elif x.kind == MB and x.mb_op in ("init", "inval"):
-            n, k = INF, _target(fp, t, x.addr, pc, future)
+            n, k = INF, _target(fp, t, x.addr, pc, future, env)
         elif x.kind == CP_MB:
-            n, k = 1, _target(fp, t, x.bar, pc, future)
+            n, k = 1, _target(fp, t, x.bar, pc, future, env)
         elif x.kind == ATOM and x.op not in ("atom", "red"):
             n, k = INF, (None, None)  # an instruction the checker cannot see into: it may do anything
         else:
@@ -208,7 +209,7 @@ class Frozen:
             n = INF
         return [(x.pc, k, n)]
 
-    def _count(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool) -> int:
+    def _count(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int:
         """The arrive's count operand (1 when absent or with .expect_tx); INF when unknown."""
         key = (id(fp.code), x.pc)
         if key not in self._counts:
@@ -219,10 +220,8 @@ class Frozen:
         slot, const = found
         if slot is None:
             return const
-        if future and not fp.code.fixed(pc, slot):
-            return INF
-        v = t.regs[slot]
-        return int(v) & 0xFFFFFFFF if isinstance(v, int) else INF
+        v = value(fp.code, t, pc, env, slot) if future else t.regs[slot]
+        return v & 0xFFFFFFFF if isinstance(v, int) else INF
 
     # -- the fixpoint ---------------------------------------------------------------------------------
     def futures(self, m: Machine, fps: dict[str, Footprints], agents: list[Thread | Copy], seed: int,
@@ -317,10 +316,10 @@ def _passable(m: Machine, g: Gate, exact: dict[Key, int], wild: int) -> bool:
     return have >= b.pending  # (b), (c): resets count as INF arrivals
 
 
-def _target(fp: Footprints, t: Thread, a: object, pc: int, future: bool) -> Key:
+def _target(fp: Footprints, t: Thread, a: Addr | None, pc: int, future: bool, env: Env | None) -> Key:
     if a is None:
         return (None, None)
-    obj = fp._mb(t, a, 0, pc, future)[0][0]  # type: ignore[arg-type]
+    obj = fp._mb(t, a, 0, pc, future, env)[0][0]
     return obj[1], obj[2]  # type: ignore[return-value]
 
 
@@ -362,6 +361,25 @@ def _split(ops: str) -> list[str]:
     if cur.strip():
         out.append(cur)
     return out
+
+
+def _live(code: Code) -> list[set[int]]:
+    """For each pc, the registers some path from it may read before writing them (guards, addresses
+    and operands; a guarded write may not happen, so it does not end a register's life)."""
+    n = len(code.ins)
+    live: list[set[int]] = [set(x.reads) for x in code.ins]
+    changed = True
+    while changed:
+        changed = False
+        for pc in range(n - 1, -1, -1):
+            x = code.ins[pc]
+            cur = live[pc]
+            before = len(cur)
+            for s in code.succ[pc]:
+                cur |= live[s] if x.guard is not None else live[s] - x.defs
+            if len(cur) != before:
+                changed = True
+    return live
 
 
 def _reach(code: Code) -> list[set[int]]:

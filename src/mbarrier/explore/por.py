@@ -43,6 +43,7 @@ from mbarrier.explore.code import (
     Ins,
 )
 from mbarrier.explore.frozen import Frozen
+from mbarrier.explore.values import Env, value
 from mbarrier.sim.address import CTA_BITS, CTA_MASK, SHARED_GENERIC, is_shared_generic
 from mbarrier.sim.machine import WAITING_DEPS, Copy, Cta, Machine, Thread
 
@@ -84,12 +85,15 @@ class Footprints:
             self._relevant.append(tuple(sorted(s for s in slots if code.fixed(pc, s))))
 
     # -- addresses -----------------------------------------------------------------------------------
-    def _value(self, t: Thread, a: Addr, pc: int, future: bool) -> int | None:
+    def _value(self, t: Thread, a: Addr, pc: int, future: bool, env: Env | None = None) -> int | None:
+        """An address; in the future, known when its base register is fixed or `env` (the register
+        values at that instruction, `explore.values`) knows it."""
         if a.base is None:
             return a.offset
-        if future and not self.code.fixed(pc, a.base):
+        v = t.regs[a.base] if not future else value(self.code, t, pc, env, a.base)
+        if not isinstance(v, int):
             return None
-        return (int(t.regs[a.base]) + a.offset) & ((1 << 64) - 1)
+        return (v + a.offset) & ((1 << 64) - 1)
 
     def _shared(self, t: Thread, space: str, v: int | None) -> tuple[int | None, int | None] | None:
         """(cta index, offset) of a shared address, None when it is not shared; unknowns as None."""
@@ -112,10 +116,10 @@ class Footprints:
         return None, None
 
     def _mem(self, t: Thread, a: Addr | None, size: int | None, mode: int, pc: int,
-             future: bool) -> list[Item]:
+             future: bool, env: Env | None = None) -> list[Item]:
         if a is None:
             return [(("sm", None, None, None), mode), (("gm", None, None), mode)]
-        v = self._value(t, a, pc, future)
+        v = self._value(t, a, pc, future, env)
         if a.space == "global":
             return _chunks("gm", None, v, size, mode)
         sh = self._shared(t, a.space, v)
@@ -128,10 +132,11 @@ class Footprints:
             items.append((("live", sh[0]), READ))
         return items
 
-    def _mb(self, t: Thread, a: Addr | None, mode: int, pc: int, future: bool) -> list[Item]:
+    def _mb(self, t: Thread, a: Addr | None, mode: int, pc: int, future: bool,
+            env: Env | None = None) -> list[Item]:
         if a is None:
             return [(("mb", None, None), mode)]
-        v = self._value(t, a, pc, future)
+        v = self._value(t, a, pc, future, env)
         sh = self._shared(t, a.space, v)
         if sh is None:
             return [(("mb", None, None), mode)]
@@ -141,7 +146,7 @@ class Footprints:
         return items
 
     # -- one instruction -----------------------------------------------------------------------------
-    def of_ins(self, t: Thread, x: Ins, pc: int, future: bool) -> list[Item]:
+    def of_ins(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None = None) -> list[Item]:
         k = x.kind
         cta = t.cta.index
         if k == MB:
@@ -149,17 +154,17 @@ class Footprints:
             # when one of them would complete the phase in between, both orders raise a violation
             # (the later one underflows pending or arrives before the phase was waited for).
             mode = READ if x.mb_op in ("test_wait", "try_wait") else JOIN if x.mb_plain else WRITE
-            items = self._mb(t, x.addr, mode, pc, future)
+            items = self._mb(t, x.addr, mode, pc, future, env)
             if x.mb_op in ("init", "inval"):
-                items += self._mem(t, x.addr, 8, WRITE, pc, future)
+                items += self._mem(t, x.addr, 8, WRITE, pc, future, env)
             return items
         if k == LOAD:
-            return self._mem(t, x.addr, x.size, READ, pc, future)
+            return self._mem(t, x.addr, x.size, READ, pc, future, env)
         if k == STORE:
-            return self._mem(t, x.addr, x.size, WRITE, pc, future)
+            return self._mem(t, x.addr, x.size, WRITE, pc, future, env)
         if k == ATOM:
             if x.op in ("atom", "red"):
-                return self._mem(t, x.addr, x.size, WRITE, pc, future)
+                return self._mem(t, x.addr, x.size, WRITE, pc, future, env)
             return [(("any",), WRITE)]
         if k == BAR:
             return [(("bar", cta), WRITE if x.counted else JOIN)]
@@ -175,18 +180,18 @@ class Footprints:
         if k == CP_WAIT:
             return [(("cp", t.aid), READ)]
         if k == CP_ASYNC:
-            return (self._mem(t, x.addr, x.size, WRITE, pc, future)
-                    + self._mem(t, x.addr2, x.size, READ, pc, future)
+            return (self._mem(t, x.addr, x.size, WRITE, pc, future, env)
+                    + self._mem(t, x.addr2, x.size, READ, pc, future, env)
                     + [(("cp", t.aid), WRITE)])
         if k == CP_MB:
-            return self._mb(t, x.bar, WRITE, pc, future) + [(("cp", t.aid), WRITE)]
+            return self._mb(t, x.bar, WRITE, pc, future, env) + [(("cp", t.aid), WRITE)]
         if k == BULK:
-            return (self._mem(t, x.addr, x.size, WRITE, pc, future)
-                    + self._mem(t, x.addr2, x.size, READ, pc, future)
-                    + self._mb(t, x.bar, WRITE, pc, future) + [(("cp", t.aid), WRITE)])
+            return (self._mem(t, x.addr, x.size, WRITE, pc, future, env)
+                    + self._mem(t, x.addr2, x.size, READ, pc, future, env)
+                    + self._mb(t, x.bar, WRITE, pc, future, env) + [(("cp", t.aid), WRITE)])
         if k == BULK_STORE:
-            return (self._mem(t, x.addr, x.size, WRITE, pc, future)
-                    + self._mem(t, x.addr2, x.size, READ, pc, future) + [(("cp", t.aid), WRITE)])
+            return (self._mem(t, x.addr, x.size, WRITE, pc, future, env)
+                    + self._mem(t, x.addr2, x.size, READ, pc, future, env) + [(("cp", t.aid), WRITE)])
         return []
 
     # -- agents --------------------------------------------------------------------------------------
@@ -231,18 +236,21 @@ class Footprints:
             todo.extend(self._succ(t, j, pc))
         return [j for j in seen if self._guard_may(t, code.ins[j], pc)]
 
-    def _guard_may(self, t: Thread, x: Ins, pc: int) -> bool:
-        if x.guard is None or not self.code.fixed(pc, x.guard[0]):
+    def _guard_may(self, t: Thread, x: Ins, pc: int, env: Env | None = None) -> bool:
+        if x.guard is None:
             return True
-        return bool(t.regs[x.guard[0]]) != x.guard[1]
+        g = value(self.code, t, pc, env, x.guard[0])
+        return g is None or bool(g) != x.guard[1]
 
-    def _succ(self, t: Thread, j: int, pc: int) -> tuple[int, ...]:
+    def _succ(self, t: Thread, j: int, pc: int, env: Env | None = None) -> tuple[int, ...]:
         x = self.code.ins[j]
         succ = self.code.succ[j]
-        if x.guard is None or len(succ) < 2 or not self.code.fixed(pc, x.guard[0]):
+        if x.guard is None or len(succ) < 2:
             return succ
-        on = bool(t.regs[x.guard[0]]) != x.guard[1]
-        return succ[:1] if on else succ[1:]
+        g = value(self.code, t, pc, env, x.guard[0])
+        if g is None:
+            return succ
+        return succ[:1] if bool(g) != x.guard[1] else succ[1:]
 
 
 def copy_items(c: Copy) -> list[Item]:
