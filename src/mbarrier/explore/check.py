@@ -33,6 +33,7 @@ from mbarrier.explore import snapshot
 from mbarrier.explore.code import BRANCH, LOCAL, MB, Code, Ins, analyse
 from mbarrier.explore.por import AllFootprints, Footprints, stubborn
 from mbarrier.explore.schedule import encode
+from mbarrier.explore.sleep import EMPTY, Expansion, Sleep
 from mbarrier.ptx import ast
 from mbarrier.sim.address import CTA_BITS, CTA_MASK, SHARED_GENERIC, is_shared_generic
 from mbarrier.sim.errors import SimError
@@ -64,6 +65,7 @@ class Options:
     timeout: float | None = None
     reductions: bool = True          # eager local steps + stubborn sets
     warp: bool = False               # converged warps step together (weaker guarantee)
+    sleep: bool = True               # with reductions: sleep sets (explore.sleep)
     max_findings: int = 8
     progress: Callable[[Stats], None] | None = None
     progress_every: float = 0.5
@@ -78,6 +80,8 @@ class Stats:
     enabled: int = 0                # enabled agents summed over expanded states
     expanded: int = 0               # of those, the ones explored (the rest were pruned by reduction)
     full_expansions: int = 0        # states the cycle proviso expanded fully
+    sleep_pruned: int = 0           # moves of the stubborn sets not taken: asleep (explore.sleep)
+    sleep_woken: int = 0            # moves taken because a state was reached again with a smaller sleep set
     depth: int = 0
     seconds: float = 0.0
     started: float = field(default_factory=time.monotonic)
@@ -133,6 +137,10 @@ class CheckResult:
     mode: str = ""
 
 
+# A queued expansion: (snapshot, depth, BFS node, state hash, None or a re-expansion's (agents, sleep set)).
+_Entry = tuple[snapshot.Snapshot, int, int, int, tuple[Sleep, Sleep] | None]
+
+
 class _Stop(Exception):
     pass
 
@@ -174,6 +182,7 @@ class Explorer:
         self.stats = Stats()
         self.tokens = frozenset(s for c in self.codes.values() for s in c.token_slots)
         self.reduce = opts.reductions
+        self.sleep_sets = self.reduce and opts.sleep
         self._spin_cache: dict[tuple[object, ...], bool] = {}
 
     # -- what can run ------------------------------------------------------------------------------
@@ -378,15 +387,21 @@ class Explorer:
         except SimError as e:
             return self._result([self._error(e, init_aids)], False, "")
         root = snapshot.save(m, self.tokens)
-        visited: dict[int, int] = {self.state_key(root): 0}
-        # BFS nodes: (snapshot, depth, parent node, aids of the edge); paths are rebuilt from parents.
+        root_h = self.state_key(root)
+        visited: dict[int, int] = {root_h: 0}
+        # BFS nodes: (parent node, aids of the edge); paths are rebuilt from parents.
         parents: list[tuple[int, tuple[int, ...]]] = [(-1, tuple(init_aids))]
-        queue: deque[tuple[snapshot.Snapshot, int, int]] = deque([(root, 0, 0)])
+        queue: deque[_Entry] = deque([(root, 0, 0, root_h, None)])
+        # Sleep sets (explore.sleep), kept only when not empty: a queued state's pending sleep set and an
+        # expanded state's stored one.
+        pending: dict[int, Sleep] = {}
+        stored: dict[int, Sleep] = {}
         stats.states = 1
         complete = True
         machine_is: snapshot.Snapshot | None = root
         while queue:
-            snap, depth, node = queue.popleft()
+            entry = queue.popleft()
+            snap, depth, node, here, redo = entry
             now = time.monotonic()
             if opts.progress is not None and now - last_progress >= opts.progress_every:
                 last_progress = now
@@ -394,13 +409,13 @@ class Explorer:
                 opts.progress(stats)
             if not complete or (deadline is not None and now > deadline):
                 complete = False
-                queue.appendleft((snap, depth, node))
+                queue.appendleft(entry)
                 break
             snapshot.restore(m, snap, machine_is)
             machine_is = snap
             agents, spinning = self.enabled()
             if not agents:
-                if any(t.status != EXITED for t in m.threads):
+                if redo is None and any(t.status != EXITED for t in m.threads):
                     f = self._deadlock(self._path(parents, node), spinning)
                     if (f.kind, f.rule, None) not in seen_rules:
                         seen_rules.add((f.kind, f.rule, None))
@@ -409,23 +424,42 @@ class Explorer:
                             break
                 continue
             groups = self._groups(agents, spinning)
-            stats.enabled += len(groups)
             order = list(range(len(groups)))
-            chosen = order
-            if self.reduce and len(groups) > 1:
-                chosen = self._reduced(groups, agents, spinning)
-            stats.expanded += len(chosen)
-            todo = list(chosen)
-            full = len(chosen) == len(groups)
+            exp: Expansion | None = None
+            if redo is None:
+                stats.enabled += len(groups)
+                chosen = order
+                if self.reduce and len(groups) > 1:
+                    chosen = self._reduced(groups, agents, spinning)
+                stats.expanded += len(chosen)
+                full = len(chosen) == len(groups)
+                if self.sleep_sets:
+                    exp = Expansion(self.fp, groups, pending.pop(here, EMPTY))
+                    if exp.sleep:
+                        stored[here] = exp.sleep
+                todo = deque(chosen)
+            else:
+                # A re-expansion: the agents a smaller sleep set woke up, from the sleep set that woke them.
+                wake, start = redo
+                exp = Expansion(self.fp, groups, start)
+                chosen = exp.indices(wake)
+                full = True  # beyond the stubborn set already: the cycle proviso has nothing to add
+                todo = deque(chosen)
             first = True
             while todo:
-                gi = todo.pop(0)
+                gi = todo.popleft()
+                if exp is not None and exp.is_asleep(gi):
+                    stats.sleep_pruned += 1
+                    continue
                 if not first:
                     snapshot.restore(m, snap, machine_is)
                     machine_is = snap
                 first = False
+                child_sleep = exp.child(gi) if exp is not None else EMPTY  # footprints of this state
                 aids: list[int] = []
                 stats.transitions += 1
+                if redo is not None:
+                    stats.sleep_woken += 1
                 machine_is = None  # the machine is about to leave every saved state
                 try:
                     woken = self.fire(groups[gi], aids)
@@ -453,10 +487,33 @@ class Explorer:
                         break
                     visited[h] = depth + 1
                     parents.append((node, tuple(aids)))
-                    queue.append((new, depth + 1, len(parents) - 1))
+                    queue.append((new, depth + 1, len(parents) - 1, h, None))
+                    if child_sleep:
+                        pending[h] = child_sleep
                     stats.states += 1
                     stats.depth = max(stats.depth, depth + 1)
-                elif not full and prev <= depth:
+                    continue
+                if exp is not None:
+                    narrowed = pending.get(h)
+                    if narrowed is not None:
+                        # Still queued: it will be expanded with the intersection.
+                        narrowed &= child_sleep
+                        if narrowed:
+                            pending[h] = narrowed
+                        else:
+                            del pending[h]
+                    elif h in stored:
+                        # Expanded already: what it left asleep that this path needs is explored now.
+                        wake = stored[h] - child_sleep
+                        if wake:
+                            rest = stored[h] & child_sleep
+                            if rest:
+                                stored[h] = rest
+                            else:
+                                del stored[h]
+                            parents.append((node, tuple(aids)))
+                            queue.append((new, depth + 1, len(parents) - 1, h, (wake, child_sleep)))
+                if not full and prev <= depth:
                     # Cycle proviso: this reduced expansion may close a cycle; expand the state fully.
                     full = True
                     stats.full_expansions += 1

@@ -13,20 +13,23 @@ A wait can be passed when
 
   (a) it would succeed now: parity p and the barrier's current phase has the other parity (if the
       phase cannot complete, it keeps its parity, so the wait still succeeds when the thread gets there);
-  (b) the barrier's current phase can complete with arrivals outside the frozen set: the arrive-like
+  (b) the barrier's current phase can complete with operations outside the frozen set: the arrive-like
       operations on it in the regions of all non-frozen threads (their count operand; infinitely many
       when the count is unknown or the arrival sits on a loop), plus pending cp.async.mbarrier.arrive
-      agents, reach its pending count. Transaction counts are ignored (a phase with pending 0 counts as
-      completable), which over-approximates completion: the sound direction;
+      agents, reach its pending count, and its tx-count is 0 or some operation outside may move it
+      towards 0 (a complete_tx, a bulk copy in flight or issued in a region, for a positive count; an
+      expect_tx or arrive.expect_tx for a negative one). Amounts of bytes are not compared: any such
+      operation counts, which over-approximates completion, the sound direction (9.7.13.15.6: a phase
+      completes when its pending count and its tx-count are both 0);
   (c) something may re-initialize or invalidate the barrier (init/inval on it, or an arrive-like,
       init or inval operation whose address is unknown, or an instruction the checker cannot see into);
   (d) the barrier is not a valid object now (the wait would raise, so it runs), the parity is not 0 or
       1 (it raises too), or anything about the wait is unknown.
 
-Waits, expect_tx, complete_tx and bulk copies never change a phase's pending count or validity (a
-complete_tx can only complete a phase whose pending count is already 0, which (b) calls completable),
-so they never make a gate passable. Token waits in the future are treated as passable; a thread blocked
-*now* at a wait (the checker's `blocked_on`) passes exactly when the phase completes: (b) or (c).
+Waits never change a phase, its counts or the object's validity, so they never make a gate passable
+(and neither does a wait whose address is unknown). Token waits in the future are treated as passable;
+a thread blocked *now* at a wait (the checker's `blocked_on`) passes exactly when the phase completes:
+(b) or (c).
 
 Regions only grow when a gate opens, so the fixpoint starts from every thread's region up to its first
 gates and opens gates until nothing changes: the least fixpoint, a sound over-approximation of what the
@@ -39,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mbarrier.explore.code import ATOM, CP_MB, MB, Addr, Code, Ins
+from mbarrier.explore.code import ATOM, BULK, CP_MB, MB, Addr, Code, Ins
 from mbarrier.explore.values import Env, flow, value
 from mbarrier.ptx.literals import int_value
 from mbarrier.sim.machine import Copy, Machine, Thread
@@ -49,6 +52,10 @@ if TYPE_CHECKING:
 
 INF = 1 << 60  # "arbitrarily many arrivals"
 Key = tuple[int | None, int | None]  # (cta index, offset) of a barrier; None: unknown
+# What an operation may do to a barrier's current phase: arrive (lower pending by n), raise or lower the
+# tx-count; a reset (init, inval, an unknown instruction) is all three, infinitely.
+ARRIVE, TX_UP, TX_DOWN = range(3)
+Source = tuple[int, int, Key, int]  # (pc, what, barrier, count)
 
 
 @dataclass(frozen=True)
@@ -68,7 +75,7 @@ class Segment:
 
     items: list[Item]
     gates: tuple[Gate, ...]
-    arrivals: list[tuple[int, Key, int]]  # (pc, barrier, count); pc -1 for the current instruction
+    arrivals: list[Source]
 
 
 class Plan:
@@ -107,7 +114,7 @@ class Plan:
             return ()
         return fp._succ(t, j, pc, env)
 
-    def _walk(self, roots: list[int], items: list[Item], arrivals: list[tuple[int, Key, int]]) -> Segment:
+    def _walk(self, roots: list[int], items: list[Item], arrivals: list[Source]) -> Segment:
         """Everything reachable from `roots` (entered unconditionally; the thread's pc when empty) up to
         the next gates."""
         fp, code, t, pc = self.fp, self.fp.code, self.t, self.pc
@@ -190,24 +197,32 @@ class Frozen:
         return Gate(x.pc, obj[0], obj[1], parity)
 
     def arrival(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool,
-                env: Env | None) -> list[tuple[int, Key, int]]:
-        """What instruction x may contribute to completing (or resetting) a barrier's phase: (pc, barrier,
-        count) with count INF for init/inval, unknown counts and arrivals on a loop."""
+                env: Env | None) -> list[Source]:
+        """What instruction x may do towards completing (or resetting) a barrier's phase: arrivals with
+        their count (INF when unknown or on a loop), tx-count changes, resets (init/inval, anything an
+        unknown instruction may do)."""
         _, cycle = self._static(fp.code)
         if x.kind == MB and x.mb_op in ("arrive", "arrive_drop"):
-            n = self._count(fp, t, x, pc, future, env)
             k = _target(fp, t, x.addr, pc, future, env)
-        elif x.kind == MB and x.mb_op in ("init", "inval"):
-            n, k = INF, _target(fp, t, x.addr, pc, future, env)
+            n = INF if cycle[x.pc] else self._count(fp, t, x, pc, future, env)
+            out = [(x.pc, ARRIVE, k, n)]
+            if not x.mb_plain and ".expect_tx" in _head(fp.code, x):
+                out.append((x.pc, TX_UP, k, 1))
+            return out
+        if x.kind == MB and x.mb_op in ("expect_tx", "complete_tx"):
+            what = TX_UP if x.mb_op == "expect_tx" else TX_DOWN
+            return [(x.pc, what, _target(fp, t, x.addr, pc, future, env), 1)]
+        if x.kind == MB and x.mb_op in ("init", "inval"):
+            k = _target(fp, t, x.addr, pc, future, env)
         elif x.kind == CP_MB:
-            n, k = 1, _target(fp, t, x.bar, pc, future, env)
+            return [(x.pc, ARRIVE, _target(fp, t, x.bar, pc, future, env), INF if cycle[x.pc] else 1)]
+        elif x.kind == BULK:
+            return [(x.pc, TX_DOWN, _target(fp, t, x.bar, pc, future, env), 1)]  # complete_tx on landing
         elif x.kind == ATOM and x.op not in ("atom", "red"):
-            n, k = INF, (None, None)  # an instruction the checker cannot see into: it may do anything
+            k = (None, None)  # an instruction the checker cannot see into: it may do anything
         else:
             return []
-        if cycle[x.pc]:
-            n = INF
-        return [(x.pc, k, n)]
+        return [(x.pc, what, k, INF) for what in (ARRIVE, TX_UP, TX_DOWN)]
 
     def _count(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int:
         """The arrive's count operand (1 when absent or with .expect_tx); INF when unknown."""
@@ -230,35 +245,35 @@ class Frozen:
         """For each agent: its item list while agents[seed] is frozen ([] for the seed itself, None where
         the caller keeps its own future: copies, threads inside calls, threads inside a cut barrier).
         `cuts[i]` is agent i's barrier cut (None: its future is empty, it waits inside a cut barrier)."""
-        exact: dict[Key, int] = {}
+        exact: dict[tuple[int, int | None, int | None], int] = {}
         live: list[tuple[int, Plan, set[int], list[Gate], set[int]]] = []
-        wild = 0
         for i, a in enumerate(agents):
             if i == seed:
                 continue
             if isinstance(a, Copy):
-                if a.kind == "cp.async.mbarrier.arrive" and a.bar_cta is not None:
-                    k = (a.bar_cta.index, a.bar_off)
+                if a.bar_cta is not None:
+                    what = ARRIVE if a.kind == "cp.async.mbarrier.arrive" else TX_DOWN  # a bulk copy
+                    k = (what, a.bar_cta.index, a.bar_off)
                     exact[k] = exact.get(k, 0) + 1
                 continue
             cut = cuts[i]
             if cut is None:
                 continue
             if a.frames:
-                wild = INF  # inside a call: may do anything
+                for what in (ARRIVE, TX_UP, TX_DOWN):
+                    exact[(what, None, None)] = INF  # inside a call: may do anything
                 continue
             b = blocked_on.get(i)
             plan = self.plan(fps[a.func.name], a, cut, None if b is None else Gate(a.pc, b[0], b[1], None))
-            counted: set[int] = set()
+            counted: set[tuple[int, int]] = set()
             _add(plan.start, counted, exact)
             live.append((i, plan, counted, list(plan.start.gates), set()))
-        wild = min(wild + exact.get((None, None), 0), INF)
         changed = True
         while changed:
             changed = False
             for _i, plan, counted, closed, opened in live:
                 for g in list(closed):
-                    if g.pc in opened or not _passable(m, g, exact, wild):
+                    if g.pc in opened or not _passable(m, g, exact):
                         continue
                     opened.add(g.pc)
                     seg = plan.behind(g)
@@ -295,25 +310,33 @@ def _order(plan: Plan, opened: set[int]) -> list[Gate]:
     return out
 
 
-def _add(seg: Segment, counted: set[int], exact: dict[Key, int]) -> None:
-    """Count a segment's arrivals into `exact`, each instruction of a thread once."""
-    for pc, k, n in seg.arrivals:
-        if pc in counted:
+def _add(seg: Segment, counted: set[tuple[int, int]], exact: dict[tuple[int, int | None, int | None], int]
+         ) -> None:
+    """Add a segment's sources into `exact` (by what, cta, offset), each instruction of a thread once."""
+    for pc, what, (cta, off), n in seg.arrivals:
+        if (pc, what) in counted:
             continue
-        counted.add(pc)
-        key: Key = k if k[0] is not None and k[1] is not None else (k[0], None) if k[0] is not None else (
-            None, None)
+        counted.add((pc, what))
+        key = (what, cta, off if cta is not None else None)
         exact[key] = min(exact.get(key, 0) + n, INF)
 
 
-def _passable(m: Machine, g: Gate, exact: dict[Key, int], wild: int) -> bool:
+def _passable(m: Machine, g: Gate, exact: dict[tuple[int, int | None, int | None], int]) -> bool:
     b = m.ctas[g.cta].barriers.get(g.off)
     if b is None or not b.valid:
         return True  # (d): the wait raises, so it runs
+
+    def have(what: int) -> int:
+        return exact.get((what, g.cta, g.off), 0) + exact.get((what, g.cta, None), 0) + exact.get(
+            (what, None, None), 0)
+
     if g.parity is not None and g.parity != b.phase & 1:
         return True  # (a)
-    have = exact.get((g.cta, g.off), 0) + exact.get((g.cta, None), 0) + wild
-    return have >= b.pending  # (b), (c): resets count as INF arrivals
+    # (b), (c): enough arrivals for the pending count, and a way for the tx-count to reach 0 (any
+    # operation moving it the right way: amounts are not counted). Resets count as all of these.
+    if have(ARRIVE) < b.pending:
+        return False
+    return b.tx == 0 or have(TX_DOWN if b.tx > 0 else TX_UP) > 0
 
 
 def _target(fp: Footprints, t: Thread, a: Addr | None, pc: int, future: bool, env: Env | None) -> Key:
@@ -323,12 +346,22 @@ def _target(fp: Footprints, t: Thread, a: Addr | None, pc: int, future: bool, en
     return obj[1], obj[2]  # type: ignore[return-value]
 
 
-def _count_operand(code: Code, x: Ins) -> tuple[int | None, int] | None:
-    """(slot, constant) of an arrive's count, read from the instruction's text; None when unknown."""
+def _text(code: Code, x: Ins) -> tuple[str, str]:
+    """The instruction's opcode with its qualifiers, and its operand text (no guard, no comment)."""
     text = code.fn.sites[x.pc].text.split("//")[0].replace("\t", " ").strip().rstrip(";").strip()
     if text.startswith("@"):
         text = text.partition(" ")[2].strip()
     head, _, rest = text.partition(" ")
+    return head, rest
+
+
+def _head(code: Code, x: Ins) -> str:
+    return _text(code, x)[0]
+
+
+def _count_operand(code: Code, x: Ins) -> tuple[int | None, int] | None:
+    """(slot, constant) of an arrive's count, read from the instruction's text; None when unknown."""
+    head, rest = _text(code, x)
     if ".expect_tx" in head:
         return (None, 1)  # .expect_tx arrives with count 1; its third operand is the tx count
     ops = [o.strip() for o in _split(rest)]

@@ -69,20 +69,6 @@ class Footprints:
     def __init__(self, m: Machine, code: Code) -> None:
         self.m = m
         self.code = code
-        self._static: dict[tuple[object, ...], tuple[Item, ...]] = {}
-        # For each pc: the register slots (guards, addresses) whose values decide the future's footprint.
-        self._relevant: list[tuple[int, ...]] = []
-        reach = _reach_sets(code)
-        for pc in range(len(code.ins)):
-            slots: set[int] = set()
-            for j in reach[pc]:
-                x = code.ins[j]
-                if x.guard is not None:
-                    slots.add(x.guard[0])
-                for a in (x.addr, x.addr2, x.bar):
-                    if a is not None and a.base is not None:
-                        slots.add(a.base)
-            self._relevant.append(tuple(sorted(s for s in slots if code.fixed(pc, s))))
 
     # -- addresses -----------------------------------------------------------------------------------
     def _value(self, t: Thread, a: Addr, pc: int, future: bool, env: Env | None = None) -> int | None:
@@ -201,22 +187,6 @@ class Footprints:
             return copy_items(a)
         return self.of_ins(a, self.code.ins[a.pc], a.pc, False)
 
-    def future(self, a: Thread | Copy, cut: frozenset[str] = frozenset()) -> Future:
-        """Everything the agent may still touch, its next step included, grouped by object kind.
-        `cut`: barrier kinds ("cta", "warp", "cluster") the agent cannot pass before the seed of the
-        stubborn set moves, so its future ends there."""
-        if isinstance(a, Copy):
-            return _group(copy_items(a))
-        pc = a.pc
-        key = (pc, a.cta.index, a.aid // 32, a.aid, cut) + tuple(a.regs[s] for s in self._relevant[pc])
-        found = self._static.get(key)
-        if found is None:
-            items: list[Item] = list(self.current(a))
-            for j in self._reachable(a, pc, cut):
-                items.extend(self.of_ins(a, self.code.ins[j], pc, True))
-            found = self._static[key] = _group(items)
-        return found
-
     def _reachable(self, t: Thread, pc: int, cut: frozenset[str] = frozenset()) -> list[int]:
         """Instructions reachable after pc, following guards that read fixed registers, not past a
         barrier of a kind in `cut` (the barrier itself is included)."""
@@ -280,22 +250,6 @@ def _chunks(space: str, cta: int | None, addr: int | None, size: int | None, mod
         return [((space, cta, None, None) if space == "sm" else (space, None, None), mode)]
     hi = addr + max(size, 1)
     return [(("sm", cta, addr, hi) if space == "sm" else ("gm", addr, hi), mode)]
-
-
-def _reach_sets(code: Code) -> list[frozenset[int]]:
-    n = len(code.ins)
-    sets = [set(code.succ[pc]) for pc in range(n)]
-    changed = True
-    while changed:
-        changed = False
-        for pc in range(n - 1, -1, -1):
-            cur = sets[pc]
-            before = len(cur)
-            for s in list(cur):
-                cur |= sets[s]
-            if len(cur) != before:
-                changed = True
-    return [frozenset(s) for s in sets]
 
 
 def _matches(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
@@ -365,14 +319,13 @@ class AllFootprints:
             return copy_items(a)
         return self.fps[a.func.name].current(a)
 
-    def future(self, a: Thread | Copy, cut: frozenset[str] = frozenset()) -> Future:
+    def future(self, a: Copy | Thread) -> Future:
+        """The future of an agent the frozen analysis leaves alone: a copy's landing, or anything for a
+        thread inside a call (its return is not modelled)."""
         if isinstance(a, Copy):
             return _group(copy_items(a))
-        if a.frames:
-            return self._anything
-        if cut and a.wait is not None and _WAIT_CUT.get(str(a.wait[0])) in cut:
-            return {}  # inside a barrier that cannot complete before the seed moves
-        return self.fps[a.func.name].future(a, cut)
+        assert a.frames
+        return self._anything
 
     def frozen_futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
                        blocked_on: dict[int, tuple[int, int]]) -> list[Future]:
@@ -390,7 +343,7 @@ class AllFootprints:
         out: list[Future] = []
         for b, bcut, items in zip(agents, cuts, lists, strict=True):
             if items is None:
-                out.append({} if bcut is None else self.future(b, bcut))
+                out.append({} if bcut is None else self.future(b))
                 continue
             found = self._grouped.get(id(items))
             if found is None or found[0] is not items:

@@ -75,7 +75,8 @@ Snapshot = tuple[object, ...]
 ThreadState = tuple[object, ...]
 
 
-def _copy_id(c: Copy) -> tuple[object, ...]:
+def copy_id(c: Copy) -> tuple[object, ...]:
+    """A copy named by what it is (issuer, line, addresses, size, barrier), not by its issue number."""
     return (c.kind, c.thread.aid, c.site.line, c.dst_cta.index if c.dst_cta else -1, c.dst, c.src[0],
             c.src[2], c.size, c.bar_cta.index if c.bar_cta else -1, c.bar_off)
 
@@ -101,10 +102,10 @@ def _thread_state(t: Thread, token_slots: frozenset[int]) -> ThreadState:
             real, regs = regs, tuple(canon)
     copies: tuple[object, ...] = ()
     if t.cp_open or t.cp_groups or t.bulk_open or t.bulk_groups:
-        copies = (tuple(_copy_id(c) + (c.status,) for c in t.cp_open),
-                  tuple(tuple(_copy_id(c) + (c.status,) for c in g) for g in t.cp_groups),
-                  tuple(_copy_id(c) + (c.status,) for c in t.bulk_open),
-                  tuple(tuple(_copy_id(c) + (c.status,) for c in g) for g in t.bulk_groups))
+        copies = (tuple(copy_id(c) + (c.status,) for c in t.cp_open),
+                  tuple(tuple(copy_id(c) + (c.status,) for c in g) for g in t.cp_groups),
+                  tuple(copy_id(c) + (c.status,) for c in t.bulk_open),
+                  tuple(tuple(copy_id(c) + (c.status,) for c in g) for g in t.bulk_groups))
     fail = None if t.last_fail is None else (t.last_fail, t.effects)
     frames = tuple((f, tuple(r), pc, tuple(moves)) for f, r, pc, moves in t.frames) if t.frames else ()
     local = bytes(t.local) if t.local else b""
@@ -280,7 +281,7 @@ def key(s: Snapshot) -> tuple[object, ...]:
     64-bit hash of their canonical state (`_thread_state`), taken once when the thread changed."""
     threads, copies, ctas, clusters, warps, gmem = s[:6]
     tk = tuple(map(_HASH, threads))  # type: ignore[arg-type]
-    ck = tuple(sorted((_copy_id(c), status, deps) for c, _, status, deps, _ in copies))  # type: ignore[misc]
+    ck = tuple(sorted((copy_id(c), status, deps) for c, _, status, deps, _ in copies))  # type: ignore[misc]
     cta_k = tuple((smem, tuple(sorted((off, b.key()) for off, b, _ in barriers)),
                    tuple(sorted((i, tuple(sorted(x.aid for x in arrived)), count)
                                 for i, arrived, count in bars)))
