@@ -1,0 +1,178 @@
+"""The search loop. With reductions off the state graph is pinned: its state and transition counts were
+computed with the checker of commit 050ef34, before the per-state work became incremental (dirty threads
+only, shared snapshot entries, cached thread hashes), and must not move. Sleep sets (explore.sleep) keep
+every verdict and finding kind and never add states or transitions."""
+
+from __future__ import annotations
+
+import random
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from mbarrier import sim
+from mbarrier.cli.run import parse_dims
+from mbarrier.examples import family
+from mbarrier.explore.check import CheckResult, Options, check
+
+CORPUS = Path(sim.__file__).parent.parent / "examples" / "corpus"
+HEAD = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k()
+{
+\t.reg .pred %p<200>;
+\t.reg .b32 %r<200>;
+\t.shared .align 8 .b64 bar0;
+\t.shared .align 8 .b64 bar1;
+\t.shared .align 4 .b32 data[2];
+"""
+
+# (kernel, launch, races, warp) -> (verdict, states, transitions), measured at 050ef34 (reductions off).
+PINNED = [
+    ("handoff", (1, 2, None), False, False, ("verified", 45, 70)),
+    ("handoff", (1, 2, None), True, True, ("verified", 24, 31)),
+    ("exit_drop", (1, 3, None), False, False, ("verified", 289, 675)),
+    ("exit_drop", (1, 3, None), True, False, ("verified", 302, 688)),
+    ("exit_drop", (1, 3, None), False, True, ("verified", 27, 35)),
+    ("nocomplete", (1, 3, None), True, False, ("finding", 250, 566)),
+    ("stale_token", (1, 2, None), False, False, ("finding", 78, 134)),
+    ("remote_wait", (2, 1, 2), True, False, ("finding", 67, 120)),
+    ("family 1,1,2,2", (1, 2, None), False, False, ("verified", 674, 1435)),
+    ("family 1,1,2,2", (1, 2, None), False, True, ("verified", 534, 1130)),
+    ("family 2,1,1,2", (1, 3, None), False, True, ("verified", 227, 396)),
+    ("family 1,2,1,2 refill-early", (1, 3, None), True, True, ("finding", 228, 439)),
+]
+
+
+def _module(tmp_path: Path, name: str) -> object:
+    if not name.startswith("family"):
+        return sim.load(CORPUS / f"{name}.ptx")
+    _, size, *bug = name.split()
+    p = tmp_path / "family.ptx"
+    p.write_text(family.ring_ptx(*(int(x) for x in size.split(",")), bug=bug[0] if bug else None))
+    return sim.load(p)
+
+
+@pytest.mark.parametrize(("name", "launch", "races", "warp", "expected"), PINNED,
+                         ids=[f"{p[0]}-{'races' if p[2] else 'norace'}-{'warp' if p[3] else 'thread'}"
+                              for p in PINNED])
+def test_state_graph_without_reductions_is_unchanged(tmp_path: Path, name: str,
+                                                      launch: tuple[int, int, int | None], races: bool,
+                                                      warp: bool, expected: tuple[str, int, int]) -> None:
+    grid, block, cluster = launch
+    r = check(_module(tmp_path, name), grid=grid, block=block, cluster=cluster,  # type: ignore[arg-type]
+              options=Options(reductions=False, races=races, warp=warp, sleep=False))
+    assert (r.verdict, r.stats.states, r.stats.transitions) == expected
+
+
+# Symmetry reduction (explore.symmetry), where the checker has it, switches sleep sets off: these tests are
+# about sleep sets, so they switch symmetry off.
+_NO_SYMMETRY: dict[str, bool] = {"symmetry": False} if "symmetry" in Options.__dataclass_fields__ else {}
+
+
+def _outcome(r: CheckResult) -> tuple[str, frozenset[str]]:
+    return r.verdict, frozenset(f.kind for f in r.findings)
+
+
+def _with_and_without_sleep(module: object, grid: int | tuple[int, ...], block: int | tuple[int, ...],
+                            cluster: int | tuple[int, ...] | None = None, races: bool = False,
+                            warp: bool = False) -> tuple[CheckResult, CheckResult]:
+    off, on = (check(module, grid=grid, block=block, cluster=cluster,  # type: ignore[arg-type]
+                     options=Options(races=races, warp=warp, sleep=sleep, max_findings=1000,
+                                     max_states=100_000, **_NO_SYMMETRY))
+               for sleep in (False, True))
+    assert off.verdict != "incomplete"
+    assert _outcome(on) == _outcome(off), ([(f.kind, f.rule) for f in on.findings],
+                                           [(f.kind, f.rule) for f in off.findings])
+    assert on.stats.states <= off.stats.states
+    assert on.stats.transitions <= off.stats.transitions
+    assert off.stats.sleep_pruned == off.stats.sleep_woken == 0
+    return off, on
+
+
+CORPUS_FILES = sorted(CORPUS.glob("*.ptx"))
+_EXPECT = re.compile(r"^// check: (?P<args>.*?) => (?P<verdict>\w+)(?: (?P<kind>\w+) (?P<rule>[\w-]+))?$",
+                     re.M)
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=[p.stem for p in CORPUS_FILES])
+def test_sleep_sets_keep_the_corpus_outcomes(path: Path) -> None:
+    m = _EXPECT.search(path.read_text())
+    assert m is not None
+    argv = shlex.split(m["args"])
+    opts = dict(zip(argv[::2], argv[1::2], strict=True))
+    verdict, kind = m["verdict"], m["kind"]
+    _, on = _with_and_without_sleep(sim.load(path), parse_dims(opts["--grid"], "grid"),
+                                    parse_dims(opts["--block"], "block"),
+                                    parse_dims(opts.get("--cluster"), "cluster"))
+    assert on.verdict == verdict
+    assert kind is None or kind in {f.kind for f in on.findings}
+
+
+@pytest.mark.parametrize("bug", [None, *family.BUGS])
+def test_sleep_sets_keep_the_family_outcomes_with_races_and_in_warp_mode(tmp_path: Path,
+                                                                         bug: str | None) -> None:
+    p = tmp_path / "r.ptx"
+    p.write_text(family.ring_ptx(1, 2, 1, 2, bug=bug))
+    module = sim.load(p)
+    _with_and_without_sleep(module, 1, 3, races=True)
+    _with_and_without_sleep(module, 1, 3, warp=True)
+
+
+def test_sleep_sets_prune_transitions_of_a_ring_with_a_bug() -> None:
+    off, on = _with_and_without_sleep(sim.load(CORPUS / "ring_count_low.ptx"), 1, 3)
+    assert on.stats.sleep_pruned > 0
+    assert on.stats.transitions < off.stats.transitions
+
+
+def _random_kernel(rng: random.Random) -> tuple[str, int]:
+    """2-3 threads of stores, loads whose value decides whether a store happens (so one state is reached
+    by paths of different lengths: a state can be reached again after it was expanded), arrivals and
+    waits on two barriers."""
+    n = rng.randint(2, 3)
+    lines = [HEAD, "\tmov.u32 %r0, %tid.x;", "\tsetp.ne.u32 %p0, %r0, 0;", "\t@%p0 bra SYNC;",
+             f"\tmbarrier.init.shared::cta.b64 [bar0], {rng.randint(1, 3)};",
+             f"\tmbarrier.init.shared::cta.b64 [bar1], {rng.randint(1, 3)};", "SYNC:", "\tbar.sync 0;"]
+    lines += [f"\tsetp.eq.u32 %p{i}, %r0, {i};\n\t@%p{i} bra T{i};" for i in range(1, n)]
+    k = 10
+    for i in range(n):
+        lines.append(f"T{i}:")
+        for _ in range(rng.randint(2, 4)):
+            k += 1
+            j, j2 = rng.randint(0, 1), rng.randint(0, 1)
+            op = rng.choice(["st", "cond", "cond", "arrive", "wait"])
+            if op == "st":
+                lines.append(f"\tst.shared.u32 [data+{4 * j}], {rng.randint(0, 1)};")
+            elif op == "cond":
+                lines += [f"\tld.shared.u32 %r{k}, [data+{4 * j}];", f"\tsetp.eq.u32 %p{k}, %r{k}, 0;",
+                          f"\t@%p{k} st.shared.u32 [data+{4 * j2}], 1;", f"\tmov.u32 %r{k}, 0;",
+                          f"\tsetp.ne.u32 %p{k}, %r{k}, %r{k};"]
+            elif op == "arrive":
+                lines.append(f"\tmbarrier.arrive.shared::cta.b64 _, [bar{j}];")
+            else:
+                lines += [f"W{k}:", f"\tmbarrier.try_wait.parity.shared::cta.b64 %p{k}, [bar{j}], 0;",
+                          f"\t@!%p{k} bra W{k};"]
+        lines.append("\texit;")
+    return "\n".join(lines) + "\n}\n", n
+
+
+def test_sleep_sets_on_random_kernels_agree_with_no_reduction_and_wake_states_reached_again(
+        tmp_path: Path) -> None:
+    rng = random.Random(1)
+    woken = 0
+    for i in range(40):
+        text, n = _random_kernel(rng)
+        p = tmp_path / f"r{i}.ptx"
+        p.write_text(text)
+        module = sim.load(p)
+        _, on = _with_and_without_sleep(module, 1, n)
+        woken += on.stats.sleep_woken > 0
+        if on.stats.sleep_woken or i % 4 == 0:  # the full graph costs up to a second: a sample of them
+            plain = check(module, grid=1, block=n, options=Options(  # type: ignore[arg-type]
+                reductions=False, races=False, max_findings=1000))
+            assert _outcome(on) == _outcome(plain)
+    # Some states are reached again with a smaller sleep set after their expansion (Godefroid's rule).
+    assert woken > 0
