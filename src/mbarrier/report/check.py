@@ -18,8 +18,7 @@ MAX_TRACE_LINES = 60
 def format_stats(s: Stats) -> str:
     return (f"{s.states:,} states, {s.transitions:,} transitions, {s.seconds:.2f} s; reductions: "
             f"{s.local_steps:,} local steps run eagerly, {s.pruned:,} of {s.enabled:,} enabled moves pruned"
-            f"{f', {s.full_expansions} full expansions' if s.full_expansions else ''}"
-            f"{f', {s.symmetric_merges:,} symmetric merges' if s.symmetric_merges else ''}")
+            f"{f', {s.full_expansions} full expansions' if s.full_expansions else ''}")
 
 
 def headline(r: CheckResult) -> str:
@@ -147,6 +146,5 @@ def to_json(r: CheckResult) -> dict[str, Any]:
     return {"verdict": r.verdict, "findings": findings,
             "stats": {"states": s.states, "transitions": s.transitions, "seconds": round(s.seconds, 3),
                       "depth": s.depth, "local_steps": s.local_steps, "enabled": s.enabled,
-                      "pruned": s.pruned, "full_expansions": s.full_expansions,
-                      "symmetric_merges": s.symmetric_merges},
+                      "pruned": s.pruned, "full_expansions": s.full_expansions},
             "mode": r.mode, "covered": r.covered}
