@@ -247,6 +247,12 @@ def test_tensor_load_dimension_load_mode_and_vectors() -> None:
         f"Argument 2 of instruction '{TMA}': Argument vector size mismatch"}
     assert messages(load.format("2d", "", "{%rd1, %rd2}", "")) == {
         f"Arguments mismatch for instruction '{TMA}'"}
+    # the words are ptxas's everywhere: a dimension elsewhere is "Illegal modifier 'dimension'"
+    assert messages("mbarrier.init.shared.b64.1d [bar], 1;") == {
+        "Illegal modifier 'dimension' for instruction 'mbarrier.init'"}
+    assert messages("mbarrier.init.shared.b64.tile.im2col [bar], 1;") == {
+        "Multiple .load_mode modifiers specified",
+        "Illegal modifier '.im2col' for instruction 'mbarrier.init'"}
 
 
 def test_tensor_load_gates() -> None:

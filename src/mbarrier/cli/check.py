@@ -40,6 +40,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "writes)")
     p.add_argument("--no-races", action="store_true",
                    help="switch off happens-before tracking and race findings (faster)")
+    p.add_argument("--no-sleep", action="store_true",
+                   help="no sleep sets (they skip moves a sibling branch already covers: fewer transitions)")
     p.add_argument("--max-findings", type=int, default=8, metavar="N", help="stop after N findings")
     p.add_argument("--save-schedule", metavar="FILE", help="write the first finding's schedule to FILE")
     p.set_defaults(handler=main)
@@ -85,7 +87,7 @@ def main(args: argparse.Namespace) -> int:
     progress = Progress(sys.stderr.isatty() and not args.json)
     opts = Options(max_states=args.max_states, timeout=args.timeout, reductions=not args.no_reduce,
                    races=not args.no_races,
-                   warp=args.warp, max_findings=args.max_findings, progress=progress)
+                   warp=args.warp, max_findings=args.max_findings, progress=progress, sleep=not args.no_sleep)
     try:
         result: CheckResult = check_machine(m, module, opts)
     except SimError as e:

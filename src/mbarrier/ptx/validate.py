@@ -226,7 +226,8 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     facts = _check_modifiers(form, mods, line, legality)
     if _sink_misplaced(instr, line):
         return
-    terminal = [m for m in TERMINAL_MODIFIERS if m in mods and m not in form.flags]
+    terminal = [m for m in TERMINAL_MODIFIERS  # of the words ptxas judges (a load mode: the last)
+                if m in facts.words and m not in (*form.flags, *form.load_modes)]
     if terminal:  # the first of them by ptxas's priority ends the line
         line.add("illegal-modifier", mod=terminal[0], name=form.name)
         return
@@ -344,10 +345,7 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
             elif m not in form.spaces:
                 illegal("illegal-modifier", mod=sub, name=name)
         elif cls in ("dim", "load_mode"):
-            if not (form.dims if cls == "dim" else form.load_modes):
-                illegal("illegal-modifier", mod=CLASS_NAMES.get(cls, m), name=name)
-                continue
-            # one of each; ptxas judges the last written and names the repeats
+            # one of each, on any instruction; ptxas judges the last written and names the repeats
             if i != at[cls][0]:
                 if cls == "dim":
                     line.add("duplicate-dim")
@@ -356,7 +354,7 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
             if i == at[cls][-1]:
                 words.update((m, cls, *(("im2col",) if m in IM2COL_MODES else ())))
                 if m not in (*form.dims, *form.load_modes):
-                    illegal("illegal-modifier", mod=m, name=name)
+                    illegal("illegal-modifier", mod=CLASS_NAMES.get(cls, m), name=name)
         elif cls == "type":
             types.append(m)
         else:
@@ -563,10 +561,10 @@ def _vector_fits(slot: Slot, vec: ast.Vector, scope: Scope, line: _Line) -> bool
             sizes.add(sym.size // max(sym.count, 1))
         types.append(sym.type if sym is not None and sym.space == ".reg" else None)
     if not types:  # nothing typed: fine for integers only
-        if len(sinks) + sum(isinstance(i, ast.Imm) for i in vec.items) < len(vec.items) or sinks:
-            line.add("vector-infer", vec.pos)
-            return False
-        return True
+        if all(isinstance(i, ast.Imm) for i in vec.items):
+            return True
+        line.add("vector-infer", vec.pos)
+        return False
     for sink in sinks:
         line.add("sink-source", sink.pos)
     if len(sizes) > 1:

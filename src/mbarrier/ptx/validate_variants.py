@@ -104,6 +104,7 @@ MODIFIER_POOL: tuple[str, ...] = (
     ".foo", ".acquire", ".release", ".relaxed", ".acq_rel", ".cta", ".cluster", ".gpu", ".sys",
     ".noinc", ".noComplete", ".parity", ".expect_tx", ".arrive", ".shared", ".shared::cta",
     ".shared::cluster", ".global", ".b32", ".b64", ".u64", ".sync", ".aligned", ".L2::cache_hint",
+    ".1d", ".tile",
 )
 
 SEM_POOL: tuple[str, ...] = (".acquire", ".release", ".relaxed", ".acq_rel", ".sc")
@@ -264,7 +265,7 @@ def random_cases(n: int, seed: int, forms: tuple[Instr, ...] = INSTRUCTIONS) -> 
 #: Words of the tensor copies inserted into an otherwise legal tensor load: dimensions, load modes
 #: (the store's too), the optional modifiers, the other completion mechanism.
 TENSOR_WORDS: tuple[str, ...] = (
-    ".1d", ".3d", ".tile", ".im2col", ".tile::gather4", ".im2col::w", ".im2col::w::128",
+    ".3d", ".im2col", ".tile::gather4", ".im2col::w", ".im2col::w::128",
     ".tile::scatter4", ".im2col_no_offs", ".cta_group::1", ".cta_group::2", ".multicast::cluster",
     ".bulk_group", ".mbarrier::complete_tx::bytes",
 )

@@ -18,6 +18,8 @@ MAX_TRACE_LINES = 60
 def format_stats(s: Stats) -> str:
     return (f"{s.states:,} states, {s.transitions:,} transitions, {s.seconds:.2f} s; reductions: "
             f"{s.local_steps:,} local steps run eagerly, {s.pruned:,} of {s.enabled:,} enabled moves pruned"
+            f"{f', {s.sleep_pruned:,} asleep (sleep sets)' if s.sleep_pruned else ''}"
+            f"{f', {s.sleep_woken:,} woken by a smaller sleep set' if s.sleep_woken else ''}"
             f"{f', {s.full_expansions} full expansions' if s.full_expansions else ''}")
 
 
@@ -145,6 +147,7 @@ def to_json(r: CheckResult) -> dict[str, Any]:
     s = r.stats
     return {"verdict": r.verdict, "findings": findings,
             "stats": {"states": s.states, "transitions": s.transitions, "seconds": round(s.seconds, 3),
+                      "sleep_pruned": s.sleep_pruned, "sleep_woken": s.sleep_woken,
                       "depth": s.depth, "local_steps": s.local_steps, "enabled": s.enabled,
                       "pruned": s.pruned, "full_expansions": s.full_expansions},
             "mode": r.mode, "covered": r.covered}

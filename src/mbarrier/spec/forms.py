@@ -69,7 +69,7 @@ IM2COL_MODES: Final[tuple[str, ...]] = (".im2col", ".im2col::w", ".im2col::w::12
 
 #: Modifiers that, where an instruction does not take them, end ptxas's checks of the line: only the
 #: words' own errors (unknown, repeated) and the first of these are reported, in this order (measured).
-TERMINAL_MODIFIERS: Final[tuple[str, ...]] = (".sync", ".L2::cache_hint", ".multicast::cluster")
+TERMINAL_MODIFIERS: Final[tuple[str, ...]] = (".sync", ".L2::cache_hint", ".multicast::cluster", ".tile")
 
 #: Sub-qualifiers of `.shared`: `.shared::cta` and `.shared::cluster` (9.7.13.15.8).
 SUBSPACES: Final[tuple[str, ...]] = ("::cta", "::cluster")
