@@ -77,9 +77,11 @@ def test_scan_builds_plain_instruction_lines() -> None:
     toks, built = scan("{\n\tmov.u32 %r1, %tid.x;\n\tfoo: ret;\n\t@%p1 bra L;\n}")
     assert [t[0] for t in toks].count(INSN) == 2
     assert [i.text for i in built] == ["mov.u32", "bra"]
-    insn = toks[1]
-    assert insn == (INSN, "mov", 2, 2)
-    assert toks[-2] == (INSN, "@", 4, 2)  # a guarded line starts at its '@'
+    # a run of such lines is one token: (INSN, the first opcode, its line, how many)
+    assert toks[1] == (INSN, "mov", 2, 1)
+    assert toks[-2] == (INSN, "bra", 4, 1)
+    toks, built = scan("{\n\tmov.u32 %r1, %tid.x;\n\n// c\n\t@%p1 bra L;\n}")
+    assert toks[1] == (INSN, "mov", 2, 2) and len(toks) == 3 and len(built) == 2
 
 
 def test_scan_takes_any_line_that_looks_like_an_instruction() -> None:

@@ -1,15 +1,23 @@
 """The syntax tree of a PTX module: what the parser produces and the validator and simulator read.
 
 Positions are 1-based line and column in the source text. Every node is immutable.
+
+Nodes are named tuples (typing.NamedTuple): the parser builds millions of them, and a tuple is built in
+C at a third of a frozen dataclass's cost (bench/parse.py measures it). What a node offers is the contract
+tests/ptx/test_ast_contract.py checks: construction by position or keyword with the defaults below,
+attribute access, immutability, hashing, a repr that shows the fields, and equality by class and value
+(a Name never equals a Label, nor a plain tuple, with the same fields; nodes have no order). That they
+are also tuples (len, indexing, iteration) is no part of it. Module, built once per parse, stays a
+frozen dataclass.
 """
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Pos:
+class Pos(NamedTuple):
     line: int
     column: int
 
@@ -17,8 +25,7 @@ class Pos:
 # -- operands --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Name:
+class Name(NamedTuple):
     """An identifier: a register (`%r1`, `r1`), a variable symbol, a label, a function, or a special
     register with its component (`%tid.x` has name "%tid.x"). What it names is resolved later, from the
     declarations in scope."""
@@ -27,8 +34,7 @@ class Name:
     pos: Pos
 
 
-@dataclass(frozen=True, slots=True)
-class Imm:
+class Imm(NamedTuple):
     """An integer immediate. `value` is the literal's value; `text` its spelling (`0x10`, `7U`)."""
 
     value: int
@@ -37,8 +43,7 @@ class Imm:
     unsigned: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class FloatImm:
+class FloatImm(NamedTuple):
     """A float immediate: `0fXXXXXXXX` (bits=32), `0dXXXXXXXXXXXXXXXX` (bits=64) or a decimal literal
     (bits=0). `raw` is the bit pattern for the hex forms."""
 
@@ -49,15 +54,13 @@ class FloatImm:
     pos: Pos
 
 
-@dataclass(frozen=True, slots=True)
-class Sink:
+class Sink(NamedTuple):
     """The sink symbol `_`."""
 
     pos: Pos
 
 
-@dataclass(frozen=True, slots=True)
-class Address:
+class Address(NamedTuple):
     """`[base]`, `[base+offset]`, `[base-offset]` or `[offset]`: base is a Name (register or symbol)
     or None for an absolute immediate address. `items` holds what follows a comma inside the brackets
     (`[tmap, {x, y}]` of tensor copies and textures); it is empty for a plain address."""
@@ -68,32 +71,28 @@ class Address:
     items: tuple[Operand, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Vector:
+class Vector(NamedTuple):
     """`{a, b, ...}`: a vector operand."""
 
     items: tuple[Operand, ...]
     pos: Pos
 
 
-@dataclass(frozen=True, slots=True)
-class Not:
+class Not(NamedTuple):
     """`!p`: a negated predicate operand."""
 
     operand: Operand
     pos: Pos
 
 
-@dataclass(frozen=True, slots=True)
-class ParenList:
+class ParenList(NamedTuple):
     """`(a, b, ...)`: the return and argument lists of `call`."""
 
     items: tuple[Operand, ...]
     pos: Pos
 
 
-@dataclass(frozen=True, slots=True)
-class Expr:
+class Expr(NamedTuple):
     """A constant expression that is more than one literal (`sym+4`, `(1<<3)`), kept as text with
     its value where it could be computed (None when it names a symbol)."""
 
@@ -108,8 +107,7 @@ Operand = Name | Imm | FloatImm | Sink | Address | Vector | Not | ParenList | Ex
 # -- statements ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Guard:
+class Guard(NamedTuple):
     """`@p` or `@!p` before an instruction."""
 
     predicate: str
@@ -117,8 +115,7 @@ class Guard:
     pos: Pos
 
 
-@dataclass(frozen=True, slots=True)
-class Instruction:
+class Instruction(NamedTuple):
     """One instruction. For `mbarrier.arrive.shared::cta.b64`: opcode "mbarrier", qualifiers
     (".arrive", ".shared::cta", ".b64") in source order, text "mbarrier.arrive.shared::cta.b64".
     `pos` is where the opcode starts; `operand_pos` has one position per operand."""
@@ -134,14 +131,12 @@ class Instruction:
         return self.opcode + "".join(self.qualifiers)
 
 
-@dataclass(frozen=True, slots=True)
-class Label:
+class Label(NamedTuple):
     name: str
     pos: Pos
 
 
-@dataclass(frozen=True, slots=True)
-class Declarator:
+class Declarator(NamedTuple):
     """One declared name: `x`, `x[4]`, `x[]`, `%r<10>` (range=10), with an optional initializer."""
 
     name: str
@@ -151,8 +146,7 @@ class Declarator:
     pos: Pos = Pos(0, 0)
 
 
-@dataclass(frozen=True, slots=True)
-class Declaration:
+class Declaration(NamedTuple):
     """`.reg .b32 %r<4>;`, `.shared .align 8 .b64 bar[2];`, `.global .u32 g = 5;` ...
 
     space: ".reg", ".shared", ".global", ".const", ".local", ".param", ".tex"...; type: ".b64", ".pred" ...
@@ -168,8 +162,7 @@ class Declaration:
     extra: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Directive:
+class Directive(NamedTuple):
     """Any other directive: `.loc 1 12 3`, `.pragma "nounroll";`, `.file 1 "k.cu"`, `.section` ...
     `args` keeps the tokens' text in order."""
 
@@ -178,8 +171,7 @@ class Directive:
     pos: Pos
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(NamedTuple):
     """A `{ ... }` scope inside a function body."""
 
     body: tuple[Statement, ...]
@@ -189,8 +181,7 @@ class Block:
 Statement = Instruction | Label | Declaration | Directive | Block
 
 
-@dataclass(frozen=True, slots=True)
-class Param:
+class Param(NamedTuple):
     """A parameter of `.entry`/`.func`: `.param .u64 name`, `.param .align 8 .b8 name[16]`, `.reg .b32 x`."""
 
     space: str
@@ -202,8 +193,7 @@ class Param:
     ptr: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Function:
+class Function(NamedTuple):
     """`.entry` (kind "entry") or `.func` (kind "func"). `body` is None for a prototype/declaration.
     `performance` holds `.maxntid 128, 1, 1` as (".maxntid", (128, 1, 1)) and the like."""
 
@@ -242,27 +232,23 @@ class Module:
         return tuple(f for f in self.functions if f.kind == "entry" and f.body is not None)
 
 
-
-def _fast_init(cls: type) -> None:
-    """Give a frozen slotted dataclass an __init__ that stores each field through its slot's own
-    descriptor: the same signature and defaults as the generated one, a third less time (it skips
-    looking up object.__setattr__ per field). The parser builds millions of nodes."""
-    env: dict[str, object] = {}
-    params, body = [], []
-    for f in fields(cls):
-        env[f"_set_{f.name}"] = cls.__dict__[f.name].__set__
-        if f.default is MISSING:
-            params.append(f.name)
-        else:
-            env[f"_default_{f.name}"] = f.default
-            params.append(f"{f.name}=_default_{f.name}")
-        body.append(f"    _set_{f.name}(self, {f.name})")
-    exec(f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body), env)
-    init = env["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"  # type: ignore[attr-defined]
-    cls.__init__ = init  # type: ignore[misc]
+def _equal(self: tuple[object, ...], other: object) -> bool:
+    return type(self) is type(other) and tuple.__eq__(self, other)
 
 
+def _unequal(self: tuple[object, ...], other: object) -> bool:
+    return type(self) is not type(other) or tuple.__ne__(self, other)
+
+
+def _unordered(self: tuple[object, ...], other: object) -> bool:
+    raise TypeError(f"syntax-tree nodes have no order ({type(self).__name__})")
+
+
+# A tuple's own comparisons look at the items only, and order them.
 for _node in (Pos, Name, Imm, FloatImm, Sink, Address, Vector, Not, ParenList, Expr, Guard, Instruction,
-              Label, Declarator, Declaration, Directive, Block, Param, Function, Module):
-    _fast_init(_node)
+              Label, Declarator, Declaration, Directive, Block, Param, Function):
+    _node.__eq__ = _equal  # type: ignore[method-assign]
+    _node.__ne__ = _unequal  # type: ignore[method-assign,assignment]
+    _node.__hash__ = tuple.__hash__  # type: ignore[method-assign]
+    for _op in ("__lt__", "__le__", "__gt__", "__ge__"):
+        setattr(_node, _op, _unordered)

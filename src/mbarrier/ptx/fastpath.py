@@ -10,6 +10,7 @@ tree; tests/ptx/test_parser_fastpath.py checks that both paths agree.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final
 
 from mbarrier.ptx import ast
@@ -40,9 +41,9 @@ _ITEMS: Final = re.compile(_ITEM).finditer
 
 # The same lines, found in two cheaper steps: _SHAPE splits a line into guard, head and operand text;
 # then the head (`opcode.quals`) and each operand are checked against LINE's parts, each distinct text
-# once (the dictionaries below remember the verdicts). Operands with braces take LINE itself.
+# once (the dictionaries below remember the verdicts). Lines with braces take LINE itself.
 _SHAPE: Final = re.compile(
-    r"[ \t]*(?:@(!?)([^ \t;]+)[ \t]+)?([a-z][^ \t;]*)(?:[ \t]+([^ \t;][^;]*))?[ \t]*;[ \t]*(?://.*)?"
+    r"[ \t]*(?:@(!?)([^ \t;]+)[ \t]+)?([a-z][^ \t;]*)(?:[ \t]+([^ \t;{}][^;{}]*))?[ \t]*;[ \t]*(?://.*)?"
 ).fullmatch
 _HEAD: Final = re.compile(
     r"([a-z][a-z0-9_]*)((?:\.[A-Za-z][\w$]*(?:::[\w$]+)*|\.[0-9]+(?:d(?:ms)?|x[0-9]+b(?:x[0-9]+)?)(?![\w$]))*)"
@@ -52,16 +53,25 @@ _PRED: Final = re.compile(_IDENT).fullmatch
 _CACHE_MAX: Final = 1 << 16  # real modules have tens of thousands of distinct register names at most
 
 # What the operand loop needs to build an operand from its text between commas, blanks included:
-# (kind, blanks before it, text, base name of an address, value or offset, unsigned or base's column).
-_Piece = tuple[int, int, str, str | None, int, int]
+# (kind, text, blanks before it, its length plus the comma, base name of an address, value or offset,
+# unsigned or the base's column relative to the `[`).
+_Piece = tuple[int, str, int, int, str | None, int, int]
 _K_NAME, _K_IMM, _K_ADDRESS, _K_OTHER, _K_BAD = 0, 1, 2, 3, 4
 _heads: dict[str, tuple[str, tuple[str, ...]]] = {}  # opcode "" for a head LINE does not accept
 _pieces: dict[str, _Piece] = {}
+
+Token = tuple[int, str, int, int]  # as in lexer.py
+# The token kind of a run of whole instruction lines that the fast path built (one of lexer.py's token
+# kinds): (INSN, opcode of the first, its line, how many instructions).
+INSN: Final = 10
 
 Pos = ast.Pos
 Name = ast.Name
 Imm = ast.Imm
 Address = ast.Address
+Guard = ast.Guard
+Instruction = ast.Instruction
+_new = tuple.__new__  # builds a node in C from a tuple of its fields (ast.py's nodes are named tuples)
 
 
 class _NotPlain(Exception):
@@ -91,24 +101,25 @@ def _head(head: str) -> tuple[str, tuple[str, ...]]:
 def _piece(piece: str) -> _Piece:
     text = piece.strip(" \t")
     lead = len(piece) - len(piece.lstrip(" \t"))
-    out: _Piece = (_K_BAD, lead, text, None, 0, 0)
+    advance = len(piece) + 1
+    out: _Piece = (_K_BAD, text, lead, advance, None, 0, 0)
     if _PIECE(text) is not None:
         c = text[0]
         if c == "[":
             base, delta, offset = _address_parts(text)
             if offset is not None:
-                out = (_K_ADDRESS, lead, text, base, offset, delta)
+                out = (_K_ADDRESS, text, lead, advance, base, offset, delta)
         elif c in "0123456789-":
             if text[1:2] in ("f", "F", "d", "D"):
-                out = (_K_OTHER, lead, text, None, 0, 0)
+                out = (_K_OTHER, text, lead, advance, None, 0, 0)
             else:
                 value = int_value(text)
                 if value is not None:
-                    out = (_K_IMM, lead, text, None, value, text[-1] == "U")
+                    out = (_K_IMM, text, lead, advance, None, value, text[-1] == "U")
         elif c == "!" or text == "_" or "|" in text:
-            out = (_K_OTHER, lead, text, None, 0, 0)
+            out = (_K_OTHER, text, lead, advance, None, 0, 0)
         else:
-            out = (_K_NAME, lead, text, None, 0, 0)
+            out = (_K_NAME, text, lead, advance, None, 0, 0)
     if len(_pieces) > _CACHE_MAX:
         _pieces.clear()
     _pieces[piece] = out
@@ -117,57 +128,97 @@ def _piece(piece: str) -> _Piece:
 
 def instruction(line: str, lineno: int) -> ast.Instruction | None:
     """The instruction on `line` if the whole line is one plain instruction, else None."""
-    m = _SHAPE(line)
-    if m is None:
-        return None
-    bang, pred, head, ops = m.groups()
-    try:
-        if ops is not None and "{" in ops:
-            full = LINE_MATCH(line)
-            return None if full is None else _build(full, lineno)
-        oq = _heads.get(head)
-        if oq is None:
-            oq = _head(head)
-        if not oq[0]:
-            return None
-        guard = None
-        if pred is not None:
-            if pred == "_" or _PRED(pred) is None:  # the sink is no predicate: the general parser says so
-                return None
-            guard = ast.Guard(pred, bang == "!", Pos(lineno, m.start(1)))
-        pos = Pos(lineno, m.start(3) + 1)
-        if ops is None:
-            return ast.Instruction(oq[0], oq[1], (), guard, pos)
-        operands: list[ast.Operand] = []
-        append = operands.append
-        pieces = _pieces
-        col = m.start(4) + 1
-        for piece in ops.split(","):
-            e = pieces.get(piece)
-            if e is None:
-                e = _piece(piece)
-            k = e[0]
-            start = col + e[1]
-            col += len(piece) + 1
-            if k == _K_NAME:  # the common case
-                append(Name(e[2], Pos(lineno, start)))
-            elif k == _K_IMM:
-                append(Imm(e[4], e[2], Pos(lineno, start), e[5] == 1))
-            elif k == _K_ADDRESS:
-                base = e[3]
-                append(Address(None if base is None else Name(base, Pos(lineno, start + e[5])), e[4],
-                               Pos(lineno, start)))
-            elif k == _K_OTHER:
-                text = e[2]
-                if text[0] == "!":
-                    append(ast.Not(_single(text[1:], lineno, start + 1), Pos(lineno, start)))
-                else:
-                    append(_single(text, lineno, start))
+    built: list[ast.Instruction] = []
+    scan([line], _no_tokens, built, lineno)
+    return built[0] if built else None
+
+
+def _no_tokens(line: str, lineno: int) -> list[Token]:
+    return []
+
+
+def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list[ast.Instruction],
+         first: int = 1) -> list[Token]:
+    """The tokens of `lines` (numbered from `first`). Each line that is one plain instruction has its
+    Instruction appended to `built`, and each run of such lines (blank and comment lines between them
+    give nothing) becomes one INSN token; every other line gives other(line, lineno). The parser's
+    innermost loop: one pass over the module, the nodes built by tuple.__new__ (in C, no Python frame)."""
+    tokens: list[Token] = []
+    extend = tokens.extend
+    keep = built.append
+    shape = _SHAPE
+    get = _pieces.get
+    heads = _heads
+    new = _new
+    run = 0  # instructions built since the last token
+    for lineno, line in enumerate(lines, first):
+        m = shape(line)
+        try:
+            if m is not None:
+                bang, pred, head, ops = m.groups()
+                oq = heads.get(head) or _head(head)
+                opcode = oq[0]
+                # (the sink `_` is no predicate: the general parser says so)
+                if opcode and (pred is None or (pred != "_" and _PRED(pred) is not None)):
+                    pos = new(Pos, (lineno, m.start(3) + 1))
+                    guard = None
+                    if pred is not None:
+                        guard = new(Guard, (pred, bang == "!", new(Pos, (lineno, m.start(1)))))
+                    if ops is None:
+                        keep(new(Instruction, (opcode, oq[1], (), guard, pos)))
+                        run += 1
+                        continue
+                    operands: list[ast.Operand] = []
+                    append = operands.append
+                    col = m.start(4) + 1
+                    for piece in ops.split(","):
+                        e = get(piece) or _piece(piece)
+                        k = e[0]
+                        if k == _K_NAME:  # the common case
+                            append(new(Name, (e[1], new(Pos, (lineno, col + e[2])))))
+                        elif k == _K_IMM:
+                            append(new(Imm, (e[5], e[1], new(Pos, (lineno, col + e[2])), e[6] == 1)))
+                        elif k == _K_ADDRESS:
+                            start = col + e[2]
+                            b = e[4]
+                            base = None if b is None else new(Name, (b, new(Pos, (lineno, start + e[6]))))
+                            append(new(Address, (base, e[5], new(Pos, (lineno, start)), ())))
+                        elif k == _K_OTHER:
+                            text = e[1]
+                            start = col + e[2]
+                            if text[0] == "!":
+                                inner = _single(text[1:], lineno, start + 1)
+                                append(new(ast.Not, (inner, new(Pos, (lineno, start)))))
+                            else:
+                                append(_single(text, lineno, start))
+                        else:
+                            break
+                        col += e[3]
+                    else:
+                        keep(new(Instruction, (opcode, oq[1], tuple(operands), guard, pos)))
+                        run += 1
+                        continue
             else:
-                return None
-        return ast.Instruction(oq[0], oq[1], tuple(operands), guard, pos)
-    except _NotPlain:
-        return None
+                s = line.lstrip()
+                if not s or s[:2] == "//":
+                    continue
+                if "{" in s:  # a vector operand: LINE decides
+                    full = LINE_MATCH(line)
+                    if full is not None:
+                        keep(_build(full, lineno))
+                        run += 1
+                        continue
+        except _NotPlain:
+            pass
+        if run:
+            f = built[-run]
+            tokens.append((INSN, f.opcode, f.pos.line, run))
+            run = 0
+        extend(other(line, lineno))
+    if run:
+        f = built[-run]
+        tokens.append((INSN, f.opcode, f.pos.line, run))
+    return tokens
 
 
 def _build(m: re.Match[str], lineno: int) -> ast.Instruction:

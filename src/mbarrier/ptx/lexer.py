@@ -11,7 +11,8 @@ from typing import Final
 
 from mbarrier.ptx import ast
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
-from mbarrier.ptx.fastpath import instruction as _fast_instruction
+from mbarrier.ptx.fastpath import INSN as INSN
+from mbarrier.ptx.fastpath import scan as _fast_scan
 
 Token = tuple[int, str, int, int]
 
@@ -25,7 +26,7 @@ COMMENT: Final = 6  # `// ...` up to the end of the line (dropped)
 PUNCT: Final = 7  # `,` `;` `[` `<<` ...
 BAD: Final = 8  # any other character: always a syntax error
 EOF: Final = 9  # the end of the input (made by the parser, never by the regex)
-INSN: Final = 10  # a whole instruction line built by the fast path: text is its opcode or "@" (scan() only)
+# INSN (from fastpath.py): a run of whole instruction lines built by the fast path (scan() only)
 
 # PTX ISA 4.3 (identifiers): [a-zA-Z][a-zA-Z0-9_$]* | [_$%][a-zA-Z0-9_$]+ ; `::` joins qualifier parts.
 _FOLLOW = r"[A-Za-z0-9_$]"
@@ -70,15 +71,14 @@ def tokenize(text: str, path: str = "<input>") -> list[Token]:
 
 
 def scan(text: str, path: str = "<input>") -> tuple[list[Token], list[ast.Instruction]]:
-    """Like tokenize, but a line that is one plain instruction becomes a single INSN token; its
-    Instruction is the next item of the returned list (in source order). Where the parser meets an
+    """Like tokenize, but lines that are one plain instruction each become INSN tokens (one per run of
+    them); their Instructions are the returned list, in source order. Where the parser meets an
     INSN token outside a statement position it cannot go on, and parse() starts over with tokenize():
     so the fast path changes the speed, never the result."""
     built: list[ast.Instruction] = []
     return _scan(text, path, built), built
 
 
-_INSN_START: Final = frozenset("abcdefghijklmnopqrstuvwxyz@")
 _DEC = r"(0|[1-9][0-9]*)"
 _LOC_MATCH: Final = re.compile(rf"[ \t]*(\.loc)[ \t]+{_DEC}[ \t]+{_DEC}[ \t]+{_DEC}[ \t]*(?://.*)?").fullmatch
 _LABEL_MATCH: Final = re.compile(r"[ \t]*([A-Za-z][\w$]*|[_$%][\w$]+)[ \t]*(:)").fullmatch
@@ -91,35 +91,33 @@ def _scan(text: str, path: str, built: list[ast.Instruction] | None) -> list[Tok
         text = _blank_block_comments(text, path)
     if not text.isascii():
         _non_ascii(text, path)
+    lines = text.split("\n")
+    if built is not None:
+        # An INSN token is right only where a statement starts; the parser falls back to plain
+        # tokens when one turns up anywhere else.
+        return _fast_scan(lines, _shortcut_or_tokens, built)
     tokens: list[Token] = []
-    extend = tokens.extend
-    keep = built.append if built is not None else None
-    for lineno, line in enumerate(text.split("\n"), 1):
-        s = line.lstrip()
-        if not s or s.startswith("//"):
-            continue
-        if keep is not None:
-            # Shortcuts for the most common lines. An INSN token is right only where a statement
-            # starts; the parser falls back to plain tokens when one turns up anywhere else.
-            c = s[0]
-            if c in _INSN_START:
-                insn = _fast_instruction(line, lineno)
-                if insn is not None:
-                    keep(insn)
-                    g = insn.guard
-                    tokens.append((INSN, "@", lineno, g.pos.column) if g is not None
-                                  else (INSN, insn.opcode, lineno, insn.pos.column))
-                    continue
-            elif c == "." or s[-1] == ":":
-                short = _loc_or_label(line, lineno)  # exactly the tokens _TOKEN would give
-                if short is not None:
-                    extend(short)
-                    continue
-        toks = [(m.lastindex or BAD, m.group(), lineno, m.start() + 1) for m in _FINDITER(line)]
-        if toks and toks[-1][0] == COMMENT:
-            toks.pop()
-        extend(toks)
+    for lineno, line in enumerate(lines, 1):
+        tokens.extend(_line_tokens(line, lineno))
     return tokens
+
+
+def _line_tokens(line: str, lineno: int) -> list[Token]:
+    toks = [(m.lastindex or BAD, m.group(), lineno, m.start() + 1) for m in _FINDITER(line)]
+    if toks and toks[-1][0] == COMMENT:
+        toks.pop()
+    return toks
+
+
+def _shortcut_or_tokens(line: str, lineno: int) -> list[Token]:
+    """The tokens of a line the instruction fast path did not take: `.loc` and label lines the short
+    way (exactly the tokens _TOKEN would give), the rest by _TOKEN."""
+    s = line.lstrip()
+    if s[0] == "." or s[-1] == ":":
+        short = _loc_or_label(line, lineno)
+        if short is not None:
+            return short
+    return _line_tokens(line, lineno)
 
 
 def _loc_or_label(line: str, lineno: int) -> list[Token] | None:

@@ -83,7 +83,8 @@ def _end_position(text: str) -> tuple[int, int]:
 class _Parser(DebugParser):
     def __init__(self, tokens: list[Token], built: list[ast.Instruction], text: str, path: str) -> None:
         super().__init__(tokens, _end_position(text), path)
-        self.built = iter(built)
+        self.built = built
+        self.next_built = 0
         self.text = text
 
     def up_to_semicolon(self, t: Token) -> ast.Directive:
@@ -314,9 +315,11 @@ class _Parser(DebugParser):
         while True:
             t = toks[self.i]
             kind = t[0]
-            if kind == INSN:
+            if kind == INSN:  # a run of instructions the fast path built
                 self.i += 1
-                append(next(self.built))
+                j = self.next_built
+                self.next_built = j + t[3]
+                body += self.built[j:j + t[3]]
             elif kind == IDENT:
                 nxt = toks[self.i + 1]
                 if nxt[1] == ":" and nxt[0] == PUNCT:
