@@ -110,9 +110,11 @@ def _line_tokens(line: str, lineno: int) -> list[Token]:
 
 
 def _shortcut_or_tokens(line: str, lineno: int) -> list[Token]:
-    """The tokens of a line the instruction fast path did not take: `.loc` and label lines the short
-    way (exactly the tokens _TOKEN would give), the rest by _TOKEN."""
-    s = line.lstrip()
+    """The tokens of a line the instruction fast path did not take: `.loc`, label and lone `{`, `}`,
+    `(`, `)` lines the short way (exactly the tokens _TOKEN would give), the rest by _TOKEN."""
+    s = line.strip()
+    if len(s) == 1 and s in "{}()":
+        return [(PUNCT, s, lineno, len(line) - len(line.lstrip()) + 1)]
     if s[0] == "." or s[-1] == ":":
         short = _loc_or_label(line, lineno)
         if short is not None:
