@@ -38,6 +38,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--no-reduce", action="store_true",
                    help="no reductions: every instruction is its own step (the graph `export --promela` "
                    "writes)")
+    p.add_argument("--no-symmetry", action="store_true",
+                   help="do not merge states that differ only by which lanes or warps play which role (or in "
+                   "registers no instruction reads again)")
     p.add_argument("--no-races", action="store_true",
                    help="switch off happens-before tracking and race findings (faster)")
     p.add_argument("--no-sleep", action="store_true",
@@ -86,7 +89,7 @@ def main(args: argparse.Namespace) -> int:
     module, m = load_launch(args)
     progress = Progress(sys.stderr.isatty() and not args.json)
     opts = Options(max_states=args.max_states, timeout=args.timeout, reductions=not args.no_reduce,
-                   races=not args.no_races,
+                   races=not args.no_races, symmetry=not args.no_symmetry,
                    warp=args.warp, max_findings=args.max_findings, progress=progress, sleep=not args.no_sleep)
     try:
         result: CheckResult = check_machine(m, module, opts)

@@ -34,6 +34,7 @@ from mbarrier.explore.code import BRANCH, LOCAL, MB, Code, Ins, analyse
 from mbarrier.explore.por import AllFootprints, Footprints, stubborn
 from mbarrier.explore.schedule import encode
 from mbarrier.explore.sleep import EMPTY, Expansion, Sleep
+from mbarrier.explore.symmetry import Symmetry
 from mbarrier.ptx import ast
 from mbarrier.sim.address import CTA_BITS, CTA_MASK, SHARED_GENERIC, is_shared_generic
 from mbarrier.sim.errors import SimError
@@ -70,6 +71,7 @@ class Options:
     progress: Callable[[Stats], None] | None = None
     progress_every: float = 0.5
     races: bool = True               # happens-before tracking and race findings (sim.races)
+    symmetry: bool = True            # with reductions: interchangeable threads (explore.symmetry)
 
 
 @dataclass
@@ -82,6 +84,7 @@ class Stats:
     full_expansions: int = 0        # states the cycle proviso expanded fully
     sleep_pruned: int = 0           # moves of the stubborn sets not taken: asleep (explore.sleep)
     sleep_woken: int = 0            # moves taken because a state was reached again with a smaller sleep set
+    symmetric_merges: int = 0       # states equal to an earlier one only up to symmetry and dead registers
     depth: int = 0
     seconds: float = 0.0
     started: float = field(default_factory=time.monotonic)
@@ -184,6 +187,14 @@ class Explorer:
         self.reduce = opts.reductions
         self.sleep_sets = self.reduce and opts.sleep
         self._spin_cache: dict[tuple[object, ...], bool] = {}
+        self.symmetry: Symmetry | None = None
+        if self.reduce and opts.symmetry:
+            self.symmetry = Symmetry(m, module, self.codes, opts.warp)
+            if self.symmetry.enabled and self.sleep_sets:
+                # Sleep sets name agents by thread id; a state merged with a symmetric one would compare
+                # them across different permutations. Until they are named canonically: one or the other.
+                self.sleep_sets = False
+                self.symmetry.note = "sleep sets off: not combined with symmetry"
 
     # -- what can run ------------------------------------------------------------------------------
     def ins(self, t: Thread) -> Ins:
@@ -366,8 +377,14 @@ class Explorer:
 
     # -- the search ----------------------------------------------------------------------------------
     def state_key(self, snap: snapshot.Snapshot) -> int:
-        """The hash under which a state is remembered (64-bit hash compaction of its canonical key)."""
-        return hash(snapshot.key(snap))
+        """The hash under which a state is remembered (64-bit hash compaction of its canonical key; with
+        symmetry, of its canonical image's key)."""
+        sym = self.symmetry
+        if sym is None or not sym.enabled:
+            return hash(snapshot.key(snap))
+        h = sym.state_hash(snap)
+        self.stats.symmetric_merges = sym.merges
+        return h
 
     def run(self) -> CheckResult:
         opts, stats, m = self.opts, self.stats, self.m
@@ -631,6 +648,8 @@ class Explorer:
                 else "thread-granular")
         mode += ", reductions on" if self.reduce else ", reductions off"
         mode += ", races tracked" if self.opts.races else ", races not tracked"
+        if self.symmetry is not None:
+            mode += ", " + self.symmetry.describe()
         return CheckResult(verdict, findings, self.stats, covered, mode)
 
 

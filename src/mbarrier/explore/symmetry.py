@@ -106,6 +106,7 @@ class Symmetry:
         self.enabled = bool(warps) and (aligned or not warp_mode) and \
             all(t.warp is not None for t in m.threads)
         self.merges = 0
+        self.note = ""   # what the checker changed for symmetry's sake (for the mode line)
         self._masked: dict[int, tuple[object, tuple[object, ...], int]] = {}
         self._raw: set[int] = set()
         self._canon: set[int] = set()
@@ -113,9 +114,9 @@ class Symmetry:
     def describe(self) -> str:
         if not self.enabled:
             return "symmetry off (threads outside warps, or warps not aligned for warp granularity)"
-        if self.lanes:
-            return "symmetry: lanes of a warp, whole warps of a CTA"
-        return f"symmetry: whole warps of a CTA only (lanes told apart by {self.why_not_lanes})"
+        what = ("symmetry: lanes of a warp, whole warps of a CTA" if self.lanes
+                else f"symmetry: whole warps of a CTA only (lanes told apart by {self.why_not_lanes})")
+        return f"{what}; {self.note}" if self.note else what
 
     # -- local states ----------------------------------------------------------------------------------
     def local(self, core: tuple[object, ...]) -> tuple[tuple[object, ...], int]:

@@ -20,7 +20,8 @@ def format_stats(s: Stats) -> str:
             f"{s.local_steps:,} local steps run eagerly, {s.pruned:,} of {s.enabled:,} enabled moves pruned"
             f"{f', {s.sleep_pruned:,} asleep (sleep sets)' if s.sleep_pruned else ''}"
             f"{f', {s.sleep_woken:,} woken by a smaller sleep set' if s.sleep_woken else ''}"
-            f"{f', {s.full_expansions} full expansions' if s.full_expansions else ''}")
+            f"{f', {s.full_expansions} full expansions' if s.full_expansions else ''}"
+            f"{f', {s.symmetric_merges:,} symmetric merges' if s.symmetric_merges else ''}")
 
 
 def headline(r: CheckResult) -> str:
@@ -149,5 +150,6 @@ def to_json(r: CheckResult) -> dict[str, Any]:
             "stats": {"states": s.states, "transitions": s.transitions, "seconds": round(s.seconds, 3),
                       "sleep_pruned": s.sleep_pruned, "sleep_woken": s.sleep_woken,
                       "depth": s.depth, "local_steps": s.local_steps, "enabled": s.enabled,
-                      "pruned": s.pruned, "full_expansions": s.full_expansions},
+                      "pruned": s.pruned, "full_expansions": s.full_expansions,
+                      "symmetric_merges": s.symmetric_merges},
             "mode": r.mode, "covered": r.covered}
