@@ -254,7 +254,8 @@ def _futures(ex: Explorer, seed: int) -> tuple[list[Thread], list[dict[object, l
     agents, spinning = ex.enabled()
     everyone = [t for t in ex.m.threads if t.status != 3]
     blocked = {i: spinning[t.aid] for i, t in enumerate(everyone) if t.aid in spinning}
-    return everyone, ex.fp.frozen_futures(ex.m, list(everyone), seed, blocked)  # type: ignore[return-value]
+    futures, _ = ex.fp.frozen_futures(ex.m, list(everyone), seed, blocked)  # type: ignore[arg-type]
+    return everyone, futures  # type: ignore[return-value]
 
 
 def _to_bar_sync_done(ex: Explorer) -> None:
@@ -314,3 +315,38 @@ def test_gate_needs_a_known_parity_and_own_barrier(tmp_path: Path) -> None:
     fp = ex.fp.fps[t.func.name]
     wait = next(x for x in fp.code.ins if x.mb_op == "try_wait")
     assert ex.fp.frozen.gate(fp, t, wait, t.pc, {}) == Gate(wait.pc, 0, shared_symbols(ex.m)["bar1"], 0)
+
+
+def test_bytes_outstanding_block_a_waiter_unless_others_can_complete_them(tmp_path: Path) -> None:
+    # bar0 expects 1 arrival; thread 0 arrives with expect_tx 8, so the phase waits for 8 bytes. Thread 2
+    # waits on it. The bytes come from thread 1's complete_tx (one instruction) only.
+    threads = [["mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar0], 8;", "st.shared.u32 [data+4], %r0;"],
+               ["mbarrier.complete_tx.shared::cta.b64 [bar0], 8;"],
+               [*_wait(0, 0, 12), "ld.shared.u32 %r5, [data];"]]
+    ex = _explorer(tmp_path, (1, 1), threads)
+    _to_bar_sync_done(ex)
+    _advance(ex, 0, 1)  # the arrive.expect_tx: pending 0, tx-count 8
+    b = ex.m.ctas[0].barriers[shared_symbols(ex.m)["bar0"]]
+    assert (b.pending, b.tx) == (0, 8)
+    everyone, futures = _futures(ex, seed=1)  # thread 1's complete_tx frozen: nobody else can send bytes
+    assert futures[2] == {}
+    everyone, futures = _futures(ex, seed=0)  # thread 1 may complete the bytes: thread 2 may pass
+    assert futures[2] != {}
+
+
+def test_registers_computed_later_give_known_addresses(tmp_path: Path) -> None:
+    # The barrier's address is computed after the thread's pc (mov of the symbol, add): the future
+    # arrival still lands on bar1, not on an unknown barrier, so thread 0's wait on bar1 stays closed.
+    threads = [[*_wait(1, 0, 10)],
+               ["st.shared.u32 [data], %r0;", "mov.u32 %r7, bar0;", "add.u32 %r8, %r7, 8;",
+                "mbarrier.arrive.shared::cta.b64 _, [%r8];"],
+               ["st.shared.u32 [data+4], %r0;"]]
+    ex = _explorer(tmp_path, (1, 2), threads)
+    _to_bar_sync_done(ex)
+    assert shared_symbols(ex.m)["bar1"] == shared_symbols(ex.m)["bar0"] + 8
+    t = ex.m.threads[1]
+    assert ex.fp.fps[t.func.name].code.ins[t.pc].op == "st"  # the address is not computed yet
+    _, futures = _futures(ex, seed=2)
+    assert futures[0] == {}  # bar1 expects 2 arrivals; thread 1 brings one
+    mb = futures[1]["mb"]
+    assert mb == [(("mb", 0, shared_symbols(ex.m)["bar1"]), 2)]  # JOIN: a plain arrival, address known

@@ -39,12 +39,12 @@ before the seed moves: its future is empty, so it never joins the set (not even 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mbarrier.explore.code import ATOM, BULK, CP_MB, MB, Addr, Code, Ins
-from mbarrier.explore.values import Env, flow, value
-from mbarrier.ptx.literals import int_value
+from mbarrier.explore.code import ATOM, BULK, CP_MB, EXIT, MB, Addr, Code, Ins
+from mbarrier.explore.values import Env, flow, opcode, operand, value
 from mbarrier.sim.machine import Copy, Machine, Thread
 
 if TYPE_CHECKING:
@@ -76,32 +76,38 @@ class Segment:
     items: list[Item]
     gates: tuple[Gate, ...]
     arrivals: list[Source]
+    exits: bool  # whether the thread may exit in it
 
 
 class Plan:
-    """One thread's future at one pc and register file, split at its gates (computed lazily, cached)."""
+    """One thread's future at one pc and register file, split at its gates (all computed up front;
+    `envs`, the register values each reachable instruction will see, is dropped afterwards)."""
 
-    def __init__(self, frozen: Frozen, fp: Footprints, t: Thread, cut: frozenset[str], blocked: Gate | None):
+    def __init__(self, frozen: Frozen, fp: Footprints, t: Thread, cut: frozenset[str], blocked: Gate | None,
+                 envs: dict[int, Env]):
         self.fp = fp
         self.frozen = frozen
         self.t = t
         self.pc = t.pc
         self.cut = cut
+        self.envs = envs
         self.after: dict[int, Segment] = {}
         self.futures: dict[frozenset[int], list[Item]] = {}
-        # The register values each reachable instruction will see (explore.values).
-        self.envs = flow(fp.m, fp.code, t, lambda j, env: fp._succ(t, j, self.pc, env))
         if blocked is not None:
-            self.start = Segment([], (blocked,), [])
+            self.start = Segment([], (blocked,), [], False)
         else:
             self.start = self._walk([], fp.current(t),
                                     frozen.arrival(fp, t, fp.code.ins[t.pc], t.pc, False, None))
+        todo = list(self.start.gates)
+        while todo:
+            g = todo.pop()
+            if g.pc not in self.after:
+                seg = self.after[g.pc] = self._walk([g.pc], [], [])
+                todo.extend(seg.gates)
+        del self.envs
 
     def behind(self, g: Gate) -> Segment:
-        seg = self.after.get(g.pc)
-        if seg is None:
-            seg = self.after[g.pc] = self._walk([g.pc], [], [])
-        return seg
+        return self.after[g.pc]
 
     def _next(self, j: int) -> tuple[int, ...]:
         fp, code, t, pc = self.fp, self.fp.code, self.t, self.pc
@@ -133,13 +139,15 @@ class Plan:
             todo.extend(self._next(j))
         items = list(items)
         arrivals = list(arrivals)
+        exits = not roots and code.ins[pc].kind == EXIT
         for j in sorted(seen):
             x = code.ins[j]
             env = self.envs.get(j, {})
             if fp._guard_may(t, x, pc, env):
                 items.extend(fp.of_ins(t, x, pc, True, env))
                 arrivals.extend(self.frozen.arrival(fp, t, x, pc, True, env))
-        return Segment(items, tuple(gates.values()), arrivals)
+                exits = exits or x.kind == EXIT
+        return Segment(items, tuple(gates.values()), arrivals, exits)
 
 
 class Frozen:
@@ -147,9 +155,11 @@ class Frozen:
 
     def __init__(self) -> None:
         self._plans: dict[tuple[object, ...], Plan] = {}
+        # Register values per (thread, pc, live registers): shared by the plans of every cut; only the
+        # latest few are kept (a plan keeps what it needs).
+        self._flows: OrderedDict[tuple[object, ...], dict[int, Env]] = OrderedDict()
         self._relevant: dict[int, list[tuple[int, ...]]] = {}
         self._cycle: dict[int, list[bool]] = {}
-        self._counts: dict[tuple[int, int], tuple[int | None, int] | None] = {}
 
     # -- static facts of a function ------------------------------------------------------------------
     def _static(self, code: Code) -> tuple[list[tuple[int, ...]], list[bool]]:
@@ -165,10 +175,17 @@ class Frozen:
 
     def plan(self, fp: Footprints, t: Thread, cut: frozenset[str], blocked: Gate | None) -> Plan:
         rel, _ = self._static(fp.code)
-        key = (t.func.name, t.aid, t.pc, cut, blocked) + tuple(t.regs[s] for s in rel[t.pc])
+        where = (t.func.name, t.aid, t.pc) + tuple(t.regs[s] for s in rel[t.pc])
+        key = (cut, blocked) + where
         p = self._plans.get(key)
         if p is None:
-            p = self._plans[key] = Plan(self, fp, t, cut, blocked)
+            envs = self._flows.get(where)
+            if envs is None:
+                envs = self._flows[where] = flow(fp.m, fp.code, t, rel[t.pc],
+                                                 lambda j, env: fp._succ(t, j, t.pc, env))
+                if len(self._flows) > 512:
+                    self._flows.popitem(last=False)
+            p = self._plans[key] = Plan(self, fp, t, cut, blocked, envs)
         return p
 
     # -- one instruction ------------------------------------------------------------------------------
@@ -206,7 +223,7 @@ class Frozen:
             k = _target(fp, t, x.addr, pc, future, env)
             n = INF if cycle[x.pc] else self._count(fp, t, x, pc, future, env)
             out = [(x.pc, ARRIVE, k, n)]
-            if not x.mb_plain and ".expect_tx" in _head(fp.code, x):
+            if not x.mb_plain and ".expect_tx" in opcode(fp.code, x):
                 out.append((x.pc, TX_UP, k, 1))
             return out
         if x.kind == MB and x.mb_op in ("expect_tx", "complete_tx"):
@@ -226,10 +243,8 @@ class Frozen:
 
     def _count(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int:
         """The arrive's count operand (1 when absent or with .expect_tx); INF when unknown."""
-        key = (id(fp.code), x.pc)
-        if key not in self._counts:
-            self._counts[key] = _count_operand(fp.code, x)
-        found = self._counts[key]
+        # .expect_tx arrives with count 1: its third operand is the tx count.
+        found = (None, 1) if ".expect_tx" in opcode(fp.code, x) else operand(fp.code, x, 2, (None, 1))
         if found is None:
             return INF
         slot, const = found
@@ -241,10 +256,16 @@ class Frozen:
     # -- the fixpoint ---------------------------------------------------------------------------------
     def futures(self, m: Machine, fps: dict[str, Footprints], agents: list[Thread | Copy], seed: int,
                 cuts: list[frozenset[str] | None], blocked_on: dict[int, tuple[int, int]]
-                ) -> list[list[Item] | None]:
+                ) -> tuple[list[list[Item] | None], frozenset[int]]:
         """For each agent: its item list while agents[seed] is frozen ([] for the seed itself, None where
         the caller keeps its own future: copies, threads inside calls, threads inside a cut barrier).
-        `cuts[i]` is agent i's barrier cut (None: its future is empty, it waits inside a cut barrier)."""
+        `cuts[i]` is agent i's barrier cut (None: its future is empty, it waits inside a cut barrier).
+
+        Also the CTAs that cannot die before the seed moves: those with a live thread that cannot exit
+        meanwhile (the seed when its next step is not an exit, a thread inside a cut barrier, a thread
+        whose region has no exit). Along any sequence of steps outside the stubborn set that thread
+        stays alive, so no exit there is the CTA's last and a copy landing or a remote access commutes
+        with every exit: their liveness items need not conflict."""
         exact: dict[tuple[int, int | None, int | None], int] = {}
         live: list[tuple[int, Plan, set[int], list[Gate], set[int]]] = []
         for i, a in enumerate(agents):
@@ -269,21 +290,38 @@ class Frozen:
             _add(plan.start, counted, exact)
             live.append((i, plan, counted, list(plan.start.gates), set()))
         changed = True
+        memo: dict[tuple[int, int, int | None], bool] = {}  # per gate barrier and parity, until a change
         while changed:
             changed = False
             for _i, plan, counted, closed, opened in live:
                 for g in list(closed):
-                    if g.pc in opened or not _passable(m, g, exact):
+                    if g.pc in opened:
+                        continue
+                    gk = (g.cta, g.off, g.parity)
+                    ok = memo.get(gk)
+                    if ok is None:
+                        ok = memo[gk] = _passable(m, g, exact)
+                    if not ok:
                         continue
                     opened.add(g.pc)
                     seg = plan.behind(g)
+                    memo.clear()
                     _add(seg, counted, exact)
                     closed.extend(h for h in seg.gates if h.pc not in opened)
                     changed = True
                 closed[:] = [g for g in closed if g.pc not in opened]
         out: list[list[Item] | None] = [None] * len(agents)
         out[seed] = []
+        immortal: set[int] = set()
+        s = agents[seed]
+        if isinstance(s, Thread) and fps[s.func.name].code.ins[s.pc].kind != EXIT and not s.frames:
+            immortal.add(s.cta.index)
+        for a, cut in zip(agents, cuts, strict=True):
+            if cut is None and isinstance(a, Thread):
+                immortal.add(a.cta.index)
         for i, plan, _counted, _closed, opened in live:
+            if not plan.start.exits and not any(plan.behind(g).exits for g in _order(plan, opened)):
+                immortal.add(agents[i].cta.index)  # type: ignore[union-attr]
             key = frozenset(opened)
             items = plan.futures.get(key)
             if items is None:
@@ -292,7 +330,7 @@ class Frozen:
                     items.extend(plan.behind(g).items)
                 plan.futures[key] = items
             out[i] = items
-        return out
+        return out, frozenset(immortal)
 
 
 def _order(plan: Plan, opened: set[int]) -> list[Gate]:
@@ -344,56 +382,6 @@ def _target(fp: Footprints, t: Thread, a: Addr | None, pc: int, future: bool, en
         return (None, None)
     obj = fp._mb(t, a, 0, pc, future, env)[0][0]
     return obj[1], obj[2]  # type: ignore[return-value]
-
-
-def _text(code: Code, x: Ins) -> tuple[str, str]:
-    """The instruction's opcode with its qualifiers, and its operand text (no guard, no comment)."""
-    text = code.fn.sites[x.pc].text.split("//")[0].replace("\t", " ").strip().rstrip(";").strip()
-    if text.startswith("@"):
-        text = text.partition(" ")[2].strip()
-    head, _, rest = text.partition(" ")
-    return head, rest
-
-
-def _head(code: Code, x: Ins) -> str:
-    return _text(code, x)[0]
-
-
-def _count_operand(code: Code, x: Ins) -> tuple[int | None, int] | None:
-    """(slot, constant) of an arrive's count, read from the instruction's text; None when unknown."""
-    head, rest = _text(code, x)
-    if ".expect_tx" in head:
-        return (None, 1)  # .expect_tx arrives with count 1; its third operand is the tx count
-    ops = [o.strip() for o in _split(rest)]
-    if len(ops) < 3:
-        return (None, 1)
-    v = int_value(ops[2])
-    if v is not None:
-        return (None, v & 0xFFFFFFFF)
-    skip = {x.guard[0]} if x.guard is not None else set()
-    if x.addr is not None and x.addr.base is not None:
-        skip.add(x.addr.base)
-    cand = set(x.reads) - skip
-    if not ops[2].startswith("%") or len(cand) != 1:
-        return None
-    return (cand.pop(), 0)
-
-
-def _split(ops: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in ops:
-        if ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur)
-    return out
 
 
 def _live(code: Code) -> list[set[int]]:

@@ -43,11 +43,11 @@ from mbarrier.explore.code import (
     Ins,
 )
 from mbarrier.explore.frozen import Frozen
-from mbarrier.explore.values import Env, value
+from mbarrier.explore.values import Env, operand, value
 from mbarrier.sim.address import CTA_BITS, CTA_MASK, SHARED_GENERIC, is_shared_generic
 from mbarrier.sim.machine import WAITING_DEPS, Copy, Cta, Machine, Thread
 
-READ, WRITE, JOIN = 0, 1, 2
+READ, WRITE, JOIN, LEAVE = 0, 1, 2, 3
 Item = tuple[tuple[object, ...], int]
 Future = dict[object, list[Item]]
 
@@ -161,8 +161,11 @@ class Footprints:
         if k == WARP_READ:
             return [(("warp", cta, t.aid // 32), READ)]
         if k == EXIT:
-            return [(("bar", cta), WRITE), (("cl", t.cta.cluster.index), WRITE),
-                    (("warp", cta, t.aid // 32), WRITE), (("live", cta), WRITE), (("cp", t.aid), READ)]
+            # Exits commute with each other (LEAVE): each lowers the live counts the bar.sync, cluster
+            # and warp-collective checks compare with, and those releases are monotone, so two exits
+            # end in the same state in either order; the CTA dies at whichever exit is last.
+            return [(("bar", cta), LEAVE), (("cl", t.cta.cluster.index), LEAVE),
+                    (("warp", cta, t.aid // 32), LEAVE), (("live", cta), LEAVE), (("cp", t.aid), READ)]
         if k == CP_WAIT:
             return [(("cp", t.aid), READ)]
         if k == CP_ASYNC:
@@ -172,13 +175,28 @@ class Footprints:
         if k == CP_MB:
             return self._mb(t, x.bar, WRITE, pc, future, env) + [(("cp", t.aid), WRITE)]
         if k == BULK:
-            return (self._mem(t, x.addr, x.size, WRITE, pc, future, env)
-                    + self._mem(t, x.addr2, x.size, READ, pc, future, env)
+            size = self._size(t, x, pc, future, env)
+            return (self._mem(t, x.addr, size, WRITE, pc, future, env)
+                    + self._mem(t, x.addr2, size, READ, pc, future, env)
                     + self._mb(t, x.bar, WRITE, pc, future, env) + [(("cp", t.aid), WRITE)])
         if k == BULK_STORE:
-            return (self._mem(t, x.addr, x.size, WRITE, pc, future, env)
-                    + self._mem(t, x.addr2, x.size, READ, pc, future, env) + [(("cp", t.aid), WRITE)])
+            size = self._size(t, x, pc, future, env)
+            return (self._mem(t, x.addr, size, WRITE, pc, future, env)
+                    + self._mem(t, x.addr2, size, READ, pc, future, env) + [(("cp", t.aid), WRITE)])
         return []
+
+    def _size(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int | None:
+        """A bulk copy's size: its immediate, or its register's value where known (nvcc puts it in one)."""
+        if x.size is not None:
+            return x.size
+        found = operand(self.code, x, 2)
+        if found is None:
+            return None
+        slot, const = found
+        if slot is None:
+            return const
+        v = t.regs[slot] if not future else value(self.code, t, pc, env, slot)
+        return v if isinstance(v, int) else None
 
     # -- agents --------------------------------------------------------------------------------------
     def current(self, a: Thread | Copy) -> list[Item]:
@@ -328,7 +346,7 @@ class AllFootprints:
         return self._anything
 
     def frozen_futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
-                       blocked_on: dict[int, tuple[int, int]]) -> list[Future]:
+                       blocked_on: dict[int, tuple[int, int]]) -> tuple[list[Future], frozenset[int]]:
         """Every agent's future while agents[seed] is frozen (`explore.frozen`): threads stop at the
         barrier cuts and at the mbarrier waits they cannot pass before the seed moves."""
         s = agents[seed]
@@ -339,7 +357,7 @@ class AllFootprints:
                 cuts.append(None)  # inside a barrier that cannot complete before the seed moves
             else:
                 cuts.append(cut)
-        lists = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on)
+        lists, immortal = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on)
         out: list[Future] = []
         for b, bcut, items in zip(agents, cuts, lists, strict=True):
             if items is None:
@@ -349,7 +367,7 @@ class AllFootprints:
             if found is None or found[0] is not items:
                 found = self._grouped[id(items)] = (items, _group(items))
             out.append(found[1])
-        return out
+        return out, immortal
 
     def cuts(self, seed: Thread | Copy, other: Thread | Copy) -> frozenset[str]:
         if isinstance(other, Thread) and not other.frames:
@@ -387,7 +405,9 @@ def _buckets(obj: tuple[object, ...]) -> range | None:
 class Index:
     """Who may touch what: the futures of every agent of one state, by object, for the closure."""
 
-    def __init__(self, futures: list[Future]) -> None:
+    def __init__(self, futures: list[Future], immortal: frozenset[int] = frozenset()) -> None:
+        """`immortal`: CTAs that stay alive whatever the agents outside the set do (`explore.frozen`):
+        their liveness items are left out, so no exit or copy conflicts through them."""
         self.n = len(futures)
         self.exact: dict[tuple[object, ...], list[tuple[int, int]]] = {}
         self.by_kind: dict[object, list[tuple[int, tuple[object, ...], int]]] = {}
@@ -399,6 +419,8 @@ class Index:
                 if kind == "any":
                     self.anything.append(j)
                     continue
+                if kind == "live" and immortal:
+                    items = [it for it in items if it[0][1] not in immortal]
                 for obj, mode in items:
                     entry = (j, obj, mode)
                     if kind in ("sm", "gm"):
@@ -458,7 +480,7 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
     seeds.sort(key=lambda i: (not isinstance(agents[i], Copy), len(fp.current(agents[i]))))
     best: list[int] | None = None
     for seed in seeds[:max_seeds]:
-        index = Index(fp.frozen_futures(m, agents, seed, blocked_on))
+        index = Index(*fp.frozen_futures(m, agents, seed, blocked_on))
         in_set = {seed}
         work = [seed]
         count = 1
