@@ -5,7 +5,9 @@ consumer warps, S stages, K iterations), exported with `mbarrier export --promel
     python bench/check.py [--sizes P,C,S,K ...] [--spin-timeout S] [--ring]
 
 Prints one row per size: our states and seconds, SPIN's states and seconds (translation + compilation +
-search, and search alone), and the ratio of wall times. `--ring` also checks the nvcc-compiled ring buffer
+search, and search alone), and the ratio of wall times; then, per size, what our reductions did: transitions,
+enabled moves the stubborn sets pruned, moves left asleep by sleep sets, and states merged by symmetry
+(where the checker has it). `--ring` also checks the nvcc-compiled ring buffer
 (src/mbarrier/examples/ring_buffer.ptx: 5 warps, 3 stages, 6 iterations).
 Both sides check deadlocks and assertions (mbarrier undefined behaviour); race tracking is off on our side
 (SPIN's model has no happens-before state), and reported separately for the ring buffer.
@@ -24,17 +26,27 @@ from pathlib import Path
 
 from mbarrier import examples, sim
 from mbarrier.examples import family
-from mbarrier.explore.check import Options, check
+from mbarrier.explore.check import CheckResult, Options, Stats, check
 from mbarrier.explore.promela import export_promela
 
 DEFAULT_SIZES = ["1,2,2,4", "1,3,2,4", "2,2,2,4", "1,3,3,6", "2,3,2,4", "1,4,2,4", "2,4,2,4"]
 
 
-def ours(path: Path, block: int, timeout: float, **kw: object) -> tuple[str, int, float]:
+def ours(path: Path, block: int, timeout: float, **kw: object) -> tuple[CheckResult, float]:
     module = sim.load(path)
     t = time.perf_counter()
     r = check(module, grid=1, block=block, options=Options(timeout=timeout, races=False, **kw))  # type: ignore[arg-type]
-    return r.verdict, r.stats.states, time.perf_counter() - t
+    return r, time.perf_counter() - t
+
+
+def reductions(s: Stats) -> str:
+    """What the reductions did, in one line."""
+    merged = getattr(s, "symmetric_merges", None)  # symmetry reduction, where the checker has it
+    return (f"{s.transitions:,} transitions; stubborn sets pruned {s.pruned:,} of {s.enabled:,} enabled "
+            "moves, "
+            f"sleep sets left {s.sleep_pruned:,} asleep ({s.sleep_woken:,} woken again), "
+            f"{s.full_expansions:,} full expansions"
+            + (f", {merged:,} states merged by symmetry" if merged is not None else ""))
 
 
 def spin(path: Path, block: int, timeout: float) -> tuple[str, int | None, float, float]:
@@ -70,22 +82,28 @@ def main() -> int:
         sys.exit("SPIN is not installed (apt-get install spin)")
     print(f"{'P,C,S,K':>9} {'threads':>7} | {'ours states':>11} {'ours s':>8} | {'SPIN states':>11} "
           f"{'SPIN s':>8} {'(search)':>8} | {'SPIN/ours':>9}  verdicts")
+    effects: list[str] = []
     with tempfile.TemporaryDirectory() as d:
         for size in args.sizes:
             p, c, s, k = (int(x) for x in size.split(","))
             path = Path(d) / f"ring_{p}_{c}_{s}_{k}.ptx"
             path.write_text(family.ring_ptx(p, c, s, k))
-            v1, n1, t1 = ours(path, p + c, args.timeout)
+            r, t1 = ours(path, p + c, args.timeout)
             v2, n2, t2, t2s = spin(path, p + c, args.timeout)
             ratio = f"{t2 / t1:9.2f}" if v2 != "timeout" else "      n/a"
-            print(f"{size:>9} {p + c:>7} | {n1:>11,} {t1:>8.2f} | {n2 if n2 is not None else '-':>11} "
-                  f"{t2:>8.2f} {t2s:>8.2f} | {ratio}  {v1}/{v2}", flush=True)
+            spin_states = n2 if n2 is not None else "-"
+            print(f"{size:>9} {p + c:>7} | {r.stats.states:>11,} {t1:>8.2f} | {spin_states:>11} "
+                  f"{t2:>8.2f} {t2s:>8.2f} | {ratio}  {r.verdict}/{v2}", flush=True)
+            effects.append(f"{size:>9}: {reductions(r.stats)}")
+    print("\nour reductions:")
+    for line in effects:
+        print(line)
     if args.ring:
         path = examples.path("ring_buffer")
         for label, kw in (("thread-granular", {}), ("warp-granular", {"warp": True})):
-            v, n, t = ours(path, 160, args.timeout, **kw)
-            print(f"ring_buffer.ptx (160 threads, 3 stages, 6 iterations), {label}: {v}, {n:,} states, "
-                  f"{t:.1f} s", flush=True)
+            r, t = ours(path, 160, args.timeout, **kw)
+            print(f"ring_buffer.ptx (160 threads, 3 stages, 6 iterations), {label}: {r.verdict}, "
+                  f"{r.stats.states:,} states, {t:.1f} s; {reductions(r.stats)}", flush=True)
     return 0
 
 
