@@ -105,6 +105,8 @@ class Symmetry:
                       for t in m.threads if t.warp is not None)
         self.enabled = bool(warps) and (aligned or not warp_mode) and \
             all(t.warp is not None for t in m.threads)
+        self._agents: AgentCache = {}
+        self._rens: dict[tuple[int, ...], int] = {}
         self.merges = 0
         self.note = ""   # what the checker changed for symmetry's sake (for the mode line)
         self._masked: dict[int, tuple[object, tuple[object, ...], int]] = {}
@@ -181,7 +183,12 @@ class Symmetry:
                      for smem, barriers, bars in cta_k)  # type: ignore[attr-defined, misc]
         wk = self._warp_key(snap[4], ren)
         hb = snap[10]
-        hk = hb_key(hb, ren, self.lane_of) if isinstance(hb, RaceState) else None
+        hk = None
+        if isinstance(hb, RaceState):
+            if len(self._agents) > _CACHE_LIMIT:
+                self._agents.clear()
+            rid = self._rens.setdefault(tuple(ren), len(self._rens))
+            hk = hb_key(hb, ren, self.lane_of, snap[8], (self._agents, rid))  # type: ignore[arg-type]
         return (tk, ck2, cta2, cl_k, wk, g_k, hk), plain
 
     def _warp_key(self, warps: object, ren: list[int]) -> tuple[object, ...]:
@@ -222,25 +229,31 @@ def _unname(part: object) -> object:
 
 
 # -- happens-before state, renamed ------------------------------------------------------------------------
-def hb_key(hb: RaceState, ren: list[int], lane_of: list[int]) -> tuple[object, ...]:
-    """`RaceState.key()` with each thread agent renamed by `ren` (copy engines keep their ids)."""
-    n = len(ren)
+AgentCache = dict[tuple[int, int], tuple[Agent, tuple[object, ...]]]
 
-    def r(a: int) -> int:
-        return ren[a] if 0 <= a < n else a
 
-    def vc(d: VC) -> tuple[tuple[int, int], ...]:
-        return tuple(sorted((r(k), v) for k, v in d.items()))
+def hb_key(hb: RaceState, ren: list[int], lane_of: list[int], top: int,
+           cache: tuple[AgentCache, int] | None = None) -> tuple[object, ...]:
+    """`RaceState.key()` with each thread agent renamed by `ren` (copy engines, ids `len(ren)` up to `top`,
+    keep theirs; -1, no agent, stays -1). `cache`: renamed agents by (agent object, renaming id): an
+    agent a snapshot holds never changes (the tracker copies it first), and renamings repeat."""
+    ext = ren + list(range(len(ren), top)) + [-1]
+    r = ext.__getitem__
 
-    def vcs(d: dict[tuple[int, int], VC]) -> tuple[object, ...]:
-        return tuple(sorted((k, vc(v)) for k, v in d.items()))
+    # Unordered collections are frozensets (equal as sets, hashed without sorting): the key is only hashed.
+    def vc(d: VC) -> frozenset[tuple[int, int]]:
+        return frozenset(zip(map(r, d), d.values(), strict=True))
+
+    def vcs(d: dict[tuple[int, int], VC]) -> frozenset[object]:
+        return frozenset((k, vc(v)) for k, v in d.items())
 
     def agent(a: Agent) -> tuple[object, ...]:
         return (r(a.me), vc(a.vc), a.clk, vc(a.frel) if a.frel is not None else None, vc(a.facq),
                 vc(a.cp_issued), tuple((k, tuple(map(tuple, v))) for k, v in a.groups.items()))
 
     def shadow(s: Shadow) -> frozenset[object]:
-        return frozenset((addr, r(c[0]), c[1], frozenset((r(x), v[0]) for x, v in c[3].items()))  # type: ignore
+        return frozenset((addr, r(c[0]), c[1],  # type: ignore[call-overload, index]
+                          frozenset(zip(map(r, c[3]), (v[0] for v in c[3].values()), strict=True)))  # type: ignore
                          for addr, c in s.cells.items())
 
     def clocks(b: BarrierClocks) -> tuple[object, ...]:
@@ -251,10 +264,22 @@ def hb_key(hb: RaceState, ren: list[int], lane_of: list[int]) -> tuple[object, .
         b = r(a)
         return b - lane_of[b]
 
-    return (tuple(sorted(agent(a) for a in hb.agents.values())),
+    agents: frozenset[object]
+    if cache is None:
+        agents = frozenset(map(agent, hb.agents.values()))
+    else:
+        known, rid = cache
+        keys = []
+        for a in hb.agents.values():
+            hit = known.get((id(a), rid))
+            if hit is None or hit[0] is not a:
+                hit = known[(id(a), rid)] = (a, agent(a))
+            keys.append(hit[1])
+        agents = frozenset(keys)
+    return (agents,
             tuple(shadow(s) for s in hb.smem), shadow(hb.gmem),
-            tuple(sorted((k, clocks(b)) for k, b in hb.barriers.items())),
-            tuple(sorted((k, vc(v), tuple(r(a) for a in w)) for k, (v, w) in hb.bars.items())),
-            vcs(hb.cluster), tuple(sorted(((warp(k[0]), k[1]), vc(v)) for k, v in hb.warp_sync.items())),
+            frozenset((k, clocks(b)) for k, b in hb.barriers.items()),
+            frozenset((k, vc(v), tuple(map(r, w))) for k, (v, w) in hb.bars.items()),
+            vcs(hb.cluster), frozenset(((warp(k[0]), k[1]), vc(v)) for k, v in hb.warp_sync.items()),
             vcs(hb.sync),
-            tuple(sorted((r(k), tuple(c)) for k, (c, _) in hb.proxy_fences.by.items())))
+            frozenset((r(k), tuple(c)) for k, (c, _) in hb.proxy_fences.by.items()))
