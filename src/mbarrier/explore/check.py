@@ -250,8 +250,10 @@ class Explorer:
                 return False
         return True  # a local loop that never returns: the thread hangs there just the same
 
-    def blocked_spin(self, t: Thread) -> tuple[int, int] | None:
-        """The (cta, offset) of the barrier a thread spins on without success, or None if it can step."""
+    def blocked_spin(self, t: Thread, probes: dict[tuple[int, str, object], bool | None] | None = None
+                     ) -> tuple[int, int] | None:
+        """The (cta, offset) of the barrier a thread spins on without success, or None if it can step.
+        `probes`: the answers of waits already probed in this state (many threads wait alike)."""
         x = self.ins(t)
         if x.kind != MB or x.mb_op not in ("test_wait", "try_wait") or not self.guard_on(t, x):
             return None
@@ -261,17 +263,31 @@ class Explorer:
         cta, off, b = target
         slot, const = x.wait_arg
         value = t.regs[slot] if slot is not None else const
-        probe = b.copy()
-        try:
-            if x.wait_parity:
-                ok = probe.try_wait(parity=int(value) & 0xFFFFFFFF)
-            elif isinstance(value, TokenWord):
-                ok = probe.try_wait(value.token)
-            else:
-                ok = probe.try_wait(int(value))
-        except (Violation, TypeError, ValueError):
-            return None
-        if ok:
+        if x.wait_parity:
+            try:
+                pk: tuple[int, str, object] = (id(b), "parity", int(value) & 0xFFFFFFFF)
+            except (TypeError, ValueError):
+                return None  # the wait raises: the thread can step (into the violation)
+        elif isinstance(value, TokenWord):
+            pk = (id(b), "token", id(value.token))
+        else:
+            pk = (id(b), "word", value)
+        if probes is not None and pk in probes:
+            ok: bool | None = probes[pk]
+        else:
+            probe = b.copy()
+            try:
+                if x.wait_parity:
+                    ok = probe.try_wait(parity=int(value) & 0xFFFFFFFF)
+                elif isinstance(value, TokenWord):
+                    ok = probe.try_wait(value.token)
+                else:
+                    ok = probe.try_wait(int(value))
+            except (Violation, TypeError, ValueError):
+                ok = None  # it raises: the thread can step (into the violation)
+            if probes is not None:
+                probes[pk] = ok
+        if ok is None or ok:
             return None
         key = (t.pc, tuple(t.regs))
         spin = self._spin_cache.get(key)
@@ -283,9 +299,10 @@ class Explorer:
         """The agents that can step now (sorted by id) and the spinning threads' barriers."""
         out: list[Thread | Copy] = []
         spinning: dict[int, tuple[int, int]] = {}
+        probes: dict[tuple[int, str, object], bool | None] = {}
         for a in sorted(self.m.runnable, key=_AID):
             if isinstance(a, Thread):
-                mb = self.blocked_spin(a)
+                mb = self.blocked_spin(a, probes)
                 if mb is not None:
                     spinning[a.aid] = mb
                     continue

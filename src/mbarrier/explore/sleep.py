@@ -67,16 +67,24 @@ class Expansion:
     def __init__(self, fp: AllFootprints, groups: Sequence[Sequence[Thread | Copy]], sleep: Sleep) -> None:
         self.fp = fp
         self.groups = groups
-        self.names = names(groups)
-        self._index = {n: i for i, n in enumerate(self.names)}
-        # An agent asleep in the parent is enabled here (its step commutes with the one taken); a name
-        # that matches no enabled group is dropped (dropping only ever explores more).
-        self.asleep: list[int] = [self._index[n] for n in sleep if n in self._index]
-        self.sleep: Sleep = frozenset(self.names[i] for i in self.asleep)
+        self._names: list[Name] | None = None  # computed when first needed (most sleep sets are empty)
+        self.asleep: list[int] = []
+        if sleep:
+            # An agent asleep in the parent is enabled here (its step commutes with the one taken); a name
+            # that matches no enabled group is dropped (dropping only ever explores more).
+            index = {n: i for i, n in enumerate(self.names)}
+            self.asleep = [index[n] for n in sleep if n in index]
+        self.sleep: Sleep = frozenset(self.names[i] for i in self.asleep) if self.asleep else EMPTY
         self._items: dict[int, list[Item]] = {}
 
+    @property
+    def names(self) -> list[Name]:
+        if self._names is None:
+            self._names = names(self.groups)
+        return self._names
+
     def is_asleep(self, gi: int) -> bool:
-        return self.names[gi] in self.sleep
+        return bool(self.sleep) and self.names[gi] in self.sleep
 
     def items(self, gi: int) -> list[Item]:
         found = self._items.get(gi)
@@ -87,8 +95,10 @@ class Expansion:
     def child(self, gi: int) -> Sleep:
         """The sleep set of the successor by group `gi`; then `gi` itself counts as explored (asleep for
         the later siblings whose steps commute with it)."""
-        mine = self.items(gi)
-        out = frozenset(self.names[u] for u in self.asleep if independent(self.items(u), mine))
+        out = EMPTY
+        if self.asleep:
+            mine = self.items(gi)
+            out = frozenset(self.names[u] for u in self.asleep if independent(self.items(u), mine))
         self.asleep.append(gi)
         return out
 
