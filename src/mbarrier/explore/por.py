@@ -5,18 +5,20 @@ A *footprint item* is `(object, mode)`. Objects: `("mb", cta, offset)` an mbarri
 barriers, `("cl", cluster)` the cluster barrier, `("warp", cta, warp)` a warp's collectives, `("cp", aid)`
 the copies a thread waits for with cp.async.wait_group, `("live", cta)` whether a CTA still runs. `None`
 in place of a CTA or an offset means "any" (an address the analysis cannot know). Modes: READ, WRITE,
-and JOIN for arrivals at bar.sync, the cluster barrier and warp collectives, which commute with each
-other (the arrived set is the same in any order) but not with reads of it, exits or counted bars.
+JOIN for arrivals at bar.sync, the cluster barrier and warp collectives, which commute with each
+other (the arrived set is the same in any order) but not with reads of it, exits or counted bars, and
+LEAVE for what an exit does to those and to its CTA's liveness (exits commute with each other).
 
-Two items conflict when their objects may be the same and their modes are not both READ and not both
-JOIN. Waits are READs of their mbarrier, so waits commute with each other; every other mbarrier
-operation is a WRITE. Operations on different barriers or different bytes never conflict.
+Two items conflict when their objects may be the same and their modes are not both READ, both JOIN or
+both LEAVE. Waits are READs of their mbarrier, so waits commute with each other; plain arrivals are
+JOINs; every other mbarrier operation is a WRITE. Operations on different barriers or bytes never conflict.
 
 A stubborn set (Valmari) is closed under: an enabled agent in the set brings in every agent whose
-current or *future* operations conflict with its next one (the future is read from the code: every
-instruction reachable from the agent's pc, with addresses and guards known where they read only fixed
-registers, see `explore.code`); a blocked agent brings in every agent that could ever change what it waits
-for. Exploring only the set's enabled agents preserves every deadlock and every reachable violation.
+current or *future* operations conflict with its next one; a blocked agent brings in every agent that
+could change what it waits for. The futures are those the other agents can reach before the set's seed
+moves (`explore.frozen`: cut at barriers and mbarrier waits they cannot pass meanwhile), read from the
+code with register values propagated from the thread's registers now (`explore.values`). Exploring only
+the set's enabled agents preserves every deadlock and, for every reachable violation, some violation.
 """
 
 from __future__ import annotations
