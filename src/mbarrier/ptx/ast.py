@@ -2,13 +2,13 @@
 
 Positions are 1-based line and column in the source text. Every node is immutable.
 
-Nodes are named tuples (typing.NamedTuple): the parser builds millions of them, and a tuple is built in
-C at a third of a frozen dataclass's cost (bench/parse.py measures it). What a node offers is the contract
-tests/ptx/test_ast_contract.py checks: construction by position or keyword with the defaults below,
-attribute access, immutability, hashing, a repr that shows the fields, and equality by class and value
-(a Name never equals a Label, nor a plain tuple, with the same fields; nodes have no order). That they
-are also tuples (len, indexing, iteration) is no part of it. Module, built once per parse, stays a
-frozen dataclass.
+Nodes are named tuples (typing.NamedTuple): the parser builds millions of them, and its fast path
+builds a tuple in C (tuple.__new__) at about half a frozen dataclass's cost (bench/parse.py measures
+it). What a node offers is the contract tests/ptx/test_ast_contract.py checks: construction by
+position or keyword with the defaults below, attribute access, immutability, hashing, a repr that
+shows the fields, and equality by class and value (a Name never equals a Label, nor a plain tuple,
+with the same fields; nodes have no order). That they are also tuples (len, indexing, iteration) is
+no part of it. Module, built once per parse, stays a frozen dataclass.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class Guard(NamedTuple):
 class Instruction(NamedTuple):
     """One instruction. For `mbarrier.arrive.shared::cta.b64`: opcode "mbarrier", qualifiers
     (".arrive", ".shared::cta", ".b64") in source order, text "mbarrier.arrive.shared::cta.b64".
-    `pos` is where the opcode starts; `operand_pos` has one position per operand."""
+    `pos` is where the opcode starts (a guard has its own); each operand has its own pos."""
 
     opcode: str
     qualifiers: tuple[str, ...]
