@@ -150,8 +150,8 @@ class Symmetry:
 
     # -- the canonical key ----------------------------------------------------------------------------
     def key(self, snap: snapshot.Snapshot) -> tuple[tuple[object, ...], tuple[object, ...]]:
-        """(canonical key, plain key) of a snapshot."""
-        plain = snapshot.key(snap)
+        """(canonical key, plain key without the race tracker's state) of a snapshot."""
+        plain = snapshot.key(snap[:10] + (None,))
         threads = snap[0]
         locs: list[tuple[object, ...]] = []
         hashes: list[int] = []
@@ -207,7 +207,8 @@ class Symmetry:
         return tuple(sorted(out, key=lambda e: e[0]))
 
     def state_hash(self, snap: snapshot.Snapshot) -> int:
-        """The canonical key's hash; counts the states that only canonicalisation merged."""
+        """The canonical key's hash; counts the states that only canonicalisation merged (with race
+        tracking, those whose key without the tracker's state was new: a lower bound)."""
         canon, plain = self.key(snap)
         h, raw = hash(canon), hash(plain)
         if h in self._canon and raw not in self._raw:
