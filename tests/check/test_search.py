@@ -68,11 +68,6 @@ def test_state_graph_without_reductions_is_unchanged(tmp_path: Path, name: str,
     assert (r.verdict, r.stats.states, r.stats.transitions) == expected
 
 
-# Symmetry reduction (explore.symmetry), where the checker has it, switches sleep sets off: these tests are
-# about sleep sets, so they switch symmetry off.
-_NO_SYMMETRY: dict[str, bool] = {"symmetry": False} if "symmetry" in Options.__dataclass_fields__ else {}
-
-
 def _outcome(r: CheckResult) -> tuple[str, frozenset[str]]:
     return r.verdict, frozenset(f.kind for f in r.findings)
 
@@ -80,9 +75,10 @@ def _outcome(r: CheckResult) -> tuple[str, frozenset[str]]:
 def _with_and_without_sleep(module: object, grid: int | tuple[int, ...], block: int | tuple[int, ...],
                             cluster: int | tuple[int, ...] | None = None, races: bool = False,
                             warp: bool = False) -> tuple[CheckResult, CheckResult]:
+    # Symmetry reduction switches sleep sets off (they name threads by id): off here.
     off, on = (check(module, grid=grid, block=block, cluster=cluster,  # type: ignore[arg-type]
                      options=Options(races=races, warp=warp, sleep=sleep, max_findings=1000,
-                                     max_states=100_000, **_NO_SYMMETRY))
+                                     max_states=100_000, symmetry=False))
                for sleep in (False, True))
     assert off.verdict != "incomplete"
     assert _outcome(on) == _outcome(off), ([(f.kind, f.rule) for f in on.findings],
