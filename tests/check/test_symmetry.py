@@ -260,6 +260,28 @@ def test_warps_that_read_their_warp_id_late_do_not_merge(tmp_path: Path) -> None
     assert c0 != c32
 
 
+def test_alike_threads_that_partial_order_reduction_must_order_merge(tmp_path: Path) -> None:
+    # Each thread takes a ticket from a shared counter (dependent steps: every order is explored) and
+    # drops it; then all meet on an mbarrier. Alike threads: symmetry keeps counts, not orders.
+    mod = _module(tmp_path, """	.shared .align 8 .b64 bar;
+	.shared .align 4 .b32 ctr;
+	mov.u32 %r1, %tid.x;
+	setp.eq.u32 %p1, %r1, 0;
+	@%p1 mbarrier.init.shared::cta.b64 [bar], 4;
+	bar.sync 0;
+	atom.shared.add.u32 %r2, [ctr], 1;
+	mbarrier.arrive.shared::cta.b64 _, [bar];
+W:
+	mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;
+	@!%p2 bra W;
+	exit;
+""")
+    for races in (False, True):
+        on, off = _verdicts(mod, 4, races=races)
+        assert on[0] == off[0] == "verified"
+        assert on[3] > 0 and 4 * on[2] < off[2]
+
+
 # -- dead registers --------------------------------------------------------------------------------------
 def test_liveness_dead_registers_and_fixed_guards(tmp_path: Path) -> None:
     mod = _module(tmp_path, """	mov.u32 %r1, %tid.x;
