@@ -92,7 +92,7 @@ class Plan:
         self.cut = cut
         self.envs = envs
         self.after: dict[int, Segment] = {}
-        self.futures: dict[frozenset[int], list[Item]] = {}
+        self.futures: dict[frozenset[int], tuple[list[Item], bool]] = {}  # by opened gates: items, exits
         if blocked is not None:
             self.start = Segment([], (blocked,), [], False)
         else:
@@ -267,7 +267,7 @@ class Frozen:
         stays alive, so no exit there is the CTA's last and a copy landing or a remote access commutes
         with every exit: their liveness items need not conflict."""
         exact: dict[tuple[int, int | None, int | None], int] = {}
-        live: list[tuple[int, Plan, set[int], list[Gate], set[int]]] = []
+        live: list[tuple[int, Plan, set[tuple[int, int]], set[int]]] = []
         for i, a in enumerate(agents):
             if i == seed:
                 continue
@@ -288,28 +288,36 @@ class Frozen:
             plan = self.plan(fps[a.func.name], a, cut, None if b is None else Gate(a.pc, b[0], b[1], None))
             counted: set[tuple[int, int]] = set()
             _add(plan.start, counted, exact)
-            live.append((i, plan, counted, list(plan.start.gates), set()))
-        changed = True
-        memo: dict[tuple[int, int, int | None], bool] = {}  # per gate barrier and parity, until a change
-        while changed:
-            changed = False
-            for _i, plan, counted, closed, opened in live:
-                for g in list(closed):
-                    if g.pc in opened:
-                        continue
-                    gk = (g.cta, g.off, g.parity)
-                    ok = memo.get(gk)
-                    if ok is None:
-                        ok = memo[gk] = _passable(m, g, exact)
-                    if not ok:
-                        continue
-                    opened.add(g.pc)
-                    seg = plan.behind(g)
-                    memo.clear()
-                    _add(seg, counted, exact)
-                    closed.extend(h for h in seg.gates if h.pc not in opened)
-                    changed = True
-                closed[:] = [g for g in closed if g.pc not in opened]
+            live.append((i, plan, counted, set()))
+        # The fixpoint as a worklist: a closed gate waits under its barrier until a segment that opens
+        # brings new sources for that barrier (or for an unknown one: then every closed gate is retried).
+        todo = [(li, g) for li, entry in enumerate(live) for g in entry[1].start.gates]
+        waiting: dict[tuple[int, int], list[tuple[int, Gate]]] = {}
+        memo: dict[tuple[int, int, int | None], bool] = {}  # per barrier and parity, until sources change
+        while todo:
+            li, g = todo.pop()
+            _, plan, counted, opened = live[li]
+            if g.pc in opened:
+                continue
+            gk = (g.cta, g.off, g.parity)
+            ok = memo.get(gk)
+            if ok is None:
+                ok = memo[gk] = _passable(m, g, exact)
+            if not ok:
+                waiting.setdefault((g.cta, g.off), []).append((li, g))
+                continue
+            opened.add(g.pc)
+            seg = plan.behind(g)
+            todo.extend((li, h) for h in seg.gates if h.pc not in opened)
+            touched = _add(seg, counted, exact)
+            if touched:
+                memo.clear()
+                if any(off is None for _, off in touched):
+                    retry = [w for ws in waiting.values() for w in ws]
+                    waiting.clear()
+                else:
+                    retry = [w for k in touched for w in waiting.pop(k, ())]  # type: ignore[arg-type]
+                todo.extend(retry)
         out: list[list[Item] | None] = [None] * len(agents)
         out[seed] = []
         immortal: set[int] = set()
@@ -319,17 +327,20 @@ class Frozen:
         for a, cut in zip(agents, cuts, strict=True):
             if cut is None and isinstance(a, Thread):
                 immortal.add(a.cta.index)
-        for i, plan, _counted, _closed, opened in live:
-            if not plan.start.exits and not any(plan.behind(g).exits for g in _order(plan, opened)):
-                immortal.add(agents[i].cta.index)  # type: ignore[union-attr]
+        for i, plan, _counted, opened in live:
             key = frozenset(opened)
-            items = plan.futures.get(key)
-            if items is None:
+            found = plan.futures.get(key)
+            if found is None:
                 items = list(plan.start.items)
+                exits = plan.start.exits
                 for g in _order(plan, opened):
-                    items.extend(plan.behind(g).items)
-                plan.futures[key] = items
-            out[i] = items
+                    seg = plan.behind(g)
+                    items.extend(seg.items)
+                    exits = exits or seg.exits
+                found = plan.futures[key] = (items, exits)
+            if not found[1]:
+                immortal.add(agents[i].cta.index)  # type: ignore[union-attr]
+            out[i] = found[0]
         return out, frozenset(immortal)
 
 
@@ -349,14 +360,18 @@ def _order(plan: Plan, opened: set[int]) -> list[Gate]:
 
 
 def _add(seg: Segment, counted: set[tuple[int, int]], exact: dict[tuple[int, int | None, int | None], int]
-         ) -> None:
-    """Add a segment's sources into `exact` (by what, cta, offset), each instruction of a thread once."""
+         ) -> set[tuple[int | None, int | None]]:
+    """Add a segment's sources into `exact` (by what, cta, offset), each instruction of a thread once;
+    the barriers whose sources changed ((cta, None) or (None, None) where unknown)."""
+    touched: set[tuple[int | None, int | None]] = set()
     for pc, what, (cta, off), n in seg.arrivals:
         if (pc, what) in counted:
             continue
         counted.add((pc, what))
         key = (what, cta, off if cta is not None else None)
         exact[key] = min(exact.get(key, 0) + n, INF)
+        touched.add(key[1:])
+    return touched
 
 
 def _passable(m: Machine, g: Gate, exact: dict[tuple[int, int | None, int | None], int]) -> bool:
