@@ -349,3 +349,46 @@ def test_registers_computed_later_give_known_addresses(tmp_path: Path) -> None:
     assert futures[0] == {}  # bar1 expects 2 arrivals; thread 1 brings one
     mb = futures[1]["mb"]
     assert mb == [(("mb", 0, shared_symbols(ex.m)["bar1"]), 2)]  # JOIN: a plain arrival, address known
+
+
+def test_wait_with_a_parity_only_known_at_run_time_is_no_gate(tmp_path: Path) -> None:
+    # The parity comes from shared memory (loaded in the thread's future): the wait may pass.
+    threads = [["ld.shared.u32 %r9, [data];", "W9:",
+                "mbarrier.try_wait.parity.shared::cta.b64 %p9, [bar1], %r9;", "@!%p9 bra W9;"],
+               ["mbarrier.arrive.shared::cta.b64 _, [bar1];"]]
+    ex = _explorer(tmp_path, (1, 2), threads)
+    _to_bar_sync_done(ex)
+    t = ex.m.threads[0]
+    fp = ex.fp.fps[t.func.name]
+    wait = next(x for x in fp.code.ins if x.mb_op == "try_wait")
+    assert fp.code.ins[t.pc].op == "ld" and ex.fp.frozen.gate(fp, t, wait, t.pc, {}) is None
+    _, futures = _futures(ex, seed=1)
+    assert (("mb", 0, shared_symbols(ex.m)["bar1"]), READ) in futures[0]["mb"]  # the wait is in it
+
+
+def test_a_reset_in_another_future_makes_a_wait_passable(tmp_path: Path) -> None:
+    # bar1 expects 2 and only the frozen thread 1 arrives, but thread 2 may invalidate it (the wait then
+    # raises, so it runs): thread 0 is not stuck.
+    base = [[*_wait(1, 0, 10)], ["mbarrier.arrive.shared::cta.b64 _, [bar1];"]]
+    store, inval = "st.shared.u32 [data], %r0;", "mbarrier.inval.shared::cta.b64 [bar1];"
+    for third, stuck in ([store], True), ([store, inval], False):
+        ex = _explorer(tmp_path, (1, 2), [*base, third])
+        _to_bar_sync_done(ex)
+        _, futures = _futures(ex, seed=1)
+        assert (futures[0] == {}) == stuck
+
+
+def test_cta_that_cannot_die_before_the_seed_moves(tmp_path: Path) -> None:
+    # Seed thread 1 arrives (it does not exit): its CTA cannot die meanwhile. Seed thread 1 at its exit,
+    # with thread 0 free to exit too: it may be the CTA's last exit, so liveness conflicts stay.
+    ex = _explorer(tmp_path, *BLOCKED_PRODUCER)
+    _to_bar_sync_done(ex)
+    agents, spinning = ex.enabled()
+    everyone = [t for t in ex.m.threads if t.status != 3]
+    blocked = {i: spinning[t.aid] for i, t in enumerate(everyone) if t.aid in spinning}
+    assert ex.fp.frozen_futures(ex.m, list(everyone), 1, blocked)[1] == frozenset({0})
+    ex = _explorer(tmp_path, (1, 1), [["st.shared.u32 [data], %r0;"], []])
+    _to_bar_sync_done(ex)
+    everyone = [t for t in ex.m.threads if t.status != 3]
+    assert ex.fp.fps[everyone[1].func.name].code.ins[everyone[1].pc].op == "exit"
+    assert ex.fp.frozen_futures(ex.m, list(everyone), 1, {})[1] == frozenset()
