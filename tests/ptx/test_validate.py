@@ -268,6 +268,25 @@ def test_tensor_load_gates() -> None:
     assert messages(line, version="8.6", target="sm_100a") == set()
 
 
+def test_tensor_operand_that_is_no_tensor_address() -> None:
+    """A tensorMap operand without its `{coords}` (measured with ptxas 13.0): a 32-bit scalar or
+    vector there matches lists where ptxas wants addresses elsewhere and says "Illegal Addressing
+    Mode"; `[tmap], {coords}` written apart is read as the usual list."""
+    head = f"{TMA}.2d.shared::cluster.global.tile{BYTES}"
+    mode = f"Illegal Addressing Mode in instruction '{TMA}'"
+    assert messages(f"{head} [%rd2], %r3, [bar];") == {
+        "Vector expected for argument 2", mode,
+        f"State space mismatch between instruction and address in instruction '{TMA}'"}
+    assert messages(f"{head} [%rd2], {{%r3, %r4}}, %rd1;") == {
+        "Vector expected for argument 2", mode, f"Address expected for argument 2 of instruction '{TMA}'"}
+    assert messages(f"{head}.multicast::cluster [%rd2], %r3, [bar], %r2;") == {
+        f"Arguments mismatch for instruction '{TMA}'"}
+    assert messages(f"{head} [%rd2], %rd3, {{%r1, %r2}}, [bar];") == {
+        mode, f"Address expected for argument 1 of instruction '{TMA}'"}
+    assert messages(f"{head}.L2::cache_hint [%rd2], [%rd3], {{%r1, %r2}}, [bar];") == {
+        f"Arguments mismatch for instruction '{TMA}'"}
+
+
 def test_tensor_stores_and_prefetches_are_left_alone() -> None:
     """They take no mbarrier: the .bulk_group store, cp.reduce.async.bulk.tensor, the prefetch."""
     assert lint(f"{TMA}.2d.global.shared::cta.tile.bulk_group [%rd1, {{%r1, %r2}}], [bytes];",

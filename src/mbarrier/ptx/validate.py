@@ -240,7 +240,7 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
             # the store direction: ptxas judges the store form's operands, which lint leaves alone
             line.add("illegal-modifier", mod=form.marker, name=form.name)
             return
-        slots, soft = _match_tensor(form, instr, facts, scope, line)
+        instr, slots, soft = _match_tensor(form, instr, facts, scope, line)
     else:
         slots, soft = _match_operands(form, instr, facts, scope, ctx, line)
     if slots is None:
@@ -424,6 +424,10 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
     "Arguments mismatch" and goes on) and True; or None. An optional operand (`Slot.flag`) belongs
     exactly to the modifier that brings it; a half-accepted list has every modifier's operand."""
     ops = instr.operands
+    if len(ops) > 1 and not isinstance(ops[1], ast.Address):
+        alt = _match_unaddressed(form, ops, facts, scope, line)
+        if alt is not None:
+            return alt, False
     flags = {s.flag for slots in form.operands for s in slots if s.flag}
     present = flags & facts.words
     quiet = _Line(instr, line.path)
@@ -446,7 +450,54 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
     return None, False
 
 
-def _match_tensor(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Scope,
+def _match_tensor(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Scope, line: _Line
+                  ) -> tuple[ast.Instruction, tuple[Slot, ...] | None, bool]:
+    """The tensor copy's operand list (see `_match_listed`), and the instruction as judged further.
+    A tensor operand that is no `[tensorMap, {...}]` address is matched as ptxas does (measured):
+    against `form.unaddressed`, or else as the tensorMap address and the coordinate vector written
+    apart (`[dst], [tmap], {x, y}, [mbar]`), which ptxas reads as the usual list, then says
+    "Illegal Addressing Mode" and wants an address for every address slot."""
+    ops = instr.operands
+    if len(ops) < 2 or (isinstance(ops[1], ast.Address) and ops[1].items):
+        return (instr, *_match_listed(form, instr, facts, scope, line))
+    alt = _match_unaddressed(form, ops, facts, scope, line)
+    if alt is not None:
+        return instr, alt, False
+    tmap = _as_address(ops[1]) if len(ops) > 2 else None
+    if tmap is None:
+        return (instr, *_match_listed(form, instr, facts, scope, line))
+    joined = instr._replace(operands=(ops[0], tmap._replace(items=(ops[2],)), *ops[3:]))
+    slots, soft = _match_listed(form, joined, facts, scope, line)
+    if slots is not None and not line.pending_fatal:
+        line.add("addressing-mode", ops[1].pos, name=form.name)
+        for k, op in enumerate(ops):  # the operands as written: ptxas numbers them so
+            slot = slots[k if k < 2 else k - 1] if k != 2 else None
+            if slot is not None and slot.kind in ("addr", "tensor") and not isinstance(op, ast.Address):
+                line.add("address-expected", op.pos, index=k, name=form.name)
+            sym = scope.lookup(op.name) if k in (1, 2) and isinstance(op, ast.Name) else None
+            if sym is not None and sym.special:
+                line.add("special-register", op.pos, name=form.name)
+        name = tmap.base if tmap is ops[1] else None
+        base = scope.lookup(name.name) if name is not None else None
+        if name is not None and base is not None and base.space == ".reg" and base.type in NON_ADDRESS_TYPES:
+            # `[tmap]` written apart is an address like any other (in `[tmap, {...}]` any register is)
+            line.add("address-type", name.pos, symbol=base.name, type=base.type)
+    return joined, slots, soft
+
+
+def _as_address(op: ast.Operand) -> ast.Address | None:
+    """The tensorMap operand written apart from its vector, as an address: `[tmap]` itself, a name
+    as its base, an integer as an immediate address (then judged as such); None for anything else."""
+    if isinstance(op, ast.Address):
+        return op
+    if isinstance(op, ast.Name):
+        return ast.Address(op, 0, op.pos)
+    if isinstance(op, ast.Imm):
+        return ast.Address(None, op.value, op.pos)
+    return None
+
+
+def _match_listed(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Scope,
                   line: _Line) -> tuple[tuple[Slot, ...] | None, bool]:
     """The tensor copy's operand list, as ptxas matches it (measured). The candidates are the lists
     with the operands of every optional modifier written (the im2col vector aside: ptxas counts it
@@ -455,6 +506,10 @@ def _match_tensor(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Sco
     goes on after (that list, and True). Only then, if the state spaces are a pair it takes, the
     vectors' lengths, and the other operands' own errors."""
     ops = instr.operands
+    if len(ops) > 1 and not isinstance(ops[1], ast.Address):
+        alt = _match_unaddressed(form, ops, facts, scope, line)
+        if alt is not None:
+            return alt, False
     flags = {s.flag for slots in form.operands for s in slots if s.flag}
     present = flags & facts.words
     full = next(slots for slots in form.operands if {s.flag for s in slots if s.flag} == present)
@@ -487,6 +542,55 @@ def _match_tensor(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Sco
         elif _vector_size(slot, facts.words) not in (len(vec.items), None):
             line.add("vector-size", vec.pos, index=slot.arg, name=form.name)
     return fit, fit is not full
+
+
+def _match_unaddressed(form: Instr, ops: tuple[ast.Operand, ...], facts: _Facts, scope: Scope,
+                       line: _Line) -> tuple[Slot, ...] | None:
+    """A tensor operand that is no address: the first of `form.unaddressed` whose modifiers are
+    written and whose slots the operands fit (measured). Reports what ptxas says then: "Vector
+    expected", "Illegal Addressing Mode", the vector's elements, and for each `addr` slot an
+    operand that is no address; the addresses themselves are judged later, as for any list."""
+    words = frozenset(facts.words)
+    fit = next((slots for when, slots in form.unaddressed if when.holds(words, frozenset(), False)
+                and len(slots) == len(ops) and all(
+                    _unaddressed_fits(s, op, scope, line) for s, op in zip(slots, ops, strict=True))), None)
+    if fit is None:
+        return None
+    for slot, op in zip(fit, ops, strict=True):
+        if slot.kind == "vector":
+            line.add("vector-expected", op.pos, index=slot.arg)
+            if isinstance(op, ast.Vector):
+                _vector_fits(slot, op, scope, line)
+    if isinstance(ops[0], ast.Sink):  # fatal: ptxas says no more of the operands
+        line.defer("sink-discard", ops[0].pos, severity="fatal", name=form.name)
+        return fit
+    for k, (slot, op) in enumerate(zip(fit, ops, strict=True)):
+        if slot.kind == "addr" and not isinstance(op, ast.Address):
+            line.add("address-expected", op.pos, index=k, name=form.name)
+            if isinstance(op, ast.Name) and not scope.known(op.name):
+                line.add("operand-type", op.pos, name=form.name)
+            if isinstance(op, ast.Imm):
+                line.add("address-immediate", op.pos)
+            sym = scope.lookup(op.name) if isinstance(op, ast.Name) else None
+            if sym is not None and sym.space != ".reg" and slot.governed_by is not None \
+                    and len(facts.spaces) > slot.governed_by \
+                    and facts.spaces[slot.governed_by].partition("::")[0] != sym.space:
+                line.add("address-mismatch", op.pos, name=form.name)
+        sym = scope.lookup(op.name) if isinstance(op, ast.Name) else None
+        if sym is not None and sym.special:
+            line.add("special-register", op.pos, name=form.name)
+    line.add("addressing-mode", ops[1].pos, name=form.name)
+    return fit
+
+
+def _unaddressed_fits(slot: Slot, op: ast.Operand, scope: Scope, line: _Line) -> bool:
+    """Whether `op` stands in `slot` of an unaddressed list: an address slot takes anything but a
+    vector (a sink only first); a vector slot a vector of its type or a declared scalar."""
+    if slot.kind == "addr":
+        return not isinstance(op, ast.Vector)
+    if isinstance(op, ast.Vector):
+        return slot.kind == "vector" and _vector_fits(slot, op, scope, _Line(line.instr, line.path))
+    return _scalar_fits(slot, op, scope)
 
 
 def _vector_of(slot: Slot, op: ast.Operand) -> ast.Operand | None:

@@ -9,7 +9,7 @@ knows and does not, registers of every type, every operand kind, boundary immedi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import combinations
 from random import Random
@@ -394,6 +394,69 @@ def _tensor_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
         for shape in (_addr("%rd3"), ast.Address(_name("%rd3"), 0, P0, (_name("%r1"),)), _name("%rd3")):
             yield f"tensor operand {render_operand(shape)}", _with(
                 full, (full.operands[0], shape, *full.operands[2:]))
+    yield from _unaddressed_variants(build)
+
+
+#: What the generator writes where the tensor operand goes, apart from `[tensorMap, {...}]`: the
+#: operand pool but its vector (a one-element vector there is judged as the coordinates, below).
+UNADDRESSED_POOL: tuple[ast.Operand, ...] = tuple(op for op in OPERAND_POOL if not isinstance(op, ast.Vector))
+#: Tails of a list whose tensor operand is no address: cache-policy shapes, an im2col vector, none.
+TAIL_POOL: tuple[ast.Operand, ...] = (
+    _name("%rd4"), _name("%ud3"), _name("%r4"), _name("%h2"), _name("%fd3"), _imm(5), _addr("bar"),
+    ast.Vector((_name("%h1"),), P0),
+)
+
+
+def _unaddressed_variants(build: Callable[..., ast.Instruction]) -> Iterator[tuple[str, ast.Instruction]]:
+    """A tensor operand that is no `[tensorMap, {...}]` address (docs/lint.md): every operand shape
+    there; 32-bit scalars and vectors with every shape of dstMem and mbar, each optional modifier and
+    tail; and the tensorMap address and its vector written apart, with their shapes and the lists."""
+    plain = build(".2d", ".tile", "", ".shared::cluster.global")
+    dst, coords, mbar = plain.operands
+    assert isinstance(coords, ast.Address)
+    vec = coords.items[0]
+    for op in UNADDRESSED_POOL:
+        yield f"unaddressed {render_operand(op)}", _with(plain, (dst, op, mbar))
+    mixed = ast.Vector((_name("%r3"), _name("%h1")), P0)
+    for x in (_name("%r3"), vec, mixed):
+        for i in (0, 2):
+            for op in UNADDRESSED_POOL:
+                if i == 2 and isinstance(op, ast.Sink) and x is mixed:
+                    continue  # a sink after a vector's elements: not modelled (docs/lint.md, Limits)
+                ops = [dst, x, mbar]
+                ops[i] = op
+                label = f"unaddressed {render_operand(x)} operand {i} = {render_operand(op)}"
+                yield label, _with(plain, tuple(ops))
+    for mode, flags in ((".tile", ""), (".tile", ".L2::cache_hint"), (".tile", ".multicast::cluster"),
+                        (".tile", ".cta_group::1"), (".im2col", ""), (".tile::gather4", ""),
+                        (".tile", ".L2::cache_hint.cta_group::1")):
+        head = build(".3d" if mode == ".im2col" else ".2d", mode, flags, ".shared::cluster.global")
+        yield f"unaddressed {mode}{flags}", _with(head, (dst, _name("%r3"), mbar))
+        for tail in TAIL_POOL:
+            yield f"unaddressed {mode}{flags} tail {render_operand(tail)}", _with(
+                head, (dst, _name("%r3"), mbar, tail))
+    # the tensorMap address apart from its vector: [dst], tmap, {coords}, [mbar], ...
+    for mode, flags in ((".tile", ""), (".tile", ".L2::cache_hint"), (".tile", ".multicast::cluster"),
+                        (".tile", ".cta_group::1"), (".im2col", ""),
+                        (".im2col", ".multicast::cluster.L2::cache_hint")):
+        full = build(".3d", mode, flags, ".shared::cluster.global")
+        d, t, m, *rest = full.operands
+        assert isinstance(t, ast.Address)
+        apart = (d, _addr("gbar"), t.items[0], m, *rest)
+        yield f"apart {mode}{flags}", _with(full, apart)
+        yield f"apart {mode}{flags} short", _with(full, apart[:-1])
+        yield f"apart {mode}{flags} long", _with(full, (*apart, _name("%rd4")))
+    full = build(".3d", ".tile", "", ".shared::cluster.global")
+    d, t, m = full.operands
+    assert isinstance(t, ast.Address)
+    apart = (d, _addr("gbar"), t.items[0], m)
+    for i in range(4):
+        for op in (*UNADDRESSED_POOL, ast.Vector(_regs("%r", 3), P0), ast.Vector(_regs("%r", 2), P0)):
+            if i == 1 and isinstance(op, ast.Vector | ast.FloatImm):
+                continue  # a vector or a float as tensorMap: not modelled (docs/lint.md, Limits)
+            ops = list(apart)
+            ops[i] = op
+            yield f"apart operand {i} = {render_operand(op)}", _with(full, tuple(ops))
         vec = coords.items[0]
         assert isinstance(vec, ast.Vector)
         for label, new in _element_shapes(vec):

@@ -174,6 +174,8 @@ MESSAGES: Final[dict[str, str]] = {
     "sink-source": "Sink '_' not allowed as a source operand",
     "vector-illegal-size": "Illegal vector size: {size}",
     "vector-infer": "Unable to infer type of vector elements (assuming .b8)",
+    "addressing-mode": "Illegal Addressing Mode in instruction '{name}'",
+    "address-expected": "Address expected for argument {index} of instruction '{name}'",
 }
 
 #: Our stable rule id for each ptxas check (JSON output, docs); all are errors ptxas also raises.
@@ -359,6 +361,10 @@ class Instr:
     dims: tuple[str, ...] = ()
     load_modes: tuple[str, ...] = ()
     """The dimension and load-mode modifiers it takes (the tensor copy)."""
+    unaddressed: tuple[tuple[Cond, tuple[Slot, ...]], ...] = ()
+    """The tensor copy's operand lists ptxas matches when the tensor operand is no `[tensorMap,
+    {...}]` address, each with the modifiers it needs (measured): ptxas then says "Vector expected"
+    and "Illegal Addressing Mode", and wants an address in each `addr` slot."""
 
     @property
     def name(self) -> str:
@@ -610,6 +616,14 @@ def _tensor_copy() -> Instr:
                   sizes=((".im2col", 1, -2), (".im2col::w", 0, 2), (".im2col::w::128", 0, 2)))
     mask = Slot("ctaMask", "value", ".b16", flag=_MC)
     policy = Slot("cachePolicy", "value", ".b64", flag=_L2)
+    # tensorMap no address (a 32-bit scalar or vector there): ptxas judges dstMem and mbar as
+    # addresses against the two state spaces in order; no list with .multicast::cluster or .cta_group
+    coords = Slot("coords", "vector", ".b32", arg=2)
+    plain = (_addr("dstMem", space_message=False, governed_by=0), coords,
+             _addr("mbar", space_message=False, governed_by=1))
+    no_list = (_MC, *_CTA_GROUPS)
+    unaddressed = ((Cond(lacks=(*no_list, _L2)), plain),
+                   (Cond(lacks=no_list), (*plain, Slot("cachePolicy", "value", ".b64"))))
     lists = tuple((dst, tmap, mbar, *extra) for extra in (
         (), (im2col,), (mask,), (policy,), (im2col, mask), (im2col, policy), (mask, policy),
         (im2col, mask, policy)))
@@ -624,7 +638,7 @@ def _tensor_copy() -> Instr:
     return Instr(
         ("cp", ".async", ".bulk", ".tensor"), "9.7.9.25.5.2", types=(), spaces=(), space_pairs=pairs,
         flags=(_BYTES, _MC, _L2, *_CTA_GROUPS), marker=_BYTES, object_rules=False,
-        dims=tuple(DIMENSIONS), load_modes=modes, operands=lists,
+        dims=tuple(DIMENSIONS), load_modes=modes, operands=lists, unaddressed=unaddressed,
         other_pairs=((".global", ".shared::cta"),),  # the store direction (.bulk_group)
         constraints=(
             # (ptxas says so only when the state spaces are a pair it takes: the fact "pair")
