@@ -556,9 +556,11 @@ def _match_unaddressed(form: Instr, ops: tuple[ast.Operand, ...], facts: _Facts,
                     _unaddressed_fits(s, op, scope, line) for s, op in zip(slots, ops, strict=True))), None)
     if fit is None:
         return None
+    pair_ok = tuple(facts.spaces[:2]) in form.space_pairs  # as for the usual list's vectors
     for slot, op in zip(fit, ops, strict=True):
         if slot.kind == "vector":
-            line.add("vector-expected", op.pos, index=slot.arg)
+            if pair_ok:
+                line.add("vector-expected", op.pos, index=slot.arg)
             if isinstance(op, ast.Vector):
                 _vector_fits(slot, op, scope, line)
     if isinstance(ops[0], ast.Sink):  # fatal: ptxas says no more of the operands
@@ -781,6 +783,8 @@ def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...
             continue
         if sym.space not in slot.spaces and slot.space_message:
             line.add("address-space", op.base.pos, symbol=sym.name, name=form.name)
+        if slot.exact_space and len(facts.spaces) <= (slot.governed_by or 0):
+            continue
         if slot.governed_by is not None:  # with fewer state spaces than slots, the last one
             given = facts.spaces[min(slot.governed_by, len(facts.spaces) - 1)] if facts.spaces else None
         else:

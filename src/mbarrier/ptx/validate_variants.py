@@ -417,6 +417,10 @@ def _unaddressed_variants(build: Callable[..., ast.Instruction]) -> Iterator[tup
     vec = coords.items[0]
     for op in UNADDRESSED_POOL:
         yield f"unaddressed {render_operand(op)}", _with(plain, (dst, op, mbar))
+    for spaces in ("", ".global", ".shared::cluster", ".global.global", ".shared::cluster.shared::cta",
+                   ".shared::cta.global", ".shared::cluster.global.global"):
+        head = build(".2d", ".tile", "", spaces)
+        yield f"unaddressed spaces {spaces}", _with(head, (dst, _name("%r3"), mbar))
     mixed = ast.Vector((_name("%r3"), _name("%h1")), P0)
     for x in (_name("%r3"), vec, mixed):
         for i in (0, 2):

@@ -296,6 +296,9 @@ class Slot:
     (load mode, a, b) for a * dimension + b; the first entry whose load mode is written counts, "" for
     any. `arg` is ptxas's number of the vector in its messages."""
     arg: int = 0
+    exact_space: bool = False
+    """An address governed by a state space that is not written is compared with none (not the last
+    one written): the tensor load's mbar when the tensorMap operand is no address (measured)."""
 
 
 def _addr(role: str = "addr", **kw: object) -> Slot:
@@ -620,7 +623,7 @@ def _tensor_copy() -> Instr:
     # addresses against the two state spaces in order; no list with .multicast::cluster or .cta_group
     coords = Slot("coords", "vector", ".b32", arg=2)
     plain = (_addr("dstMem", space_message=False, governed_by=0), coords,
-             _addr("mbar", space_message=False, governed_by=1))
+             _addr("mbar", space_message=False, governed_by=1, exact_space=True))
     no_list = (_MC, *_CTA_GROUPS)
     unaddressed = ((Cond(lacks=(*no_list, _L2)), plain),
                    (Cond(lacks=no_list), (*plain, Slot("cachePolicy", "value", ".b64"))))
