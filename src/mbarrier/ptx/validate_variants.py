@@ -394,6 +394,11 @@ def _tensor_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
         for shape in (_addr("%rd3"), ast.Address(_name("%rd3"), 0, P0, (_name("%r1"),)), _name("%rd3")):
             yield f"tensor operand {render_operand(shape)}", _with(
                 full, (full.operands[0], shape, *full.operands[2:]))
+        vec = coords.items[0]
+        assert isinstance(vec, ast.Vector)
+        for label, new in _element_shapes(vec):
+            yield f"coordinates {label}", _with(
+                full, (full.operands[0], _rebase(coords, items=(new,)), *full.operands[2:]))
     yield from _unaddressed_variants(build)
 
 
@@ -461,11 +466,6 @@ def _unaddressed_variants(build: Callable[..., ast.Instruction]) -> Iterator[tup
             ops = list(apart)
             ops[i] = op
             yield f"apart operand {i} = {render_operand(op)}", _with(full, tuple(ops))
-        vec = coords.items[0]
-        assert isinstance(vec, ast.Vector)
-        for label, new in _element_shapes(vec):
-            yield f"coordinates {label}", _with(
-                full, (full.operands[0], _rebase(coords, items=(new,)), *full.operands[2:]))
 
 
 def _element_shapes(vec: ast.Vector) -> Iterator[tuple[str, ast.Vector]]:
