@@ -36,6 +36,7 @@ def _options(**kw: object) -> Options:
     (the checker switches sleep sets off under symmetry)."""
     if "sleep" in Options.__dataclass_fields__:
         kw.setdefault("sleep", False)
+    kw.setdefault("symmetry", True)  # opt-in in the checker (Options.symmetry)
     return Options(**kw)  # type: ignore[arg-type]
 
 
@@ -99,7 +100,7 @@ DONE:
 """)
     on, off = _verdicts(mod, 4)
     assert on[:2] == off[:2] == ("finding", [("deadlock", "deadlock")])
-    r = check(mod, grid=1, block=4, options=Options())  # type: ignore[arg-type]
+    r = check(mod, grid=1, block=4, options=Options(symmetry=True))
     assert r.findings[0].waiters[0].thread == 3
 
 
@@ -129,7 +130,7 @@ def test_the_lane_guard_is_what_keeps_the_ticket_bug(tmp_path: Path, monkeypatch
     # `lane_sensitive` is load-bearing, not decoration.
     mod = _module(tmp_path, TICKET)
     monkeypatch.setattr("mbarrier.explore.symmetry.lane_sensitive", lambda module: None)
-    r = check(mod, grid=1, block=4, options=Options(races=False))  # type: ignore[arg-type]
+    r = check(mod, grid=1, block=4, options=Options(races=False, symmetry=True))
     assert r.verdict == "verified" and r.stats.symmetric_merges > 0
 
 
@@ -382,7 +383,7 @@ W:
 	exit;
 """)
     p = tmp_path / "k.ptx"
-    assert main(["check", str(p), "--grid", "1", "--block", "4", "--json"]) == 1
+    assert main(["check", str(p), "--grid", "1", "--block", "4", "--json", "--symmetry"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["stats"]["symmetric_merges"] > 0 and "symmetry: lanes of a warp" in out["mode"]
     finding = out["findings"][0]
@@ -394,5 +395,5 @@ W:
     off = json.loads(capsys.readouterr().out)
     assert off["stats"]["symmetric_merges"] == 0 and "symmetry" not in off["mode"]
     assert off["findings"][0]["rule"] == finding["rule"]
-    assert main(["check", str(p), "--grid", "1", "--block", "4"]) == 1
+    assert main(["check", str(p), "--grid", "1", "--block", "4", "--symmetry"]) == 1
     assert "symmetric merges" in capsys.readouterr().out

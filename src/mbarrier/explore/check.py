@@ -71,7 +71,7 @@ class Options:
     progress: Callable[[Stats], None] | None = None
     progress_every: float = 0.5
     races: bool = True               # happens-before tracking and race findings (sim.races)
-    symmetry: bool = True            # with reductions: interchangeable threads (explore.symmetry)
+    symmetry: bool = False           # with reductions: interchangeable threads (explore.symmetry)
 
 
 @dataclass

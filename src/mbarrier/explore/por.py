@@ -3,9 +3,9 @@
 A *footprint item* is `(object, mode)`. Objects: `("mb", cta, offset)` an mbarrier, `("sm", cta, chunk)`
 16 bytes of shared memory, `("gm", chunk)` 16 bytes of global memory, `("bar", cta)` the CTA's bar.sync
 barriers, `("cl", cluster)` the cluster barrier, `("warp", cta, warp)` a warp's collectives, `("cp", aid)`
-the copies a thread waits for with cp.async.wait_group, `("live", cta)` whether a CTA still runs. `None`
-in place of a CTA or an offset means "any" (an address the analysis cannot know). Modes: READ, WRITE,
-JOIN for arrivals at bar.sync, the cluster barrier and warp collectives, which commute with each
+and `("bulk", aid)` the cp.async and bulk copies a thread issued, `("live", cta)` whether a CTA still
+runs. `None` in place of a CTA or an offset means "any" (an address the analysis cannot know). Modes:
+READ, WRITE, JOIN for arrivals at bar.sync, the cluster barrier and warp collectives, which commute with each
 other (the arrived set is the same in any order) but not with reads of it, exits or counted bars, and
 LEAVE for what an exit does to those and to its CTA's liveness (exits commute with each other).
 
@@ -169,22 +169,28 @@ class Footprints:
             return [(("bar", cta), LEAVE), (("cl", t.cta.cluster.index), LEAVE),
                     (("warp", cta, t.aid // 32), LEAVE), (("live", cta), LEAVE), (("cp", t.aid), READ)]
         if k == CP_WAIT:
-            return [(("cp", t.aid), READ)]
+            return [(("cp", t.aid), READ), (("bulk", t.aid), READ)]
         if k == CP_ASYNC:
             return (self._mem(t, x.addr, x.size, WRITE, pc, future, env)
                     + self._mem(t, x.addr2, x.size, READ, pc, future, env)
-                    + [(("cp", t.aid), WRITE)])
+                    + [(("cp", t.aid), JOIN)])
+        # A thread's copies: `("cp", aid)` its cp.async copies (and their arrive-on), `("bulk", aid)`
+        # its bulk copies. Issuing a copy and a copy landing are JOINs: they commute with each other (a
+        # landing touches only its own copy's status, an issue only appends to the open group). What
+        # observes them READs: the wait_group/wait_all instructions both, an exit only the cp.async
+        # ones (it checks those for untracked copies; bulk copies into a dying CTA are the "live"
+        # object's business). cp.async.mbarrier.arrive, which takes over the copies so far, WRITEs.
         if k == CP_MB:
             return self._mb(t, x.bar, WRITE, pc, future, env) + [(("cp", t.aid), WRITE)]
         if k == BULK:
             size = self._size(t, x, pc, future, env)
             return (self._mem(t, x.addr, size, WRITE, pc, future, env)
                     + self._mem(t, x.addr2, size, READ, pc, future, env)
-                    + self._mb(t, x.bar, WRITE, pc, future, env) + [(("cp", t.aid), WRITE)])
+                    + self._mb(t, x.bar, WRITE, pc, future, env) + [(("bulk", t.aid), JOIN)])
         if k == BULK_STORE:
             size = self._size(t, x, pc, future, env)
             return (self._mem(t, x.addr, size, WRITE, pc, future, env)
-                    + self._mem(t, x.addr2, size, READ, pc, future, env) + [(("cp", t.aid), WRITE)])
+                    + self._mem(t, x.addr2, size, READ, pc, future, env) + [(("bulk", t.aid), JOIN)])
         return []
 
     def _size(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int | None:
@@ -245,7 +251,8 @@ class Footprints:
 
 def copy_items(c: Copy) -> list[Item]:
     """What an in-flight copy (or a pending cp.async arrive-on) does when it lands."""
-    items: list[Item] = [(("cp", c.thread.aid), WRITE)]
+    group = "cp" if c.kind in ("cp.async", "cp.async.mbarrier.arrive") else "bulk"
+    items: list[Item] = [((group, c.thread.aid), JOIN)]
     if c.kind == "cp.async.mbarrier.arrive":
         assert c.bar_cta is not None
         return items + [(("mb", c.bar_cta.index, c.bar_off), JOIN)]
