@@ -52,9 +52,10 @@ def test_the_corpus_is_large_and_mixed(outcomes: dict[tuple[Version, str], list[
     assert len(everything) >= 3000
     rejected = sum(bool(o.ptxas) for o in everything)
     fatal = sum(any(s == "fatal" for s, _ in o.ptxas) for o in everything)
-    # Both verdicts, and ptxas's early stops, are well represented.
+    # Both verdicts, and ptxas's early stops, are well represented (accepted: 7,877 of 82,040 now;
+    # the mutations, the tensor operands without an address among them, are mostly rejected).
     assert rejected > len(everything) // 4
-    assert len(everything) - rejected > len(everything) // 10
+    assert len(everything) - rejected > len(everything) // 20
     assert fatal > 100
     families = {o.case.label.split(":")[0] for o in everything}
     assert {"mbarrier.init", "mbarrier.inval", "mbarrier.expect_tx", "mbarrier.complete_tx",
