@@ -310,20 +310,24 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
 
 def _reach_defs(code: Code) -> list[frozenset[int]]:
     """For each pc, the register slots written by some instruction reachable from it (itself included)."""
-    n = len(code.ins)
+    return [frozenset(d) for d in backward_union(code, [set(x.defs) for x in code.ins])]
+
+
+def backward_union(code: Code, sets: list[set[int]]) -> list[set[int]]:
+    """The least solution of X[pc] = sets[pc] | X[s] for every successor s of pc (`sets` is updated in
+    place and returned): what some path from pc meets. With sets[pc] = succ[pc], the pcs reachable."""
     # Strongly connected components would be exact and linear; a fixpoint is simple and fast enough.
-    defs = [set(x.defs) for x in code.ins]
     changed = True
     while changed:
         changed = False
-        for pc in range(n - 1, -1, -1):
-            cur = defs[pc]
+        for pc in range(len(code.ins) - 1, -1, -1):
+            cur = sets[pc]
             before = len(cur)
             for s in code.succ[pc]:
-                cur |= defs[s]
+                cur |= sets[s]
             if len(cur) != before:
                 changed = True
-    return [frozenset(d) for d in defs]
+    return sets
 
 
 def _is_spin(code: Code, w: Ins) -> bool:

@@ -43,7 +43,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mbarrier.explore.code import ATOM, BULK, CP_MB, EXIT, MB, Addr, Code, Ins
+from mbarrier.explore.code import ATOM, BULK, CP_MB, EXIT, MB, Addr, Code, Ins, backward_union
 from mbarrier.explore.values import Env, flow, opcode, operand, value
 from mbarrier.sim.machine import Copy, Machine, Thread
 
@@ -167,7 +167,7 @@ class Frozen:
         whether the instruction lies on a cycle of the control-flow graph."""
         rel = self._relevant.get(id(code))
         if rel is None:
-            reach = _reach(code)
+            reach = backward_union(code, [set(code.succ[pc]) for pc in range(len(code.ins))])
             rel = [tuple(sorted(live)) for live in _live(code)]
             self._relevant[id(code)] = rel
             self._cycle[id(code)] = [pc in reach[pc] for pc in range(len(code.ins))]
@@ -418,18 +418,3 @@ def _live(code: Code) -> list[set[int]]:
     return live
 
 
-def _reach(code: Code) -> list[set[int]]:
-    """For each pc, the pcs reachable in one or more steps (the full control-flow graph)."""
-    n = len(code.ins)
-    sets = [set(code.succ[pc]) for pc in range(n)]
-    changed = True
-    while changed:
-        changed = False
-        for pc in range(n - 1, -1, -1):
-            cur = sets[pc]
-            before = len(cur)
-            for s in list(cur):
-                cur |= sets[s]
-            if len(cur) != before:
-                changed = True
-    return sets
