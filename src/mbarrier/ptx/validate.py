@@ -424,10 +424,6 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
     "Arguments mismatch" and goes on) and True; or None. An optional operand (`Slot.flag`) belongs
     exactly to the modifier that brings it; a half-accepted list has every modifier's operand."""
     ops = instr.operands
-    if len(ops) > 1 and not isinstance(ops[1], ast.Address):
-        alt = _match_unaddressed(form, ops, facts, scope, line)
-        if alt is not None:
-            return alt, False
     flags = {s.flag for slots in form.operands for s in slots if s.flag}
     present = flags & facts.words
     quiet = _Line(instr, line.path)
@@ -506,10 +502,6 @@ def _match_listed(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Sco
     goes on after (that list, and True). Only then, if the state spaces are a pair it takes, the
     vectors' lengths, and the other operands' own errors."""
     ops = instr.operands
-    if len(ops) > 1 and not isinstance(ops[1], ast.Address):
-        alt = _match_unaddressed(form, ops, facts, scope, line)
-        if alt is not None:
-            return alt, False
     flags = {s.flag for slots in form.operands for s in slots if s.flag}
     present = flags & facts.words
     full = next(slots for slots in form.operands if {s.flag for s in slots if s.flag} == present)
