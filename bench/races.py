@@ -111,7 +111,8 @@ def write_doc(rows: list[str], checked: list[str], seeds: int, repeats: int, loa
         "(`--no-races`) and on; the happens-before state joins the state key, so states merge only when "
         "their histories order the same accesses. Off, the planted bug is invisible (memory is sequentially "
         "consistent), so the checker explores every state and verifies it; on, it stops at the race. "
-        "ring_buffer (the nvcc example, 160 threads) stops at a 30-second limit each way: compare states.",
+        "ring_buffer (the nvcc example, 160 threads) runs with a 30-second limit each way; where it says "
+        "incomplete, compare states.",
         "",
         *checked,
         "",
