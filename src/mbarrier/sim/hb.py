@@ -60,11 +60,14 @@ class Shadow:
     changes them (`owned`: the cells this copy may change in place), so a run changes cells in place and
     a checker snapshot is a shallow copy of the dictionary."""
 
-    __slots__ = ("cells", "owned")
+    __slots__ = ("cells", "owned", "keyed")
 
     def __init__(self) -> None:
         self.cells: dict[int, list[object]] = {}
         self.owned: set[int] = set()
+        # Each cell's part of `key()`, kept across copies: a cell outside `owned` is never changed in
+        # place, so its part stays right; the owned ones are recomputed whenever the key is asked for.
+        self.keyed: dict[int, object] = {}
 
     def access(self, addr: int, size: int, vc: VC, me: int, clk: int, info: Info,
                pvc: VC | None = None) -> None:
@@ -104,15 +107,23 @@ class Shadow:
                 owned.add(a)
 
     def clone(self) -> Shadow:
+        self._refresh()
         out = Shadow()
         out.cells = dict(self.cells)
+        out.keyed = dict(self.keyed)
         self.owned = set()
         return out
 
+    def _refresh(self) -> None:
+        keyed, cells = self.keyed, self.cells
+        for a in self.owned:
+            c = cells[a]
+            keyed[a] = (a, c[0], c[1], frozenset((r, v[0]) for r, v in c[3].items()))  # type: ignore
+
     def key(self) -> frozenset[object]:
         """Who accessed each byte at which clock (which instruction did it decides only the wording)."""
-        return frozenset((a, c[0], c[1], frozenset((r, v[0]) for r, v in c[3].items()))  # type: ignore
-                         for a, c in self.cells.items())
+        self._refresh()
+        return frozenset(self.keyed.values())
 
 
 def _rule(earlier: Info, later: Info) -> str:
