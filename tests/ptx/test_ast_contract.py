@@ -6,9 +6,8 @@ order. The parser's own constructor (fastpath.py builds nodes with tuple.__new__
 from __future__ import annotations
 
 import copy
-import dataclasses
+import inspect
 import pickle
-import typing
 
 import pytest
 
@@ -61,9 +60,8 @@ CLASSES = list(SAMPLES)
 
 
 def fields_of(cls: type) -> list[str]:
-    if dataclasses.is_dataclass(cls):
-        return [f.name for f in dataclasses.fields(cls)]
-    return list(typing.get_type_hints(cls, vars(ast)))
+    """The fields a node is built from: its constructor's parameters."""
+    return list(inspect.signature(cls).parameters)
 
 
 def test_every_node_class_is_sampled() -> None:
@@ -162,6 +160,13 @@ def test_instruction_text_and_positions() -> None:
     insn = ast.Instruction("mbarrier", (".arrive", ".shared::cta", ".b64"), (N,), None, P)
     assert insn.text == "mbarrier.arrive.shared::cta.b64"
     assert (insn.pos.line, insn.pos.column) == (3, 7) and insn.operands[0].pos.column == 7
+
+
+@pytest.mark.parametrize("cls", [c for c in CLASSES if "pos" in SAMPLES[c]], ids=lambda c: c.__name__)
+def test_line_and_column_are_the_position(cls: type) -> None:
+    node = cls(**{**SAMPLES[cls], "pos": ast.Pos(11, 13)})
+    assert (node.line, node.column) == (11, 13) and node.pos == ast.Pos(11, 13)
+    assert type(node.pos) is ast.Pos
 
 
 def test_fast_constructor_builds_the_same_nodes() -> None:

@@ -71,7 +71,7 @@ Imm = ast.Imm
 Address = ast.Address
 Guard = ast.Guard
 Instruction = ast.Instruction
-_new = tuple.__new__  # builds a node in C from a tuple of its fields (ast.py's nodes are named tuples)
+_new = tuple.__new__  # builds a node in C from a tuple of its flat fields (ast.py's nodes are named tuples)
 
 
 class _NotPlain(Exception):
@@ -160,12 +160,12 @@ def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list
                 opcode = oq[0]
                 # (the sink `_` is no predicate: the general parser says so)
                 if opcode and (pred is None or (pred != "_" and _PRED(pred) is not None)):
-                    pos = new(Pos, (lineno, m.start(3) + 1))
+                    column = m.start(3) + 1
                     guard = None
                     if pred is not None:
-                        guard = new(Guard, (pred, bang == "!", new(Pos, (lineno, m.start(1)))))
+                        guard = new(Guard, (pred, bang == "!", lineno, m.start(1)))
                     if ops is None:
-                        keep(new(Instruction, (opcode, oq[1], (), guard, pos)))
+                        keep(new(Instruction, (opcode, oq[1], (), guard, lineno, column)))
                         run += 1
                         continue
                     operands: list[ast.Operand] = []
@@ -175,27 +175,27 @@ def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list
                         e = get(piece) or _piece(piece)
                         k = e[0]
                         if k == _K_NAME:  # the common case
-                            append(new(Name, (e[1], new(Pos, (lineno, col + e[2])))))
+                            append(new(Name, (e[1], lineno, col + e[2])))
                         elif k == _K_IMM:
-                            append(new(Imm, (e[5], e[1], new(Pos, (lineno, col + e[2])), e[6] == 1)))
+                            append(new(Imm, (e[5], e[1], lineno, col + e[2], e[6] == 1)))
                         elif k == _K_ADDRESS:
                             start = col + e[2]
                             b = e[4]
-                            base = None if b is None else new(Name, (b, new(Pos, (lineno, start + e[6]))))
-                            append(new(Address, (base, e[5], new(Pos, (lineno, start)), ())))
+                            base = None if b is None else new(Name, (b, lineno, start + e[6]))
+                            append(new(Address, (base, e[5], lineno, start, ())))
                         elif k == _K_OTHER:
                             text = e[1]
                             start = col + e[2]
                             if text[0] == "!":
                                 inner = _single(text[1:], lineno, start + 1)
-                                append(new(ast.Not, (inner, new(Pos, (lineno, start)))))
+                                append(new(ast.Not, (inner, lineno, start)))
                             else:
                                 append(_single(text, lineno, start))
                         else:
                             break
                         col += e[3]
                     else:
-                        keep(new(Instruction, (opcode, oq[1], tuple(operands), guard, pos)))
+                        keep(new(Instruction, (opcode, oq[1], tuple(operands), guard, lineno, column)))
                         run += 1
                         continue
             else:
@@ -212,12 +212,12 @@ def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list
             pass
         if run:
             f = built[-run]
-            tokens.append((INSN, f.opcode, f.pos.line, run))
+            tokens.append((INSN, f.opcode, f.line, run))
             run = 0
         extend(other(line, lineno))
     if run:
         f = built[-run]
-        tokens.append((INSN, f.opcode, f.pos.line, run))
+        tokens.append((INSN, f.opcode, f.line, run))
     return tokens
 
 

@@ -17,7 +17,7 @@ from mbarrier.ptx.debug import DebugParser
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
 from mbarrier.ptx.lexer import DOT, EOF, FLOAT, IDENT, INSN, INT, PUNCT, STRING, Token, scan, tokenize
 
-_new = tuple.__new__  # builds a node from a tuple of its fields in C (ast.py's nodes are named tuples)
+_new = tuple.__new__  # builds a node from a tuple of its flat fields in C (ast.py's nodes are named tuples)
 _LINKAGES = frozenset({".visible", ".extern", ".weak", ".common"})
 _SPACES = frozenset({".reg", ".const", ".global", ".local", ".param", ".shared", ".tex"})
 # Fundamental and opaque types (PTX ISA 5.2); alternate float formats too, for declarations of them.
@@ -325,7 +325,7 @@ class _Parser(DebugParser):
                 nxt = toks[self.i + 1]
                 if nxt[1] == ":" and nxt[0] == PUNCT:
                     self.i += 2
-                    append(_new(ast.Label, (t[1], _new(Pos, (t[2], t[3])))))
+                    append(_new(ast.Label, (t[1], t[2], t[3])))
                 elif t[1] == "_":
                     raise self.error("an instruction (the sink '_' is only an operand)")
                 else:
