@@ -39,12 +39,11 @@ _OPERAND: Final = re.compile(rf"{_ADDR}|(\{{[^}}]*\}})|{_PAIR}|!?{_ITEM}")
 _OPERANDS: Final = _OPERAND.finditer
 _ITEMS: Final = re.compile(_ITEM).finditer
 
-# The same lines, found in two cheaper steps: _SHAPE splits a line into guard, head and operand text;
-# then the head (`opcode.quals`) and each operand are checked against LINE's parts, each distinct text
-# once (the dictionaries below remember the verdicts). Lines with braces take LINE itself.
-_SHAPE: Final = re.compile(
-    r"[ \t]*(?:@(!?)([^ \t;]+)[ \t]+)?([a-z][^ \t;]*)(?:[ \t]+([^ \t;{}][^;{}]*))?[ \t]*;[ \t]*(?://.*)?"
-).fullmatch
+# The same lines, found in cheaper steps: string methods split a line into guard, head and operand
+# text (scan() below); then the head (`opcode.quals`), the guard and each operand are checked against
+# LINE's parts, each distinct text once (the dictionaries below remember the verdicts). Lines with
+# braces take LINE itself.
+_TAIL: Final = re.compile(r"[ \t]*(?://.*)?").fullmatch  # what may follow the `;`
 _HEAD: Final = re.compile(
     r"([a-z][a-z0-9_]*)((?:\.[A-Za-z][\w$]*(?:::[\w$]+)*|\.[0-9]+(?:d(?:ms)?|x[0-9]+b(?:x[0-9]+)?)(?![\w$]))*)"
 ).fullmatch
@@ -58,6 +57,7 @@ _CACHE_MAX: Final = 1 << 16  # real modules have tens of thousands of distinct r
 _Piece = tuple[int, str, int, int, str | None, int, int]
 _K_NAME, _K_IMM, _K_ADDRESS, _K_OTHER, _K_BAD = 0, 1, 2, 3, 4
 _heads: dict[str, tuple[str, tuple[str, ...]]] = {}  # opcode "" for a head LINE does not accept
+_guards: dict[str, tuple[str, bool]] = {}  # `@!%p1` -> ("%p1", True); ("", False): not a plain guard
 _pieces: dict[str, _Piece] = {}
 
 Token = tuple[int, str, int, int]  # as in lexer.py
@@ -95,6 +95,17 @@ def _head(head: str) -> tuple[str, tuple[str, ...]]:
     if len(_heads) > _CACHE_MAX:  # fuzzed input has no end of spellings
         _heads.clear()
     _heads[head] = out
+    return out
+
+
+def _guard(word: str) -> tuple[str, bool]:
+    negated = word[1:2] == "!"
+    pred = word[1 + negated:]
+    # (the sink `_` is no predicate: the general parser says so)
+    out = (pred, negated) if pred != "_" and _PRED(pred) is not None else ("", False)
+    if len(_guards) > _CACHE_MAX:
+        _guards.clear()
+    _guards[word] = out
     return out
 
 
@@ -146,31 +157,43 @@ def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list
     tokens: list[Token] = []
     extend = tokens.extend
     keep = built.append
-    shape = _SHAPE
+    tail_ok = _TAIL
     get = _pieces.get
     heads = _heads
+    guards = _guards
     new = _new
     run = 0  # instructions built since the last token
     for lineno, line in enumerate(lines, first):
-        m = shape(line)
+        body, semi, tail = line.partition(";")
         try:
-            if m is not None:
-                bang, pred, head, ops = m.groups()
-                oq = heads.get(head) or _head(head)
-                opcode = oq[0]
-                # (the sink `_` is no predicate: the general parser says so)
-                if opcode and (pred is None or (pred != "_" and _PRED(pred) is not None)):
-                    column = m.start(3) + 1
-                    guard = None
-                    if pred is not None:
-                        guard = new(Guard, (pred, bang == "!", lineno, m.start(1)))
-                    if ops is None:
+            if semi and (not tail or tail_ok(tail) is not None) and "{" not in body:
+                # `[@[!]p] head [operands] ;` with blanks anywhere between: `rest` starts at the head, and
+                # each part's column is where it starts in `body` (split keeps a remainder's end)
+                rest = body.lstrip()
+                guard = None
+                if rest[:1] == "@":
+                    at = len(body) - len(rest) + 1
+                    word, rest = (rest.split(None, 1) + [""])[:2]
+                    g = guards.get(word) or _guard(word)
+                    if not g[0] or not rest:
+                        raise _NotPlain
+                    guard = new(Guard, (g[0], g[1], lineno, at))
+                words = rest.split(None, 1)
+                if words:
+                    column = len(body) - len(rest) + 1
+                    head = words[0]
+                    oq = heads.get(head) or _head(head)
+                    opcode = oq[0]
+                    if not opcode:
+                        raise _NotPlain
+                    if len(words) == 1:
                         keep(new(Instruction, (opcode, oq[1], (), guard, lineno, column)))
                         run += 1
                         continue
+                    ops = words[1]
                     operands: list[ast.Operand] = []
                     append = operands.append
-                    col = m.start(4) + 1
+                    col = len(body) - len(ops) + 1
                     for piece in ops.split(","):
                         e = get(piece) or _piece(piece)
                         k = e[0]
