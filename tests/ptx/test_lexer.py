@@ -8,7 +8,7 @@ import pytest
 
 from mbarrier.ptx import ast
 from mbarrier.ptx.diagnostics import PtxSyntaxError
-from mbarrier.ptx.lexer import BAD, DOT, FLOAT, IDENT, INSN, INT, PUNCT, STRING, scan, tokenize
+from mbarrier.ptx.lexer import BAD, BUILT, DOT, FLOAT, IDENT, INT, PUNCT, STRING, scan, tokenize
 from mbarrier.ptx.literals import float_imm, int_value
 from mbarrier.ptx.parser import parse
 
@@ -73,24 +73,26 @@ def test_non_ascii_even_in_a_comment() -> None:
     assert d.message.startswith("Unexpected non-ASCII character encountered on line 2")
 
 
-def test_scan_builds_plain_instruction_lines() -> None:
+def test_scan_builds_plain_instruction_and_declaration_lines() -> None:
     toks, built = scan("{\n\tmov.u32 %r1, %tid.x;\n\tfoo: ret;\n\t@%p1 bra L;\n}")
-    assert [t[0] for t in toks].count(INSN) == 2
-    assert [i.text for i in built] == ["mov.u32", "bra"]
-    # a run of such lines is one token: (INSN, the first opcode, its line, how many)
-    assert toks[1] == (INSN, "mov", 2, 1)
-    assert toks[-2] == (INSN, "bra", 4, 1)
-    toks, built = scan("{\n\tmov.u32 %r1, %tid.x;\n\n// c\n\t@%p1 bra L;\n}")
-    assert toks[1] == (INSN, "mov", 2, 2) and len(toks) == 3 and len(built) == 2
+    assert [t[0] for t in toks].count(BUILT) == 2
+    assert [i.text for i in built if isinstance(i, ast.Instruction)] == ["mov.u32", "bra"]
+    # a run of such lines is one token: (BUILT, "", the first one's line, how many)
+    assert toks[1] == (BUILT, "", 2, 1)
+    assert toks[-2] == (BUILT, "", 4, 1)
+    toks, built = scan("{\n\t.reg .b32 %r<2>;\n\tmov.u32 %r1, %tid.x;\n\n// c\n\t@%p1 bra L;\n}")
+    assert toks[1] == (BUILT, "", 2, 3) and len(toks) == 3 and len(built) == 3
+    assert isinstance(built[0], ast.Declaration) and built[0].names[0].range == 2
 
 
 def test_scan_takes_any_line_that_looks_like_an_instruction() -> None:
     """scan() does not know the context: `foo;` below is an operand, not an instruction. parse() then
-    meets an INSN token where an operand belongs and starts over without the fast path."""
+    meets a BUILT token where an operand belongs and starts over without the fast path."""
     text = (".version 8.0\n.target sm_90\n.visible .entry k()\n{\n.reg .b32 %r<3>;\n"
             "add.s32 %r1, %r2,\nfoo;\n}\n")
     _, built = scan(text)
-    assert [i.opcode for i in built] == ["foo"]
+    assert [type(i) for i in built] == [ast.Declaration, ast.Instruction]
+    assert isinstance(built[1], ast.Instruction) and built[1].opcode == "foo"
     m = parse(text)
     assert m == parse(text, fast=False)
     body = m.entries[0].body

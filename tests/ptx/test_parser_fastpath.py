@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mbarrier.ptx import ast, fastpath
+from mbarrier.ptx import ast, fastpath, lexer
 from mbarrier.ptx.diagnostics import PtxSyntaxError
 from mbarrier.ptx.parser import parse
 
@@ -80,6 +80,68 @@ def test_same_tree_per_line(line: str) -> None:
 ])
 def test_fast_path_declines(line: str) -> None:
     assert fastpath.instruction(line, 1) is None
+
+
+DECLARATIONS = [
+    "\t.reg .b32 \t%r<12>;",
+    ".reg .pred %p<3>;",
+    "  .shared .align 8 .b64 bar;",
+    ".shared .align 16 .b8 buf[1024];",
+    ".local .align 4 .b8 __local_depot0[8][2]; // trailing",
+    ".reg .v4 .f32 v;",
+    ".reg .b32 a, b<2>, c[4];",
+    ".param .b64 param0;",
+    ".const .align 4 .u32 table[16];",
+    ".global .align 4 .b8 g[4];",
+]
+
+
+@pytest.mark.parametrize("line", DECLARATIONS)
+def test_same_declaration_both_ways(line: str) -> None:
+    """In a body, and at module level (where the parser takes a run of built declarations too)."""
+    for text in (HEADER + line + "\n}\n", HEADER.replace(".visible", line + "\n.visible") + "}\n"):
+        fast, slow = parse(text, fast=True), parse(text, fast=False)
+        assert fast == slow
+    body = fast.entries[0].body
+    assert body is not None and fast.declarations == slow.declarations and len(fast.declarations) == 1
+    _, built = lexer.scan(line)
+    assert len(built) == 1 and isinstance(built[0], ast.Declaration), "the fast path should take this line"
+
+
+@pytest.mark.parametrize("line", [
+    ".global .u32 g = 5;",  # an initializer
+    ".extern .shared .align 16 .b8 smem[];",  # linkage, and `[]`
+    ".align 8 .shared .b64 bar;",  # .align before the space
+    ".shared .b8 buf[0x10];",  # not a decimal size
+    ".reg .b32 _;",  # the sink is no name
+    ".reg .q32 %r<2>;",  # no such type
+    ".reg .b32 %r<2>; .reg .b32 %q<2>;",  # two on one line
+    ".reg .b32 %r<2>",  # no `;`
+])
+def test_fast_path_declines_declarations(line: str) -> None:
+    _, built = lexer.scan(line)
+    assert built == []
+    text = HEADER + line + "\n}\n"
+
+    def result(fast: bool) -> object:
+        try:
+            return parse(text, fast=fast)
+        except PtxSyntaxError as e:
+            return e.diagnostics
+    assert result(True) == result(False)
+
+
+def test_built_lines_where_no_statement_stands() -> None:
+    """A declaration line inside a parameter list, an instruction line at module level: the parser
+    cannot take the built statements there and parses the plain way, with the same result."""
+    for text in (".version 8.0\n.target sm_90\n.visible .entry k(\n.reg .b32 x;\n)\n{\nret;\n}\n",
+                 ".version 8.0\n.target sm_90\nret;\n"):
+        def result(fast: bool) -> object:
+            try:
+                return parse(text, fast=fast)
+            except PtxSyntaxError as e:
+                return e.diagnostics
+        assert result(True) == result(False)
 
 
 def test_windows_line_ends() -> None:

@@ -1,10 +1,12 @@
-"""The fast path for the common line: one whole instruction with plain operands, as tools emit it.
+"""The fast path for the common lines: one whole instruction with plain operands, or one plain
+declaration, as tools emit them.
 
-`mov.u32 %r1, %tid.x;`, `@%p1 bra $L__BB0_2;`, `ld.global.f32 %f1, [%rd3+156];` ... are recognised by
-one regular expression per line and built straight into an ast.Instruction, skipping the token stream.
-Anything the pattern does not cover (expressions, `p|q`, parenthesised lists, two statements on one
-line, an instruction split over lines) goes through the general lexer and parser, which build the same
-tree; tests/ptx/test_parser_fastpath.py checks that both paths agree.
+`mov.u32 %r1, %tid.x;`, `@%p1 bra $L__BB0_2;`, `ld.global.f32 %f1, [%rd3+156];`, `.reg .b32 %r<9>;` ...
+are split by string methods or one regular expression and built straight into an ast.Instruction or
+ast.Declaration, skipping the token stream. Anything the patterns do not cover (expressions, `p|q`,
+parenthesised lists, two statements on one line, an instruction split over lines, initializers) goes
+through the general lexer and parser, which build the same tree; tests/ptx/test_parser_fastpath.py
+checks that both paths agree.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable
 from typing import Final
 
 from mbarrier.ptx import ast
+from mbarrier.ptx.grammar import TYPES, VECTORS
 from mbarrier.ptx.literals import float_imm, int_value
 
 _IDENT = r"(?:[A-Za-z][\w$]*|[_$%][\w$]+|_)"  # PTX ISA 4.3, as in lexer.py
@@ -33,6 +36,19 @@ LINE: Final = re.compile(
     r"[ \t]*;[ \t]*(?://.*)?"
 )
 LINE_MATCH: Final = LINE.fullmatch
+
+# A plain declaration on a line of its own, as tools emit them: `.reg .b32 %r<12>;`,
+# `.shared .align 8 .b64 bar;`, `.local .align 16 .b8 buf[64];`, names with `<N>` or `[N]...`, no
+# initializer, linkage or `.align` before the space (the general parser takes those).
+_DECIMAL = r"(?:0|[1-9][0-9]*)"
+_DECLARATOR = rf"(?:[A-Za-z][\w$]*|[_$%][\w$]+)(?:<{_DECIMAL}>|(?:\[{_DECIMAL}\])*)"
+_DECLARATION: Final = re.compile(
+    rf"[ \t]*(\.reg|\.shared|\.local|\.const|\.global|\.param)(?:[ \t]+\.align[ \t]+({_DECIMAL}))?"
+    rf"(?:[ \t]+(\.v[248]))?[ \t]+(\.[a-z0-9]+)[ \t]+({_DECLARATOR}(?:[ \t]*,[ \t]*{_DECLARATOR})*)"
+    r"[ \t]*;[ \t]*(?://.*)?"
+).fullmatch
+_DECLARATORS: Final = re.compile(r"([^\s,<\[]+)(?:<([0-9]+)>|((?:\[[0-9]+\])*))").finditer
+_DIMS: Final = re.compile(r"[0-9]+").findall
 
 # One operand of the operand text of a line with vectors: an address, a vector (group 1) or an item.
 _OPERAND: Final = re.compile(rf"{_ADDR}|(\{{[^}}]*\}})|{_PAIR}|!?{_ITEM}")
@@ -61,9 +77,9 @@ _guards: dict[str, tuple[str, bool]] = {}  # `@!%p1` -> ("%p1", True); ("", Fals
 _pieces: dict[str, _Piece] = {}
 
 Token = tuple[int, str, int, int]  # as in lexer.py
-# The token kind of a run of whole instruction lines that the fast path built (one of lexer.py's token
-# kinds): (INSN, opcode of the first, its line, how many instructions).
-INSN: Final = 10
+# The token kind of a run of lines that the fast path built, each one statement (one of lexer.py's token
+# kinds): (BUILT, "", the first one's line, how many statements).
+BUILT: Final = 10
 
 Pos = ast.Pos
 Name = ast.Name
@@ -139,21 +155,22 @@ def _piece(piece: str) -> _Piece:
 
 def instruction(line: str, lineno: int) -> ast.Instruction | None:
     """The instruction on `line` if the whole line is one plain instruction, else None."""
-    built: list[ast.Instruction] = []
+    built: list[ast.Statement] = []
     scan([line], _no_tokens, built, lineno)
-    return built[0] if built else None
+    return built[0] if built and isinstance(built[0], ast.Instruction) else None
 
 
 def _no_tokens(line: str, lineno: int) -> list[Token]:
     return []
 
 
-def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list[ast.Instruction],
+def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list[ast.Statement],
          first: int = 1) -> list[Token]:
-    """The tokens of `lines` (numbered from `first`). Each line that is one plain instruction has its
-    Instruction appended to `built`, and each run of such lines (blank and comment lines between them
-    give nothing) becomes one INSN token; every other line gives other(line, lineno). The parser's
-    innermost loop: one pass over the module, the nodes built by tuple.__new__ (in C, no Python frame)."""
+    """The tokens of `lines` (numbered from `first`). Each line that is one plain instruction or
+    declaration has its statement appended to `built`, and each run of such lines (blank and comment
+    lines between them give nothing) becomes one BUILT token; every other line gives other(line, lineno).
+    The parser's innermost loop: one pass over the module, the nodes built by tuple.__new__ (in C, no
+    Python frame)."""
     tokens: list[Token] = []
     extend = tokens.extend
     keep = built.append
@@ -233,14 +250,19 @@ def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list
                         continue
         except _NotPlain:
             pass
+        d = _DECLARATION(line)
+        if d is not None:
+            decl = _declaration(d, lineno)
+            if decl is not None:
+                keep(decl)
+                run += 1
+                continue
         if run:
-            f = built[-run]
-            tokens.append((INSN, f.opcode, f.line, run))
+            tokens.append((BUILT, "", built[-run].line, run))
             run = 0
         extend(other(line, lineno))
     if run:
-        f = built[-run]
-        tokens.append((INSN, f.opcode, f.line, run))
+        tokens.append((BUILT, "", built[-run].line, run))
     return tokens
 
 
@@ -255,6 +277,21 @@ def _build(m: re.Match[str], lineno: int) -> ast.Instruction:
         guard = ast.Guard(pred, bang == "!", Pos(lineno, m.start(1) + 1))
     return ast.Instruction(opcode, q, _with_vectors(ops, lineno, m.start(6) + 1), guard,
                            Pos(lineno, m.start(4) + 1))
+
+
+def _declaration(m: re.Match[str], lineno: int) -> ast.Declaration | None:
+    """The declaration _DECLARATION matched, or None when its type is no type."""
+    space, align, vector, type_, names = m.groups()
+    if type_ not in TYPES:
+        return None
+    start = m.start(5) + 1
+    declarators = tuple(
+        _new(ast.Declarator, (d[1], tuple(map(int, _DIMS(d[3]))) if d[3] else (),
+                              None if d[2] is None else int(d[2]), None, lineno, start + d.start()))
+        for d in _DECLARATORS(names))
+    return _new(ast.Declaration, (space, type_, declarators, lineno, m.start(1) + 1,
+                                  None if align is None else int(align),
+                                  None if vector is None else VECTORS[vector], None, ()))
 
 
 def _single(text: str, lineno: int, col: int) -> ast.Operand:

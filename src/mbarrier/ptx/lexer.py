@@ -11,7 +11,7 @@ from typing import Final
 
 from mbarrier.ptx import ast
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
-from mbarrier.ptx.fastpath import INSN as INSN
+from mbarrier.ptx.fastpath import BUILT as BUILT
 from mbarrier.ptx.fastpath import scan as _fast_scan
 
 Token = tuple[int, str, int, int]
@@ -26,7 +26,7 @@ COMMENT: Final = 6  # `// ...` up to the end of the line (dropped)
 PUNCT: Final = 7  # `,` `;` `[` `<<` ...
 BAD: Final = 8  # any other character: always a syntax error
 EOF: Final = 9  # the end of the input (made by the parser, never by the regex)
-# INSN (from fastpath.py): a run of whole instruction lines built by the fast path (scan() only)
+# BUILT (from fastpath.py): a run of whole statement lines built by the fast path (scan() only)
 
 # PTX ISA 4.3 (identifiers): [a-zA-Z][a-zA-Z0-9_$]* | [_$%][a-zA-Z0-9_$]+ ; `::` joins qualifier parts.
 _FOLLOW = r"[A-Za-z0-9_$]"
@@ -70,12 +70,12 @@ def tokenize(text: str, path: str = "<input>") -> list[Token]:
     return _scan(text, path, None)
 
 
-def scan(text: str, path: str = "<input>") -> tuple[list[Token], list[ast.Instruction]]:
-    """Like tokenize, but lines that are one plain instruction each become INSN tokens (one per run of
-    them); their Instructions are the returned list, in source order. Where the parser meets an
-    INSN token outside a statement position it cannot go on, and parse() starts over with tokenize():
-    so the fast path changes the speed, never the result."""
-    built: list[ast.Instruction] = []
+def scan(text: str, path: str = "<input>") -> tuple[list[Token], list[ast.Statement]]:
+    """Like tokenize, but lines that are one plain instruction or declaration each become BUILT tokens
+    (one per run of them); their statements are the returned list, in source order. Where the parser
+    meets a BUILT token where such statements cannot stand it cannot go on, and parse() starts over
+    with tokenize(): so the fast path changes the speed, never the result."""
+    built: list[ast.Statement] = []
     return _scan(text, path, built), built
 
 
@@ -84,7 +84,7 @@ _LOC_MATCH: Final = re.compile(rf"[ \t]*(\.loc)[ \t]+{_DEC}[ \t]+{_DEC}[ \t]+{_D
 _LABEL_MATCH: Final = re.compile(r"[ \t]*([A-Za-z][\w$]*|[_$%][\w$]+)[ \t]*(:)").fullmatch
 
 
-def _scan(text: str, path: str, built: list[ast.Instruction] | None) -> list[Token]:
+def _scan(text: str, path: str, built: list[ast.Statement] | None) -> list[Token]:
     if "\r\n" in text:  # Windows line ends: the \r is a blank at the end of each line
         text = text.replace("\r\n", "\n")
     if "/*" in text:
@@ -93,8 +93,8 @@ def _scan(text: str, path: str, built: list[ast.Instruction] | None) -> list[Tok
         _non_ascii(text, path)
     lines = text.split("\n")
     if built is not None:
-        # An INSN token is right only where a statement starts; the parser falls back to plain
-        # tokens when one turns up anywhere else.
+        # A BUILT token is right only where a statement or a module-level declaration starts; the
+        # parser falls back to plain tokens when one turns up anywhere else.
         return _fast_scan(lines, _shortcut_or_tokens, built)
     tokens: list[Token] = []
     for lineno, line in enumerate(lines, 1):

@@ -15,17 +15,11 @@ from mbarrier.ptx import ast
 from mbarrier.ptx.ast import Pos
 from mbarrier.ptx.debug import DebugParser
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
-from mbarrier.ptx.lexer import DOT, EOF, FLOAT, IDENT, INSN, INT, PUNCT, STRING, Token, scan, tokenize
+from mbarrier.ptx.grammar import SPACES, TYPES, VECTORS
+from mbarrier.ptx.lexer import BUILT, DOT, EOF, FLOAT, IDENT, INT, PUNCT, STRING, Token, scan, tokenize
 
 _new = tuple.__new__  # builds a node from a tuple of its flat fields in C (ast.py's nodes are named tuples)
 _LINKAGES = frozenset({".visible", ".extern", ".weak", ".common"})
-_SPACES = frozenset({".reg", ".const", ".global", ".local", ".param", ".shared", ".tex"})
-# Fundamental and opaque types (PTX ISA 5.2); alternate float formats too, for declarations of them.
-_TYPES = frozenset(
-    f".{k}{w}" for k in "bsu" for w in (8, 16, 32, 64, 128)
-) | frozenset({".f16", ".f16x2", ".f32", ".f64", ".bf16", ".bf16x2", ".tf32", ".pred", ".e4m3", ".e5m2",
-               ".e4m3x2", ".e5m2x2", ".texref", ".samplerref", ".surfref"})
-_VECTORS = {".v2": 2, ".v4": 4, ".v8": 8}
 # Directives kept as their token text up to a `;` (`.pragma` is checked for its strings).
 _SEMI_DIRECTIVES = frozenset({".pragma", ".alias", ".callprototype", ".branchtargets", ".calltargets"})
 # What may stand between a function's header and its body (checked with ptxas 13.0): performance
@@ -49,9 +43,9 @@ def parse(text: str, path: str = "<input>", *, fast: bool = True) -> ast.Module:
                 tokens, built = scan(text, path)
                 return _Parser(tokens, built, text, path).module()
             except PtxSyntaxError:
-                # The fast path's INSN tokens are right wherever a statement starts: a module that
+                # The fast path's BUILT tokens are right wherever a statement starts: a module that
                 # parses with them parses the same without. One that does not (a line that looks like
-                # an instruction inside some other construct, or a real error) is parsed again the
+                # a statement inside some other construct, or a real error) is parsed again the
                 # plain way, which gives the exact diagnostic.
                 pass
         return _Parser(tokenize(text, path), [], text, path).module()
@@ -82,11 +76,18 @@ def _end_position(text: str) -> tuple[int, int]:
 
 
 class _Parser(DebugParser):
-    def __init__(self, tokens: list[Token], built: list[ast.Instruction], text: str, path: str) -> None:
+    def __init__(self, tokens: list[Token], built: list[ast.Statement], text: str, path: str) -> None:
         super().__init__(tokens, _end_position(text), path)
         self.built = built
         self.next_built = 0
         self.text = text
+
+    def take_built(self, t: Token) -> list[ast.Statement]:
+        """The statements of the BUILT token t, the current one."""
+        self.i += 1
+        j = self.next_built
+        self.next_built = j + t[3]
+        return self.built[j:j + t[3]]
 
     def up_to_semicolon(self, t: Token) -> ast.Directive:
         """A directive kept as its token text up to `;` (`.pragma "a", "b";` must hold strings)."""
@@ -132,6 +133,13 @@ class _Parser(DebugParser):
             kind, text = t[0], t[1]
             if kind == EOF:
                 break
+            if kind == BUILT:  # module-level declarations the fast path built
+                built = self.take_built(t)
+                decls = [x for x in built if isinstance(x, ast.Declaration)]
+                if len(decls) != len(built):
+                    raise self.error("a directive at module level (.version, .target, .entry, .func, ...)")
+                declarations += decls
+                continue
             if kind != DOT:
                 raise self.error("a directive at module level (.version, .target, .entry, .func, ...)")
             if text == ".version":
@@ -196,7 +204,7 @@ class _Parser(DebugParser):
             raise self.error(expected)
         if text in (".entry", ".func"):
             return self.function(linkage, t, in_body)
-        if text in _SPACES or text == ".align" or text in _TYPES or text in _VECTORS:
+        if text in SPACES or text == ".align" or text in TYPES or text in VECTORS:
             return self.declaration(linkage, t)
         raise self.error(expected)
 
@@ -281,9 +289,9 @@ class _Parser(DebugParser):
                 align = self.integer("an alignment")
             elif q == ".ptr":
                 ptr = True
-            elif q in _TYPES:
+            elif q in TYPES:
                 type_ = q
-            elif q in _SPACES or q in _VECTORS:
+            elif q in SPACES or q in VECTORS:
                 continue
             else:
                 raise self.error("a parameter type", toks[self.i - 1])
@@ -316,11 +324,8 @@ class _Parser(DebugParser):
         while True:
             t = toks[self.i]
             kind = t[0]
-            if kind == INSN:  # a run of instructions the fast path built
-                self.i += 1
-                j = self.next_built
-                self.next_built = j + t[3]
-                body += self.built[j:j + t[3]]
+            if kind == BUILT:  # a run of statements the fast path built
+                body += self.take_built(t)
             elif kind == IDENT:
                 nxt = toks[self.i + 1]
                 if nxt[1] == ":" and nxt[0] == PUNCT:
@@ -350,7 +355,7 @@ class _Parser(DebugParser):
 
     def body_directive(self, t: Token) -> ast.Declaration | ast.Directive:
         text = t[1]
-        if text in _SPACES:
+        if text in SPACES:
             return self.declaration(None, t)
         if text == ".loc":
             return self.loc(t)
@@ -422,17 +427,17 @@ class _Parser(DebugParser):
             if q[1] == ".align":
                 self.i += 1
                 align = self.integer("an alignment")
-            elif q[1] in _SPACES and space is None:
+            elif q[1] in SPACES and space is None:
                 self.i += 1
                 space = q[1]
             else:
                 break
         q = toks[self.i]
-        if q[1] in _VECTORS and q[0] == DOT:
-            vector = _VECTORS[q[1]]
+        if q[1] in VECTORS and q[0] == DOT:
+            vector = VECTORS[q[1]]
             self.i += 1
         type_ = toks[self.i][1]
-        if type_ not in _TYPES or toks[self.i][0] != DOT:
+        if type_ not in TYPES or toks[self.i][0] != DOT:
             raise self.error("a type such as .b32 in the declaration")
         self.i += 1
         names: list[ast.Declarator] = []
