@@ -181,9 +181,11 @@ def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list
     new = _new
     run = 0  # instructions built since the last token
     for lineno, line in enumerate(lines, first):
+        if not line:
+            continue
         body, semi, tail = line.partition(";")
         try:
-            if semi and (not tail or tail_ok(tail) is not None) and "{" not in body:
+            if semi and (not tail or tail_ok(tail) is not None):
                 # `[@[!]p] head [operands] ;` with blanks anywhere between: `rest` starts at the head, and
                 # each part's column is where it starts in `body` (split keeps a remainder's end)
                 rest = body.lstrip()
@@ -242,12 +244,12 @@ def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list
                 s = line.lstrip()
                 if not s or s[:2] == "//":
                     continue
-                if "{" in s:  # a vector operand: LINE decides
-                    full = LINE_MATCH(line)
-                    if full is not None:
-                        keep(_build(full, lineno))
-                        run += 1
-                        continue
+            if "{" in line:  # a vector operand (its pieces are no plain operands): LINE decides
+                full = LINE_MATCH(line)
+                if full is not None:
+                    keep(_build(full, lineno))
+                    run += 1
+                    continue
         except _NotPlain:
             pass
         d = _DECLARATION(line)
