@@ -7,13 +7,18 @@ Two inputs:
 Prints a table; `--write-doc` also records the figures in docs/performance.md (section "Parsing").
 `--baseline DIR` also times the parser of another checkout's source folder (DIR holds the `mbarrier`
 package, e.g. `git worktree add /tmp/old <commit>` then `--baseline /tmp/old/src`) on the same inputs in
-the same run, in a child process, and reports the speedup.
-Run: python bench/parse.py [--steps 1000] [--copies 300] [--repeat 5] [--baseline DIR] [--write-doc]
+the same run, in a child process whose parses alternate with ours (this machine changes speed from
+minute to minute: both see the same minutes), and reports the speedup.
+`--instructions` also counts the CPU instructions of one parse with valgrind (deterministic, so free of
+that noise): ours, and the baseline's when given.
+Run: python bench/parse.py [--steps 1000] [--copies 300] [--repeat 5] [--baseline DIR] [--instructions]
+                           [--write-doc]
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import dataclasses
 import datetime
 import os
@@ -89,42 +94,101 @@ def concat(copies: int, out: Path) -> Path:
     return f
 
 
-def time_parse(text: str, repeat: int) -> tuple[float, float, int, float]:
-    """Best CPU seconds and best wall seconds of `repeat` parses, the statement count, and the CPU
-    seconds of the first parse (the fast path's dictionaries of operand and head spellings, kept
-    between parses, are then still cold for this text)."""
-    cpu, wall, n, first = float("inf"), float("inf"), 0, 0.0
-    for i in range(repeat):
-        c0, w0 = time.process_time(), time.perf_counter()
-        m = parse(text)
-        c1, w1 = time.process_time(), time.perf_counter()
-        cpu, wall, n = min(cpu, c1 - c0), min(wall, w1 - w0), statements(m)
-        if i == 0:
-            first = c1 - c0
-        del m
-    return cpu, wall, n, first
+def parse_cpu(text: str) -> tuple[float, float, int]:
+    """CPU and wall seconds of one parse, and its statement count."""
+    c0, w0 = time.process_time(), time.perf_counter()
+    m = parse(text)
+    c1, w1 = time.process_time(), time.perf_counter()
+    return c1 - c0, w1 - w0, statements(m)
 
 
+# A parser under another source folder, in a child process: it parses the file once per line read from
+# its standard input and answers with the CPU seconds.
 _CHILD = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
 from mbarrier.ptx.parser import parse
 text = open(sys.argv[2]).read()
-best = float("inf")
-for _ in range(int(sys.argv[3])):
+for _ in sys.stdin:
     c0 = time.process_time()
     m = parse(text)
-    best = min(best, time.process_time() - c0)
+    print(time.process_time() - c0, flush=True)
     del m
-print(best)
 """
 
 
-def time_baseline(src: Path, path: Path, repeat: int) -> float:
-    """Best CPU seconds of `repeat` parses of `path` by the parser under `src`, in a child process."""
-    r = subprocess.run([sys.executable, "-c", _CHILD, str(src), str(path), str(repeat)], capture_output=True,
-                       text=True, check=True, env={**os.environ, "PYTHONPATH": str(src)})
-    return float(r.stdout)
+def time_parse(text: str, path: Path, repeat: int, baseline: Path | None) -> dict[str, float]:
+    """Best CPU and wall seconds of `repeat` parses, the statement count, the CPU seconds of the first
+    parse (the fast path's dictionaries of operand and head spellings, kept between parses, are then
+    still cold for this text), and with a baseline its best CPU seconds, its parses alternating with
+    ours."""
+    child = None
+    if baseline is not None:
+        child = subprocess.Popen([sys.executable, "-c", _CHILD, str(baseline), str(path)], text=True,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 env={**os.environ, "PYTHONPATH": str(baseline)})
+    out = {"cpu": float("inf"), "wall": float("inf"), "baseline": float("inf")}
+    for i in range(repeat):
+        cpu, wall, out["statements"] = parse_cpu(text)
+        out["cpu"], out["wall"] = min(out["cpu"], cpu), min(out["wall"], wall)
+        if i == 0:
+            out["first"] = cpu
+        if child is not None:
+            assert child.stdin is not None and child.stdout is not None
+            child.stdin.write("go\n")
+            child.stdin.flush()
+            out["baseline"] = min(out["baseline"], float(child.stdout.readline()))
+    if child is not None:
+        child.communicate()
+    return out
+
+
+# One parse's instructions: valgrind runs this with N parses after a warm-up parse; the difference
+# between N=2 and N=1 is one parse (trees kept, the cycle collector off, as parse() has it).
+_COUNT = """
+import gc, sys
+gc.disable()
+sys.path.insert(0, sys.argv[1])
+from mbarrier.ptx.parser import parse
+text = open(sys.argv[2]).read()
+kept = [parse(text) for _ in range(1 + int(sys.argv[3]))]
+"""
+
+
+def instruction_lines(files: list[tuple[str, Path]], baseline: Path | None) -> list[str]:
+    """A line per input: instructions of one parse by our parser, and by the baseline's when given."""
+    sources = [ROOT / "src"] + ([baseline] if baseline is not None else [])
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        found = {(name, src): pool.submit(count_instructions, src, f) for name, f in files for src in sources}
+    out = []
+    for name, _ in files:
+        ours = found[name, ROOT / "src"].result()
+        if ours is None:
+            return ["valgrind is not on PATH: no instruction counts"]
+        line = f"{name}: {ours / 1e6:,.0f} million instructions per parse"
+        theirs = None if baseline is None else found[name, baseline].result()
+        if baseline is not None and theirs is not None:
+            line += (f"; the parser at {baseline_commit(baseline)}: {theirs / 1e6:,.0f} million, "
+                     f"{theirs / ours:.2f}x as many")
+        out.append(line)
+    return out
+
+
+def count_instructions(src: Path, path: Path) -> int | None:
+    """CPU instructions of one parse of `path` by the parser under `src` (valgrind's callgrind), or None
+    without valgrind."""
+    if shutil.which("valgrind") is None:
+        return None
+    counts = []
+    for n in (1, 2):
+        r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+                            "-c", _COUNT, str(src), str(path), str(n)], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": str(src)})
+        found = re.search(r"Collected : (\d+)", r.stderr)
+        if r.returncode != 0 or found is None:
+            sys.exit(f"valgrind failed on {path}:\n{r.stderr[-2000:]}")
+        counts.append(int(found.group(1)))
+    return counts[1] - counts[0]
 
 
 def baseline_commit(src: Path) -> str:
@@ -187,6 +251,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-ptxas", action="store_true", help="skip timing ptxas")
     ap.add_argument("--baseline", type=Path, help="source folder of another checkout to compare with")
+    ap.add_argument("--instructions", action="store_true", help="count instructions per parse (valgrind)")
     ap.add_argument("--write-doc", action="store_true", help="record the table in docs/performance.md")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -196,21 +261,25 @@ def main() -> None:
         rows = []
         notes: list[str] = []
         compare: list[str] = []  # against --baseline
+        counts: list[str] = []  # --instructions
         for name, f in files:
             text = f.read_text()
-            cpu, wall, n, first = time_parse(text, args.repeat)
+            t = time_parse(text, f, args.repeat, args.baseline)
+            cpu, n = t["cpu"], int(t["statements"])
             if args.baseline is not None:
-                old = time_baseline(args.baseline, f, args.repeat)
+                old = t["baseline"]
                 at = baseline_commit(args.baseline)
                 compare.append(f"{name}: the parser at {at} takes {old:.3f} CPU s ({n / old:,.0f} "
                                f"statements/s): {old / cpu:.2f}x as long")
             px = None if args.no_ptxas else time_ptxas(f)
-            rows.append((name, text.count("\n"), len(text), n, cpu, wall, px, first))
+            rows.append((name, text.count("\n"), len(text), n, cpu, t["wall"], px, t["first"]))
             tree_nodes = nodes(parse(text))
             each = node_cost()
             notes.append(f"{name}: {tree_nodes:,} tree objects, {tree_nodes / n:.1f} per statement; at "
                          f"{each * 1e6:.2f} µs CPU to build one, {tree_nodes * each / cpu:.0%} of the parse "
                          f"time, and alone a ceiling of {n / (tree_nodes * each):,.0f} statements/s")
+            if args.instructions:  # after all timing: valgrind runs two at a time
+                counts = instruction_lines(files, args.baseline)
     header = ("| input | lines | bytes | statements | parse CPU s | parse wall s | statements/s (CPU) "
               "| first parse: statements/s (CPU) | ptxas CPU s | ptxas wall s | ptxas / parse (CPU) |")
     lines = [header, "|" + "---|" * 11]
@@ -224,8 +293,10 @@ def main() -> None:
     verdict = f"Target of issue 3, {TARGET:,} statements/s on one core: {met} (slowest {slowest:,.0f}/s)."
     print(table)
     if compare:
-        verdict += "\n\nSame inputs, same run, best of the same number of parses:\n" + "\n".join(
-            "- " + x for x in compare)
+        verdict += ("\n\nSame inputs, same run, best of the same number of parses, the two parsers taking "
+                    "turns:\n" + "\n".join("- " + x for x in compare))
+    if counts:
+        verdict += "\n\nInstructions (valgrind, deterministic):\n" + "\n".join("- " + x for x in counts)
     print(verdict)
     print("\n".join(notes))
     if args.write_doc:
@@ -238,7 +309,8 @@ def write_doc(table: str, verdict: str, notes: list[str], args: argparse.Namespa
     machine = (f"{platform.machine()}, {os.cpu_count()} CPUs ({benchdoc.cpu_name()}), "
                f"Python {platform.python_version()}")
     load = os.getloadavg()[0]
-    baseline = "" if args.baseline is None else " --baseline DIR"
+    baseline = ("" if args.baseline is None else " --baseline DIR") + (
+        " --instructions" if args.instructions else "")
     section = f"""## Parsing (bench/parse.py)
 
 Measured {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC on {machine}; load average {load:.1f}
@@ -253,19 +325,21 @@ the ratio is its CPU time over our parse CPU time.
 
 {verdict}
 
-How: a line holding one plain instruction (most lines) is split by one cheap regular expression into
-guard, head and operand texts; the head and each operand text are checked against the instruction
-grammar once per distinct spelling (the verdicts, with integer values and address parts, are kept in
-dictionaries that live as long as the process: the best of several parses of one text finds them warm,
-the "first parse" column is the same text with them cold), and the nodes are built straight away, in
-one loop over the module (src/mbarrier/ptx/fastpath.py; the same tree as the general path: tested); a
-run of such lines is one token for the parser. `.loc`, label and lone-brace lines take a shortcut in
-the tokenizer; the rest goes through the tokenizer (one compiled regular expression per line) and the
+How: a line holding one plain instruction (most lines) is split by string methods (partition at the
+`;`, split off the guard and the head) into guard, head and operand texts; the head, the guard and each
+operand text are checked against the instruction grammar once per distinct spelling (the verdicts, with
+integer values and address parts, are kept in dictionaries that live as long as the process: the best
+of several parses of one text finds them warm, the "first parse" column is the same text with them
+cold), and the nodes are built straight away, in one loop over the module
+(src/mbarrier/ptx/fastpath.py); a line holding one plain declaration (`.reg .b32 %r<9>;`) is matched by
+one regular expression and built the same way; the same tree as the general path (tested); a run of
+such lines is one token for the parser. `.loc`, label and lone-brace lines take a shortcut in the
+tokenizer; the rest goes through the tokenizer (one compiled regular expression per line) and the
 recursive-descent parser; the cycle collector is paused while parsing. The nodes are named tuples
-(src/mbarrier/ptx/ast.py; the one Module per parse is a frozen dataclass), which the fast path builds
-with tuple.__new__, in C: about half the cost per node of the frozen slotted dataclasses (with a
-hand-made __init__) they replaced on 2026-11-22, timed side by side then. Building the nodes, a Pos
-for every operand as ast.py prescribes, is still a floor no tokenizer can lower, measured here:
+that store their position flat, as line and column (src/mbarrier/ptx/ast.py; `pos` makes the Pos on
+demand; the one Module per parse is a frozen dataclass), which the fast path builds with
+tuple.__new__, in C: one object per node. Building the nodes is still a floor no tokenizer can lower,
+measured here:
 {chr(10).join("- " + x for x in notes)}"""
     benchdoc.write_section("parse.py", section.splitlines())
     print(f"recorded in {benchdoc.DOC}")
