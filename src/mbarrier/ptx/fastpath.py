@@ -65,6 +65,7 @@ _HEAD: Final = re.compile(
 ).fullmatch
 _PIECE: Final = re.compile(rf"{_ADDR}|{_PAIR}|!?{_ITEM}").fullmatch
 _PRED: Final = re.compile(_IDENT).fullmatch
+_NAME_ONLY: Final = re.compile(_NAME).fullmatch
 _CACHE_MAX: Final = 1 << 16  # real modules have tens of thousands of distinct register names at most
 
 # What the operand loop needs to build an operand from its text between commas, blanks included:
@@ -130,7 +131,9 @@ def _piece(piece: str) -> _Piece:
     lead = len(piece) - len(piece.lstrip(" \t"))
     advance = len(piece) + 1
     out: _Piece = (_K_BAD, text, lead, advance, None, 0, 0)
-    if _PIECE(text) is not None:
+    if _NAME_ONLY(text) is not None and text != "_":  # most pieces: a register or a symbol
+        out = (_K_NAME, text, lead, advance, None, 0, 0)
+    elif _PIECE(text) is not None:
         c = text[0]
         if c == "[":
             base, delta, offset = _address_parts(text)
