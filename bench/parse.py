@@ -319,7 +319,9 @@ Command: `python bench/parse.py --steps {args.steps} --copies {args.copies} --re
 Best of {args.repeat} parses; "statements" counts every statement in function bodies (labels,
 declarations, directives such as `.loc`, instructions, `{{ }}` blocks). ptxas is run once,
 `ptxas -arch=sm_90 FILE -o /dev/null` (it also optimizes and assembles: it does far more than parse);
-the ratio is its CPU time over our parse CPU time.
+the ratio is its CPU time over our parse CPU time. The machine runs the same code at two speeds about
+2x apart from minute to minute (see the Simulator section): statements/s depend on the minute, the
+instruction counts do not, and they are the figures to compare between commits.
 
 {table}
 
