@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Final
 
 from mbarrier.ptx import ast
-from mbarrier.ptx.grammar import TYPES, VECTORS
 from mbarrier.ptx.literals import float_imm, int_value
+from mbarrier.spec.forms import TYPES, VECTORS
 
 _IDENT = r"(?:[A-Za-z][\w$]*|[_$%][\w$]+|_)"  # PTX ISA 4.3, as in lexer.py
 _PAIR = r"(?:[A-Za-z][\w$]*|[_$%][\w$]+)\|(?:[A-Za-z][\w$]*|[_$%][\w$]+)"  # `%r1|%p1` of setp, shfl

@@ -15,8 +15,8 @@ from mbarrier.ptx import ast
 from mbarrier.ptx.ast import Pos
 from mbarrier.ptx.debug import DebugParser
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
-from mbarrier.ptx.grammar import SPACES, TYPES, VECTORS
 from mbarrier.ptx.lexer import BUILT, DOT, EOF, FLOAT, IDENT, INT, PUNCT, STRING, Token, scan, tokenize
+from mbarrier.spec.forms import STATE_SPACES, TYPES, VECTORS
 
 _new = tuple.__new__  # builds a node from a tuple of its flat fields in C (ast.py's nodes are named tuples)
 _LINKAGES = frozenset({".visible", ".extern", ".weak", ".common"})
@@ -204,7 +204,7 @@ class _Parser(DebugParser):
             raise self.error(expected)
         if text in (".entry", ".func"):
             return self.function(linkage, t, in_body)
-        if text in SPACES or text == ".align" or text in TYPES or text in VECTORS:
+        if text in STATE_SPACES or text == ".align" or text in TYPES or text in VECTORS:
             return self.declaration(linkage, t)
         raise self.error(expected)
 
@@ -291,7 +291,7 @@ class _Parser(DebugParser):
                 ptr = True
             elif q in TYPES:
                 type_ = q
-            elif q in SPACES or q in VECTORS:
+            elif q in STATE_SPACES or q in VECTORS:
                 continue
             else:
                 raise self.error("a parameter type", toks[self.i - 1])
@@ -355,7 +355,7 @@ class _Parser(DebugParser):
 
     def body_directive(self, t: Token) -> ast.Declaration | ast.Directive:
         text = t[1]
-        if text in SPACES:
+        if text in STATE_SPACES:
             return self.declaration(None, t)
         if text == ".loc":
             return self.loc(t)
@@ -427,7 +427,7 @@ class _Parser(DebugParser):
             if q[1] == ".align":
                 self.i += 1
                 align = self.integer("an alignment")
-            elif q[1] in SPACES and space is None:
+            elif q[1] in STATE_SPACES and space is None:
                 self.i += 1
                 space = q[1]
             else:

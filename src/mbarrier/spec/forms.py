@@ -115,6 +115,19 @@ SPECIAL_VECTORS: Final[frozenset[str]] = frozenset(
 #: Identifiers PTX predefines (PTX ISA 4.5, "Predefined identifiers"), known without a declaration.
 PREDEFINED_IDENTIFIERS: Final[frozenset[str]] = frozenset({"WARP_SZ"})
 
+# -- declarations ----------------------------------------------------------------------------------
+
+#: State spaces a variable or a parameter is declared in (PTX ISA 5.1).
+STATE_SPACES: Final[frozenset[str]] = frozenset({".reg", ".const", ".global", ".local", ".param", ".shared",
+                                                 ".tex"})
+#: Fundamental and opaque types (PTX ISA 5.2); alternate float formats too, for declarations of them.
+TYPES: Final[frozenset[str]] = frozenset(
+    f".{k}{w}" for k in "bsu" for w in (8, 16, 32, 64, 128)
+) | frozenset({".f16", ".f16x2", ".f32", ".f64", ".bf16", ".bf16x2", ".tf32", ".pred", ".e4m3", ".e5m2",
+               ".e4m3x2", ".e5m2x2", ".texref", ".samplerref", ".surfref"})
+#: Vector declarations (PTX ISA 5.4.2) and their lengths.
+VECTORS: Final[dict[str, int]] = {".v2": 2, ".v4": 4, ".v8": 8}
+
 # -- messages --------------------------------------------------------------------------------------
 
 #: ptxas's wording, one template per check; {name} is ptxas's instruction name (the opcode path).
