@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from mbarrier.ptx import ast
+from mbarrier.ptx import ast, lexer
 from mbarrier.ptx.diagnostics import PtxSyntaxError
 from mbarrier.ptx.lexer import BAD, BUILT, DOT, FLOAT, IDENT, INT, PUNCT, STRING, scan, tokenize
 from mbarrier.ptx.literals import float_imm, int_value
@@ -117,3 +117,14 @@ def test_float_imm() -> None:
     assert float_imm("-1.5", p).value == -1.5 and float_imm("-1.5", p).bits == 0
     assert math.isnan(float_imm("0f7FC00000", p).value)
     assert float_imm("0fFF800000", p).value == -math.inf
+
+
+@pytest.mark.parametrize("line", [
+    "{", "\t}", " ( ", ")", "$L__BB0_2:", "\t.loc\t1 12 3", ".loc 1 12 3 // c", "\t.b8 95,90,53",
+    ".b32 38253", ".b8 0 // c", ".u8 7,0,12", ".s16 5", ".b64 $L__tmp19", ".b8 08", ".b8 1, 2", ".b8 0,0,",
+    ".b8 1,0x2", ".loc 1 0x1 2", "L1: ret;",
+])
+def test_shortcut_lines_give_the_general_tokens(line: str) -> None:
+    """The lines the scanner takes the short way (`.loc`, labels, lone braces, section data) get
+    exactly the tokens the general pattern gives, and any other line goes to it."""
+    assert lexer._shortcut_or_tokens(line, 4) == lexer._line_tokens(line, 4)

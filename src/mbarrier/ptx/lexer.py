@@ -82,6 +82,9 @@ def scan(text: str, path: str = "<input>") -> tuple[list[Token], list[ast.Statem
 _DEC = r"(0|[1-9][0-9]*)"
 _LOC_MATCH: Final = re.compile(rf"[ \t]*(\.loc)[ \t]+{_DEC}[ \t]+{_DEC}[ \t]+{_DEC}[ \t]*(?://.*)?").fullmatch
 _LABEL_MATCH: Final = re.compile(r"[ \t]*([A-Za-z][\w$]*|[_$%][\w$]+)[ \t]*(:)").fullmatch
+# A line of `.section` data as nvcc writes it (`.b8 95,90,53`): decimal numbers, no blanks between.
+_DATA_MATCH: Final = re.compile(
+    r"[ \t]*(\.[bsu](?:8|16|32|64))[ \t]+((?:0|[1-9][0-9]*)(?:,(?:0|[1-9][0-9]*))*)[ \t]*(?://.*)?").fullmatch
 
 
 def _scan(text: str, path: str, built: list[ast.Statement] | None) -> list[Token]:
@@ -110,11 +113,15 @@ def _line_tokens(line: str, lineno: int) -> list[Token]:
 
 
 def _shortcut_or_tokens(line: str, lineno: int) -> list[Token]:
-    """The tokens of a line the instruction fast path did not take: `.loc`, label and lone `{`, `}`,
-    `(`, `)` lines the short way (exactly the tokens _TOKEN would give), the rest by _TOKEN."""
+    """The tokens of a line the instruction fast path did not take: `.loc`, label, section data and lone
+    `{`, `}`, `(`, `)` lines the short way (exactly the tokens _TOKEN would give), the rest by _TOKEN."""
     s = line.strip()
     if len(s) == 1 and s in "{}()":
         return [(PUNCT, s, lineno, len(line) - len(line.lstrip()) + 1)]
+    if s[:2] == ".b" or s[:2] == ".u" or s[:2] == ".s":
+        data = _DATA_MATCH(line)
+        if data is not None:
+            return _data_tokens(data, lineno)
     if s[0] == "." or s[-1] == ":":
         short = _loc_or_label(line, lineno)
         if short is not None:
@@ -132,6 +139,18 @@ def _loc_or_label(line: str, lineno: int) -> list[Token] | None:
     if m is not None:
         return [(IDENT, m.group(1), lineno, m.start(1) + 1), (PUNCT, ":", lineno, m.start(2) + 1)]
     return None
+
+
+def _data_tokens(m: re.Match[str], lineno: int) -> list[Token]:
+    """The tokens of a section data line _DATA_MATCH matched: the type, then numbers and commas."""
+    toks: list[Token] = [(DOT, m.group(1), lineno, m.start(1) + 1)]
+    col = m.start(2) + 1
+    for item in m.group(2).split(","):
+        toks.append((INT, item, lineno, col))
+        toks.append((PUNCT, ",", lineno, col + len(item)))
+        col += len(item) + 1
+    toks.pop()  # no comma after the last number
+    return toks
 
 
 def _non_ascii(text: str, path: str) -> None:
