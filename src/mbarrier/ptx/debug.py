@@ -75,7 +75,11 @@ class DebugParser(OperandParser):
                 self.i += 1
                 self.expect(":", "':' after the label")
             elif x[0] == DOT and x[1] in _DATA_TYPES:
-                self.i += 1
+                # each number followed by a comma at once (most of a DWARF section), then item by item
+                i = self.i + 1
+                while toks[i][0] == INT and toks[i + 1][1] == "," and toks[i + 1][0] == PUNCT:
+                    i += 2
+                self.i = i
                 self.data_item()
                 while self.at(","):
                     self.i += 1
