@@ -123,6 +123,9 @@ def test_float_imm() -> None:
     "{", "\t}", " ( ", ")", "$L__BB0_2:", "\t.loc\t1 12 3", ".loc 1 12 3 // c", "\t.b8 95,90,53",
     ".b32 38253", ".b8 0 // c", ".u8 7,0,12", ".s16 5", ".b64 $L__tmp19", ".b8 08", ".b8 1, 2", ".b8 0,0,",
     ".b8 1,0x2", ".loc 1 0x1 2", "L1: ret;",
+    "\t.loc\t2 452 10, function_name $L__info_string0, inlined_at 1 29 5",
+    ".loc 2 4 1,function_name f,inlined_at 1 2 3 // c", ".loc 2 4 1, function_name f+4, inlined_at 1 2 3",
+    ".loc 2 4 1, function_name f, inlined_at 1 2", ".loc 2 4 1, inlined_at 1 2 3",
 ])
 def test_shortcut_lines_give_the_general_tokens(line: str) -> None:
     """The lines the scanner takes the short way (`.loc`, labels, lone braces, section data) get

@@ -80,7 +80,12 @@ def scan(text: str, path: str = "<input>") -> tuple[list[Token], list[ast.Statem
 
 
 _DEC = r"(0|[1-9][0-9]*)"
-_LOC_MATCH: Final = re.compile(rf"[ \t]*(\.loc)[ \t]+{_DEC}[ \t]+{_DEC}[ \t]+{_DEC}[ \t]*(?://.*)?").fullmatch
+# `.loc F L C`, and the inlined form -lineinfo writes for most lines: `..., function_name L, inlined_at F L C`
+_LOC_MATCH: Final = re.compile(
+    rf"[ \t]*(\.loc)[ \t]+{_DEC}[ \t]+{_DEC}[ \t]+{_DEC}(?:[ \t]*(,)[ \t]*(function_name)[ \t]+"
+    rf"([A-Za-z][\w$]*|[_$%][\w$]+)[ \t]*(,)[ \t]*(inlined_at)[ \t]+{_DEC}[ \t]+{_DEC}[ \t]+{_DEC})?"
+    r"[ \t]*(?://.*)?").fullmatch
+_LOC_KINDS: Final = (DOT, INT, INT, INT, PUNCT, IDENT, IDENT, PUNCT, IDENT, INT, INT, INT)  # its groups
 _LABEL_MATCH: Final = re.compile(r"[ \t]*([A-Za-z][\w$]*|[_$%][\w$]+)[ \t]*(:)").fullmatch
 # A line of `.section` data as nvcc writes it (`.b8 95,90,53`): decimal numbers, no blanks between.
 _DATA_MATCH: Final = re.compile(
@@ -133,8 +138,8 @@ def _loc_or_label(line: str, lineno: int) -> list[Token] | None:
     """The tokens of a plain `.loc F L C` line or a `label:` line, else None."""
     m = _LOC_MATCH(line)
     if m is not None:
-        return [(DOT, ".loc", lineno, m.start(1) + 1), (INT, m.group(2), lineno, m.start(2) + 1),
-                (INT, m.group(3), lineno, m.start(3) + 1), (INT, m.group(4), lineno, m.start(4) + 1)]
+        return [(kind, m.group(g), lineno, m.start(g) + 1) for g, kind in enumerate(_LOC_KINDS, 1)
+                if m.group(g) is not None]
     m = _LABEL_MATCH(line)
     if m is not None:
         return [(IDENT, m.group(1), lineno, m.start(1) + 1), (PUNCT, ":", lineno, m.start(2) + 1)]
