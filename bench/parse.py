@@ -1,8 +1,10 @@
 """Parser throughput: statements per second on large real modules, and the ratio to ptxas's own time.
 
-Two inputs:
-  nvcc-big   bench/parse_big.cu compiled with `nvcc -ptx -arch=sm_90` (straight-line code, one kernel)
-  concat     every sm_90 entry of tests/ptx/modules/ (renamed) repeated into one valid module
+Three inputs:
+  nvcc-big       bench/parse_big.cu compiled with `nvcc -ptx -arch=sm_90` (straight-line code, one kernel)
+  nvcc-lineinfo  the same with `-lineinfo`: a `.loc` line before most instructions, mostly in the
+                 inlined form, and DWARF string data in a `.section`
+  concat         every sm_90 entry of tests/ptx/modules/ (renamed) repeated into one valid module
 
 Prints a table; `--write-doc` also records the figures in docs/performance.md (section "Parsing").
 `--baseline DIR` also times the parser of another checkout's source folder (DIR holds the `mbarrier`
@@ -51,10 +53,10 @@ def statements(m: ast.Module) -> int:
     return sum(count(f.body) for f in m.functions if f.body is not None)
 
 
-def nvcc_big(steps: int, out: Path) -> Path:
-    f = out / f"nvcc_big_{steps}.ptx"
-    subprocess.run(["nvcc", "-ptx", "-arch=sm_90", f"-DSTEPS={steps}", str(ROOT / "bench" / "parse_big.cu"),
-                    "-o", str(f)], check=True)
+def nvcc_big(steps: int, out: Path, *flags: str) -> Path:
+    f = out / f"nvcc_big_{steps}{''.join(flags)}.ptx"
+    subprocess.run(["nvcc", "-ptx", "-arch=sm_90", *flags, f"-DSTEPS={steps}",
+                    str(ROOT / "bench" / "parse_big.cu"), "-o", str(f)], check=True)
     return f
 
 
@@ -257,7 +259,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         files = [("concat", concat(args.copies, Path(tmp)))]
         if shutil.which("nvcc"):
-            files.insert(0, ("nvcc-big", nvcc_big(args.steps, Path(tmp))))
+            files[:0] = [("nvcc-big", nvcc_big(args.steps, Path(tmp))),
+                         ("nvcc-lineinfo", nvcc_big(args.steps, Path(tmp), "-lineinfo"))]
         rows = []
         notes: list[str] = []
         compare: list[str] = []  # against --baseline
