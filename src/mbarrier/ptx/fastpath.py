@@ -19,8 +19,12 @@ from mbarrier.ptx import ast
 from mbarrier.ptx.literals import float_imm, int_value
 from mbarrier.spec.forms import TYPES, VECTORS
 
-_IDENT = r"(?:[A-Za-z][\w$]*|[_$%][\w$]+|_)"  # PTX ISA 4.3, as in lexer.py
-_PAIR = r"(?:[A-Za-z][\w$]*|[_$%][\w$]+)\|(?:[A-Za-z][\w$]*|[_$%][\w$]+)"  # `%r1|%p1` of setp, shfl
+NAME = r"(?:[A-Za-z][\w$]*|[_$%][\w$]+)"  # an identifier (PTX ISA 4.3), as in lexer.py's _TOKEN
+_IDENT = rf"(?:{NAME}|_)"  # or the sink
+_PAIR = rf"{NAME}\|{NAME}"  # `%r1|%p1` of setp, shfl
+# An instruction's head: the opcode (group 1) and its qualifiers (group 2)
+_HEAD_TEXT = (r"([a-z][a-z0-9_]*)"
+              r"((?:\.[A-Za-z][\w$]*(?:::[\w$]+)*|\.[0-9]+(?:d(?:ms)?|x[0-9]+b(?:x[0-9]+)?)(?![\w$]))*)")
 _NAME = rf"{_IDENT}(?:\.[xyzw](?![\w$]))?"
 _INT = r"-?(?:0[xX][0-9A-Fa-f]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)U?(?![\w$.])"
 _FLT = r"(?:0[fF][0-9A-Fa-f]{8}|0[dD][0-9A-Fa-f]{16})(?![\w$])"
@@ -30,8 +34,7 @@ _VEC = rf"\{{[ \t]*{_ITEM}(?:[ \t]*,[ \t]*{_ITEM})*[ \t]*\}}"
 _OP = rf"(?:{_ADDR}|{_VEC}|{_PAIR}|!?{_ITEM})"
 
 LINE: Final = re.compile(
-    rf"[ \t]*(?:(@)(!?)({_IDENT})[ \t]+)?"
-    r"([a-z][a-z0-9_]*)((?:\.[A-Za-z][\w$]*(?:::[\w$]+)*|\.[0-9]+(?:d(?:ms)?|x[0-9]+b(?:x[0-9]+)?)(?![\w$]))*)"
+    rf"[ \t]*(?:(@)(!?)({_IDENT})[ \t]+)?{_HEAD_TEXT}"
     rf"(?:[ \t]+({_OP}(?:[ \t]*,[ \t]*{_OP})*))?"
     r"[ \t]*;[ \t]*(?://.*)?"
 )
@@ -41,7 +44,7 @@ LINE_MATCH: Final = LINE.fullmatch
 # `.shared .align 8 .b64 bar;`, `.local .align 16 .b8 buf[64];`, names with `<N>` or `[N]...`, no
 # initializer, linkage or `.align` before the space (the general parser takes those).
 _DECIMAL = r"(?:0|[1-9][0-9]*)"
-_DECLARATOR = rf"(?:[A-Za-z][\w$]*|[_$%][\w$]+)(?:<{_DECIMAL}>|(?:\[{_DECIMAL}\])*)"
+_DECLARATOR = rf"{NAME}(?:<{_DECIMAL}>|(?:\[{_DECIMAL}\])*)"
 _DECLARATION: Final = re.compile(
     rf"[ \t]*(\.reg|\.shared|\.local|\.const|\.global|\.param)(?:[ \t]+\.align[ \t]+({_DECIMAL}))?"
     rf"(?:[ \t]+(\.v[248]))?[ \t]+(\.[a-z0-9]+)[ \t]+({_DECLARATOR}(?:[ \t]*,[ \t]*{_DECLARATOR})*)"
@@ -60,9 +63,7 @@ _ITEMS: Final = re.compile(_ITEM).finditer
 # LINE's parts, each distinct text once (the dictionaries below remember the verdicts). Lines with
 # braces take LINE itself.
 _TAIL: Final = re.compile(r"[ \t]*(?://.*)?").fullmatch  # what may follow the `;`
-_HEAD: Final = re.compile(
-    r"([a-z][a-z0-9_]*)((?:\.[A-Za-z][\w$]*(?:::[\w$]+)*|\.[0-9]+(?:d(?:ms)?|x[0-9]+b(?:x[0-9]+)?)(?![\w$]))*)"
-).fullmatch
+_HEAD: Final = re.compile(_HEAD_TEXT).fullmatch
 _PIECE: Final = re.compile(rf"{_ADDR}|{_PAIR}|!?{_ITEM}").fullmatch
 _PRED: Final = re.compile(_IDENT).fullmatch
 _NAME_ONLY: Final = re.compile(_NAME).fullmatch

@@ -12,6 +12,7 @@ from typing import Final
 from mbarrier.ptx import ast
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
 from mbarrier.ptx.fastpath import BUILT as BUILT
+from mbarrier.ptx.fastpath import NAME
 from mbarrier.ptx.fastpath import scan as _fast_scan
 
 Token = tuple[int, str, int, int]
@@ -83,10 +84,10 @@ _DEC = r"(0|[1-9][0-9]*)"
 # `.loc F L C`, and the inlined form -lineinfo writes for most lines: `..., function_name L, inlined_at F L C`
 _LOC_MATCH: Final = re.compile(
     rf"[ \t]*(\.loc)[ \t]+{_DEC}[ \t]+{_DEC}[ \t]+{_DEC}(?:[ \t]*(,)[ \t]*(function_name)[ \t]+"
-    rf"([A-Za-z][\w$]*|[_$%][\w$]+)[ \t]*(,)[ \t]*(inlined_at)[ \t]+{_DEC}[ \t]+{_DEC}[ \t]+{_DEC})?"
+    rf"({NAME})[ \t]*(,)[ \t]*(inlined_at)[ \t]+{_DEC}[ \t]+{_DEC}[ \t]+{_DEC})?"
     r"[ \t]*(?://.*)?").fullmatch
 _LOC_KINDS: Final = (DOT, INT, INT, INT, PUNCT, IDENT, IDENT, PUNCT, IDENT, INT, INT, INT)  # its groups
-_LABEL_MATCH: Final = re.compile(r"[ \t]*([A-Za-z][\w$]*|[_$%][\w$]+)[ \t]*(:)").fullmatch
+_LABEL_MATCH: Final = re.compile(rf"[ \t]*({NAME})[ \t]*(:)").fullmatch
 # A line of `.section` data as nvcc writes it (`.b8 95,90,53`): decimal numbers, no blanks between.
 _DATA_MATCH: Final = re.compile(
     r"[ \t]*(\.[bsu](?:8|16|32|64))[ \t]+((?:0|[1-9][0-9]*)(?:,(?:0|[1-9][0-9]*))*)[ \t]*(?://.*)?").fullmatch
