@@ -11,6 +11,7 @@ checks that both paths agree.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from typing import Final
@@ -168,94 +169,117 @@ def _no_tokens(line: str, lineno: int) -> list[Token]:
     return []
 
 
+def plain_instruction(line: str, lineno: int) -> ast.Instruction | None:
+    """The instruction on `line` if the whole line is one plain instruction (`[@[!]p] head [operands] ;`
+    and maybe a `//` comment), else None. The parser's innermost step; _plainline.c does the same in C."""
+    body, semi, tail = line.partition(";")
+    if not semi or (tail and _TAIL(tail) is None):
+        return None
+    # blanks anywhere between the parts: `rest` starts at the head, and each part's column is where it
+    # starts in `body` (split keeps a remainder's end)
+    rest = body.lstrip()
+    guard = None
+    if rest[:1] == "@":
+        at = len(body) - len(rest) + 1
+        word, rest = (rest.split(None, 1) + [""])[:2]
+        g = _guards.get(word) or _guard(word)
+        if not g[0] or not rest:
+            return None
+        guard = _new(Guard, (g[0], g[1], lineno, at))
+    words = rest.split(None, 1)
+    if not words:
+        return None
+    column = len(body) - len(rest) + 1
+    head = words[0]
+    oq = _heads.get(head) or _head(head)
+    opcode = oq[0]
+    if not opcode:
+        return None
+    if len(words) == 1:
+        return _new(Instruction, (opcode, oq[1], (), guard, lineno, column))
+    ops = words[1]
+    operands: list[ast.Operand] = []
+    append = operands.append
+    col = len(body) - len(ops) + 1
+    for piece in ops.split(","):
+        e = _pieces.get(piece) or _piece(piece)
+        k = e[0]
+        if k == _K_NAME:  # the common case
+            append(_new(Name, (e[1], lineno, col + e[2])))
+        elif k == _K_IMM:
+            append(_new(Imm, (e[5], e[1], lineno, col + e[2], e[6] == 1)))
+        elif k == _K_ADDRESS:
+            start = col + e[2]
+            b = e[4]
+            base = None if b is None else _new(Name, (b, lineno, start + e[6]))
+            append(_new(Address, (base, e[5], lineno, start, ())))
+        elif k == _K_OTHER:
+            op = _other_piece(e[1], lineno, col + e[2])
+            if op is None:
+                return None
+            append(op)
+        else:
+            return None
+        col += e[3]
+    return _new(Instruction, (opcode, oq[1], tuple(operands), guard, lineno, column))
+
+
+def _other_piece(text: str, lineno: int, col: int) -> ast.Operand | None:
+    """`!p`, the sink, a float bit pattern or a `p|q` pair; None for an integer with no value."""
+    try:
+        if text[0] == "!":
+            return _new(ast.Not, (_single(text[1:], lineno, col + 1), lineno, col))
+        return _single(text, lineno, col)
+    except _NotPlain:
+        return None
+
+
+# plain_instruction in C where the package was built with a C compiler (setup.py) and the environment
+# does not ask for the Python version (MBARRIER_PURE_PYTHON=1: tests and bench/parse.py compare the two).
+PLAIN: Callable[[str, int], ast.Instruction | None] = plain_instruction
+ACCELERATED = False
+if os.environ.get("MBARRIER_PURE_PYTHON", "") in ("", "0"):
+    try:
+        from mbarrier.ptx import _plainline
+    except ImportError:
+        pass
+    else:
+        _plainline.configure(_heads, _guards, _pieces, _head, _guard, _piece, _other_piece, plain_instruction,
+                             Instruction, Name, Imm, Address, Guard)
+        PLAIN = _plainline.plain_instruction
+        ACCELERATED = True
+
+
 def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list[ast.Statement],
          first: int = 1) -> list[Token]:
     """The tokens of `lines` (numbered from `first`). Each line that is one plain instruction or
     declaration has its statement appended to `built`, and each run of such lines (blank and comment
     lines between them give nothing) becomes one BUILT token; every other line gives other(line, lineno).
-    The parser's innermost loop: one pass over the module, the nodes built by tuple.__new__ (in C, no
-    Python frame)."""
+    One pass over the module."""
     tokens: list[Token] = []
-    extend = tokens.extend
     keep = built.append
-    tail_ok = _TAIL
-    get = _pieces.get
-    heads = _heads
-    guards = _guards
-    new = _new
-    run = 0  # instructions built since the last token
+    plain = PLAIN
+    run = 0  # statements built since the last token
     for lineno, line in enumerate(lines, first):
         if not line:
             continue
-        body, semi, tail = line.partition(";")
-        try:
-            if semi and (not tail or tail_ok(tail) is not None):
-                # `[@[!]p] head [operands] ;` with blanks anywhere between: `rest` starts at the head, and
-                # each part's column is where it starts in `body` (split keeps a remainder's end)
-                rest = body.lstrip()
-                guard = None
-                if rest[:1] == "@":
-                    at = len(body) - len(rest) + 1
-                    word, rest = (rest.split(None, 1) + [""])[:2]
-                    g = guards.get(word) or _guard(word)
-                    if not g[0] or not rest:
-                        raise _NotPlain
-                    guard = new(Guard, (g[0], g[1], lineno, at))
-                words = rest.split(None, 1)
-                if words:
-                    column = len(body) - len(rest) + 1
-                    head = words[0]
-                    oq = heads.get(head) or _head(head)
-                    opcode = oq[0]
-                    if not opcode:
-                        raise _NotPlain
-                    if len(words) == 1:
-                        keep(new(Instruction, (opcode, oq[1], (), guard, lineno, column)))
-                        run += 1
-                        continue
-                    ops = words[1]
-                    operands: list[ast.Operand] = []
-                    append = operands.append
-                    col = len(body) - len(ops) + 1
-                    for piece in ops.split(","):
-                        e = get(piece) or _piece(piece)
-                        k = e[0]
-                        if k == _K_NAME:  # the common case
-                            append(new(Name, (e[1], lineno, col + e[2])))
-                        elif k == _K_IMM:
-                            append(new(Imm, (e[5], e[1], lineno, col + e[2], e[6] == 1)))
-                        elif k == _K_ADDRESS:
-                            start = col + e[2]
-                            b = e[4]
-                            base = None if b is None else new(Name, (b, lineno, start + e[6]))
-                            append(new(Address, (base, e[5], lineno, start, ())))
-                        elif k == _K_OTHER:
-                            text = e[1]
-                            start = col + e[2]
-                            if text[0] == "!":
-                                inner = _single(text[1:], lineno, start + 1)
-                                append(new(ast.Not, (inner, lineno, start)))
-                            else:
-                                append(_single(text, lineno, start))
-                        else:
-                            break
-                        col += e[3]
-                    else:
-                        keep(new(Instruction, (opcode, oq[1], tuple(operands), guard, lineno, column)))
-                        run += 1
-                        continue
-            else:
-                s = line.lstrip()
-                if not s or s[:2] == "//":
-                    continue
-            if "{" in line:  # a vector operand (its pieces are no plain operands): LINE decides
-                full = LINE_MATCH(line)
-                if full is not None:
+        insn = plain(line, lineno)
+        if insn is not None:
+            keep(insn)
+            run += 1
+            continue
+        s = line.lstrip()
+        if not s or s[:2] == "//":
+            continue
+        if "{" in line:  # a vector operand (its pieces are no plain operands): LINE decides
+            full = LINE_MATCH(line)
+            if full is not None:
+                try:
                     keep(_build(full, lineno))
                     run += 1
                     continue
-        except _NotPlain:
-            pass
+                except _NotPlain:
+                    pass
         d = _DECLARATION(line)
         if d is not None:
             decl = _declaration(d, lineno)
@@ -266,7 +290,7 @@ def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list
         if run:
             tokens.append((BUILT, "", built[-run].line, run))
             run = 0
-        extend(other(line, lineno))
+        tokens.extend(other(line, lineno))
     if run:
         tokens.append((BUILT, "", built[-run].line, run))
     return tokens
