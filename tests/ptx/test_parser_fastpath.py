@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from mbarrier.ptx import ast, fastpath, lexer
 from mbarrier.ptx.diagnostics import PtxSyntaxError
-from mbarrier.ptx.parser import parse
+from mbarrier.ptx.parser import _Parser, parse
 
 MODULES = sorted((Path(__file__).parent / "modules").glob("*.ptx"))
 
@@ -30,6 +30,16 @@ def parse_result(text: str, fast: bool) -> object:
 def test_same_tree_on_real_modules(path: Path) -> None:
     text = path.read_text()
     assert parse(text, fast=True) == parse(text, fast=False)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def test_fast_path_needs_no_second_pass_on_real_modules(path: Path) -> None:
+    """parse() starts over without the fast path where the parser cannot take its BUILT tokens: that
+    must not happen on what tools emit (it would double the time)."""
+    text = path.read_text()
+    tokens, built = lexer.scan(text)
+    assert built
+    assert _Parser(tokens, built, text, "<input>").module() == parse(text, fast=False)
 
 
 LINES = [
@@ -88,6 +98,40 @@ def test_same_tree_per_line(line: str) -> None:
 ])
 def test_fast_path_declines(line: str) -> None:
     assert fastpath.instruction(line, 1) is None
+
+
+# `.loc` lines (PTX ISA 11.6, debugging directives), which the fast path builds too
+LOC_LINES = [
+    "\t.loc\t1 12 3", ".loc 1 12 3 // c",
+    "\t.loc\t2 452 10, function_name $L__info_string0, inlined_at 1 29 5",
+    ".loc 2 4 1,function_name f,inlined_at 1 2 3 // c", ".loc 2 4 1, function_name f + 4, inlined_at 1 2 3",
+    ".loc 1 12 3 // c;", ".loc 0 0 0",
+]
+
+
+@pytest.mark.parametrize("line", LOC_LINES)
+def test_same_loc_both_ways(line: str) -> None:
+    text = HEADER + line + "\nret;\n}\n"
+    assert parse(text, fast=True) == parse(text, fast=False)
+    _, built = lexer.scan(line)
+    assert len(built) == 1 and isinstance(built[0], ast.Directive), "the fast path should take this line"
+
+
+@pytest.mark.parametrize("line", [
+    ".loc 1 0x1 2", ".loc 2 4 1, function_name f, inlined_at 1 2", ".loc 2 4 1, inlined_at 1 2 3",
+    ".loc 01 2 3", ".loc 1 2", ".loc 1 2 3 4", ".local .b8 x;", ".locx 1 2 3",
+])
+def test_fast_path_leaves_other_loc_like_lines(line: str) -> None:
+    _, built = lexer.scan(line)
+    assert not any(isinstance(b, ast.Directive) for b in built)
+
+
+def test_loc_in_a_module_with_a_section() -> None:
+    """`.loc` lines in a body and label lines in a `.section` (which the parser reads as tokens): one
+    pass of the fast path, the same tree as the general parser."""
+    text = (HEADER + ".loc 1 2 3\nL1:\nret;\n}\n.section .debug_str\n{\n$L__info_string0:\n.b8 95,0\n}\n")
+    tokens, built = lexer.scan(text)
+    assert _Parser(tokens, built, text, "<input>").module() == parse(text, fast=False)
 
 
 DECLARATIONS = [

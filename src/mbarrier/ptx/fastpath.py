@@ -51,6 +51,13 @@ _DECLARATION: Final = re.compile(
     rf"(?:[ \t]+(\.v[248]))?[ \t]+(\.[a-z0-9]+)[ \t]+({_DECLARATOR}(?:[ \t]*,[ \t]*{_DECLARATOR})*)"
     r"[ \t]*;[ \t]*(?://.*)?"
 ).fullmatch
+# `.loc F L C` (PTX ISA 11.6, debugging directives), and the inlined form -lineinfo writes for most lines:
+# `.loc F L C, function_name label[+n], inlined_at F L C`; every token a group.
+_DEC = r"(0|[1-9][0-9]*)"
+_LOC: Final = re.compile(
+    rf"[ \t]*(\.loc)[ \t]+{_DEC}[ \t]+{_DEC}[ \t]+{_DEC}(?:[ \t]*(,)[ \t]*(function_name)[ \t]+"
+    rf"({NAME})(?:[ \t]*(\+)[ \t]*{_DEC})?[ \t]*(,)[ \t]*(inlined_at)[ \t]+{_DEC}[ \t]+{_DEC}[ \t]+{_DEC})?"
+    r"[ \t]*(?://.*)?").fullmatch
 _DECLARATORS: Final = re.compile(r"([^\s,<\[]+)(?:<([0-9]+)>|((?:\[[0-9]+\])*))").finditer
 _DIMS: Final = re.compile(r"[0-9]+").findall
 
@@ -271,22 +278,11 @@ def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list
         s = line.lstrip()
         if not s or s[:2] == "//":
             continue
-        if "{" in line:  # a vector operand (its pieces are no plain operands): LINE decides
-            full = LINE_MATCH(line)
-            if full is not None:
-                try:
-                    keep(_build(full, lineno))
-                    run += 1
-                    continue
-                except _NotPlain:
-                    pass
-        d = _DECLARATION(line)
-        if d is not None:
-            decl = _declaration(d, lineno)
-            if decl is not None:
-                keep(decl)
-                run += 1
-                continue
+        stmt = _other_statement(line, s, lineno)
+        if stmt is not None:
+            keep(stmt)
+            run += 1
+            continue
         if run:
             tokens.append((BUILT, "", built[-run].line, run))
             run = 0
@@ -294,6 +290,27 @@ def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list
     if run:
         tokens.append((BUILT, "", built[-run].line, run))
     return tokens
+
+
+def _other_statement(line: str, s: str, lineno: int) -> ast.Statement | None:
+    """The statement of a line (`s`: the line without its leading blanks) that is one plain declaration,
+    `.loc` directive or instruction with a vector operand, else None. (Not labels: a `.section` holds
+    label lines too, and the parser reads its tokens.)"""
+    if s[0] == ".":
+        m = _LOC(line) if s[:4] == ".loc" else None  # (or `.local`)
+        if m is not None:
+            # the args are the directive's token texts, as the general parser keeps them
+            return _new(ast.Directive, (".loc", tuple(filter(None, m.groups()[1:])), lineno, m.start(1) + 1))
+        d = _DECLARATION(line)
+        return None if d is None else _declaration(d, lineno)
+    if "{" in line:  # a vector operand (its pieces are no plain operands): LINE decides
+        full = LINE_MATCH(line)
+        if full is not None:
+            try:
+                return _build(full, lineno)
+            except _NotPlain:
+                return None
+    return None
 
 
 def _build(m: re.Match[str], lineno: int) -> ast.Instruction:

@@ -80,13 +80,6 @@ def scan(text: str, path: str = "<input>") -> tuple[list[Token], list[ast.Statem
     return _scan(text, path, built), built
 
 
-_DEC = r"(0|[1-9][0-9]*)"
-# `.loc F L C`, and the inlined form -lineinfo writes for most lines: `..., function_name L, inlined_at F L C`
-_LOC_MATCH: Final = re.compile(
-    rf"[ \t]*(\.loc)[ \t]+{_DEC}[ \t]+{_DEC}[ \t]+{_DEC}(?:[ \t]*(,)[ \t]*(function_name)[ \t]+"
-    rf"({NAME})[ \t]*(,)[ \t]*(inlined_at)[ \t]+{_DEC}[ \t]+{_DEC}[ \t]+{_DEC})?"
-    r"[ \t]*(?://.*)?").fullmatch
-_LOC_KINDS: Final = (DOT, INT, INT, INT, PUNCT, IDENT, IDENT, PUNCT, IDENT, INT, INT, INT)  # its groups
 _LABEL_MATCH: Final = re.compile(rf"[ \t]*({NAME})[ \t]*(:)").fullmatch
 # A line of `.section` data as nvcc writes it (`.b8 95,90,53`): decimal numbers, no blanks between.
 _DATA_MATCH: Final = re.compile(
@@ -119,8 +112,8 @@ def _line_tokens(line: str, lineno: int) -> list[Token]:
 
 
 def _shortcut_or_tokens(line: str, lineno: int) -> list[Token]:
-    """The tokens of a line the instruction fast path did not take: `.loc`, label, section data and lone
-    `{`, `}`, `(`, `)` lines the short way (exactly the tokens _TOKEN would give), the rest by _TOKEN."""
+    """The tokens of a line the fast path did not build: label, section data and lone `{`, `}`, `(`, `)`
+    lines the short way (exactly the tokens _TOKEN would give), the rest by _TOKEN."""
     s = line.strip()
     if len(s) == 1 and s in "{}()":
         return [(PUNCT, s, lineno, len(line) - len(line.lstrip()) + 1)]
@@ -128,23 +121,11 @@ def _shortcut_or_tokens(line: str, lineno: int) -> list[Token]:
         data = _DATA_MATCH(line)
         if data is not None:
             return _data_tokens(data, lineno)
-    if s[0] == "." or s[-1] == ":":
-        short = _loc_or_label(line, lineno)
-        if short is not None:
-            return short
+    if s[-1] == ":":
+        m = _LABEL_MATCH(line)
+        if m is not None:
+            return [(IDENT, m.group(1), lineno, m.start(1) + 1), (PUNCT, ":", lineno, m.start(2) + 1)]
     return _line_tokens(line, lineno)
-
-
-def _loc_or_label(line: str, lineno: int) -> list[Token] | None:
-    """The tokens of a plain `.loc F L C` line or a `label:` line, else None."""
-    m = _LOC_MATCH(line)
-    if m is not None:
-        return [(kind, m.group(g), lineno, m.start(g) + 1) for g, kind in enumerate(_LOC_KINDS, 1)
-                if m.group(g) is not None]
-    m = _LABEL_MATCH(line)
-    if m is not None:
-        return [(IDENT, m.group(1), lineno, m.start(1) + 1), (PUNCT, ":", lineno, m.start(2) + 1)]
-    return None
 
 
 def _data_tokens(m: re.Match[str], lineno: int) -> list[Token]:
