@@ -7,14 +7,16 @@ Three inputs:
   concat         every sm_90 entry of tests/ptx/modules/ (renamed) repeated into one valid module
 
 Prints a table; `--write-doc` also records the figures in docs/performance.md (section "Parsing").
-`--baseline DIR` also times the parser of another checkout's source folder (DIR holds the `mbarrier`
-package, e.g. `git worktree add /tmp/old <commit>` then `--baseline /tmp/old/src`) on the same inputs in
-the same run, in a child process whose parses alternate with ours (this machine changes speed from
-minute to minute: both see the same minutes), and reports the speedup.
+The table says whether the parser's innermost step ran in C (mbarrier.ptx._plainline) or in Python.
+Rivals, each timed on the same inputs in the same run, in a child process whose parses alternate with
+ours (this machine changes speed from minute to minute: both see the same minutes), with the speedup:
+`--pure-python` this checkout with MBARRIER_PURE_PYTHON=1 (the Python step), `--baseline DIR` the parser
+of another checkout's source folder (DIR holds the `mbarrier` package, e.g. `git worktree add /tmp/old
+<commit>` then `--baseline /tmp/old/src`).
 `--instructions` also counts the CPU instructions of one parse with valgrind (deterministic, so free of
-that noise): ours, and the baseline's when given.
-Run: python bench/parse.py [--steps 1000] [--copies 300] [--repeat 5] [--baseline DIR] [--instructions]
-                           [--write-doc]
+that noise): ours, and each rival's.
+Run: python bench/parse.py [--steps 1000] [--copies 300] [--repeat 5] [--pure-python] [--baseline DIR]
+                           [--instructions] [--write-doc]
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from pathlib import Path
 
 import benchdoc
 
-from mbarrier.ptx import ast
+from mbarrier.ptx import ast, fastpath
 from mbarrier.ptx.parser import parse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,28 +121,40 @@ for _ in sys.stdin:
 """
 
 
-def time_parse(text: str, path: Path, repeat: int, baseline: Path | None) -> dict[str, float]:
+@dataclasses.dataclass(frozen=True)
+class Rival:
+    """Another parser to time beside ours: the package under `src`, with `env` added."""
+    label: str
+    src: Path
+    env: tuple[tuple[str, str], ...] = ()
+
+    def environ(self) -> dict[str, str]:
+        return {**os.environ, "PYTHONPATH": str(self.src), **dict(self.env)}
+
+
+def time_parse(text: str, path: Path, repeat: int, rivals: list[Rival]) -> dict[str, float]:
     """Best CPU and wall seconds of `repeat` parses, the statement count, the CPU seconds of the first
     parse (the fast path's dictionaries of operand and head spellings, kept between parses, are then
-    still cold for this text), and with a baseline its best CPU seconds, its parses alternating with
-    ours."""
-    child = None
-    if baseline is not None:
-        child = subprocess.Popen([sys.executable, "-c", _CHILD, str(baseline), str(path)], text=True,
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                 env={**os.environ, "PYTHONPATH": str(baseline)})
-    out = {"cpu": float("inf"), "wall": float("inf"), "baseline": float("inf")}
+    still cold for this text), and each rival's best and first CPU seconds (keyed by its label and
+    label + " first"), its parses alternating with ours."""
+    children = {r.label: subprocess.Popen([sys.executable, "-c", _CHILD, str(r.src), str(path)], text=True,
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=r.environ())
+                for r in rivals}
+    out = {"cpu": float("inf"), "wall": float("inf")} | {r.label: float("inf") for r in rivals}
     for i in range(repeat):
         cpu, wall, out["statements"] = parse_cpu(text)
         out["cpu"], out["wall"] = min(out["cpu"], cpu), min(out["wall"], wall)
         if i == 0:
             out["first"] = cpu
-        if child is not None:
+        for label, child in children.items():
             assert child.stdin is not None and child.stdout is not None
             child.stdin.write("go\n")
             child.stdin.flush()
-            out["baseline"] = min(out["baseline"], float(child.stdout.readline()))
-    if child is not None:
+            theirs = float(child.stdout.readline())
+            out[label] = min(out[label], theirs)
+            if i == 0:
+                out[label + " first"] = theirs
+    for child in children.values():
         child.communicate()
     return out
 
@@ -157,35 +171,36 @@ kept = [parse(text) for _ in range(1 + int(sys.argv[3]))]
 """
 
 
-def instruction_lines(files: list[tuple[str, Path]], baseline: Path | None) -> list[str]:
-    """A line per input: instructions of one parse by our parser, and by the baseline's when given."""
-    sources = [ROOT / "src"] + ([baseline] if baseline is not None else [])
+def instruction_lines(files: list[tuple[str, Path]], rivals: list[Rival]) -> list[str]:
+    """A line per input: instructions of one parse by our parser, and by each rival's."""
+    ours_ = Rival("ours", ROOT / "src")
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        found = {(name, src): pool.submit(count_instructions, src, f) for name, f in files for src in sources}
+        found = {(name, r): pool.submit(count_instructions, r, f)
+                 for name, f in files for r in [ours_, *rivals]}
     out = []
     for name, _ in files:
-        ours = found[name, ROOT / "src"].result()
+        ours = found[name, ours_].result()
         if ours is None:
             return ["valgrind is not on PATH: no instruction counts"]
         line = f"{name}: {ours / 1e6:,.0f} million instructions per parse"
-        theirs = None if baseline is None else found[name, baseline].result()
-        if baseline is not None and theirs is not None:
-            line += (f"; the parser at {baseline_commit(baseline)}: {theirs / 1e6:,.0f} million, "
-                     f"{theirs / ours:.2f}x as many")
+        for r in rivals:
+            theirs = found[name, r].result()
+            if theirs is not None:
+                line += f"; {r.label}: {theirs / 1e6:,.0f} million, {theirs / ours:.2f}x as many"
         out.append(line)
     return out
 
 
-def count_instructions(src: Path, path: Path) -> int | None:
-    """CPU instructions of one parse of `path` by the parser under `src` (valgrind's callgrind), or None
+def count_instructions(rival: Rival, path: Path) -> int | None:
+    """CPU instructions of one parse of `path` by the parser `rival` names (valgrind's callgrind), or None
     without valgrind."""
     if shutil.which("valgrind") is None:
         return None
     counts = []
     for n in (1, 2):
         r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-                            "-c", _COUNT, str(src), str(path), str(n)], capture_output=True, text=True,
-                           env={**os.environ, "PYTHONPATH": str(src)})
+                            "-c", _COUNT, str(rival.src), str(path), str(n)], capture_output=True, text=True,
+                           env=rival.environ())
         found = re.search(r"Collected : (\d+)", r.stderr)
         if r.returncode != 0 or found is None:
             sys.exit(f"valgrind failed on {path}:\n{r.stderr[-2000:]}")
@@ -253,9 +268,16 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-ptxas", action="store_true", help="skip timing ptxas")
     ap.add_argument("--baseline", type=Path, help="source folder of another checkout to compare with")
+    ap.add_argument("--pure-python", action="store_true",
+                    help="compare with this checkout's Python step (MBARRIER_PURE_PYTHON=1)")
     ap.add_argument("--instructions", action="store_true", help="count instructions per parse (valgrind)")
     ap.add_argument("--write-doc", action="store_true", help="record the table in docs/performance.md")
     args = ap.parse_args()
+    rivals = []
+    if args.pure_python:
+        rivals.append(Rival("the Python step", ROOT / "src", (("MBARRIER_PURE_PYTHON", "1"),)))
+    if args.baseline is not None:
+        rivals.append(Rival(f"the parser at {baseline_commit(args.baseline)}", args.baseline))
     with tempfile.TemporaryDirectory() as tmp:
         files = [("concat", concat(args.copies, Path(tmp)))]
         if shutil.which("nvcc"):
@@ -263,17 +285,17 @@ def main() -> None:
                          ("nvcc-lineinfo", nvcc_big(args.steps, Path(tmp), "-lineinfo"))]
         rows = []
         notes: list[str] = []
-        compare: list[str] = []  # against --baseline
+        compare: list[str] = []  # against the rivals
         counts: list[str] = []  # --instructions
         for name, f in files:
             text = f.read_text()
-            t = time_parse(text, f, args.repeat, args.baseline)
+            t = time_parse(text, f, args.repeat, rivals)
             cpu, n = t["cpu"], int(t["statements"])
-            if args.baseline is not None:
-                old = t["baseline"]
-                at = baseline_commit(args.baseline)
-                compare.append(f"{name}: the parser at {at} takes {old:.3f} CPU s ({n / old:,.0f} "
-                               f"statements/s): {old / cpu:.2f}x as long")
+            for r in rivals:
+                old, first = t[r.label], t[r.label + " first"]
+                compare.append(f"{name}: {r.label} takes {old:.3f} CPU s ({n / old:,.0f} statements/s): "
+                               f"{old / cpu:.2f}x as long; first parse {first:.3f} CPU s "
+                               f"({n / first:,.0f} statements/s): {first / t['first']:.2f}x as long")
             px = None if args.no_ptxas else time_ptxas(f)
             rows.append((name, text.count("\n"), len(text), n, cpu, t["wall"], px, t["first"]))
             tree_nodes = nodes(parse(text))
@@ -281,8 +303,8 @@ def main() -> None:
             notes.append(f"{name}: {tree_nodes:,} tree objects, {tree_nodes / n:.1f} per statement; at "
                          f"{each * 1e6:.2f} µs CPU to build one, {tree_nodes * each / cpu:.0%} of the parse "
                          f"time, and alone a ceiling of {n / (tree_nodes * each):,.0f} statements/s")
-            if args.instructions:  # after all timing: valgrind runs two at a time
-                counts = instruction_lines(files, args.baseline)
+        if args.instructions:  # after all timing: valgrind runs two at a time
+            counts = instruction_lines(files, rivals)
     header = ("| input | lines | bytes | statements | parse CPU s | parse wall s | statements/s (CPU) "
               "| first parse: statements/s (CPU) | ptxas CPU s | ptxas wall s | ptxas / parse (CPU) |")
     lines = [header, "|" + "---|" * 11]
@@ -291,12 +313,16 @@ def main() -> None:
         lines.append(f"| {name} | {nl:,} | {nb:,} | {n:,} | {cpu:.3f} | {wall:.3f} | {n / cpu:,.0f} "
                      f"| {n / first:,.0f} | {ptxas} |")
     table = "\n".join(lines)
+    step = ("C (mbarrier.ptx._plainline)" if fastpath.ACCELERATED
+            else "Python (no C step built, or MBARRIER_PURE_PYTHON=1)")
     slowest = min(n / cpu for _, _, _, n, cpu, _, _, _ in rows)
-    met = "met" if slowest >= TARGET else "NOT met"
-    verdict = f"Target of issue 3, {TARGET:,} statements/s on one core: {met} (slowest {slowest:,.0f}/s)."
+    cold = min(n / first for _, _, _, n, _, _, _, first in rows)
+    met = "met" if min(slowest, cold) >= TARGET else "NOT met"
+    verdict = (f"The innermost step ran in {step}.\n\nTarget of issue 3, {TARGET:,} statements/s on one "
+               f"core: {met} (slowest input: {slowest:,.0f}/s at best, {cold:,.0f}/s on its first parse).")
     print(table)
     if compare:
-        verdict += ("\n\nSame inputs, same run, best of the same number of parses, the two parsers taking "
+        verdict += ("\n\nSame inputs, same run, best of the same number of parses, the parsers taking "
                     "turns:\n" + "\n".join("- " + x for x in compare))
     if counts:
         verdict += "\n\nInstructions (valgrind, deterministic):\n" + "\n".join("- " + x for x in counts)
@@ -312,8 +338,8 @@ def write_doc(table: str, verdict: str, notes: list[str], args: argparse.Namespa
     machine = (f"{platform.machine()}, {os.cpu_count()} CPUs ({benchdoc.cpu_name()}), "
                f"Python {platform.python_version()}")
     load = os.getloadavg()[0]
-    baseline = ("" if args.baseline is None else " --baseline DIR") + (
-        " --instructions" if args.instructions else "")
+    baseline = (" --pure-python" if args.pure_python else "") + (
+        "" if args.baseline is None else " --baseline DIR") + (" --instructions" if args.instructions else "")
     section = f"""## Parsing (bench/parse.py)
 
 Measured {datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC on {machine}; load average {load:.1f}
