@@ -11,6 +11,7 @@ import pytest
 
 from mbarrier.ptx.validate_oracle import Outcome, compare
 from mbarrier.ptx.validate_variants import cases
+from mbarrier.spec.forms import INSTRUCTIONS
 from mbarrier.spec.targets import Version, format_version
 
 #: Each PTX ISA version where a gate of the family opens, on each target the brief names.
@@ -63,3 +64,15 @@ def test_the_corpus_is_large_and_mixed(outcomes: dict[tuple[Version, str], list[
             "mbarrier.arrive_drop.expect_tx", "mbarrier.test_wait", "mbarrier.test_wait.parity",
             "mbarrier.try_wait", "mbarrier.try_wait.parity", "mbarrier.pending_count",
             "cp.async.mbarrier.arrive", "fence", "cp.async.bulk", "cp.async.bulk.tensor"} <= families
+
+
+def test_the_arrive_forms_under_a_version_the_target_does_not_take() -> None:
+    """ptxas refuses `.version 7.7` with `.target sm_90` at the .target line, but still judges each
+    instruction against both: count without .noComplete needs PTX ISA 7.8 on every target
+    (9.7.13.15.13/14, PTX ISA notes), so ptxas requires .noComplete there too."""
+    arrives = (("mbarrier", ".arrive"), ("mbarrier", ".arrive_drop"))
+    forms = tuple(f for f in INSTRUCTIONS if f.path[:2] in arrives)
+    got = compare(cases(forms), [((7, 7), "sm_90")], workers=1)
+    bad = [o for o in got if not o.agree]
+    assert len(got) > 1000
+    assert not bad, f"{len(bad)} of {len(got)} cases disagree with ptxas:\n{_explain(bad)}"

@@ -95,6 +95,20 @@ def test_count_without_nocomplete_needs_sm_90() -> None:
     assert messages("mbarrier.arrive_drop.shared.b64 %rd1, [bar], 2;", version="7.8") == set()
 
 
+def test_count_without_nocomplete_needs_ptx_isa_7_8_on_every_target() -> None:
+    """9.7.13.15.13/14 PTX ISA notes: "Support for count argument without the modifier .noComplete
+    introduced in PTX ISA version 7.8": under an older .version ptxas requires .noComplete on sm_90
+    too (measured, beside its error on the .version/.target pair)."""
+    for op in ("arrive", "arrive_drop"):
+        assert messages(f"mbarrier.{op}.shared.b64 %rd1, [bar], %r2;", version="7.7") == {
+            "PTX .version 7.7 does not support .target sm_90",
+            f".noComplete modifier required for instruction 'mbarrier.{op} with count argument'",
+            f"Feature 'mbarrier.{op} with count argument and without '.noComplete' modifier' requires "
+            "PTX ISA .version 7.8 or later"}
+    assert messages("mbarrier.arrive.noComplete.shared.b64 %rd1, [bar], 1;", version="7.0") == {
+        "PTX .version 7.0 does not support .target sm_90"}
+
+
 def test_nocomplete_needs_a_count_and_the_default_sem_and_scope() -> None:
     """9.7.13.15.13: mbarrier.arrive.noComplete{.release.cta}{.shared{::cta}}.b64 state, [addr], count."""
     assert messages("mbarrier.arrive.noComplete.shared.b64 %rd1, [bar];") == {

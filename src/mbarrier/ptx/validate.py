@@ -752,8 +752,12 @@ def _check_semantics(form: Instr, facts: _Facts, roles: frozenset[str], sink: bo
     for c in (*(MODIFIER_CONSTRAINTS if form.object_rules else ()), *form.constraints):
         if c.early != early or not c.when.holds(words, roles, sink):
             continue
-        if c.below_sm is not None and (ctx.target is None or ctx.target.at_least(c.below_sm)):
-            continue
+        if c.below_sm is not None or c.below_version is not None:
+            old_target = (c.below_sm is not None and ctx.target is not None
+                          and not ctx.target.at_least(c.below_sm))
+            old_version = c.below_version is not None and ctx.version < c.below_version
+            if not (old_target or old_version):
+                continue
         line.add(c.message, mod=c.mod, other=c.other, name=form.name + c.name_suffix)
 
 

@@ -247,6 +247,9 @@ class Constraint:
     mod: str = ""
     other: str = ""
     below_sm: int | None = None
+    below_version: Version | None = None
+    """With `below_sm` and/or `below_version` set, the rule holds only on a target below sm_<below_sm>
+    or under a `.version` below `below_version` (either one)."""
     name_suffix: str = ""
     early: bool = False
     """ptxas reports it with the modifiers, before the operands (a mismatch does not hide it)."""
@@ -469,9 +472,11 @@ def _arrive(op: str, section: str) -> tuple[Instr, Instr]:
             Constraint(Cond(has=(".noComplete",), no_roles=("count",)), "illegal-modifier", section,
                        mod=".noComplete", name_suffix=" without count argument"),
             # 9.7.13.15.13: "for sm_8x, when the argument count is specified, the modifier
-            # .noComplete is required".
+            # .noComplete is required"; and (PTX ISA notes) count without .noComplete came with PTX
+            # ISA 7.8: ptxas requires .noComplete under an older .version on any target (measured).
             Constraint(Cond(roles=("count",), lacks=(".noComplete",)), "required-modifier", section,
-                       mod=".noComplete", below_sm=90, name_suffix=" with count argument"),
+                       mod=".noComplete", below_sm=90, below_version=(7, 8),
+                       name_suffix=" with count argument"),
             *_NO_COMPLETE_ORDER,
         ),
     )
