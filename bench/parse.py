@@ -356,21 +356,22 @@ instruction counts do not, and they are the figures to compare between commits.
 
 {verdict}
 
-How: a line holding one plain instruction (most lines) is split by string methods (partition at the
-`;`, split off the guard and the head) into guard, head and operand texts; the head, the guard and each
-operand text are checked against the instruction grammar once per distinct spelling (the verdicts, with
-integer values and address parts, are kept in dictionaries that live as long as the process: the best
-of several parses of one text finds them warm, the "first parse" column is the same text with them
-cold), and the nodes are built straight away, in one loop over the module
-(src/mbarrier/ptx/fastpath.py); a line holding one plain declaration (`.reg .b32 %r<9>;`) is matched by
-one regular expression and built the same way; the same tree as the general path (tested); a run of
-such lines is one token for the parser. `.loc`, label and lone-brace lines take a shortcut in the
-tokenizer; the rest goes through the tokenizer (one compiled regular expression per line) and the
-recursive-descent parser; the cycle collector is paused while parsing. The nodes are named tuples
-that store their position flat, as line and column (src/mbarrier/ptx/ast.py; `pos` makes the Pos on
-demand; the one Module per parse is a frozen dataclass), which the fast path builds with
-tuple.__new__, in C: one object per node. Building the nodes is still a floor no tokenizer can lower,
-measured here:
+How: a line holding one plain instruction (most lines) is split into guard, head and operand texts
+at its blanks, `;` and commas; the head, the guard and each operand text are checked against the
+instruction grammar once per distinct spelling (the verdicts, with integer values and address parts,
+are kept in dictionaries that live as long as the process: the best of several parses of one text finds
+them warm, the "first parse" column is the same text with them cold), and the nodes are built straight
+away. That step runs in C where the package was built with a compiler (src/mbarrier/ptx/_plainline.c,
+built by `pip install`; it holds no grammar: it splits, looks the texts up in the same dictionaries
+and calls fastpath.py's Python on a miss), else in Python (src/mbarrier/ptx/fastpath.py,
+plain_instruction, the reference: tests/ptx/test_plainline.py holds the two equal). A line holding one
+plain declaration (`.reg .b32 %r<9>;`) or one `.loc` is matched by one regular expression and built
+the same way; the same tree as the general path (tested); a run of such lines is one token for the
+parser. Label, section-data and lone-brace lines take a shortcut in the tokenizer; the rest goes through
+the tokenizer (one compiled regular expression per line) and the recursive-descent parser; the cycle
+collector is paused while parsing. The nodes are named tuples that store their position flat, as line
+and column (src/mbarrier/ptx/ast.py; `pos` makes the Pos on demand), one object per node. Building the
+nodes is still a floor no tokenizer can lower, measured here:
 {chr(10).join("- " + x for x in notes)}"""
     benchdoc.write_section("parse.py", section.splitlines())
     print(f"recorded in {benchdoc.DOC}")
