@@ -301,6 +301,39 @@ def test_tensor_operand_that_is_no_tensor_address() -> None:
         f"Arguments mismatch for instruction '{TMA}'"}
 
 
+def test_a_copy_without_its_completion_mechanism() -> None:
+    """cp.async.bulk (9.7.9.25.4.1) and cp.async.bulk.tensor (9.7.9.25.5.2) need a completion
+    mechanism; a load written without one (the `.mbarrier::complete_tx::bytes` forgotten) is judged
+    as the mbarrier form by ptxas, which says the mechanism is required (measured with ptxas 13.0).
+    The store's state spaces make it a copy that is not ours (left alone, docs/lint.md)."""
+    required = ".completion_mechanism modifier required for instruction '{}'"
+    assert messages("cp.async.bulk.shared::cluster.global [bytes], [%rd1], 16, [bar];") == {
+        required.format("cp.async.bulk")}
+    assert messages("cp.async.bulk.shared::cluster.global [bytes], [bar], 17, [bar];") == {
+        required.format("cp.async.bulk"),
+        "Argument 2 of instruction 'cp.async.bulk': unexpected value '17', expected to be multiple of 16",
+        "State space mismatch between instruction and address in instruction 'cp.async.bulk'"}
+    # the operands of a .bulk_group copy fit without a mismatch; a list of no form hides the rest
+    assert messages("cp.async.bulk.shared::cluster.global [bytes], [%rd1], 16;") == {
+        required.format("cp.async.bulk")}
+    assert messages("cp.async.bulk.shared::cluster.global [bytes], [%rd1], 16, [bar], %r1;") == {
+        "Arguments mismatch for instruction 'cp.async.bulk'"}
+    # state spaces that are no pair: no word about the mechanism (and none of its gate)
+    assert messages("cp.async.bulk.global [%rd1], [%rd1], 16, [bar];", version="7.8", target="sm_80") == {
+        "State space incorrect for instruction 'cp.async.bulk'",
+        "Unexpected number of state spaces specified in instruction 'cp.async.bulk'",
+        "State space mismatch between instruction and address in instruction 'cp.async.bulk'",
+        "Feature 'cp.async.bulk' requires PTX ISA .version 8.0 or later",
+        "Feature 'cp.async.bulk' requires .target sm_90 or higher"}
+    assert messages(f"{TMA}.2d.shared::cluster.global.tile [bytes], [%rd1, {{%r1, %r2}}], [bar];") == {
+        required.format(TMA)}
+    assert messages(f"{TMA}.2d.shared::cluster.global.cta_group::1 [bytes], [%rd1, {{%r1, %r2}}], [bar];",
+                    version="8.6", target="sm_100a") == {
+        required.format(TMA), "Modifier '' cannot be combined with modifier '.cta_group::1'"}
+    assert lint("cp.async.bulk.global.shared::cta [%rd1], [bytes], 16;",
+                f"{TMA}.2d.global.shared::cta.tile [%rd1, {{%r1, %r2}}], [bytes];") == []
+
+
 def test_tensor_stores_and_prefetches_are_left_alone() -> None:
     """They take no mbarrier: the .bulk_group store, cp.reduce.async.bulk.tensor, the prefetch."""
     assert lint(f"{TMA}.2d.global.shared::cta.tile.bulk_group [%rd1, {{%r1, %r2}}], [bytes];",

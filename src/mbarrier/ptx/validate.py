@@ -196,13 +196,25 @@ def resolve(instr: ast.Instruction) -> tuple[Instr | None, tuple[str, ...]]:
     best: Instr | None = None
     for form in INSTRUCTIONS:
         n = len(form.path)
-        if form.marker is not None and form.marker not in words[n:]:
+        if form.marker is not None and form.marker not in words[n:] and not _marker_implied(form, words[n:]):
             continue
         if words[:n] == form.path and (best is None or n > len(best.path)):
             best = form
     if best is None or any(words[:len(u)] == u and len(u) > len(best.path) for u in UNCHECKED_PATHS):
         return None, ()
     return best, words[len(best.path):]
+
+
+def _marker_implied(form: Instr, mods: tuple[str, ...]) -> bool:
+    """A copy without its completion mechanism is ours when no other one is written and its first
+    two state spaces are not a pair of the forms that are not ours (`Instr.marker_implied`)."""
+    if not form.marker_implied or form.marker is None:
+        return False
+    group = FLAG_GROUPS.get(form.marker)
+    if group is not None and any(FLAG_GROUPS.get(m) == group for m in mods):
+        return False
+    spaces = [m for m in mods if MODIFIERS.get(m) == "space" or _split_space(m)]
+    return tuple(spaces[:2]) not in form.other_pairs
 
 
 def check_instruction(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> None:
@@ -434,6 +446,9 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
             for i, (slot, op) in enumerate(zip(slots, ops, strict=True)):
                 _operand_fits(slot, op, i, form, scope, ctx, line)  # its errors that do not stop
             return slots, False
+    # a list of the forms that are not ours fits without a mismatch where no marker says which
+    # form is meant (a copy with no completion mechanism: measured)
+    other_soft = form.marker is None or form.marker in facts.words
     for strict in (*form.operands, *form.other_operands):
         slots = tuple(dataclasses.replace(s, value_types=s.loose_types)
                       if s.loose_types and not present else s for s in strict)
@@ -442,7 +457,7 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
                 for i, (slot, op) in enumerate(zip(slots, ops, strict=True))):
             for i, (slot, op) in enumerate(zip(slots, ops, strict=True)):
                 _operand_fits(slot, op, i, form, scope, ctx, line)
-            return slots, True
+            return slots, strict in form.operands or other_soft
     return None, False
 
 

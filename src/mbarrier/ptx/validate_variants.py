@@ -110,6 +110,7 @@ MODIFIER_POOL: tuple[str, ...] = (
 SEM_POOL: tuple[str, ...] = (".acquire", ".release", ".relaxed", ".acq_rel", ".sc")
 SCOPE_POOL: tuple[str, ...] = (".cta", ".cluster", ".gpu", ".sys")
 SPACE_POOL: tuple[str, ...] = ("", ".shared", ".shared::cta", ".shared::cluster", ".global")
+SPACE_WORDS: tuple[str, ...] = (".shared", ".global", ".local", ".const", ".param")
 
 
 def canonical(slot: Slot) -> list[ast.Operand]:
@@ -158,7 +159,24 @@ def cases(forms: tuple[Instr, ...] = INSTRUCTIONS) -> list[Case]:
     return list(out.values())
 
 
+#: The variants also generated without the marker, for a form that is ours without it too (a copy
+#: with no completion mechanism, `Instr.marker_implied`): by the start of their labels.
+UNMARKED_LABELS: tuple[str, ...] = ("combination", "dims", "flags", "insert", "space", "drop", "extra",
+                                    "type", "sem/scope")
+
+
 def _variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
+    for label, instr in _marked_variants(form):
+        yield label, instr
+        if form.marker_implied and label.startswith(UNMARKED_LABELS) and form.marker in instr.qualifiers:
+            rest = tuple(q for q in instr.qualifiers if q != form.marker)
+            spaces = tuple(q for q in rest if q.partition("::")[0] in SPACE_WORDS)
+            # (not with another completion mechanism, nor the store's state spaces: not ours then)
+            if ".bulk_group" not in rest and spaces[:2] not in form.other_pairs:
+                yield f"no {form.marker}, {label}", instr._replace(qualifiers=rest)
+
+
+def _marked_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
     if form.dims:
         yield from _tensor_variants(form)
         return

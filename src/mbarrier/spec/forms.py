@@ -361,6 +361,11 @@ class Instr:
     first, -1 the last (measured; it differs between instructions)."""
     marker: str | None = None
     """A modifier that makes the instruction ours wherever it stands (fence's `.mbarrier_init`)."""
+    marker_implied: bool = False
+    """Whether the instruction is ours without the marker too, when no other modifier of the
+    marker's group (FLAG_GROUPS) is written and its first two state spaces are not one of
+    `other_pairs`: ptxas judges the copy with no completion mechanism as this form, and says one is
+    required (measured)."""
     space_pairs: tuple[tuple[str, str], ...] = ()
     """For copies: the (destination, source) state-space pairs it takes; exactly two are required."""
     other_pairs: tuple[tuple[str, str], ...] = ()
@@ -566,6 +571,11 @@ def _fence_mbarrier_init() -> Instr:
 _BULK = "cp.async.bulk"
 _BYTES = ".mbarrier::complete_tx::bytes"
 _MC, _L2 = ".multicast::cluster", ".L2::cache_hint"
+#: A copy with no completion mechanism (neither `.mbarrier::complete_tx::bytes` nor `.bulk_group`):
+#: ptxas says one is required where the state spaces are a pair it takes, and judges the rest of
+#: the line as usual (measured).
+_NO_COMPLETION = Constraint(Cond(has=("pair",), lacks=(_BYTES, ".bulk_group")), "required-modifier", _BULK,
+                            mod=".completion_mechanism")
 
 
 def _bulk_copy() -> Instr:
@@ -594,18 +604,20 @@ def _bulk_copy() -> Instr:
     return Instr(
         ("cp", ".async", ".bulk"), _BULK, types=(), spaces=(), space_pairs=pairs,
         scopes=(".cta", ".cluster", ".gpu", ".sys"), scope_needs_sem=False,
-        flags=(_BYTES, _MC, _L2), marker=_BYTES, object_rules=False,
+        flags=(_BYTES, _MC, _L2), marker=_BYTES, marker_implied=True, object_rules=False,
         operands=((dst, src, size, loose), (dst, src, size, mbar5, mask), (dst, src, size, loose64, policy),
                   (*base, mask, policy)),
         other_pairs=other_pairs,
         other_operands=((dst, src, size), (dst, src, size, policy)),
-        constraints=tuple(
-            Constraint(Cond(has=(m, "".join(p))), "illegal-modifier-with", _BULK, mod=m,
-                       other="".join(p))
-            for p in pairs for m in (_MC, _L2) if m not in takes[p]),
+        constraints=(
+            *(Constraint(Cond(has=(m, "".join(p))), "illegal-modifier-with", _BULK, mod=m,
+                         other="".join(p))
+              for p in pairs for m in (_MC, _L2) if m not in takes[p]),
+            _NO_COMPLETION,
+        ),
         gates=(
             Gate(_feature(_BULK), ALWAYS, _BULK, version=(8, 0), sm=90),
-            Gate(_feature(_BYTES), ALWAYS, _BULK, version=(8, 0), sm=90),
+            Gate(_feature(_BYTES), Cond(has=(_BYTES,)), _BULK, version=(8, 0), sm=90),
             Gate(f"Modifier '{_MC}'", Cond(has=(_MC,)), _BULK, version=(8, 0), sm=90),
             Gate(f"Modifier '{_L2}'", Cond(has=(_L2,)), _BULK, version=(7, 4), late=True),
             Gate(_feature(".cluster scope"), Cond(has=(".cluster",)), _BULK, version=(7, 8), sm=90),
@@ -658,7 +670,7 @@ def _tensor_copy() -> Instr:
     with_dst = "{} with destination state space as {}"
     return Instr(
         ("cp", ".async", ".bulk", ".tensor"), "9.7.9.25.5.2", types=(), spaces=(), space_pairs=pairs,
-        flags=(_BYTES, _MC, _L2, *_CTA_GROUPS), marker=_BYTES, object_rules=False,
+        flags=(_BYTES, _MC, _L2, *_CTA_GROUPS), marker=_BYTES, marker_implied=True, object_rules=False,
         dims=tuple(DIMENSIONS), load_modes=modes, operands=lists, unaddressed=unaddressed,
         other_pairs=((".global", ".shared::cta"),),  # the store direction (.bulk_group)
         constraints=(
@@ -673,6 +685,10 @@ def _tensor_copy() -> Instr:
               for m in modes[1:]),
             Constraint(Cond(has=(_MC, ".shared::cta.global")), "illegal-modifier-with", _TENSOR, mod=_MC,
                        other=".shared::cta.global"),
+            _NO_COMPLETION,
+            # .cta_group with no completion mechanism: ptxas names the missing one as '' (measured)
+            *(Constraint(Cond(has=(c,), lacks=(_BYTES, ".bulk_group")), "combine", _TENSOR, other=c)
+              for c in _CTA_GROUPS),
         ),
         gates=(
             Gate(_feature(_TENSOR), ALWAYS, _TENSOR, version=(8, 0), sm=90),
