@@ -12,7 +12,7 @@ import sys
 import time
 from collections import Counter
 
-from mbarrier.ptx.validate_oracle import compare
+from mbarrier.ptx.validate_oracle import CRASHED, compare
 from mbarrier.ptx.validate_variants import cases, random_cases
 from mbarrier.spec.targets import TARGET_MIN_VERSION, format_version, parse_version
 
@@ -54,6 +54,10 @@ def main() -> int:
     total, wrong = sum(per.values()), sum(bad.values())
     print(f"{'all':8} {'':8} {total:7} {total - wrong:7} {wrong:8}   ({dt:.1f} s, "
           f"{len(cs)} cases x {len(ps)} pairs)")
+    crashed = [o for o in outcomes if o.ptxas == CRASHED]
+    if crashed:  # counted as agreeing: ptxas gave no verdict
+        print(f"ptxas crashed on {len(crashed)} of them, e.g. [{format_version(crashed[0].version)} "
+              f"{crashed[0].target}] {crashed[0].case.text}")
     kinds: Counter[str] = Counter()
     for o in outcomes:
         if not o.agree:

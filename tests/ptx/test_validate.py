@@ -334,6 +334,25 @@ def test_a_copy_without_its_completion_mechanism() -> None:
                 f"{TMA}.2d.global.shared::cta.tile [%rd1, {{%r1, %r2}}], [bytes];") == []
 
 
+def test_bulk_copy_operands_with_the_cache_hint() -> None:
+    """cp.async.bulk (9.7.9.25.4.1) with .L2::cache_hint: `[mbar], cache-policy`; an mbar that is a
+    64-bit register or an integer (no address) goes with a 16-bit fifth operand only, never a 64-bit
+    cache-policy register (measured with ptxas 13.0). .multicast::cluster is illegal with the
+    store's state spaces too."""
+    head = f"cp.async.bulk.shared::cluster.global{BYTES}.L2::cache_hint [bytes], [%rd1], 16,"
+    mismatch = "Arguments mismatch for instruction 'cp.async.bulk'"
+    assert messages(f"{head} [bar], %rd2;") == set()
+    assert messages(f"{head} %rd3, %rd2;") == {mismatch}
+    assert messages(f"{head} 8, %rd2;") == {mismatch}
+    assert messages(f"{head} [bar], %r2;") == {mismatch}
+    assert lint(f"{head} %rd3, 5;") == []
+    store = f"cp.async.bulk.global.shared::cta{BYTES}.multicast::cluster"
+    assert messages(f"{store} [%rd1], [bytes], 16, [bar], 3;") == {
+        f"Illegal modifier '{BYTES}' for instruction 'cp.async.bulk'",
+        "Illegal modifier '.multicast::cluster' for instruction 'cp.async.bulk' with '.global.shared::cta'",
+        "State space mismatch between instruction and address in instruction 'cp.async.bulk'"}
+
+
 def test_tensor_stores_and_prefetches_are_left_alone() -> None:
     """They take no mbarrier: the .bulk_group store, cp.reduce.async.bulk.tensor, the prefetch."""
     assert lint(f"{TMA}.2d.global.shared::cta.tile.bulk_group [%rd1, {{%r1, %r2}}], [bytes];",

@@ -43,7 +43,7 @@ class Outcome:
 
     @property
     def agree(self) -> bool:
-        return self.ptxas == self.ours
+        return self.ptxas == self.ours or self.ptxas == CRASHED
 
 
 def ptxas_path() -> str:
@@ -92,12 +92,27 @@ def ptxas_verdicts(cases: Sequence[Case], version: Version, target: str) -> list
     return [r for r in result if r is not None]
 
 
+#: The verdict of a case that crashes ptxas (ptxas 13.0 dies of a segfault on a few lines, e.g.
+#: `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd2], [%rd2], 16,
+#: 1, 1;` on sm_120): there is no verdict to compare with, and `Outcome.agree` leaves it out.
+CRASHED: Verdict = frozenset({("crash", "ptxas crashed")})
+
+
 def _run_batches(cases: Sequence[Case], pending: list[int], version: Version, target: str,
                  result: list[Verdict | None], before_fatal: list[int]) -> None:
+    size = BATCH
     while pending:
-        chunk = pending[:BATCH]
+        chunk = pending[:size]
         source, first = kernel([cases[i].text for i in chunk], version, target)
         by_line, raw = run_ptxas(source, target)
+        if not raw.strip():  # ptxas crashed (it always reports the sentinel): find the case, halving
+            if len(chunk) == 1:
+                result[chunk[0]] = CRASHED
+                pending, size = pending[1:], BATCH
+            else:
+                size = (len(chunk) + 1) // 2
+            continue
+        size = BATCH
         sentinel_line = first + len(chunk)
         fatal_at = min((ln for ln, msgs in by_line.items() if any(s == "fatal" for s, _ in msgs)),
                        default=None)

@@ -587,32 +587,35 @@ def _bulk_copy() -> Instr:
     src = _addr("srcMem", space_message=False, governed_by=1)
     size = Slot("size", "value", ".b32", checks=(ImmCheck("multiple", 16, view="u32"),
                                                  ImmCheck("range", 0, 1048560, view="s32")))
-    # The mbar's variable must be in the destination's state space. Without .multicast::cluster
-    # ptxas also takes a 64-bit (and in the four-operand form a 16-bit) register or an immediate
-    # there (measured).
+    # The mbar's variable must be in the destination's state space. In the four-operand form
+    # ptxas also takes a 64-bit or 16-bit register or an immediate there (measured).
     mbar = _addr("mbar", space_message=False, governed_by=0)
     mbar5 = _addr("mbar", space_message=False, governed_by=0, loose_types=("imm",))
     loose = _addr("mbar", space_message=False, governed_by=0, value_types=(".b64", ".b16"))
-    loose64 = _addr("mbar", space_message=False, governed_by=0, value_types=(".b64",))
     mask = Slot("ctaMask", "value", ".b16", flag=_MC)
     policy = Slot("cachePolicy", "value", ".b64", flag=_L2)
+    # With .L2::cache_hint and a 64-bit register or an immediate (no address) as mbar, ptxas takes
+    # a 16-bit register or an immediate as the fifth operand, never a 64-bit cache-policy register
+    # (measured; it looks like the list of the .cp_mask copies, cache-policy and byteMask).
+    mbar_value = Slot("mbar", "value", ".b64")
+    byte_mask = Slot("byteMask", "value", ".b16", flag=_L2)
     base = (dst, src, size, mbar)
     other_pairs = ((".global", ".shared::cta"),)  # the .bulk_group copy's pair
     pairs = ((".shared::cluster", ".global"), (".shared::cta", ".global"),
              (".shared::cluster", ".shared::cta"))
-    takes = {pairs[0]: (_MC, _L2), pairs[1]: (_L2,), pairs[2]: ()}
+    takes = {pairs[0]: (_MC, _L2), pairs[1]: (_L2,), pairs[2]: (), other_pairs[0]: (_L2,)}
     return Instr(
         ("cp", ".async", ".bulk"), _BULK, types=(), spaces=(), space_pairs=pairs,
         scopes=(".cta", ".cluster", ".gpu", ".sys"), scope_needs_sem=False,
         flags=(_BYTES, _MC, _L2), marker=_BYTES, marker_implied=True, object_rules=False,
-        operands=((dst, src, size, loose), (dst, src, size, mbar5, mask), (dst, src, size, loose64, policy),
-                  (*base, mask, policy)),
+        operands=((dst, src, size, loose), (dst, src, size, mbar5, mask), (*base, policy),
+                  (dst, src, size, mbar_value, byte_mask), (*base, mask, policy)),
         other_pairs=other_pairs,
         other_operands=((dst, src, size), (dst, src, size, policy)),
         constraints=(
             *(Constraint(Cond(has=(m, "".join(p))), "illegal-modifier-with", _BULK, mod=m,
                          other="".join(p))
-              for p in pairs for m in (_MC, _L2) if m not in takes[p]),
+              for p in (*pairs, *other_pairs) for m in (_MC, _L2) if m not in takes[p]),
             _NO_COMPLETION,
         ),
         gates=(
