@@ -1,6 +1,6 @@
 """The larger differential sweep against ptxas: every generated case under every supported
-(.version, .target) pair of the project's targets. Prints a table (cases, agree, disagree) per pair
-and the first disagreements.
+(.version, .target) pair of the project's targets. Prints a table (cases, agree, disagree, ptxas
+crashed) per pair and the first disagreements.
 
     python tools/ptxas_sweep.py [--versions 7.0,8.0] [--targets sm_80,sm_90] [--show N] [--workers 2]
 """
@@ -12,7 +12,7 @@ import sys
 import time
 from collections import Counter
 
-from mbarrier.ptx.validate_oracle import CRASHED, compare
+from mbarrier.ptx.validate_oracle import compare
 from mbarrier.ptx.validate_variants import cases, random_cases
 from mbarrier.spec.targets import TARGET_MIN_VERSION, format_version, parse_version
 
@@ -44,30 +44,33 @@ def main() -> int:
     dt = time.perf_counter() - t0
     per: Counter[tuple[str, str]] = Counter()
     bad: Counter[tuple[str, str]] = Counter()
+    died: Counter[tuple[str, str]] = Counter()
     for o in outcomes:
         key = (format_version(o.version), o.target)
         per[key] += 1
-        bad[key] += not o.agree
-    print(f"{'version':8} {'target':8} {'cases':>7} {'agree':>7} {'disagree':>8}")
+        bad[key] += o.disagree
+        died[key] += o.crashed
+    print(f"{'version':8} {'target':8} {'cases':>7} {'agree':>7} {'disagree':>8} {'ptxas crashed':>13}")
     for key in sorted(per):
-        print(f"{key[0]:8} {key[1]:8} {per[key]:7} {per[key] - bad[key]:7} {bad[key]:8}")
-    total, wrong = sum(per.values()), sum(bad.values())
-    print(f"{'all':8} {'':8} {total:7} {total - wrong:7} {wrong:8}   ({dt:.1f} s, "
+        print(f"{key[0]:8} {key[1]:8} {per[key]:7} {per[key] - bad[key] - died[key]:7} {bad[key]:8} "
+              f"{died[key]:13}")
+    total, wrong, crashed = sum(per.values()), sum(bad.values()), sum(died.values())
+    print(f"{'all':8} {'':8} {total:7} {total - wrong - crashed:7} {wrong:8} {crashed:13}   ({dt:.1f} s, "
           f"{len(cs)} cases x {len(ps)} pairs)")
-    crashed = [o for o in outcomes if o.ptxas == CRASHED]
-    if crashed:  # counted as agreeing: ptxas gave no verdict
-        print(f"ptxas crashed on {len(crashed)} of them, e.g. [{format_version(crashed[0].version)} "
-              f"{crashed[0].target}] {crashed[0].case.text}")
+    first_crash = next((o for o in outcomes if o.crashed), None)
+    if first_crash is not None:  # no verdict to compare with: neither agree nor disagree
+        print(f"ptxas crashed on {crashed} of them, e.g. [{format_version(first_crash.version)} "
+              f"{first_crash.target}] {first_crash.case.text}")
     kinds: Counter[str] = Counter()
     for o in outcomes:
-        if not o.agree:
+        if o.disagree:
             diff = sorted({f"-{m}" for _, m in o.ptxas - o.ours} | {f"+{m}" for _, m in o.ours - o.ptxas})
             kinds[" | ".join(diff)] += 1
     for k, n in kinds.most_common(a.show):
         print(f"{n:6}  {k}")
     shown = 0
     for o in outcomes:
-        if o.agree or shown >= a.show:
+        if not o.disagree or shown >= a.show:
             continue
         shown += 1
         print(f"\n[{format_version(o.version)} {o.target}] {o.case.label}\n  {o.case.text}")

@@ -42,8 +42,18 @@ class Outcome:
     ours: Verdict
 
     @property
+    def crashed(self) -> bool:
+        """ptxas died on the case: there is no verdict to compare with."""
+        return self.ptxas == CRASHED
+
+    @property
     def agree(self) -> bool:
-        return self.ptxas == self.ours or self.ptxas == CRASHED
+        return self.ptxas == self.ours
+
+    @property
+    def disagree(self) -> bool:
+        """A verdict of ptxas that ours differs from (a crash is neither agreement nor this)."""
+        return not self.agree and not self.crashed
 
 
 def ptxas_path() -> str:
@@ -94,7 +104,8 @@ def ptxas_verdicts(cases: Sequence[Case], version: Version, target: str) -> list
 
 #: The verdict of a case that crashes ptxas (ptxas 13.0 dies of a segfault on a few lines, e.g.
 #: `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%rd2], [%rd2], 16,
-#: 1, 1;` on sm_120): there is no verdict to compare with, and `Outcome.agree` leaves it out.
+#: 1, 1;` on sm_120): there is no verdict to compare with: `Outcome.crashed`, neither agreeing nor
+#: disagreeing.
 CRASHED: Verdict = frozenset({("crash", "ptxas crashed")})
 
 
