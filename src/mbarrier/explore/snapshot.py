@@ -32,7 +32,7 @@ from mbarrier.sim.races import RaceMachine, RaceState
 
 _THREAD_STATE = ("pc", "regs", "status", "time", "effects", "last_fail", "wait", "cp_open", "cp_groups",
                  "bulk_open", "bulk_groups", "cl_arrived", "cl_gen", "ridx", "local", "frames", "func",
-                 "code")
+                 "code", "cc")
 _THREAD_FIXED = ("aid", "cta", "warp", "lane", "tid")
 _COPY_STATE = ("pc", "status", "ridx", "deps", "watchers")
 _COPY_FIXED = ("aid", "code", "kind", "thread", "site", "dst_cta", "dst", "src", "size", "src_size",
@@ -110,7 +110,7 @@ def _thread_state(t: Thread, token_slots: frozenset[int]) -> ThreadState:
     frames = tuple((f, tuple(r), pc, tuple(moves)) for f, r, pc, moves in t.frames) if t.frames else ()
     local = bytes(t.local) if t.local else b""
     core = (t.pc, regs, t.status, t.time, fail, wkey, t.cl_arrived, t.cl_gen, copies,
-            t.func.name, local, tuple((f.name, r, pc) for f, r, pc, _ in frames))
+            t.func.name, local, tuple((f.name, r, pc) for f, r, pc, _ in frames), t.cc)
     # The core's hash is taken once here: a state's key hashes every thread's, most of them unchanged.
     return (core, t.effects, wait, tuple(t.cp_open), tuple(map(tuple, t.cp_groups)),
             tuple(t.bulk_open), tuple(map(tuple, t.bulk_groups)), t.func, frames, real, hash(core))
@@ -178,6 +178,7 @@ def restore(m: Machine, s: Snapshot, current: Snapshot | None = None) -> None:
         if real is not None:
             regs = real
         t.cl_arrived, t.cl_gen = core[6], core[7]
+        t.cc = core[12]
         t.last_fail = None if fail is None else fail[0]
         if t.func is func and not frames and not t.frames:
             t.regs[:] = regs

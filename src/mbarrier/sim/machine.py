@@ -60,7 +60,7 @@ def _word(value: int, token: Token) -> TokenWord:
 class Thread:
     __slots__ = ("aid", "code", "pc", "regs", "status", "func", "cta", "warp", "lane", "tid", "time",
                  "effects", "last_fail", "wait", "cp_open", "cp_groups", "bulk_open", "bulk_groups",
-                 "cl_arrived", "cl_gen", "ridx", "local", "frames")
+                 "cl_arrived", "cl_gen", "ridx", "local", "frames", "cc")
 
     def __init__(self, aid: int, func: CompiledFunction, regs: list[object], cta: Cta, tid: tuple[int, ...],
                  lane: int, local_size: int = 0) -> None:
@@ -88,6 +88,10 @@ class Thread:
         self.local = bytearray(local_size)  # the thread's .local memory (every function's frame)
         # Callers of the running function: (function, registers, return pc, result copies).
         self.frames: list[tuple[CompiledFunction, list[object], int, list[tuple[int, int, int]]]] = []
+        # The condition code's carry flag CC.CF (PTX ISA 9.7.2): written by add.cc, addc.cc, sub.cc,
+        # subc.cc, mad.cc, madc.cc; read by addc, subc, madc. None: undefined (not yet written, or a
+        # call or return came since: the ISA says it is not preserved across calls).
+        self.cc: int | None = None
 
     @property
     def site(self) -> Site:
@@ -307,7 +311,7 @@ class Machine:
 
     def key(self) -> tuple[object, ...]:
         """A hashable snapshot of the whole state (threads, memories, barriers, engines)."""
-        threads = tuple((t.func.name, t.pc, t.status, tuple(t.regs), bytes(t.local),
+        threads = tuple((t.func.name, t.pc, t.status, tuple(t.regs), bytes(t.local), t.cc,
                          tuple((f.name, tuple(r), pc) for f, r, pc, _ in t.frames), t.cl_arrived, t.cl_gen,
                          tuple(tuple(c.aid for c in g) for g in t.cp_groups), tuple(c.aid for c in t.cp_open))
                         for t in self.threads)
@@ -317,6 +321,16 @@ class Machine:
         engines = tuple((c.aid, c.kind, c.status, c.deps) for c in self.inflight)
         clusters = tuple((c.phase, c.count) for c in self.clusters)
         return threads, ctas, engines, clusters, self.gmem.key()
+
+    # -- the condition code (PTX ISA 9.7.2) ------------------------------------------------------------
+    def carry(self, t: Thread) -> int:
+        """CC.CF for addc/subc/madc: an error where no .cc instruction of this thread has written it
+        since it started or since its latest call or return (the ISA leaves it undefined there)."""
+        if t.cc is None:
+            raise SimError("the instruction reads the carry flag CC.CF, which no add.cc/sub.cc/mad.cc (or "
+                           "addc/subc/madc with .cc) of this thread has written since it started or since "
+                           "its latest call or return: its value is undefined (PTX ISA 9.7.2)")
+        return t.cc
 
     # -- special registers ---------------------------------------------------------------------------
     def clock(self, t: Thread, bits: int) -> int:
@@ -633,6 +647,7 @@ class Machine:
         for src, dst, n in moves_in:
             mem[dst:dst + n] = mem[src:src + n]
         t.frames.append((t.func, t.regs, t.pc, moves_out))
+        t.cc = None  # CC is not preserved across calls (PTX ISA 9.7.2)
         regs: list[object] = [0] * callee.nregs
         regs[:NSPECIAL] = t.regs[:NSPECIAL]
         t.func, t.code, t.regs, t.pc = callee, callee.code, regs, 0
@@ -691,6 +706,7 @@ class Machine:
         mem = t.local
         for src, dst, n in moves_out:
             mem[dst:dst + n] = mem[src:src + n]
+        t.cc = None
         t.func, t.code, t.regs, t.pc = func, func.code, regs, pc
 
     def trap(self, t: Thread) -> None:

@@ -1,8 +1,10 @@
 """Integer, bit, predicate and (as far as real mbarrier kernels need it) floating-point instructions.
 
 Registers hold unsigned integers of their width (bools for predicates); signed forms sign-extend their
-inputs and truncate their result. Rounding and flush-to-zero qualifiers of float instructions do not
-change what is computed here (Python float arithmetic, rounded to f32 on the way back).
+inputs and truncate their result. Rounding and flush-to-zero qualifiers of the float instructions here
+(add, sub, mul, fma, div, min, max, cvt) do not change what is computed (Python float arithmetic,
+rounded to f32 on the way back); rcp, sqrt, rsqrt and the other float functions are in `floats.py`,
+exactly rounded. The extended-precision instructions keep the carry flag CC.CF in `Thread.cc`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,40 @@ def _float_ok(g: Gen, ty: Scalar) -> None:
         raise g.unsupported(f"{ty.name} arithmetic")
 
 
+_CARRY_TYPES = (".u32", ".s32", ".u64", ".s64")
+
+
+def _carry_type(g: Gen, ins: ast.Instruction, allowed: tuple[str, ...]) -> Scalar:
+    """The type of an extended-precision instruction (PTX ISA 9.7.2), every qualifier checked."""
+    extra = [q for q in ins.qualifiers if q not in allowed + _CARRY_TYPES]
+    types = [q for q in ins.qualifiers if q in _CARRY_TYPES]
+    if extra or len(types) != 1:
+        raise g.unsupported(f"{ins.opcode} takes {'/'.join(allowed)} and one of {', '.join(_CARRY_TYPES)} "
+                            f"(PTX ISA 9.7.2); got {''.join(ins.qualifiers)}")
+    return TYPES[types[0]]
+
+
+def _with_carry(g: Gen, d: ast.Operand, total: str, ty: Scalar, writes_cc: bool) -> None:
+    """d = total mod 2^n and, for .cc, CC.CF = the carry (or borrow) out, kept per thread in `t.cc`."""
+    if not writes_cc:
+        g.assign(d, total, ty)
+        return
+    g.lines.append(f"_s = {total}")
+    g.assign(d, "_s", ty)
+    g.lines.append(f"t.cc = (_s >> {ty.bits}) & 1")
+
+
+@emitter("addc", "subc")
+def _addc(g: Gen, ins: ast.Instruction) -> None:
+    """addc{.cc}: d = a + b + CC.CF; subc{.cc}: d = a - (b + CC.CF), the borrow out in CC.CF
+    (PTX ISA 9.7.2.2, 9.7.2.4)."""
+    ty = _carry_type(g, ins, (".cc",))
+    d, a, b = ins.operands
+    sym = "+" if ins.opcode == "addc" else "-"
+    # A borrow makes the unsigned difference negative: bit n of its two's complement is then 1.
+    _with_carry(g, d, f"{g.src(a, ty)} {sym} {g.src(b, ty)} {sym} m.carry(t)", ty, g.has(".cc"))
+
+
 @emitter("add", "sub")
 def _add(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
@@ -34,8 +70,11 @@ def _add(g: Gen, ins: ast.Instruction) -> None:
         _float_ok(g, ty)
         g.assign(d, _fbits(f"{_fval(g, a, ty)} {sym} {_fval(g, b, ty)}", ty), ty, masked=True)
         return
-    if g.has(".cc") or ins.opcode in ("addc", "subc"):
-        raise g.unsupported("carry")
+    if g.has(".cc"):
+        # add.cc / sub.cc (PTX ISA 9.7.2.1, 9.7.2.3): the carry (borrow) out goes to CC.CF.
+        ty = _carry_type(g, ins, (".cc",))
+        _with_carry(g, d, f"{g.src(a, ty)} {sym} {g.src(b, ty)}", ty, True)
+        return
     if g.has(".sat"):
         lo, hi = -(1 << (ty.bits - 1)), (1 << (ty.bits - 1)) - 1
         g.assign(d, f"min({hi}, max({lo}, {g.ssrc(a, ty)} {sym} {g.ssrc(b, ty)}))", ty)
@@ -76,15 +115,31 @@ def _mad(g: Gen, ins: ast.Instruction) -> None:
         _float_ok(g, ty)
         g.assign(d, _fbits(f"{_fval(g, a, ty)} * {_fval(g, b, ty)} + {_fval(g, c, ty)}", ty), ty,
                  masked=True)
+    elif g.has(".cc") and ins.opcode == "mad":
+        _madc(g, ins)
     elif g.has(".wide"):
         w = _wide(ty)
         g.assign(d, f"{_product(g, a, b, ty)} + {g.src(c, w)}", w)
     elif g.has(".hi"):
         g.assign(d, f"(({_product(g, a, b, ty)}) >> {ty.bits}) + {g.src(c, ty)}", ty)
-    elif ins.opcode == "fma" or g.has(".cc"):
+    elif ins.opcode == "fma":
         raise g.unsupported()
     else:
         g.assign(d, f"{g.src(a, ty)} * {g.src(b, ty)} + {g.src(c, ty)}", ty)
+
+
+@emitter("madc")
+def _madc(g: Gen, ins: ast.Instruction) -> None:
+    """mad{.hi,.lo}.cc and madc{.hi,.lo}{.cc} (PTX ISA 9.7.2.5, 9.7.2.6): the high or low half of a*b,
+    plus c (plus CC.CF for madc); .cc writes the carry out of the addition to CC.CF."""
+    ty = _carry_type(g, ins, (".hi", ".lo", ".cc"))
+    if g.has(".hi") == g.has(".lo"):
+        raise g.unsupported(f"{ins.opcode} needs exactly one of .hi and .lo (PTX ISA 9.7.2)")
+    d, a, b, c = ins.operands
+    half = f"(({_product(g, a, b, ty)}) >> {ty.bits}) & {ty.mask:#x}" if g.has(".hi") else \
+        f"({_product(g, a, b, ty)}) & {ty.mask:#x}"
+    carry_in = " + m.carry(t)" if ins.opcode == "madc" else ""
+    _with_carry(g, d, f"({half}) + {g.src(c, ty)}{carry_in}", ty, g.has(".cc"))
 
 
 @emitter("div", "rem")
