@@ -73,10 +73,10 @@ def test_a_violation_exits_1_with_rule_thread_and_line(capsys: pytest.CaptureFix
 def test_unsupported_instruction_exits_2_with_its_line(capsys: pytest.CaptureFixture[str],
                                                        tmp_path: Path) -> None:
     f = tmp_path / "u.ptx"
-    f.write_text(PTX_HEAD + ".visible .entry k()\n{\n.reg .f32 %f<2>;\nsin.approx.f32 %f1, %f0;\nret;\n}\n")
+    f.write_text(PTX_HEAD + ".visible .entry k()\n{\n.reg .b16 %h<2>;\nex2.approx.f16 %h1, %h0;\nret;\n}\n")
     code, out, _ = _run(capsys, str(f), "--grid", "1", "--block", "1")
     assert code == 2
-    assert "line 7: sin.approx.f32 %f1, %f0;" in out and "not supported" in out
+    assert "line 7: ex2.approx.f16 %h1, %h0;" in out and "not supported" in out
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -236,16 +236,16 @@ def test_bar_sync_orders_a_cta() -> None:
 
 
 def test_an_unsupported_instruction_stops_the_run_with_its_line() -> None:
-    body = REGS + "ld.param.u64 %rd0, [out];\nmov.u32 %r1, 1;\nsin.approx.f32 %f1, %f2;\nret;"
+    body = REGS + "ld.param.u64 %rd0, [out];\nmov.u32 %r1, 1;\nex2.approx.f16 %h1, %h2;\nret;"
     mod = module(body)
     r = run(mod, args={"out": sim.Buffer(4)})
     assert r.outcome == "error"
-    assert r.site is not None and mod.source_lines[r.site.line - 1] == "sin.approx.f32 %f1, %f2;"
-    assert "`sin.approx.f32` is not supported" in r.message
+    assert r.site is not None and mod.source_lines[r.site.line - 1] == "ex2.approx.f16 %h1, %h2;"
+    assert "`ex2.approx.f16` is not supported" in r.message
 
 
 def test_unreached_unsupported_instructions_do_not_stop_a_run() -> None:
-    body = REGS + "bra DONE;\nsin.approx.f32 %f1, %f2;\nDONE:\nret;"
+    body = REGS + "bra DONE;\nex2.approx.f16 %h1, %h2;\nDONE:\nret;"
     assert run(module(body), args={"out": sim.Buffer(4)}).ok
 
 

@@ -86,3 +86,110 @@ def f2i(x: float, mode: str, lo: int, hi: int) -> int:
     else:
         v = math.trunc(x)
     return max(lo, min(hi, int(v)))
+
+
+# -- PTX ISA 9.7.1 and 9.7.8: bit and integer instructions the generated code calls ----------------
+
+def bfind(a: int, bits: int, signed: bool, shiftamt: bool) -> int:
+    """bfind (PTX ISA 9.7.1.16): the position of the most significant non-sign bit, 0xffffffff if none;
+    with .shiftamt, the left shift that brings it to the most significant position."""
+    msb = bits - 1
+    if signed and a >> msb & 1:
+        a = ~a & ((1 << bits) - 1)
+    if a == 0:
+        return 0xFFFFFFFF
+    d = a.bit_length() - 1
+    return msb - d if shiftamt else d
+
+
+def fns(mask: int, base: int, offset: int) -> int:
+    """fns.b32 (PTX ISA 9.7.1.17): the position of the offset-th set bit counting from `base` (up for a
+    positive offset, down for a negative one), 0xffffffff if there is none. The caller rejects a base
+    above 31 (undefined behaviour)."""
+    if offset == 0:
+        return base if mask >> base & 1 else 0xFFFFFFFF
+    count = abs(offset) - 1
+    step = 1 if offset > 0 else -1
+    pos = base
+    while 0 <= pos < 32:
+        if mask >> pos & 1:
+            if count == 0:
+                return pos
+            count -= 1
+        pos += step
+    return 0xFFFFFFFF
+
+
+def bmsk(a: int, b: int, clamp: bool) -> int:
+    """bmsk.b32 (PTX ISA 9.7.1.22): the mask of b bits starting at bit a."""
+    full = 0xFFFFFFFF
+    a1, b1 = a & 0x1F, b & 0x1F
+    mask0 = (full << a1) & full
+    total = a1 + b1
+    mask1 = (full << total) & full if total < 32 else 0
+    overflow = total >= 32
+    if clamp:
+        if a >= 32:
+            overflow = True
+            mask0 = 0
+        if b >= 32:
+            overflow = True
+    if overflow:
+        mask1 = 0
+    elif b1 == 0:
+        mask1 = full
+    return mask0 & ~mask1 & full
+
+
+def szext(a: int, b: int, signed: bool, clamp: bool) -> int:
+    """szext.{clamp,wrap}.{u32,s32} (PTX ISA 9.7.1.21): extend the low N = b bits of a."""
+    full = 0xFFFFFFFF
+    b1 = b & 0x1F
+    too_large = b >= 32 and clamp
+    mask = 0 if too_large else (full << b1) & full
+    sign = 0
+    if b1 != 0 and not too_large and signed:
+        sign = a >> ((b1 - 1) & 0x1F) & 1
+    return (a & ~mask & full) | (mask if sign else 0)
+
+
+def _lanes(v: int, width: int, n: int, signed: bool) -> list[int]:
+    out = []
+    for i in range(n):
+        x = v >> (width * i) & ((1 << width) - 1)
+        if signed and x >> (width - 1):
+            x -= 1 << width
+        out.append(x)
+    return out
+
+
+def dp4a(a: int, b: int, c: int, a_signed: bool, b_signed: bool) -> int:
+    """dp4a (PTX ISA 9.7.1.23): c plus the dot product of the four bytes of a and of b (mod 2^32)."""
+    va, vb = _lanes(a, 8, 4, a_signed), _lanes(b, 8, 4, b_signed)
+    return (c + sum(x * y for x, y in zip(va, vb, strict=True))) & 0xFFFFFFFF
+
+
+def dp2a(a: int, b: int, c: int, a_signed: bool, b_signed: bool, hi: bool) -> int:
+    """dp2a.{lo,hi} (PTX ISA 9.7.1.24): c plus the dot product of the two half-words of a with two
+    bytes of b (bytes 0-1 for .lo, 2-3 for .hi), mod 2^32."""
+    va, vb = _lanes(a, 16, 2, a_signed), _lanes(b, 8, 4, b_signed)
+    sel = 2 if hi else 0
+    return (c + va[0] * vb[sel] + va[1] * vb[sel + 1]) & 0xFFFFFFFF
+
+
+def lop3_expr(a: str, b: str, c: str, lut: int, mask: int) -> str:
+    """Python source for lop3 (PTX ISA 9.7.8.6) with a constant look-up table: the OR of the minterms
+    whose bit is set in immLut (bit index = 4*a + 2*b + c, as ta=0xF0, tb=0xCC, tc=0xAA define)."""
+    lut &= 0xFF
+    if lut == 0:
+        return "0"
+    if lut == 0xFF:
+        return f"{mask:#x}"
+    terms = []
+    for i in range(8):
+        if lut >> i & 1:
+            fa = a if i & 4 else f"~{a}"
+            fb = b if i & 2 else f"~{b}"
+            fc = c if i & 1 else f"~{c}"
+            terms.append(f"({fa} & {fb} & {fc})")
+    return f"({' | '.join(terms)}) & {mask:#x}"
