@@ -99,6 +99,21 @@ def test_setp_with_combiners_selp_and_predicate_logic() -> None:
     assert out == [1, 0, 1, 1, 0, 1, 0, 0, 1, 5]
 
 
+def test_setp_pair_with_a_sink_half_and_its_own_predicate_as_the_combiner_input() -> None:
+    """`setp.CmpOp.BoolOp d|q, a, b, c` (PTX ISA 9.7.6.1): d = (a CmpOp b) BoolOp c and q = !(a CmpOp b)
+    BoolOp c, both from the inputs before the instruction, even where c is d; either half may be `_`."""
+    out = _one("""
+        mov.u32 %r1, 7; setp.eq.u32 %p1, %r1, 7;
+        setp.lt.and.u32 %p1|%p2, %r1, 3, %p1;
+        selp.u32 %r2, 1, 0, %p1; st.global.u32 [%rd0], %r2;
+        selp.u32 %r3, 1, 0, %p2; st.global.u32 [%rd0+4], %r3;
+        setp.lt.u32 _|%p3, %r1, 3; selp.u32 %r4, 1, 0, %p3; st.global.u32 [%rd0+8], %r4;
+        setp.lt.u32 %p4|_, %r1, 3; selp.u32 %r5, 1, 0, %p4; st.global.u32 [%rd0+12], %r5;
+    """, 4)
+    # 7 < 3 is false: d = false and true, q = true and true; then the complement alone, the comparison alone
+    assert out == [0, 1, 1, 0]
+
+
 def test_floats_as_far_as_kernels_need_them() -> None:
     out = _one("""
         mov.f32 %f1, 0f3FC00000;

@@ -75,13 +75,17 @@ class OperandParser(Cursor):
                 and nxt[1] not in _RESERVED):
             self.i += 1
             return ast.Name(text + nxt[1], Pos(t[2], t[3]))
+        if nxt[0] == PUNCT and not plain and nxt[1] == "|":
+            # `p|q` of setp, shfl, lop3...: either half may be the sink, not both (ptxas 13.0)
+            self.i += 1
+            other = toks[self.i]
+            if other[0] != IDENT or (other[1] == "_" and text == "_"):
+                raise self.error("a predicate after '|'")
+            self.i += 1
+            return ast.Expr(f"{text}|{other[1]}", None, Pos(t[2], t[3]))
         if text == "_":
             return ast.Sink(Pos(t[2], t[3]))
         if nxt[0] == PUNCT and not plain:
-            if nxt[1] == "|":
-                self.i += 1
-                other = self.ident("a predicate after '|'")
-                return ast.Expr(f"{text}|{other[1]}", None, Pos(t[2], t[3]))
             if nxt[1] == "+":
                 self.i += 1
                 start = self.i

@@ -316,12 +316,18 @@ def _setp(g: Gen, ins: ast.Instruction) -> None:
     else:
         ncond = f"not ({cond})"
     if isinstance(dst, ast.Expr) and "|" in dst.text:
-        p_name, q_name = (s.strip() for s in dst.text.split("|"))
-        p, q = g.lookup(p_name), g.lookup(q_name)
-        if p is None or q is None:
-            raise g.unsupported(f"predicate pair {dst.text!r}")
-        g.lines.append(f"r[{p.slot}] = {cond}")
-        g.lines.append(f"r[{q.slot}] = {ncond}")
+        # `p|q`: p gets the comparison, q its complement, both computed before either is written (c may
+        # be p or q); either may be the sink `_` (not both: the parser refuses `_|_` as ptxas does)
+        targets, values = [], []
+        for name, value in zip((s.strip() for s in dst.text.split("|")), (cond, ncond), strict=True):
+            if name == "_":
+                continue
+            reg = g.lookup(name)
+            if reg is None:
+                raise g.unsupported(f"predicate pair {dst.text!r}")
+            targets.append(f"r[{reg.slot}]")
+            values.append(f"({value})")
+        g.lines.append(f"{', '.join(targets)} = {', '.join(values)}")
         return
     g.assign(dst, cond, pred)
 
