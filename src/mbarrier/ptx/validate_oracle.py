@@ -80,6 +80,8 @@ def run_ptxas(source: str, target: str) -> tuple[dict[int, set[tuple[str, str]]]
         r = subprocess.run([ptxas_path(), f"-arch={target}", f, "-o", os.devnull],
                            capture_output=True, text=True, timeout=120)
     by_line: dict[int, set[tuple[str, str]]] = {}
+    if r.returncode < 0:  # killed by a signal (ptxas 13.0 segfaults on some lines): no verdict at all
+        return by_line, ""
     for raw in (r.stdout + r.stderr).splitlines():
         m = _LINE.match(raw)
         if m and m.group(2) != "warning":
@@ -116,7 +118,7 @@ def _run_batches(cases: Sequence[Case], pending: list[int], version: Version, ta
         chunk = pending[:size]
         source, first = kernel([cases[i].text for i in chunk], version, target)
         by_line, raw = run_ptxas(source, target)
-        if not raw.strip():  # ptxas crashed (it always reports the sentinel): find the case, halving
+        if not raw.strip():  # ptxas crashed (else it reports the sentinel): find the case, halving
             if len(chunk) == 1:
                 result[chunk[0]] = CRASHED
                 pending, size = pending[1:], BATCH
