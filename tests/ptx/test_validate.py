@@ -182,6 +182,67 @@ def test_state_spaces() -> None:
         "State space incorrect for instruction 'mbarrier.init'"}
 
 
+def test_modifier_words_of_other_instructions() -> None:
+    """A word the family does not take is judged as ptxas judges it (spec.modifiers, measured with
+    ptxas 13.0 by tools/probe_modifiers.py): unknown only when ptxas knows it from no instruction;
+    otherwise illegal, or in the words of the word's class."""
+    arrive = "mbarrier.arrive{}.shared.b64 %rd1, [bar];"
+    name = "for instruction 'mbarrier.arrive'"
+    assert messages(arrive.format(".uni")) == {f"Illegal modifier '.uni' {name}"}
+    assert messages(arrive.format(".L2::64B")) == {f"Illegal modifier '.L2::64B' {name}"}
+    assert messages(arrive.format(".op_restrict")) == {"Unknown modifier '.op_restrict'"}
+    assert messages(arrive.format(".zzz")) == {"Unknown modifier '.zzz'"}
+    assert messages(arrive.format(".v2")) == {f"Vector qualifier is not allowed {name}"}
+    assert messages(arrive.format(".v4")) == {f"Vector qualifier is not allowed {name}",
+                                              "Vector type too large, exceeds 128 bit limit"}
+    assert messages(arrive.format(".rn")) == {f"Illegal rounding modifier {name}"}
+    assert messages(arrive.format(".bf16")) == {
+        "Unexpected instruction types specified for 'mbarrier.arrive'"}
+    assert messages(arrive.format(".lo")) == {f"Comparison qualifier is not allowed {name}",
+                                              "Mismatch between instruction type and comparison qualifier"}
+    assert messages(arrive.format(".eq")) == {f"Comparison qualifier is not allowed {name}"}
+    assert messages(arrive.format(".inc")) == {
+        "Illegal reduction operation for instruction 'mbarrier.arrive.b64'"}
+    assert messages(arrive.format(".f4e")) == {f"Illegal modifier 'Permute' {name}"}
+    assert messages(arrive.format(".L1::evict_last")) == {
+        f"Illegal modifier '.evict_last' {name}", f"Illegal modifier '.level::eviction_priority' {name}"}
+    assert messages(arrive.format(".rank")) == set()  # ptxas takes it silently
+    assert messages("fence.mbarrier_init.eq.release.cluster;") == {
+        "Comparison qualifier is not allowed for instruction 'fence'",
+        "Mismatch between instruction type and comparison qualifier"}
+    tensor = ("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes{} [%rd1], "
+              "[%rd2, {{%r1, %r2}}], [bar];")
+    assert messages(tensor.format(".v2")) == {
+        "Vector qualifier is not allowed for instruction 'cp.async.bulk.tensor'"}
+    assert "Argument vector size mismatch for instruction 'cp.async.bulk.tensor'" in messages(
+        tensor.format(".v4"))
+
+
+def test_modifier_words_with_the_line_s_other_errors() -> None:
+    """Measured: a second word of a class is reported at once ("Multiple rounding modifiers
+    specified") and ptxas judges the last one; the class's own message waits for the operands like
+    any illegal modifier (a wrong type or operand count hides it, a wrong state space does not);
+    some words end the line's checks (`.L2::64B`, like `.sync`); a word ptxas cannot parse is fatal."""
+    assert messages("mbarrier.arrive.rn.rz.shared.b32 %rd1, [bar];") == {
+        "Multiple rounding modifiers specified",
+        "Unexpected instruction types specified for 'mbarrier.arrive'"}
+    assert messages("mbarrier.arrive.lt.eq.shared.b64 %rd1, [bar];") == {
+        "Multiple comparisons set", "Comparison qualifier is not allowed for instruction 'mbarrier.arrive'"}
+    assert messages("mbarrier.arrive.rn.shared.b64 %rd1, [bar], 1, 2;") == {
+        "Arguments mismatch for instruction 'mbarrier.arrive'"}
+    assert messages("mbarrier.arrive.rn.global.b64 %rd1, [bar];") == {
+        "State space incorrect for instruction 'mbarrier.arrive'",
+        "State space mismatch between instruction and address in instruction 'mbarrier.arrive'",
+        "Illegal rounding modifier for instruction 'mbarrier.arrive'"}
+    assert messages("mbarrier.arrive.L2::64B.release.shared.b64 %rd1, [bar];") == {
+        "Illegal modifier '.L2::64B' for instruction 'mbarrier.arrive'"}
+    assert messages("mbarrier.arrive.bf16.release.shared.b64 %rd1, [bar];") == {
+        "Unexpected instruction types specified for 'mbarrier.arrive'",
+        "Modifier '.release' requires scope with 'mbarrier.arrive' instruction"}
+    assert {(d.severity, d.message) for d in lint("mbarrier.arrive.foo.reg.shared.b64 %rd1, [bar];")} == {
+        ("error", "Unknown modifier '.foo'"), ("fatal", "Parsing error near '.reg': syntax error")}
+
+
 def test_feature_gates_by_version_and_target() -> None:
     """PTX ISA and target ISA notes of 9.7.13.15.11-16."""
     assert messages("mbarrier.try_wait.shared.b64 %p1, [bar], %rd1;", version="7.8", target="sm_80") == {

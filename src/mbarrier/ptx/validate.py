@@ -37,8 +37,16 @@ from mbarrier.spec.forms import (
     TYPE_COMPATIBLE,
     UNCHECKED_PATHS,
     UNCOUNTED_REPEATS,
+    VECTORS,
     Instr,
     Slot,
+)
+from mbarrier.spec.modifiers import (
+    CLASS_REPEATS,
+    EVERY_WORD_CLASSES,
+    HIDING_WORDS,
+    WORD_CLASSES,
+    WORD_MESSAGES,
 )
 from mbarrier.spec.targets import (
     TARGET_MIN_VERSION,
@@ -225,15 +233,24 @@ def check_instruction(instr: ast.Instruction, scope: Scope, ctx: Context, line: 
 
 def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> None:
     form, mods = resolve(instr)
+    vectors = [v for op in instr.operands
+               for v in (op.items if isinstance(op, ast.Address) else (op,)) if isinstance(v, ast.Vector)]
     if form is None:
         if instr.opcode in FAMILY_OPCODES:
             for m in instr.qualifiers:
-                if m not in MODIFIERS:
+                if m not in MODIFIERS and "unknown" in WORD_MESSAGES.get(m, ("unknown",)):
                     line.add("unknown-modifier", mod=m)
             line.add("unknown-instruction", opcode=instr.opcode)
         return
-    # ptxas's order (measured): the words themselves, a misplaced sink (fatal), an illegal
-    # terminal modifier, the instruction type, the operands; only then which modifiers are legal.
+    # ptxas's order (measured): a word it cannot parse (fatal), the words themselves, a misplaced
+    # sink (fatal), an illegal terminal modifier, the instruction type, the operands; only then
+    # which modifiers are legal.
+    unparsed = next((i for i, m in enumerate(mods)
+                     if m not in MODIFIERS and "syntax" in WORD_MESSAGES.get(m, ())), None)
+    if unparsed is not None:  # what ptxas says at once of the words before it, then the fatal error
+        _check_modifiers(form, mods[:unparsed], line, [])
+        line.add("modifier-parse", severity="fatal", mod=mods[unparsed])
+        return
     legality: list[tuple[str, dict[str, object]]] = []
     facts = _check_modifiers(form, mods, line, legality)
     if _sink_misplaced(instr, line):
@@ -242,6 +259,15 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
                 if m in facts.words and m not in (*form.flags, *form.load_modes)]
     if terminal:  # the first of them by ptxas's priority ends the line
         line.add("illegal-modifier", mod=terminal[0], name=form.name)
+        return
+    # words of other instructions that end the line too (spec.modifiers.HIDING_WORDS): the first
+    # one's own messages
+    hiding = next((m for m in mods if m in HIDING_WORDS and m not in MODIFIERS
+                   and not {"type", "syntax", "unknown"} & set(WORD_MESSAGES.get(m, ()))), None)
+    if hiding is not None:
+        for key, fmt in legality:
+            if fmt.get("mod") == hiding or fmt.get("word") == hiding:
+                line.emit(key, None, "error", {k: v for k, v in fmt.items() if k != "word"})
         return
     if not facts.clean:
         line.add("types", name=form.name)
@@ -259,6 +285,9 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
         line.add("operands", name=form.name)
         return
     for key, fmt in legality:  # a refused sink stops ptxas before it judges some modifiers
+        fmt.pop("word", None)
+        if key == "vector-length" and not any(len(v.items) != fmt["size"] for v in vectors):
+            continue  # (a vector word is compared with every vector operand as written)
         if not (fmt.pop("late", False) and line.pending_fatal):
             line.emit(key, None, "error", fmt)
     if form.space_pairs:
@@ -322,9 +351,10 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
     def illegal_late(key: str, **fmt: object) -> None:  # after the destination operand
         legality.append((key, {**fmt, "late": True}))
 
+    seen_classes: set[str] = set()
     for i, (m, cls) in enumerate(zip(mods, classes, strict=True)):
         if cls is None:
-            line.add("unknown-modifier", mod=m)
+            _other_word(form, i, mods, line, legality, seen_classes)
         elif cls in ("sem", "scope"):
             # ptxas keeps the last .sem/.scope written: it judges that one, and names the repeats
             allowed = form.sems if cls == "sem" else form.scopes
@@ -387,6 +417,52 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
         illegal("space-count", name=name)
     types_ok = (len(types) == 1 and types[0] in form.types) if form.types else not types
     return _Facts(words, spaces, types_ok)
+
+
+def _other_word(form: Instr, i: int, mods: tuple[str, ...], line: _Line,
+                legality: list[tuple[str, dict[str, object]]], seen: set[str]) -> None:
+    """A word the family does not take (`mods[i]`): what ptxas says of it (`spec.modifiers`,
+    measured). An unknown word and a second word of a class are reported at once; the rest, like
+    any illegal modifier, only when the operands match, and of a class only for the last word
+    written (but for EVERY_WORD_CLASSES)."""
+    name, m = form.name, mods[i]
+    cls = WORD_CLASSES.get(m)
+    judged = True
+    if cls is not None:
+        if cls in seen and cls in CLASS_REPEATS:
+            line.add("repeat-class", text=CLASS_REPEATS[cls])
+        seen.add(cls)
+        judged = cls in EVERY_WORD_CLASSES or not any(
+            WORD_CLASSES.get(w) == cls and w not in MODIFIERS for w in mods[i + 1:])
+    for tok in WORD_MESSAGES.get(m, ("unknown",)):
+        if not judged and tok != "unknown":
+            continue
+        kind, _, arg = tok.partition(":")
+        if kind == "unknown":
+            line.add("unknown-modifier", mod=m)
+        elif kind == "illegal":
+            legality.append(("illegal-modifier", {"mod": arg or m, "name": name, "word": m}))
+        elif kind == "comparison":
+            legality.append(("illegal-comparison", {"mod": m, "name": name}))
+            if not form.types:  # with no instruction type, every comparison is a mismatch
+                legality.append(("comparison-type", {"mod": m}))
+        elif kind == "vector-wide":
+            if form.types:  # (a type of 64 bits: .v2 fills the 128 bits)
+                legality.append(("vector-wide", {"mod": m}))
+        elif kind == "reduction":  # ptxas names the instruction with its type
+            typed = name + (form.types[0] if form.types else "")
+            legality.append(("illegal-reduction", {"mod": m, "name": typed}))
+        elif kind == "type":  # a type ptxas reports and judges the line on (`.bf16`)
+            line.add("types", name=name)
+        elif kind == "requires":
+            if arg not in mods:
+                legality.append(("requires-modifier", {"mod": m, "other": arg}))
+        elif kind in ("rounding", "vector", "query"):
+            legality.append((f"illegal-{kind}", {"mod": m, "name": name}))
+            if kind == "vector" and m in VECTORS:  # and the vector operands' lengths (measured)
+                legality.append(("vector-length", {"mod": m, "name": name, "size": VECTORS[m]}))
+        else:  # comparison-type, integer-only
+            legality.append((kind, {"mod": m, "name": name}))
 
 
 def _pair_words(spaces: list[str]) -> set[str]:

@@ -10,10 +10,13 @@ The validator (`mbarrier.ptx.validate`) reads nothing else: adding a form or a g
 
 How ptxas sees an instruction (measured): the opcode is a fixed dotted path (`mbarrier.arrive.expect_tx`,
 `mbarrier.test_wait.parity`: `INSTRUCTIONS[*].path`); what follows are modifiers from one global
-vocabulary (`MODIFIERS`), in any order. A word outside the vocabulary is an "Unknown modifier"; a known
-word the instruction does not take is an "Illegal modifier". Then the operands are matched against the
-instruction's operand lists by count, kind and type: no match is "Arguments mismatch" and hides every
-later check of that line. Then the semantic constraints and the feature gates by `.version`/`.target`.
+vocabulary, in any order: the family's own words (`MODIFIERS`) and every other word ptxas knows from
+some instruction (`spec.modifiers`, measured). A word ptxas does not know is an "Unknown modifier"; a
+known word the instruction does not take is an "Illegal modifier", or for some classes of words a
+message of the class ("Illegal rounding modifier", "Vector qualifier is not allowed", ...). Then the
+operands are matched against the instruction's operand lists by count, kind and type: no match is
+"Arguments mismatch" and hides every later check of that line. Then the semantic constraints and
+the feature gates by `.version`/`.target`.
 """
 
 from __future__ import annotations
@@ -21,23 +24,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from mbarrier.spec.modifiers import HIDING_WORDS, WORD_MESSAGES
 from mbarrier.spec.targets import Version
 
 Severity = Literal["error", "fatal"]
 
 # -- the modifier vocabulary -----------------------------------------------------------------------
 
-#: Class of every modifier ptxas knows (only those are "known"; any other word is "Unknown modifier").
+#: Class of the modifiers the family's instructions take or ptxas judges with them (any other word
+#: is judged by what ptxas says of it, `spec.modifiers.WORD_MESSAGES`: "Unknown modifier" for a
+#: word it does not know, "Illegal modifier" or a message of the word's class for one it knows).
 #: sem: memory-ordering (ptxas: "order"); scope; space: a state space (`.shared::cta` is `.shared` with
-#: the sub-qualifier `::cta`); type: the instruction type; dim and load_mode: a tensor copy's
-#: dimension and load mode (one of each; ptxas judges the last written); flag: any other modifier.
+#: the sub-qualifier `::cta`); type: an instruction type (every word ptxas takes as one, measured:
+#: the others it calls a type, `.bf16`, are judged by `spec.modifiers` like other words); dim
+#: and load_mode: a tensor copy's dimension and load mode (one of each; ptxas judges the last
+#: written); flag: any other modifier.
 MODIFIERS: Final[dict[str, str]] = {
+    **{w: "type" for w, toks in WORD_MESSAGES.items() if toks == ("type",) and w in HIDING_WORDS},
     **dict.fromkeys((".acquire", ".release", ".relaxed", ".acq_rel", ".sc"), "sem"),
     **dict.fromkeys((".cta", ".cluster", ".gpu", ".sys"), "scope"),
-    **dict.fromkeys((".shared", ".global", ".local", ".const", ".param"), "space"),
+    **dict.fromkeys((".shared", ".global", ".local", ".const", ".param", ".tex"), "space"),
     **dict.fromkeys((".b8", ".b16", ".b32", ".b64", ".b128", ".u8", ".u16", ".u32", ".u64",
                      ".s8", ".s16", ".s32", ".s64", ".f16", ".f32", ".f64"), "type"),
-    **dict.fromkeys((".noinc", ".noComplete", ".sync", ".aligned", ".mbarrier_init", ".op_restrict",
+    **dict.fromkeys((".noinc", ".noComplete", ".sync", ".aligned", ".mbarrier_init",
                      ".multicast::cluster", ".L2::cache_hint", ".mbarrier::complete_tx::bytes",
                      ".bulk_group", ".ftz", ".sat", ".weak", ".volatile", ".ca", ".cg", ".nc",
                      ".cta_group::1", ".cta_group::2"), "flag"),
@@ -189,6 +198,18 @@ MESSAGES: Final[dict[str, str]] = {
     "vector-infer": "Unable to infer type of vector elements (assuming .b8)",
     "addressing-mode": "Illegal Addressing Mode in instruction '{name}'",
     "address-expected": "Address expected for argument {index} of instruction '{name}'",
+    # a modifier word of another instruction (spec.modifiers: the tokens of WORD_MESSAGES)
+    "illegal-rounding": "Illegal rounding modifier for instruction '{name}'",
+    "illegal-comparison": "Comparison qualifier is not allowed for instruction '{name}'",
+    "comparison-type": "Mismatch between instruction type and comparison qualifier",
+    "illegal-vector": "Vector qualifier is not allowed for instruction '{name}'",
+    "vector-wide": "Vector type too large, exceeds 128 bit limit",
+    "vector-length": "Argument vector size mismatch for instruction '{name}'",
+    "illegal-reduction": "Illegal reduction operation for instruction '{name}'",
+    "illegal-query": "Illegal query modifier for instruction '{name}'",
+    "integer-only": "Modifier '{mod}' applies only to {name} integer types",
+    "modifier-parse": "Parsing error near '{mod}': syntax error",
+    "repeat-class": "{text}",  # spec.modifiers.CLASS_REPEATS: "Multiple rounding modifiers specified" ...
 }
 
 #: Our stable rule id for each ptxas check (JSON output, docs); all are errors ptxas also raises.
