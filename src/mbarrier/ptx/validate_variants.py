@@ -107,6 +107,29 @@ MODIFIER_POOL: tuple[str, ...] = (
     ".1d", ".tile",
 )
 
+#: Modifier words of other instructions (and some ptxas does not know), one or two of each class of
+#: `spec.modifiers` (what ptxas says of them: "Illegal modifier", "Unknown modifier", "Vector
+#: qualifier is not allowed", a rounding, comparison, reduction or query message, a class name,
+#: an instruction type, nothing at all, a fatal parsing error ...), chosen by hand from the probe's
+#: vocabulary (tools/probe_modifiers.py) and inserted into every form after the opcode.
+OTHER_WORDS: tuple[str, ...] = (
+    ".uni", ".L2::64B", ".op_restrict", ".zzz::w", ".v2", ".v4", ".rn", ".lt", ".eq", ".inc", ".width",
+    ".f4e", ".clamp", ".b", ".row", ".a1d", ".2dms", ".L1::evict_last", ".bf16", ".pred", ".rank", ".tex",
+)
+#: Words tried with each other and with other errors of the line (`_other_word_variants`): the
+#: second of a class, a wrong type, state space or operand count, an unknown word, a terminal one.
+OTHER_MIX: tuple[str, ...] = (".uni", ".L2::64B", ".v4", ".rn", ".lt", ".inc", ".f4e", ".L1::evict_last",
+                              ".op_restrict")
+#: A second word of the same class, for each of OTHER_MIX and OTHER_WORDS's classes.
+SAME_CLASS: dict[str, str] = {
+    ".uni": ".uni", ".v4": ".v2", ".rn": ".rz", ".lt": ".eq", ".inc": ".exch", ".f4e": ".rc16",
+    ".L1::evict_last": ".L2::evict_first", ".op_restrict": ".foo", ".width": ".depth", ".clamp": ".trap",
+    ".b": ".g", ".row": ".col", ".a1d": ".2dms",
+}
+#: Words ptxas cannot parse there (a fatal error), and one it says more of on some instructions:
+#: tried on a few forms only (each fatal error costs the oracle another ptxas run).
+OTHER_RARE: tuple[str, ...] = (".reg", ".cc")
+
 SEM_POOL: tuple[str, ...] = (".acquire", ".release", ".relaxed", ".acq_rel", ".sc")
 SCOPE_POOL: tuple[str, ...] = (".cta", ".cluster", ".gpu", ".sys")
 SPACE_POOL: tuple[str, ...] = ("", ".shared", ".shared::cta", ".shared::cluster", ".global")
@@ -201,6 +224,7 @@ def _marked_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
     for w in MODIFIER_POOL:
         yield f"insert {w}", _instr((*path, w, base_space, ty), base_ops)
         yield f"insert {w} late", _instr((*path, base_space, w, ty), base_ops)
+    yield from _other_word_variants(form, path, base_space, ty, base_ops)
     # 3. every .sem/.scope pairing, including either alone
     for s in ("", *SEM_POOL):
         for c in ("", *SCOPE_POOL):
@@ -234,6 +258,37 @@ def _marked_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
                     new = (*ops[:i], op, *ops[i + 1:])
                     yield f"operand {i} = {render_operand(op)}", _instr((*path, flag, base_space, ty),
                                                                          new)
+
+
+#: The forms the mixes and the rare words of `_other_word_variants` are tried on.
+MIX_FORMS: tuple[str, ...] = ("mbarrier.arrive", "mbarrier.try_wait.parity", "mbarrier.init",
+                              "cp.async.mbarrier.arrive", "fence", "cp.async.bulk", "cp.async.bulk.tensor")
+
+
+def _other_word_variants(form: Instr, path: tuple[str, ...], space: str, ty: str,
+                         ops: tuple[ast.Operand, ...]) -> Iterator[tuple[str, ast.Instruction]]:
+    """A word of another instruction (OTHER_WORDS) after the opcode; on MIX_FORMS also late, two of
+    a class, and with a wrong type, state space or operand count, an unknown or a terminal word."""
+    for w in OTHER_WORDS:
+        yield f"other word {w}", _instr((*path, w, space, ty), ops)
+    if form.name not in MIX_FORMS:
+        return
+    wrong_space = ".global.global" if form.space_pairs else ".global"
+    for w in (*OTHER_WORDS, *OTHER_RARE):
+        if w == ".cc" and not form.types:
+            continue  # ptxas 13.0 crashes on .cc without an instruction type (fence, the copies)
+        yield f"other word {w} late", _instr((*path, space, w, ty), ops)
+    for w, again in SAME_CLASS.items():
+        yield f"other words {w}{again}", _instr((*path, w, again, space, ty), ops)
+    for w in OTHER_MIX:
+        yield f"other word {w} type", _instr((*path, w, space, ".b32"), ops)
+        yield f"other word {w} space", _instr((*path, w, wrong_space, ty), ops)
+        yield f"other word {w} extra operand", _instr((*path, w, space, ty), (*ops, _name("%r3")))
+        yield f"other word {w} unknown", _instr((*path, ".foo", w, space, ty), ops)
+        yield f"other word {w} terminal", _instr((*path, w, ".sync", space, ty), ops)
+        yield f"other word {w} illegal", _instr((*path, ".uni", w, space, ty), ops)
+    # what ptxas says at once of the words before one it cannot parse (each a fatal error: one)
+    yield "other word .reg after", _instr((*path, ".foo", ".rn", ".rz", ".reg", space, ty), ops)
 
 
 def _canonical_lists(slots: tuple[Slot, ...]) -> Iterator[tuple[ast.Operand, ...]]:
@@ -358,6 +413,9 @@ def _tensor_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
     for w in (*MODIFIER_POOL, *TENSOR_WORDS):
         yield f"insert {w}", _instr((*form.path, w, *base[:2], base[3], marker), build(*base).operands)
         yield f"insert {w} late", build(*base, mods=w)
+    # (words of other instructions)
+    path = (*form.path, *base[:2], base[3], marker)
+    yield from _other_word_variants(form, path, "", "", build(*base).operands)
     # 3. .sem/.scope, which the copy does not take
     for sem_scope in (*SEM_POOL, *SCOPE_POOL, ".release.cta", ".relaxed.cluster"):
         yield f"sem/scope {sem_scope}", build(*base, mods=sem_scope)
