@@ -68,6 +68,7 @@ LINES = [
     "bar.sync 0;",
     "shfl.sync.bfly.b32 %r28|%p6, %r24, %r26, %r25, %r27;",
     "mov.b64 {%r1, %r2}, %rd1; // and a p|q pair: setp.lt.s32 %p1|%p2",
+    "mov.b32 %r1, %r2; // mov.b32 %r1, %r2|%p1;",
 ]
 
 
@@ -95,6 +96,12 @@ def test_same_tree_per_line(line: str) -> None:
     "L1: mov.u32 %r1, %r2;",
     "mov.u32 %r1, %;",  # a lone % is no register
     "@_ bra L;",  # the sink is no predicate
+    # a p|q pair stands only first (ptxas)
+    "mov.b32 %r1,%r2|%p1;", "mov.b32 %r1, %r2|%p1;", "shfl.sync.bfly.b32 %r28|%p6, %r24|%p1, %r26, %r25, 1;",
+    "selp.u32 %r1, 1, 0, !_;",  # `!` takes a name alone
+    "selp.u32 %r1, 1, 0, !%p1.x;",
+    "selp.u32 %r1, 1, 0, !1;",  # (a constant expression)
+    "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}|%p1, [%rd1, {%f1, %f2}];",
 ])
 def test_fast_path_declines(line: str) -> None:
     assert fastpath.instruction(line, 1) is None

@@ -80,6 +80,24 @@ BODY = [
     "ld.0xparam.b64 %rd1, [%rd2];", "shr.u64 %rd1, %rd2.shared::cta8, 2;", "st.shared.u32 [sym.5lot], %r1;",
     "tcgen05.ld.sync.aligned.16x64b.x1.b32 {%r1}, [%r2];", "mov.u32 %r1, 1.5d;",
     "call.uni (%r1), f.v2iced, (%r2);", "call.uni (%r1), f.x, (%r2);", ".func f2(.param .b32 a)\nret;",
+    # found by compiling CUDA features and hand-written PTX through both (tex with the residency
+    # predicate, vmad's negated components, components after blanks; pairs only first)
+    "tex.2d.v4.f32.f32 {%f1, %f2, %f1, %f2}|%p1, [%rd1, {%f1, %f2}];",
+    "tld4.r.2d.v4.f32.f32 {%f1, %f2, %f1, %f2} | %p1, [%rd1, {%f1, %f2}];",
+    "tex.2d.v4.f32.f32 {%f1, %f2, %f1, %f2}|_, [%rd1, {%f1, %f2}];",
+    "tex.2d.v4.f32.f32 {%f1, %f2, %f1, %f2}|%p1.x, [%rd1, {%f1, %f2}];",
+    "mov.b64 %rd1, {%r1, %r2}|%p1;", "mov.b32 %r1, %r2|%p1;", "mov.b32 %r1|%p1, %r2|%p2;",
+    "mov.b64 {%p1|%p2, %r1}, %rd1;", "ld.shared.b32 %r1, [sym], %r1|%p1;",
+    "vmad.s32.s32.s32.shr7 %r1, %r2.h0, -%r3.b2, -%r4;", "add.s32 %r1, -%tid.x, 1;",
+    "add.s32 %r1, -%tid.x.y, 1;", "add.s32 %r1, -_, 1;", "add.s32 %r1, !%r2.x, 1;",
+    "selp.b32 %r1, 1, 0, !_;", "selp.b32 %r1, 1, 0, !%p1|%p2;", "selp.b32 %r1, 1, 0, !sym+4;",
+    "selp.b32 %r1, 1, 0, !-1;", "selp.b32 %r1, 1, 0, !!%p1;", "selp.b32 %r1, 1, 0, ![%p1];",
+    "mov.u32 %r1, %tid .x;", "mov.u32 %r1, %tid\n.x;", "vmad.s32.s32.s32 %r1, -%r3 .b2, %r2, -%r4;",
+    "mov.u32 %r1, %tid .x .y;", "mov.u32 %r1, %tid .x+4;",
+    ".extern .shared .b8 ext[];", ".visible .global .b32 vg;", ".weak .align 4 .shared .b32 x;",
+    ".common .global .b32 cg;", ".common .func fa();", ".extern .b32 x;", ".extern .entry k2();",
+    ".entry k2();", ".weak .func fb();", ".global .attribute(.managed) .u32 m;",
+    ".reg .attribute(.managed) .u32 o;",
 ]
 
 # Whole modules (no HEAD/TAIL).
@@ -138,6 +156,30 @@ MODULES = [
           ".maxntid 32", ".explicitcluster")),
     ".version 8.0\n.target sm_90\n.address_size 64\n.extern .func (.param .b32 r) f\n.param .b64 a,\n"
     ".param .b64 b\n)\n",
+    # initializers (PTX ISA 5.4.4) and variable attributes (5.4.8) as nvcc writes them, and around them
+    *(".version 8.0\n.target sm_90\n.address_size 64\n.global .u32 g[4];\n" + d for d in (
+        ".global .u64 p = generic(g)+8;\n", ".global .u64 p[3] = {generic(g)+8, generic(g), g+4};\n",
+        ".global .u64 p = generic (g) + (8*2);\n", ".global .u64 p = generic(g)+-1;\n",
+        ".global .u64 p = generic(g)+1.5;\n", ".global .u64 p = g+1.5;\n", ".global .u64 p = generic(g)-8;\n",
+        ".global .u64 p = generic(g+8);\n", ".global .u64 p = generic(g)*2;\n", ".global .u64 p = -g;\n",
+        ".global .u64 p = 1 + generic(g);\n", ".global .u64 p = generic(g)+g;\n", ".global .u64 p = [g];\n",
+        ".global .u64 p = g|g;\n", ".global .u64 p = _;\n", ".global .u64 p = g.x;\n",
+        ".global .u64 p = {};\n",
+        ".global .u64 p = xyz(g);\n", ".global .u64 p = xyz(0xff);\n", ".global .u64 p = xyz();\n",
+        ".global .u64 p = mask(0xff, g);\n", ".global .u64 p = generic;\n", ".global .b8 s[6] = \"hello\";\n",
+        ".global .b8 s[6] = {\"hello\"};\n", ".global .u8 p[2] = {0xff(g), 0xff00(generic(g)+4)};\n",
+        ".global .u8 p = 255(5);\n", ".global .u8 p = 0xff(1+2);\n", ".global .u8 p = 0xff(1.5);\n",
+        ".global .u8 p = 0xff(g)+4;\n", ".global .u8 p = 0xff(0xff(g));\n", ".global .u8 p = 0xff(g, 1);\n",
+        ".global .u8 p = 0xff();\n", ".global .u8 p = (0xff)(g);\n", ".global .u8 p = -0xff(g);\n",
+        ".global .attribute(.managed) .align 4 .u32 m = 5;\n", ".attribute(.managed) .global .u32 m;\n",
+        ".global .align 4 .attribute(.managed) .u32 m;\n", ".global .u32 .attribute(.managed) m;\n",
+        ".extern .global .attribute(.managed, .managed) .v2 .u32 m;\n",
+        ".global .attribute( .managed ) .attribute(.managed) .u32 m;\n", ".global .attribute(.foo) .u32 m;\n",
+        ".global .attribute(managed) .u32 m;\n", ".global .attribute .u32 m;\n",
+        ".global .attribute(.unified(0x13, 95)) .u32 m;\n", ".global .attribute(.unified) .u32 m;\n",
+        ".global .attribute(.unified(1)) .u32 m;\n", ".global .attribute(.unified(1,2,3)) .u32 m;\n",
+        ".global .attribute(.unified(-1,2)) .u32 m;\n", ".global .attribute(.managed) m;\n",
+        ".visible .entry k(.param .attribute(.managed) .u64 a)\n{\nret;\n}\n")),
 ]
 
 # ptxas's fatal parse-level messages: the token a syntax error is near, or the whole message.

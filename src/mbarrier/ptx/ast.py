@@ -317,7 +317,8 @@ class Declaration(_Node, _Declaration):
     """`.reg .b32 %r<4>;`, `.shared .align 8 .b64 bar[2];`, `.global .u32 g = 5;` ...
 
     space: ".reg", ".shared", ".global", ".const", ".local", ".param", ".tex"...; type: ".b64", ".pred" ...
-    vector: 2 or 4 for `.v2`/`.v4`, else None. linkage: ".extern", ".visible", ".weak" or None."""
+    vector: 2 or 4 for `.v2`/`.v4`, else None. linkage: ".extern", ".visible", ".weak" or None.
+    extra: the variable's attributes as written, without blanks (`.attribute(.managed)`)."""
 
     __slots__ = ()
     __match_args__ = ("space", "type", "names", "pos", "align", "vector", "linkage", "extra")

@@ -32,11 +32,13 @@ _FLT = r"(?:0[fF][0-9A-Fa-f]{8}|0[dD][0-9A-Fa-f]{16})(?![\w$])"
 _ITEM = rf"(?:{_FLT}|{_INT}|{_NAME})"
 _ADDR = rf"\[[ \t]*(?:{_IDENT}(?:[ \t]*\+[ \t]*{_INT})?|{_INT})[ \t]*\]"
 _VEC = rf"\{{[ \t]*{_ITEM}(?:[ \t]*,[ \t]*{_ITEM})*[ \t]*\}}"
-_OP = rf"(?:{_ADDR}|{_VEC}|{_PAIR}|!?{_ITEM})"
+_NOT = rf"!{NAME}"  # `!p`: a name alone (ptxas reads `!` before anything else as a constant expression)
+_OP = rf"(?:{_ADDR}|{_VEC}|{_NOT}|{_ITEM})"
 
+# (a `p|q` pair only as the first operand, as in ptxas)
 LINE: Final = re.compile(
     rf"[ \t]*(?:(@)(!?)({_IDENT})[ \t]+)?{_HEAD_TEXT}"
-    rf"(?:[ \t]+({_OP}(?:[ \t]*,[ \t]*{_OP})*))?"
+    rf"(?:[ \t]+((?:{_PAIR}|{_OP})(?:[ \t]*,[ \t]*{_OP})*))?"
     r"[ \t]*;[ \t]*(?://.*)?"
 )
 LINE_MATCH: Final = LINE.fullmatch
@@ -62,7 +64,7 @@ _DECLARATORS: Final = re.compile(r"([^\s,<\[]+)(?:<([0-9]+)>|((?:\[[0-9]+\])*))"
 _DIMS: Final = re.compile(r"[0-9]+").findall
 
 # One operand of the operand text of a line with vectors: an address, a vector (group 1) or an item.
-_OPERAND: Final = re.compile(rf"{_ADDR}|(\{{[^}}]*\}})|{_PAIR}|!?{_ITEM}")
+_OPERAND: Final = re.compile(rf"{_ADDR}|(\{{[^}}]*\}})|{_PAIR}|{_NOT}|{_ITEM}")
 _OPERANDS: Final = _OPERAND.finditer
 _ITEMS: Final = re.compile(_ITEM).finditer
 
@@ -72,7 +74,8 @@ _ITEMS: Final = re.compile(_ITEM).finditer
 # braces take LINE itself.
 _TAIL: Final = re.compile(r"[ \t]*(?://.*)?").fullmatch  # what may follow the `;`
 _HEAD: Final = re.compile(_HEAD_TEXT).fullmatch
-_PIECE: Final = re.compile(rf"{_ADDR}|{_PAIR}|!?{_ITEM}").fullmatch
+# (a `p|q` pair stands only first, but a piece's verdict does not know its place: scan() checks)
+_PIECE: Final = re.compile(rf"{_ADDR}|{_PAIR}|{_NOT}|{_ITEM}").fullmatch
 _PRED: Final = re.compile(_IDENT).fullmatch
 _NAME_ONLY: Final = re.compile(_NAME).fullmatch
 _CACHE_MAX: Final = 1 << 16  # real modules have tens of thousands of distinct register names at most
@@ -85,6 +88,7 @@ _K_NAME, _K_IMM, _K_ADDRESS, _K_OTHER, _K_BAD = 0, 1, 2, 3, 4
 _heads: dict[str, tuple[str, tuple[str, ...]]] = {}  # opcode "" for a head LINE does not accept
 _guards: dict[str, tuple[str, bool]] = {}  # `@!%p1` -> ("%p1", True); ("", False): not a plain guard
 _pieces: dict[str, _Piece] = {}
+_pairs: list[tuple[int, int]] = []  # (line, column) of each `p|q` pair built (see _pairs_first)
 
 Token = tuple[int, str, int, int]  # as in lexer.py
 # The token kind of a run of lines that the fast path built, each one statement (one of lexer.py's token
@@ -236,6 +240,10 @@ def _other_piece(text: str, lineno: int, col: int) -> ast.Operand | None:
     try:
         if text[0] == "!":
             return _new(ast.Not, (_single(text[1:], lineno, col + 1), lineno, col))
+        if "|" in text:
+            if len(_pairs) > _CACHE_MAX:  # (calls outside scan() do not clear it)
+                del _pairs[:]
+            _pairs.append((lineno, col))
         return _single(text, lineno, col)
     except _NotPlain:
         return None
@@ -266,6 +274,7 @@ def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list
     tokens: list[Token] = []
     keep = built.append
     plain = PLAIN
+    del _pairs[:]
     run = 0  # statements built since the last token
     for lineno, line in enumerate(lines, first):
         if not line:
@@ -289,7 +298,24 @@ def scan(lines: list[str], other: Callable[[str, int], list[Token]], built: list
         tokens.extend(other(line, lineno))
     if run:
         tokens.append((BUILT, "", built[-run].line, run))
+    if _pairs and not _pairs_first(lines, first):
+        # a syntax error: the plain tokens of every line, for the general parser's diagnostic
+        del built[:]
+        tokens = []
+        for lineno, line in enumerate(lines, first):
+            if line.strip():
+                tokens.extend(other(line, lineno))
     return tokens
+
+
+def _pairs_first(lines: list[str], first: int) -> bool:
+    """Is each `p|q` pair built since the scan began its instruction's first operand (what ptxas takes)?
+    A piece's verdict does not know its place, so _other_piece notes where it built each pair: the first
+    operand follows the opcode's blanks, a later one a comma."""
+    for lineno, col in _pairs:
+        if lines[lineno - first][:col - 1].rstrip()[-1:] == ",":
+            return False
+    return True
 
 
 def _other_statement(line: str, s: str, lineno: int) -> ast.Statement | None:

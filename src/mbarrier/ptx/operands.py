@@ -13,7 +13,7 @@ from __future__ import annotations
 from mbarrier.ptx import ast
 from mbarrier.ptx.ast import Pos
 from mbarrier.ptx.cursor import Cursor
-from mbarrier.ptx.lexer import DOT, FLOAT, IDENT, INT, PUNCT, STRING, Token
+from mbarrier.ptx.lexer import DOT, FLOAT, IDENT, INT, PUNCT, Token
 from mbarrier.ptx.literals import float_imm, int_value
 
 Value = int | float | None  # None: not a number we can compute (an operation ptxas would reject)
@@ -37,27 +37,43 @@ def _hex_float(text: str) -> bool:
 
 
 class OperandParser(Cursor):
-    def operand(self) -> ast.Operand:
+    def operand(self, first: bool = False) -> ast.Operand:
+        """One operand; `first`: an instruction's first, the only place a `p|q` pair may stand."""
         toks = self.toks
         t = toks[self.i]
         kind, text = t[0], t[1]
         if kind == IDENT:
-            return self.name_operand(t)
+            return self.name_operand(t, pair=first)
         if kind == PUNCT:
             if text == "[":
                 return self.address()
             if text == "{":
-                return self.vector()
-            if text == "!":
+                start = self.i
+                vec = self.vector()
+                if not first or not self.at("|"):
+                    return vec
+                # `{a, b, c, d}|p`: a vector and a predicate (tex, tld4 with the residency predicate)
                 self.i += 1
-                self.nest()
-                inner = self.operand()
-                self.unnest()
-                return ast.Not(inner, Pos(t[2], t[3]))
-            if text == "-" and toks[self.i + 1][0] == IDENT:
-                n = toks[self.i + 1]
+                self.ident("a predicate after '|'")
+                return ast.Expr(self.text_from(start), None, vec.pos)
+            n = toks[self.i + 1]
+            if text == "!" and n[0] == IDENT:
+                # `!p`: a name alone (no component, pair or offset: ptxas stops at them)
+                if n[1] == "_":
+                    raise self.error("a predicate after '!'", n)
                 self.i += 2
-                return ast.Expr("-" + n[1], None, Pos(t[2], t[3]))
+                return ast.Not(ast.Name(n[1], Pos(n[2], n[3])), Pos(t[2], t[3]))
+            if text == "-" and n[0] == IDENT:
+                # `-%r2`, `-%r3.b2` (the negated operands of vmad)
+                if n[1] == "_":
+                    raise self.error("a register after '-'", n)
+                self.i += 2
+                name = n[1]
+                c = toks[self.i]
+                if c[0] == DOT and c[1] not in _RESERVED:
+                    self.i += 1
+                    name += c[1]
+                return ast.Expr("-" + name, None, Pos(t[2], t[3]))
         if kind == FLOAT and _hex_float(text):
             self.i += 1
             return float_imm(text, Pos(t[2], t[3]))
@@ -65,17 +81,17 @@ class OperandParser(Cursor):
             return self.constant()
         raise self.error("an operand")
 
-    def name_operand(self, t: Token, plain: bool = False) -> ast.Operand:
-        """A register, symbol or label; `%tid.x`; `_`; and unless `plain`, `p|q` and `sym+expr`."""
+    def name_operand(self, t: Token, plain: bool = False, pair: bool = False) -> ast.Operand:
+        """A register, symbol or label; `%tid.x` (ptxas takes blanks, even a line end, before the
+        component); `_`; unless `plain`, `sym+expr`; where `pair`, `p|q`."""
         toks = self.toks
         self.i += 1
         text = t[1]
         nxt = toks[self.i]
-        if (nxt[0] == DOT and nxt[2] == t[2] and nxt[3] == t[3] + len(text)
-                and nxt[1] not in _RESERVED):
+        if nxt[0] == DOT and nxt[1] not in _RESERVED:
             self.i += 1
             return ast.Name(text + nxt[1], Pos(t[2], t[3]))
-        if nxt[0] == PUNCT and not plain and nxt[1] == "|":
+        if nxt[0] == PUNCT and pair and nxt[1] == "|":
             # `p|q` of setp, shfl, lop3...: either half may be the sink, not both (ptxas 13.0)
             self.i += 1
             other = toks[self.i]
@@ -347,34 +363,64 @@ class OperandParser(Cursor):
         return ast.Name(t[1], Pos(t[2], t[3]))
 
     def init_item(self) -> ast.Operand:
-        """One initializer value: a constant, a name (`sym`, `sym+4`, `generic(sym)`), a `{...}` list,
-        or a string."""
+        """One initializer value (PTX ISA 5.4.4), in the shapes ptxas 13.0 takes: a constant expression,
+        an address (`sym`, `sym+4`, `generic(sym)`, `generic(sym)+4`), a byte mask of one (`0xff00(sym)`,
+        `0xff(generic(sym)+4)`, `0xff(5)`), or a `{...}` list of them, maybe empty."""
         toks = self.toks
         t = toks[self.i]
-        if t[1] == "{" and t[0] == PUNCT:
+        kind = t[0]
+        if kind == PUNCT and t[1] == "{":
             self.i += 1
             self.nest()
             items: list[ast.Operand] = []
-            while True:
-                items.append(self.init_item())
-                if self.at(","):
-                    self.i += 1
-                    continue
-                break
+            if not self.at("}"):
+                while True:
+                    items.append(self.init_item())
+                    if self.at(","):
+                        self.i += 1
+                        continue
+                    break
             self.expect("}", "',' or '}' in the initializer")
             self.unnest()
             return ast.Vector(tuple(items), Pos(t[2], t[3]))
-        if t[0] == STRING:
-            self.i += 1
-            return ast.Expr(t[1], None, Pos(t[2], t[3]))
-        if t[0] == IDENT and toks[self.i + 1][1] == "(" and toks[self.i + 1][0] == PUNCT:
-            # `generic(sym)`, `mask(...)`: an operator applied to a symbol
+        nxt = toks[self.i + 1]
+        if kind == INT and nxt[1] == "(" and nxt[0] == PUNCT:
+            # `0xff00(sym)`: the byte of an address the mask selects
             start = self.i
             self.i += 2
-            self.ident("a symbol")
-            if self.at("+"):
-                self.i += 1
-                self.expr(0)
-            self.expect(")", "')'")
+            if toks[self.i][0] == IDENT:
+                self.init_address()
+            else:
+                self.int_expr("the value a byte mask applies to")
+            self.expect(")", "')' closing the byte mask")
             return ast.Expr(self.text_from(start), None, Pos(t[2], t[3]))
-        return self.operand()
+        if kind == IDENT:
+            return self.init_address()
+        if kind == FLOAT and _hex_float(t[1]):
+            self.i += 1
+            return float_imm(t[1], Pos(t[2], t[3]))
+        if kind in (INT, FLOAT) or (kind == PUNCT and t[1] in _EXPR_START):
+            return self.constant()
+        raise self.error("a constant, an address or '{' in the initializer")
+
+    def init_address(self) -> ast.Operand:
+        """`sym`, `sym+expr`, `generic(sym)` or `generic(sym)+expr` in an initializer (the offset an
+        integer; no other name may stand before `(`)."""
+        toks = self.toks
+        t = toks[self.i]
+        start = self.i
+        nxt = toks[self.i + 1]
+        if nxt[1] == "(" and nxt[0] == PUNCT:
+            self.i += 2
+            self.ident("a symbol")
+            self.expect(")", "')' closing generic()")
+            if t[1] != "generic":  # ptxas reads `name(sym)`, then refuses the name
+                raise self.error("an initializer ('generic(sym)' is the only operator on a name)", t)
+        else:
+            self.ident("a symbol or a constant")
+        if self.at("+"):
+            self.i += 1
+            self.int_expr("an address offset")
+        elif self.i - start == 1:
+            return ast.Name(t[1], Pos(t[2], t[3]))
+        return ast.Expr(self.text_from(start), None, Pos(t[2], t[3]))

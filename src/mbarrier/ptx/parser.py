@@ -204,7 +204,8 @@ class _Parser(DebugParser):
             raise self.error(expected)
         if text in (".entry", ".func"):
             return self.function(linkage, t, in_body)
-        if text in STATE_SPACES or text == ".align" or text in TYPES or text in VECTORS:
+        if (text in STATE_SPACES or text == ".align" or text in TYPES or text in VECTORS
+                or text == ".attribute"):
             return self.declaration(linkage, t)
         raise self.error(expected)
 
@@ -287,6 +288,9 @@ class _Parser(DebugParser):
             self.i += 1
             if q == ".align":
                 align = self.integer("an alignment")
+            elif q == ".attribute":
+                self.i -= 1
+                self.attribute()
             elif q == ".ptr":
                 ptr = True
             elif q in TYPES:
@@ -361,6 +365,13 @@ class _Parser(DebugParser):
             return self.loc(t)
         if text in _SEMI_DIRECTIVES:
             return self.up_to_semicolon(t)
+        # in a body a linkage goes only with a .func prototype, and there is no .entry (ptxas 13.0)
+        if text == ".common" or text == ".entry":
+            raise self.error("an instruction, a declaration, a label or '}' (no .entry inside a function)")
+        if text in _LINKAGES:
+            nxt = self.toks[self.i + 1]
+            if nxt[1] != ".func" or nxt[0] != DOT:
+                raise self.error("'.func' (in a function a linkage goes only with a prototype)", nxt)
         start = self.i
         item = self.linked(t, "an instruction, a declaration, a label or '}'", in_body=True)
         if isinstance(item, ast.Function):
@@ -398,11 +409,12 @@ class _Parser(DebugParser):
             operands = self.call_operands()
             self.expect(";", "';' after the call")
         elif nxt[1] != ";" or nxt[0] != PUNCT:
+            operands.append(self.operand(True))
             while True:
-                operands.append(self.operand())
                 nxt = toks[self.i]
                 if nxt[1] == "," and nxt[0] == PUNCT:
                     self.i += 1
+                    operands.append(self.operand())
                     continue
                 break
             if nxt[1] != ";" or nxt[0] != PUNCT:
@@ -420,6 +432,7 @@ class _Parser(DebugParser):
         align: int | None = None
         vector: int | None = None
         space: str | None = None
+        attributes: tuple[str, ...] = ()
         while True:
             q = toks[self.i]
             if q[0] != DOT:
@@ -427,6 +440,8 @@ class _Parser(DebugParser):
             if q[1] == ".align":
                 self.i += 1
                 align = self.integer("an alignment")
+            elif q[1] == ".attribute":
+                attributes += (self.attribute(),)
             elif q[1] in STATE_SPACES and space is None:
                 self.i += 1
                 space = q[1]
@@ -452,7 +467,32 @@ class _Parser(DebugParser):
         if space is None:
             raise self.fatal("No variable storage specified (a declaration needs a state space such as "
                              ".global or .shared)", start)
-        return ast.Declaration(space, type_, tuple(names), Pos(start[2], start[3]), align, vector, linkage)
+        return ast.Declaration(space, type_, tuple(names), Pos(start[2], start[3]), align, vector, linkage,
+                               attributes)
+
+    def attribute(self) -> str:
+        """`.attribute(.managed)`, `.attribute(.unified(uuid1, uuid2))` (PTX ISA 5.4.8), several
+        separated by commas, before a variable's type; kept as its text without blanks."""
+        toks = self.toks
+        start = self.i
+        self.i += 1
+        self.expect("(", "'(' after .attribute")
+        while True:
+            a = toks[self.i]
+            if a[0] != DOT or a[1] not in (".managed", ".unified"):
+                raise self.error("a variable attribute (.managed or .unified(uuid1, uuid2))")
+            self.i += 1
+            if a[1] == ".unified":
+                self.expect("(", "'(uuid1, uuid2)' after .unified")
+                self.int_token("the first half of the UUID")
+                self.expect(",", "',' and the second half of the UUID")
+                self.int_token("the second half of the UUID")
+                self.expect(")", "')' after the UUID")
+            if not self.at(","):
+                break
+            self.i += 1
+        self.expect(")", "',' or ')' in the attribute list")
+        return self.text_from(start)
 
     def declarator(self) -> ast.Declarator:
         toks = self.toks
