@@ -179,7 +179,22 @@ MODULES = [
         ".global .attribute(.unified(0x13, 95)) .u32 m;\n", ".global .attribute(.unified) .u32 m;\n",
         ".global .attribute(.unified(1)) .u32 m;\n", ".global .attribute(.unified(1,2,3)) .u32 m;\n",
         ".global .attribute(.unified(-1,2)) .u32 m;\n", ".global .attribute(.managed) m;\n",
-        ".visible .entry k(.param .attribute(.managed) .u64 a)\n{\nret;\n}\n")),
+        ".visible .entry k(.param .attribute(.managed) .u64 a)\n{\nret;\n}\n",
+        # opaque-type fields (PTX ISA 5.3): ptxas reads `name = value` in any initializer
+        ".global .samplerref sr = { filter_mode = nearest, addr_mode_0 = clamp_to_edge };\n",
+        ".global .texref t = {width = 64, normalized_coords = 1, filter_mode = -1},"
+        " t2 = {depth = 0f3F800000};\n",
+        ".global .samplerref sr[2] = { { filter_mode = nearest }, {filter_mode = linear} };\n",
+        ".global .samplerref sr = filter_mode = nearest;\n", ".global .u64 sr = { %r1 = 1 };\n",
+        ".global .samplerref sr = { filter_mode = addr_mode_0 = wrap };\n", ".global .u64 s = {a = {1}};\n",
+        ".global .u64 s = { a = generic(g) };\n", ".global .u64 s = { a = g+4 };\n",
+        ".global .u64 s = { _ = 1 };\n",
+        ".global .u64 s = { a = _ };\n", ".global .u64 s = { a.x = 1 };\n", ".global .u64 s = { (a) = 1 };\n",
+        ".global .u64 s = { a = };\n", ".global .u64 s = { a == 1 };\n", ".global .u64 s = { a = 1, };\n",
+        ".func f() .noreturn .abi_preserve 4 .noreturn { ret; }\n",
+        ".func f()\n.noreturn\n.noreturn\n{ ret; }\n",
+        ".func f() .abi_preserve 4 .abi_preserve 4 { ret; }\n",
+        ".entry k() .maxntid 32 .maxntid 32 { ret; }\n")),
 ]
 
 # ptxas's fatal parse-level messages: the token a syntax error is near, or the whole message.

@@ -405,11 +405,26 @@ class OperandParser(Cursor):
 
     def init_address(self) -> ast.Operand:
         """`sym`, `sym+expr`, `generic(sym)` or `generic(sym)+expr` in an initializer (the offset an
-        integer; no other name may stand before `(`)."""
+        integer; no other name may stand before `(`), or `field = value`."""
         toks = self.toks
         t = toks[self.i]
         start = self.i
         nxt = toks[self.i + 1]
+        if nxt[1] == "=" and nxt[0] == PUNCT:
+            # `filter_mode = nearest`: a field of a .texref/.samplerref/.surfref (PTX ISA 5.3; ptxas
+            # reads the form for any type and judges the names later), the value a name or a constant
+            self.ident("a field name")
+            self.i += 1
+            v = toks[self.i]
+            if v[0] == IDENT:
+                self.ident("a field value")
+            elif v[0] == FLOAT and _hex_float(v[1]):
+                self.i += 1
+            elif v[0] in (INT, FLOAT) or (v[0] == PUNCT and v[1] in _EXPR_START):
+                self.expr(0)
+            else:
+                raise self.error("a field value (a name or a constant)")
+            return ast.Expr(self.text_from(start), None, Pos(t[2], t[3]))
         if nxt[1] == "(" and nxt[0] == PUNCT:
             self.i += 2
             self.ident("a symbol")

@@ -233,8 +233,8 @@ class _Parser(DebugParser):
             if kind == "entry" and d[1] == ".pragma":
                 pragmas.append(self.up_to_semicolon(d))
                 continue
-            if d[1] not in attributes:
-                break
+            if d[1] not in attributes or (d[1] == ".noreturn" and (".noreturn", ()) in performance):
+                break  # (ptxas takes each again, but not .noreturn)
             self.i += 1
             values: list[int] = []
             if toks[self.i][0] == INT:
