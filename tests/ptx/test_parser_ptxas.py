@@ -98,6 +98,12 @@ BODY = [
     ".common .global .b32 cg;", ".common .func fa();", ".extern .b32 x;", ".extern .entry k2();",
     ".entry k2();", ".weak .func fb();", ".global .attribute(.managed) .u32 m;",
     ".reg .attribute(.managed) .u32 o;",
+    # C preprocessor line markers (ptxas skips them; numbered here so that its lines stay the file's),
+    # and a vertical tab, which is no blank
+    '# 12 "k.cu"\nmov.u32 %r1 1;', '#line 12 "k.cu"\nmov.u32 %r1, 1;', '# 12 "k.cu" 1 3 4\n\tmov.u32 %r1, 1;',
+    'mov.u32 %r1, 1; # 12 "k.cu"\nmov.u32 %r1 1;', 'mov.u32 %r1, #\t12 "k.cu"\n1;', "# 1", '#line 1',
+    '# 1 "k.cu" x', '# 1 "k.cu" // c', '# 0x1 "k.cu"', '# "k.cu"', "#define X 1", '## 1 "k.cu"',
+    "mov.u32 %r1,\v1;", "mov.u32 %r1,\f1;",
 ]
 
 # Whole modules (no HEAD/TAIL).
@@ -149,6 +155,9 @@ MODULES = [
     ".version 8.0\n.target sm_90\n.address_size 64\n.entry j()\n.global .u32 x;\n",
     ".version 8.0\n.target sm_90\n.address_size 64\n.func j()\n.reg .b32 x;\n",
     ".version 8.0\n.target sm_90\n.address_size 64\n.sreg .b32 s;\n",
+    "\ufeff.version 8.0\n.target sm_90\n.address_size 64\n",  # a UTF-8 byte order mark
+    '# 1 "k.ptx"\n.version 8.0\n.target sm_90\n.address_size 64\n',
+    '#line 1 "k.ptx"\n.version 8.0\n.target sm_90\n.address_size 64\n',
     *(f".version 9.0\n.target sm_100a\n.address_size 64\n{kind} k()\n{attr}\n{{ ret; }}\n"
       for kind in (".visible .entry", ".func") for attr in (
           ".noreturn", ".abi_preserve 4", ".abi_preserve_control 4", ".blocksareclusters\n.reqntid 32\n"

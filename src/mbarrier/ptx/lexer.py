@@ -40,7 +40,7 @@ _TOKEN: Final = re.compile(
     r'|("(?:[^"\\\n]|\\.)*")'
     r"|(//.*)"
     r"|(<<|>>|&&|\|\||==|!=|<=|>=|[-+*/%,;:\[\]{}()@!<>=|&^~?])"
-    r"|(\S)"
+    r"|([^ \t\n\r\f])"  # (a vertical tab is no blank for ptxas)
 )
 _FINDITER: Final = _TOKEN.finditer
 
@@ -86,11 +86,24 @@ _DATA_MATCH: Final = re.compile(
     r"[ \t]*(\.[bsu](?:8|16|32|64))[ \t]+((?:0|[1-9][0-9]*)(?:,(?:0|[1-9][0-9]*))*)[ \t]*(?://.*)?").fullmatch
 
 
+# A C preprocessor's line marker (`# 12 "k.cu"`, `# 1 "k.cu" 1 3`, `#line 12 "k.cu"`), which ptxas skips
+# wherever it stands, up to the end of its line (its line numbers then follow the marker; ours stay the
+# file's own).
+_MARKER: Final = re.compile(
+    r'#[ \t]*(?:line[ \t]+)?[0-9]+[ \t]+"(?:[^"\\\n]|\\.)*"(?:[ \t]+[0-9]+)*[ \t]*$', re.M)
+
+
 def _scan(text: str, path: str, built: list[ast.Statement] | None) -> list[Token]:
+    if text[:1] == "\ufeff":  # a UTF-8 byte order mark, which ptxas skips
+        text = text[1:]
     if "\r\n" in text:  # Windows line ends: the \r is a blank at the end of each line
         text = text.replace("\r\n", "\n")
     if "/*" in text:
         text = _blank_block_comments(text, path)
+    if "#" in text:
+        text = _MARKER.sub(lambda m: " " * len(m.group()), text)
+    if "\v" in text:  # no blank for ptxas (the fast path would split at it): the general tokens say so
+        built = None
     if not text.isascii():
         _non_ascii(text, path)
     lines = text.split("\n")
