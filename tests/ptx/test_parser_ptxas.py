@@ -104,6 +104,9 @@ BODY = [
     'mov.u32 %r1, 1; # 12 "k.cu"\nmov.u32 %r1 1;', 'mov.u32 %r1, #\t12 "k.cu"\n1;', "# 1", '#line 1',
     '# 1 "k.cu" x', '# 1 "k.cu" // c', '# 0x1 "k.cu"', '# "k.cu"', "#define X 1", '## 1 "k.cu"',
     "mov.u32 %r1,\v1;", "mov.u32 %r1,\f1;",
+    "ld.global.u32 %r1, [_];", "ld.global.u32 %r1, [_+4];", "call.uni (%r1), f, (%r2, %tid.x);",
+    "call.uni (%r1), f, (%r2 .x);", "call.uni (%r1), f, (_);", "mov.b64 %rd1, {sym+4, %r1};",
+    "mov.b64 %rd1, {%r1, %r2+4};", "mov.b64 %rd1, {%r1, 1+1};", "mov.b64 %rd1, {%r1, %tid.x};",
 ]
 
 # Whole modules (no HEAD/TAIL).

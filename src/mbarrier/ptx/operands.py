@@ -81,9 +81,9 @@ class OperandParser(Cursor):
             return self.constant()
         raise self.error("an operand")
 
-    def name_operand(self, t: Token, plain: bool = False, pair: bool = False) -> ast.Operand:
+    def name_operand(self, t: Token, pair: bool = False, offset: bool = True) -> ast.Operand:
         """A register, symbol or label; `%tid.x` (ptxas takes blanks, even a line end, before the
-        component); `_`; unless `plain`, `sym+expr`; where `pair`, `p|q`."""
+        component); `_`; where `offset`, `sym+expr`; where `pair`, `p|q`."""
         toks = self.toks
         self.i += 1
         text = t[1]
@@ -101,7 +101,7 @@ class OperandParser(Cursor):
             return ast.Expr(f"{text}|{other[1]}", None, Pos(t[2], t[3]))
         if text == "_":
             return ast.Sink(Pos(t[2], t[3]))
-        if nxt[0] == PUNCT and not plain:
+        if nxt[0] == PUNCT and offset:
             if nxt[1] == "+":
                 self.i += 1
                 start = self.i
@@ -251,6 +251,8 @@ class OperandParser(Cursor):
         offset = 0
         b = toks[self.i]
         if b[0] == IDENT:
+            if b[1] == "_":
+                raise self.error("an address (the sink '_' is none)")
             self.i += 1
             base = ast.Name(b[1], Pos(b[2], b[3]))
             if self.at("+"):
@@ -282,7 +284,7 @@ class OperandParser(Cursor):
         while True:
             x = toks[self.i]
             if x[0] == IDENT:
-                items.append(self.name_operand(x))
+                items.append(self.name_operand(x, offset=False))
             elif x[0] == FLOAT and _hex_float(x[1]):
                 self.i += 1
                 items.append(float_imm(x[1], Pos(x[2], x[3])))
@@ -306,8 +308,10 @@ class OperandParser(Cursor):
         if not self.at(")"):
             while True:
                 x = toks[self.i]
-                if x[0] == IDENT:
-                    items.append(self.name_operand(x, plain=True))
+                if x[0] == IDENT:  # a name alone: no component, offset or pair (ptxas 13.0)
+                    self.i += 1
+                    pos = Pos(x[2], x[3])
+                    items.append(ast.Sink(pos) if x[1] == "_" else ast.Name(x[1], pos))
                 elif x[0] in (INT, FLOAT) or (self.at("-") and toks[self.i + 1][0] in (INT, FLOAT)):
                     items.append(self.literal())
                 else:
