@@ -107,6 +107,9 @@ BODY = [
     "ld.global.u32 %r1, [_];", "ld.global.u32 %r1, [_+4];", "call.uni (%r1), f, (%r2, %tid.x);",
     "call.uni (%r1), f, (%r2 .x);", "call.uni (%r1), f, (_);", "mov.b64 %rd1, {sym+4, %r1};",
     "mov.b64 %rd1, {%r1, %r2+4};", "mov.b64 %rd1, {%r1, 1+1};", "mov.b64 %rd1, {%r1, %tid.x};",
+    ".reg .b32;", ".reg .pred ;", ".reg .b32 a, ;", ".local .v8 .f32 x;", ".reg .v8 .b32 x;",
+    ".shared .v4 .b16 x;", ".shared .b8 a[-1];", ".shared .b8 a[2][];", ".shared .b8 a[][2];",
+    ".shared .b8 a[0x10];", ".shared .b8 a[(16)];", ".shared .b8 a[16U];", ".reg .b32 a<-1>;",
 ]
 
 # Whole modules (no HEAD/TAIL).
@@ -206,7 +209,11 @@ MODULES = [
         ".func f() .noreturn .abi_preserve 4 .noreturn { ret; }\n",
         ".func f()\n.noreturn\n.noreturn\n{ ret; }\n",
         ".func f() .abi_preserve 4 .abi_preserve 4 { ret; }\n",
-        ".entry k() .maxntid 32 .maxntid 32 { ret; }\n")),
+        ".entry k() .maxntid 32 .maxntid 32 { ret; }\n",
+        ".global .b32;\n", ".global .align 8 .b32 ;\n", ".extern .global .b32 a[][];\n",
+        ".func f(.param .v8 .b32 a) { ret; }\n", ".func f(.param .v4 .b32 a) { ret; }\n",
+        ".func f(.param .b32 a[-1]) { ret; }\n", ".func f(.param .b32 a[2][3]) { ret; }\n",
+        ".func f(.param .b32 a[]) { ret; }\n", ".func f(.reg .b32 a[2]) { ret; }\n")),
 ]
 
 # ptxas's fatal parse-level messages: the token a syntax error is near, or the whole message.

@@ -50,7 +50,7 @@ _DECIMAL = r"(?:0|[1-9][0-9]*)"
 _DECLARATOR = rf"{NAME}(?:<{_DECIMAL}>|(?:\[{_DECIMAL}\])*)"
 _DECLARATION: Final = re.compile(
     rf"[ \t]*(\.reg|\.shared|\.local|\.const|\.global|\.param)(?:[ \t]+\.align[ \t]+({_DECIMAL}))?"
-    rf"(?:[ \t]+(\.v[248]))?[ \t]+(\.[a-z0-9]+)[ \t]+({_DECLARATOR}(?:[ \t]*,[ \t]*{_DECLARATOR})*)"
+    rf"(?:[ \t]+(\.v[24]))?[ \t]+(\.[a-z0-9]+)[ \t]+({_DECLARATOR}(?:[ \t]*,[ \t]*{_DECLARATOR})*)"
     r"[ \t]*;[ \t]*(?://.*)?"
 ).fullmatch
 # `.loc F L C` (PTX ISA 11.6, debugging directives), and the inlined form -lineinfo writes for most lines:

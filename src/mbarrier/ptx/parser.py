@@ -28,6 +28,8 @@ _ENTRY_ATTRIBUTES = frozenset({".maxntid", ".reqntid", ".minnctapersm", ".maxnct
                                ".explicitcluster", ".reqnctapercluster", ".maxclusterrank",
                                ".blocksareclusters"})
 _FUNC_ATTRIBUTES = frozenset({".noreturn", ".abi_preserve", ".abi_preserve_control"})
+# A variable's vector length: .v2 or .v4 (PTX ISA 5.4.2; .v8 only qualifies ld/st, ptxas 13.0)
+_VAR_VECTORS = {k: n for k, n in VECTORS.items() if n <= 4}
 
 
 def parse(text: str, path: str = "<input>", *, fast: bool = True) -> ast.Module:
@@ -295,24 +297,28 @@ class _Parser(DebugParser):
                 ptr = True
             elif q in TYPES:
                 type_ = q
-            elif q in STATE_SPACES or q in VECTORS:
+            elif q in STATE_SPACES or q in _VAR_VECTORS:
                 continue
             else:
                 raise self.error("a parameter type", toks[self.i - 1])
         if not type_:
             raise self.error("a parameter type such as .u64")
         name = self.ident("a parameter name")
-        dims = self.dims()
+        dims = self.dims(1)
         return ast.Param(t[1], type_, name[1], Pos(t[2], t[3]), align, dims, ptr)
 
-    def dims(self) -> tuple[int | None, ...]:
+    def dims(self, most: int = 1 << 30) -> tuple[int | None, ...]:
+        """`[4][8]`, `[][8]`: sizes are integer literals, only the first may be left out (ptxas 13.0),
+        at most `most` of them (a parameter has one)."""
         toks = self.toks
         dims: list[int | None] = []
-        while toks[self.i][1] == "[":
+        while toks[self.i][1] == "[" and len(dims) < most:
             self.i += 1
-            if toks[self.i][1] == "]":
+            if toks[self.i][1] == "]" and not dims:
                 dims.append(None)
             else:
+                if toks[self.i][0] != INT:
+                    raise self.error("an array size")
                 dims.append(self.integer("an array size"))
             self.expect("]")
         return tuple(dims)
@@ -448,21 +454,20 @@ class _Parser(DebugParser):
             else:
                 break
         q = toks[self.i]
-        if q[1] in VECTORS and q[0] == DOT:
-            vector = VECTORS[q[1]]
+        if q[1] in _VAR_VECTORS and q[0] == DOT:
+            vector = _VAR_VECTORS[q[1]]
             self.i += 1
         type_ = toks[self.i][1]
         if type_ not in TYPES or toks[self.i][0] != DOT:
             raise self.error("a type such as .b32 in the declaration")
         self.i += 1
         names: list[ast.Declarator] = []
-        while True:
+        more = not self.at(";")  # `.reg .b32;` declares nothing (ptxas takes it)
+        while more:
             names.append(self.declarator())
             t = toks[self.i]
-            if t[1] == "," and t[0] == PUNCT:
-                self.i += 1
-                continue
-            break
+            more = t[1] == "," and t[0] == PUNCT
+            self.i += more
         self.expect(";", "',' or ';' after the declared name")
         if space is None:
             raise self.fatal("No variable storage specified (a declaration needs a state space such as "
