@@ -93,6 +93,10 @@ _MARKER: Final = re.compile(
     r'#[ \t]*(?:line[ \t]+)?[0-9]+[ \t]+"(?:[^"\\\n]|\\.)*"(?:[ \t]+[0-9]+)*[ \t]*$', re.M)
 
 
+# Characters str.split() (the fast path) takes for blanks and ptxas does not (a syntax error near them)
+_NOT_BLANK: Final = re.compile("[\v\x1c-\x1f]").search
+
+
 def _scan(text: str, path: str, built: list[ast.Statement] | None) -> list[Token]:
     if text[:1] == "\ufeff":  # a UTF-8 byte order mark, which ptxas skips
         text = text[1:]
@@ -102,7 +106,7 @@ def _scan(text: str, path: str, built: list[ast.Statement] | None) -> list[Token
         text = _blank_block_comments(text, path)
     if "#" in text:
         text = _MARKER.sub(lambda m: " " * len(m.group()), text)
-    if "\v" in text:  # no blank for ptxas (the fast path would split at it): the general tokens say so
+    if _NOT_BLANK(text) is not None:  # the general tokens say what ptxas says of them
         built = None
     if not text.isascii():
         _non_ascii(text, path)
