@@ -110,6 +110,18 @@ BODY = [
     ".reg .b32;", ".reg .pred ;", ".reg .b32 a, ;", ".local .v8 .f32 x;", ".reg .v8 .b32 x;",
     ".shared .v4 .b16 x;", ".shared .b8 a[-1];", ".shared .b8 a[2][];", ".shared .b8 a[][2];",
     ".shared .b8 a[0x10];", ".shared .b8 a[(16)];", ".shared .b8 a[16U];", ".reg .b32 a<-1>;",
+    # prototypes and branch/call target lists: after a label, with their own grammar
+    ".callprototype _ ();", "p: .callprototype _ ()\nret;",
+    "p: .callprototype (.param .b32 _) f (.param .b32 _);",
+    "p: .callprototype _ () .noreturn;", "p: .callprototype _ () .abi_preserve 4;", "p: .callprototype _ ;",
+    "p: .callprototype _ () .noreturn .noreturn;", "p: .callprototype _ ();;", "p: .callprototype () _ ();",
+    "p: .callprototype _ (.param .b32 _) (.param .b32 _);", "p: .callprototype (.param .b32 _) _ ;",
+    "p: .callprototype (.param .b32 _, .param .b32 _) _ (.param .b32 a, .reg .b32 _);",
+    "p: .callprototype _ (.param .u64 .ptr .global .align 8 _, .param .align 8 .b8 _[16]);",
+    "p: // c\n.callprototype _ () // c\n;", "t: .branchtargets L9 L9;\nL9: ret;", "t: .branchtargets 1;",
+    "t: .branchtargets _;", "t: .branchtargets L9,;\nL9: ret;", "t: .branchtargets L9+4;\nL9: ret;",
+    ".branchtargets L9;\nL9: ret;", "t: .branchtargets L9, k;\nL9: ret;", "t: .calltargets;",
+    "t: .calltargets (f);", "t: .calltargets f, %rd1;",
 ]
 
 # Whole modules (no HEAD/TAIL).
@@ -213,7 +225,8 @@ MODULES = [
         ".global .b32;\n", ".global .align 8 .b32 ;\n", ".extern .global .b32 a[][];\n",
         ".func f(.param .v8 .b32 a) { ret; }\n", ".func f(.param .v4 .b32 a) { ret; }\n",
         ".func f(.param .b32 a[-1]) { ret; }\n", ".func f(.param .b32 a[2][3]) { ret; }\n",
-        ".func f(.param .b32 a[]) { ret; }\n", ".func f(.reg .b32 a[2]) { ret; }\n")),
+        ".func f(.param .b32 a[]) { ret; }\n", ".func f(.reg .b32 a[2]) { ret; }\n",
+        ".callprototype _ ();\n", ".branchtargets a;\n", ".calltargets a;\n", "p: .callprototype _ ();\n")),
 ]
 
 # ptxas's fatal parse-level messages: the token a syntax error is near, or the whole message.

@@ -22,6 +22,8 @@ _new = tuple.__new__  # builds a node from a tuple of its flat fields in C (ast.
 _LINKAGES = frozenset({".visible", ".extern", ".weak", ".common"})
 # Directives kept as their token text up to a `;` (`.pragma` is checked for its strings).
 _SEMI_DIRECTIVES = frozenset({".pragma", ".alias", ".callprototype", ".branchtargets", ".calltargets"})
+# Those of them that stand only in a body, after a label (PTX ISA 10.2.2, 11.3; ptxas 13.0)
+_LABELED = frozenset({".callprototype", ".branchtargets", ".calltargets"})
 # What may stand between a function's header and its body (checked with ptxas 13.0): performance
 # tuning and cluster directives for kernels (PTX ISA 11.4, 11.5), ABI attributes for functions.
 _ENTRY_ATTRIBUTES = frozenset({".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg",
@@ -167,6 +169,8 @@ class _Parser(DebugParser):
             elif text == ".file":
                 directives.append(self.file(t))
             elif text in _SEMI_DIRECTIVES:
+                if text in _LABELED:
+                    raise self.error("a module-level directive (this one stands after a label in a body)")
                 directives.append(self.up_to_semicolon(t))
             else:
                 item = self.linked(t, "a module-level directive")
@@ -230,21 +234,12 @@ class _Parser(DebugParser):
         pragmas: list[ast.Statement] = []  # a kernel's `.pragma "...";` before `{` joins its body
         attributes = _ENTRY_ATTRIBUTES if kind == "entry" else _FUNC_ATTRIBUTES
         toks = self.toks
-        while toks[self.i][0] == DOT:
+        while True:
+            performance += self.attributes(attributes)
             d = toks[self.i]
-            if kind == "entry" and d[1] == ".pragma":
-                pragmas.append(self.up_to_semicolon(d))
-                continue
-            if d[1] not in attributes or (d[1] == ".noreturn" and (".noreturn", ()) in performance):
-                break  # (ptxas takes each again, but not .noreturn)
-            self.i += 1
-            values: list[int] = []
-            if toks[self.i][0] == INT:
-                values.append(self.integer("an integer"))
-                while toks[self.i][1] == "," and toks[self.i][0] == PUNCT:
-                    self.i += 1
-                    values.append(self.integer("an integer"))
-            performance.append((d[1], tuple(values)))
+            if kind != "entry" or d[1] != ".pragma" or d[0] != DOT:
+                break
+            pragmas.append(self.up_to_semicolon(d))
         body: tuple[ast.Statement, ...] | None = None
         nxt = toks[self.i]
         if nxt[1] == ";" and nxt[0] == PUNCT:
@@ -260,7 +255,27 @@ class _Parser(DebugParser):
         pos = Pos(start[2], start[3])
         return ast.Function(kind, name[1], params, returns, body, pos, linkage, tuple(performance))
 
-    def params(self) -> tuple[ast.Param, ...]:
+    def attributes(self, allowed: frozenset[str]) -> list[tuple[str, tuple[int, ...]]]:
+        """A function's (or prototype's) attributes and their integer arguments: `.maxntid 128, 1`,
+        `.noreturn`. ptxas takes each again, but not .noreturn."""
+        toks = self.toks
+        out: list[tuple[str, tuple[int, ...]]] = []
+        while toks[self.i][0] == DOT:
+            d = toks[self.i]
+            if d[1] not in allowed or (d[1] == ".noreturn" and (".noreturn", ()) in out):
+                break
+            self.i += 1
+            values: list[int] = []
+            if toks[self.i][0] == INT:
+                values.append(self.integer("an integer"))
+                while toks[self.i][1] == "," and toks[self.i][0] == PUNCT:
+                    self.i += 1
+                    values.append(self.integer("an integer"))
+            out.append((d[1], tuple(values)))
+        return out
+
+    def params(self, sink: bool = False) -> tuple[ast.Param, ...]:
+        """`(.param .b32 a, ...)`; where `sink`, a name may be `_` (a prototype's)."""
         self.expect("(")
         out: list[ast.Param] = []
         toks = self.toks
@@ -268,7 +283,7 @@ class _Parser(DebugParser):
             self.i += 1
             return ()
         while True:
-            out.append(self.param())
+            out.append(self.param(sink))
             t = toks[self.i]
             if t[1] == ",":
                 self.i += 1
@@ -276,7 +291,7 @@ class _Parser(DebugParser):
             self.expect(")", "',' or ')' in the parameter list")
             return tuple(out)
 
-    def param(self) -> ast.Param:
+    def param(self, sink: bool = False) -> ast.Param:
         toks = self.toks
         t = toks[self.i]
         if t[1] not in (".param", ".reg"):
@@ -303,7 +318,11 @@ class _Parser(DebugParser):
                 raise self.error("a parameter type", toks[self.i - 1])
         if not type_:
             raise self.error("a parameter type such as .u64")
-        name = self.ident("a parameter name")
+        name = toks[self.i]
+        if sink and name[1] == "_" and name[0] == IDENT:
+            self.i += 1
+        else:
+            name = self.ident("a parameter name")
         dims = self.dims(1)
         return ast.Param(t[1], type_, name[1], Pos(t[2], t[3]), align, dims, ptr)
 
@@ -369,6 +388,8 @@ class _Parser(DebugParser):
             return self.declaration(None, t)
         if text == ".loc":
             return self.loc(t)
+        if text in _LABELED:
+            return self.labeled(t)
         if text in _SEMI_DIRECTIVES:
             return self.up_to_semicolon(t)
         # in a body a linkage goes only with a .func prototype, and there is no .entry (ptxas 13.0)
@@ -385,6 +406,34 @@ class _Parser(DebugParser):
             return ast.Directive("." + item.kind, tuple(x[1] for x in self.toks[start:self.i - 1]),
                                  Pos(t[2], t[3]))
         return item
+
+    def labeled(self, t: Token) -> ast.Directive:
+        """`L: .callprototype [(rets)] _ [(params)] [attributes];`, `L: .branchtargets L1, L2;`,
+        `L: .calltargets f, g;` (the label is the previous statement); kept as its token texts."""
+        toks = self.toks
+        prev = toks[self.i - 1]
+        if prev[1] != ":" or prev[0] != PUNCT:
+            raise self.error(f"a label before {t[1]}")
+        self.i += 1
+        start = self.i
+        if t[1] == ".callprototype":
+            if self.at("("):
+                self.params(sink=True)
+            nxt = toks[self.i]
+            if nxt[1] != "_" or nxt[0] != IDENT:
+                raise self.error("'_' (a prototype has no name)")
+            self.i += 1
+            if self.at("("):
+                self.params(sink=True)
+            self.attributes(_FUNC_ATTRIBUTES)
+        else:
+            while True:
+                self.ident("a label" if t[1] == ".branchtargets" else "a function")
+                if not self.at(","):
+                    break
+                self.i += 1
+        self.expect(";", "';' ending the directive")
+        return ast.Directive(t[1], tuple(x[1] for x in toks[start:self.i - 1]), Pos(t[2], t[3]))
 
     def guarded(self) -> ast.Instruction:
         toks = self.toks
