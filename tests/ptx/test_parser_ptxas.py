@@ -226,7 +226,19 @@ MODULES = [
         ".func f(.param .v8 .b32 a) { ret; }\n", ".func f(.param .v4 .b32 a) { ret; }\n",
         ".func f(.param .b32 a[-1]) { ret; }\n", ".func f(.param .b32 a[2][3]) { ret; }\n",
         ".func f(.param .b32 a[]) { ret; }\n", ".func f(.reg .b32 a[2]) { ret; }\n",
-        ".callprototype _ ();\n", ".branchtargets a;\n", ".calltargets a;\n", "p: .callprototype _ ();\n")),
+        ".callprototype _ ();\n", ".branchtargets a;\n", ".calltargets a;\n", "p: .callprototype _ ();\n",
+        # attributes take so many integers; .target and .address_size only in the header
+        ".entry k() .explicitcluster 2 { ret; }\n", ".entry k() .maxnreg 1, 2 { ret; }\n",
+        ".func f() .noreturn 1 { ret; }\n", ".entry k() .minnctapersm { ret; }\n",
+        ".entry k() .reqntid 1,2,3,4 { ret; }\n", ".entry k() .reqnctapercluster 1,2,3 { ret; }\n",
+        ".entry k() .reqnctapercluster { ret; }\n", ".func f() .abi_preserve 1, 2 { ret; }\n",
+        ".entry k() .blocksareclusters 1 { ret; }\n", ".entry k() .maxntid -1 { ret; }\n",
+        ".entry k() .maxntid 32,\n{ ret; }\n", ".entry k() .maxntid 32, 1, 1, 1 { ret; }\n",
+        ".target sm_90\n", ".address_size 64\n", ".func f();\n.target sm_90\n")),
+    ".version 8.0\n.target sm_90\n.target sm_90\n.address_size 64\n.address_size 64\n",
+    ".version 8.0\n.target sm_90\n.global .b32 x;\n.address_size 64\n",
+    '.version 8.0\n.target sm_90\n.file 1 "x.cu"\n.target sm_90\n',
+    '.version 8.0\n.target sm_90\n.pragma "nounroll";\n.address_size 64\n',
 ]
 
 # ptxas's fatal parse-level messages: the token a syntax error is near, or the whole message.

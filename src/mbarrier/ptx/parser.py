@@ -26,10 +26,11 @@ _SEMI_DIRECTIVES = frozenset({".pragma", ".alias", ".callprototype", ".branchtar
 _LABELED = frozenset({".callprototype", ".branchtargets", ".calltargets"})
 # What may stand between a function's header and its body (checked with ptxas 13.0): performance
 # tuning and cluster directives for kernels (PTX ISA 11.4, 11.5), ABI attributes for functions.
-_ENTRY_ATTRIBUTES = frozenset({".maxntid", ".reqntid", ".minnctapersm", ".maxnctapersm", ".maxnreg",
-                               ".explicitcluster", ".reqnctapercluster", ".maxclusterrank",
-                               ".blocksareclusters"})
-_FUNC_ATTRIBUTES = frozenset({".noreturn", ".abi_preserve", ".abi_preserve_control"})
+# Each with how many integers it takes at most, and at least one where it takes any (ptxas 13.0).
+_ENTRY_ATTRIBUTES = {".maxntid": 3, ".reqntid": 3, ".minnctapersm": 1, ".maxnctapersm": 1, ".maxnreg": 1,
+                     ".explicitcluster": 0, ".reqnctapercluster": 3, ".maxclusterrank": 1,
+                     ".blocksareclusters": 0}
+_FUNC_ATTRIBUTES = {".noreturn": 0, ".abi_preserve": 1, ".abi_preserve_control": 1}
 # A variable's vector length: .v2 or .v4 (PTX ISA 5.4.2; .v8 only qualifies ld/st, ptxas 13.0)
 _VAR_VECTORS = {k: n for k, n in VECTORS.items() if n <= 4}
 
@@ -132,11 +133,20 @@ class _Parser(DebugParser):
                 self.targets()
                 first = toks[self.i]
             raise self.fatal(f"Missing .version directive at start of file '{self.path}'", first)
+        # ptxas: .target and .address_size (once, after the targets) stand only in the header, before
+        # anything else
+        header, sized = True, False
         while True:
             t = toks[self.i]
             kind, text = t[0], t[1]
             if kind == EOF:
                 break
+            if text == ".target" or text == ".address_size":
+                if not header or sized:
+                    raise self.error("a module-level item (.target and .address_size come first, once)")
+                sized = text == ".address_size"
+            elif text != ".version":
+                header = False
             if kind == BUILT:  # module-level declarations the fast path built
                 built = self.take_built(t)
                 decls = [x for x in built if isinstance(x, ast.Declaration)]
@@ -255,7 +265,7 @@ class _Parser(DebugParser):
         pos = Pos(start[2], start[3])
         return ast.Function(kind, name[1], params, returns, body, pos, linkage, tuple(performance))
 
-    def attributes(self, allowed: frozenset[str]) -> list[tuple[str, tuple[int, ...]]]:
+    def attributes(self, allowed: dict[str, int]) -> list[tuple[str, tuple[int, ...]]]:
         """A function's (or prototype's) attributes and their integer arguments: `.maxntid 128, 1`,
         `.noreturn`. ptxas takes each again, but not .noreturn."""
         toks = self.toks
@@ -266,11 +276,14 @@ class _Parser(DebugParser):
                 break
             self.i += 1
             values: list[int] = []
-            if toks[self.i][0] == INT:
-                values.append(self.integer("an integer"))
-                while toks[self.i][1] == "," and toks[self.i][0] == PUNCT:
+            while len(values) < allowed[d[1]]:
+                if values:
+                    if not self.at(","):
+                        break
                     self.i += 1
-                    values.append(self.integer("an integer"))
+                if toks[self.i][0] != INT:
+                    raise self.error(f"an integer after {d[1]}")
+                values.append(self.integer("an integer"))
             out.append((d[1], tuple(values)))
         return out
 
