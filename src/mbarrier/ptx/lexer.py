@@ -93,8 +93,9 @@ _MARKER: Final = re.compile(
     r'#[ \t]*(?:line[ \t]+)?[0-9]+[ \t]+"(?:[^"\\\n]|\\.)*"(?:[ \t]+[0-9]+)*[ \t]*$', re.M)
 
 
-# Characters str.split() (the fast path) takes for blanks and ptxas does not (a syntax error near them)
-_NOT_BLANK: Final = re.compile("[\v\x1c-\x1f]").search
+# Characters str.split() (the fast path) takes for blanks and ptxas does not (a syntax error near them);
+# one `in` each is a hundred times cheaper than a regular expression's search of the text
+_NOT_BLANK: Final = ("\v", "\x1c", "\x1d", "\x1e", "\x1f")
 
 
 def _scan(text: str, path: str, built: list[ast.Statement] | None) -> list[Token]:
@@ -106,7 +107,7 @@ def _scan(text: str, path: str, built: list[ast.Statement] | None) -> list[Token
         text = _blank_block_comments(text, path)
     if "#" in text:
         text = _MARKER.sub(lambda m: " " * len(m.group()), text)
-    if _NOT_BLANK(text) is not None:  # the general tokens say what ptxas says of them
+    if any(c in text for c in _NOT_BLANK):  # the general tokens say what ptxas says of them
         built = None
     if not text.isascii():
         _non_ascii(text, path)
