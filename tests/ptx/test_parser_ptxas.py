@@ -122,6 +122,8 @@ BODY = [
     "t: .branchtargets _;", "t: .branchtargets L9,;\nL9: ret;", "t: .branchtargets L9+4;\nL9: ret;",
     ".branchtargets L9;\nL9: ret;", "t: .branchtargets L9, k;\nL9: ret;", "t: .calltargets;",
     "t: .calltargets (f);", "t: .calltargets f, %rd1;",
+    ".reg .bf16 x;", ".reg .u128 x;", ".local .s128 x;", ".reg .e5m2x2 x;",
+    "@%p1 _ ;", "@%p1 .x bra k;", "@%p1 @%p1 bra k;", "@%p1 L9: bra k;", "@%p1|%p2 bra k;", "@1 bra k;",
 ]
 
 # Whole modules (no HEAD/TAIL).
@@ -234,7 +236,14 @@ MODULES = [
         ".entry k() .reqnctapercluster { ret; }\n", ".func f() .abi_preserve 1, 2 { ret; }\n",
         ".entry k() .blocksareclusters 1 { ret; }\n", ".entry k() .maxntid -1 { ret; }\n",
         ".entry k() .maxntid 32,\n{ ret; }\n", ".entry k() .maxntid 32, 1, 1, 1 { ret; }\n",
-        ".target sm_90\n", ".address_size 64\n", ".func f();\n.target sm_90\n")),
+        ".target sm_90\n", ".address_size 64\n", ".func f();\n.target sm_90\n",
+        # types a variable cannot have; .section data of any other type; section names and labels
+        *(f".global {t} x;\n.section .debug_str {{ {t} 1 }}\n" for t in (
+            ".bf16", ".bf16x2", ".tf32", ".s128", ".u128", ".f32", ".pred", ".b128", ".e4m3", ".f16x2")),
+        *(f".section .debug_str {{ {d} }}\n" for d in (
+            ".f32 1.0", ".b32 .debug_info-L1", ".b32 .debug_info+4", ".b64 _", ".b32 L1-_",
+            ".b32 L1-.debug_info", ".b32 L1-L2", ".b64 %r1")),
+        ".section foo { }\n", ".func f(.param .tf32 a) { ret; }\n")),
     ".version 8.0\n.target sm_90\n.target sm_90\n.address_size 64\n.address_size 64\n",
     ".version 8.0\n.target sm_90\n.global .b32 x;\n.address_size 64\n",
     '.version 8.0\n.target sm_90\n.file 1 "x.cu"\n.target sm_90\n',

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from mbarrier.ptx import ast
 from mbarrier.ptx.ast import Pos
+from mbarrier.ptx.fastpath import VARIABLE_TYPES
 from mbarrier.ptx.lexer import DOT, IDENT, INT, PUNCT, STRING, Token
 from mbarrier.ptx.operands import OperandParser
 
-_DATA_TYPES = frozenset({".b8", ".b16", ".b32", ".b64", ".u8", ".u16", ".u32", ".u64", ".s8", ".s16",
-                         ".s32", ".s64"})
+# A data line may have any variable's type (ptxas 13.0 takes `.f32 1`, `.pred 1`), its items integers or
+# labels
+_DATA_TYPES = VARIABLE_TYPES
 
 
 class DebugParser(OperandParser):
@@ -65,7 +67,7 @@ class DebugParser(OperandParser):
         self.i += 1
         start = self.i
         name = toks[self.i]
-        if name[0] not in (DOT, IDENT):
+        if name[0] != DOT:
             raise self.error("a section name such as .debug_info")
         self.i += 1
         self.expect("{")
@@ -96,14 +98,15 @@ class DebugParser(OperandParser):
     def data_item(self) -> None:
         """`-1`, `0x10`, `label`, `.debug_abbrev`, `label+4`, `label1-label2`."""
         x = self.toks[self.i]
-        if x[0] == IDENT or (x[0] == DOT and x[1] not in _DATA_TYPES):
+        if (x[0] == IDENT and x[1] != "_") or (x[0] == DOT and x[1] not in _DATA_TYPES):
             self.i += 1
             if self.at("+"):
                 self.i += 1
                 self.int_token("an integer offset")
-            elif self.at("-"):
+            elif self.at("-") and x[0] == IDENT:  # (a section's name takes no difference)
                 self.i += 1
-                if self.toks[self.i][0] not in (IDENT, DOT):
+                y = self.toks[self.i]
+                if y[0] != IDENT or y[1] == "_":
                     raise self.error("a label (label-label is a difference of addresses)")
                 self.i += 1
             return

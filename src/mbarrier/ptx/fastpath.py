@@ -20,6 +20,10 @@ from mbarrier.ptx import ast
 from mbarrier.ptx.literals import float_imm, int_value
 from mbarrier.spec.forms import TYPES, VECTORS
 
+# The types a variable, parameter or .section data line may have: not those only instructions take
+# (ptxas 13.0: a syntax error at `.reg .bf16 x;`, `.global .u128 y;`)
+VARIABLE_TYPES: Final = TYPES - {".bf16", ".bf16x2", ".tf32", ".s128", ".u128"}
+
 NAME = r"(?:[A-Za-z][\w$]*|[_$%][\w$]+)"  # an identifier (PTX ISA 4.3), as in lexer.py's _TOKEN
 _IDENT = rf"(?:{NAME}|_)"  # or the sink
 _PAIR = rf"{NAME}\|{NAME}"  # `%r1|%p1` of setp, shfl
@@ -355,7 +359,7 @@ def _build(m: re.Match[str], lineno: int) -> ast.Instruction:
 def _declaration(m: re.Match[str], lineno: int) -> ast.Declaration | None:
     """The declaration _DECLARATION matched, or None when its type is no type."""
     space, align, vector, type_, names = m.groups()
-    if type_ not in TYPES:
+    if type_ not in VARIABLE_TYPES:
         return None
     start = m.start(5) + 1
     declarators = tuple(

@@ -15,6 +15,7 @@ from mbarrier.ptx import ast
 from mbarrier.ptx.ast import Pos
 from mbarrier.ptx.debug import DebugParser
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
+from mbarrier.ptx.fastpath import VARIABLE_TYPES
 from mbarrier.ptx.lexer import BUILT, DOT, EOF, FLOAT, IDENT, INT, PUNCT, STRING, Token, scan, tokenize
 from mbarrier.spec.forms import STATE_SPACES, TYPES, VECTORS
 
@@ -323,7 +324,7 @@ class _Parser(DebugParser):
                 self.attribute()
             elif q == ".ptr":
                 ptr = True
-            elif q in TYPES:
+            elif q in VARIABLE_TYPES:
                 type_ = q
             elif q in STATE_SPACES or q in _VAR_VECTORS:
                 continue
@@ -457,7 +458,7 @@ class _Parser(DebugParser):
             self.i += 1
         p = self.ident("a predicate after '@'")
         guard = ast.Guard(p[1], negated, Pos(at[2], at[3]))
-        if toks[self.i][0] != IDENT:
+        if toks[self.i][0] != IDENT or toks[self.i][1] == "_":
             raise self.error("an instruction after the guard")
         return self.instruction(guard)
 
@@ -520,7 +521,7 @@ class _Parser(DebugParser):
             vector = _VAR_VECTORS[q[1]]
             self.i += 1
         type_ = toks[self.i][1]
-        if type_ not in TYPES or toks[self.i][0] != DOT:
+        if type_ not in VARIABLE_TYPES or toks[self.i][0] != DOT:
             raise self.error("a type such as .b32 in the declaration")
         self.i += 1
         names: list[ast.Declarator] = []
