@@ -123,6 +123,16 @@ BODY = [
     ".branchtargets L9;\nL9: ret;", "t: .branchtargets L9, k;\nL9: ret;", "t: .calltargets;",
     "t: .calltargets (f);", "t: .calltargets f, %rd1;",
     ".reg .bf16 x;", ".reg .u128 x;", ".local .s128 x;", ".reg .e5m2x2 x;",
+    # array elements as operands (PTX ISA 6.4.3), constant expressions in a call's list
+    "ld.shared.u32 %r1, sym[1];", "mov.u32 %r1, sym [%r2+4];", "st.shared.u32 sym[-1], %r1;",
+    "ld.shared.u32 %r1, %r2[1+1];", "ld.shared.u32 %r1, sym[1][2];", "ld.shared.u32 %r1, sym[];",
+    "mov.u32 %r1, sym[1]+4;", "mov.u32 %r1, sym+4[1];", "mov.u32 %r1, {sym[1]};",
+    "ld.shared.u32 %r1, [sym[1]];",
+    "ld.shared.u32 %r1, sym[%r2+%r3];", "ld.shared.u32 %r1, sym[_];", "ld.shared.u32 %r1, _[1];",
+    "ld.shared.u32 %r1, %tid.x[1];", "ld.shared.u32 %r1, sym[1.5];", "setp.eq.u32 %p1|%p2[1], %r1, %r2;",
+    "call.uni f, ((1));", "call.uni f, (1+2, ~1, !1, - 1, 1.5);", "call.uni f, (%r1, (%r1));",
+    "call.uni (%r1, (%r2)), f;", "call.uni f, (0f3F800000);", "call.uni f, (-0f3F800000);",
+    "call.uni (%r1,\nf,\n(\n%r2\n);",
     "@%p1 _ ;", "@%p1 .x bra k;", "@%p1 @%p1 bra k;", "@%p1 L9: bra k;", "@%p1|%p2 bra k;", "@1 bra k;",
 ]
 
@@ -243,7 +253,8 @@ MODULES = [
         *(f".section .debug_str {{ {d} }}\n" for d in (
             ".f32 1.0", ".b32 .debug_info-L1", ".b32 .debug_info+4", ".b64 _", ".b32 L1-_",
             ".b32 L1-.debug_info", ".b32 L1-L2", ".b64 %r1")),
-        ".section foo { }\n", ".func f(.param .tf32 a) { ret; }\n")),
+        ".section foo { }\n", ".func f(.param .tf32 a) { ret; }\n",
+        ".func f(.param .b32 .b32 a) { ret; }\n")),
     ".version 8.0\n.target sm_90\n.target sm_90\n.address_size 64\n.address_size 64\n",
     ".version 8.0\n.target sm_90\n.global .b32 x;\n.address_size 64\n",
     '.version 8.0\n.target sm_90\n.file 1 "x.cu"\n.target sm_90\n',

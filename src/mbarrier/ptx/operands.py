@@ -83,7 +83,7 @@ class OperandParser(Cursor):
 
     def name_operand(self, t: Token, pair: bool = False, offset: bool = True) -> ast.Operand:
         """A register, symbol or label; `%tid.x` (ptxas takes blanks, even a line end, before the
-        component); `_`; where `offset`, `sym+expr`; where `pair`, `p|q`."""
+        component); `_`; where `offset`, `sym+expr` and `sym[index]`; where `pair`, `p|q`."""
         toks = self.toks
         self.i += 1
         text = t[1]
@@ -91,6 +91,13 @@ class OperandParser(Cursor):
         if nxt[0] == DOT and nxt[1] not in _RESERVED:
             self.i += 1
             return ast.Name(text + nxt[1], Pos(t[2], t[3]))
+        if nxt[0] == PUNCT and offset and nxt[1] == "[":
+            # `a[1]`, `a[%r1+4]`: an element of an array (PTX ISA 6.4.3), the index an address's contents
+            if text == "_":
+                raise self.error("an operand (the sink has no elements)", t)
+            start = self.i - 1
+            self.address()
+            return ast.Expr(self.text_from(start), None, Pos(t[2], t[3]))
         if nxt[0] == PUNCT and pair and nxt[1] == "|":
             # `p|q` of setp, shfl, lop3...: either half may be the sink, not both (ptxas 13.0)
             self.i += 1
@@ -300,7 +307,7 @@ class OperandParser(Cursor):
         return ast.Vector(tuple(items), Pos(t[2], t[3]))
 
     def paren_list(self) -> ast.ParenList:
-        """`(a, b)` of `call`: names, sinks and single constants (ptxas takes no expressions here)."""
+        """`(a, b)` of `call`: names alone, sinks and constant expressions."""
         toks = self.toks
         t = toks[self.i]
         self.i += 1
@@ -312,8 +319,11 @@ class OperandParser(Cursor):
                     self.i += 1
                     pos = Pos(x[2], x[3])
                     items.append(ast.Sink(pos) if x[1] == "_" else ast.Name(x[1], pos))
-                elif x[0] in (INT, FLOAT) or (self.at("-") and toks[self.i + 1][0] in (INT, FLOAT)):
-                    items.append(self.literal())
+                elif x[0] == FLOAT and _hex_float(x[1]):
+                    self.i += 1
+                    items.append(float_imm(x[1], Pos(x[2], x[3])))
+                elif x[0] in (INT, FLOAT) or (x[0] == PUNCT and x[1] in _EXPR_START):
+                    items.append(self.constant())
                 else:
                     raise self.error("a name or a constant in the call's list")
                 if self.at(","):
@@ -322,23 +332,6 @@ class OperandParser(Cursor):
                 break
         self.expect(")", "',' or ')' in the call's list")
         return ast.ParenList(tuple(items), Pos(t[2], t[3]))
-
-    def literal(self) -> ast.Operand:
-        """One number, maybe negated: an Imm or a FloatImm."""
-        toks = self.toks
-        t = toks[self.i]
-        neg = t[1] == "-"
-        lit = toks[self.i + 1] if neg else t
-        self.i += 2 if neg else 1
-        sign = "-" if neg else ""
-        if lit[0] == FLOAT:
-            if neg and _hex_float(lit[1]):
-                raise self.error("a number", lit)
-            return float_imm(sign + lit[1], Pos(t[2], t[3]))
-        value = int_value(lit[1])
-        if value is None:
-            raise self.error("a number", lit)
-        return ast.Imm(-value if neg else value, sign + lit[1], Pos(t[2], t[3]), lit[1][-1] == "U")
 
     def call_operands(self) -> list[ast.Operand]:
         """`call`'s shape: `[(rets),] target [, (args)] [, prototype-or-targets]`."""

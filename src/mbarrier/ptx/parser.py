@@ -324,7 +324,7 @@ class _Parser(DebugParser):
                 self.attribute()
             elif q == ".ptr":
                 ptr = True
-            elif q in VARIABLE_TYPES:
+            elif q in VARIABLE_TYPES and not type_:
                 type_ = q
             elif q in STATE_SPACES or q in _VAR_VECTORS:
                 continue
