@@ -133,6 +133,13 @@ BODY = [
     "call.uni f, ((1));", "call.uni f, (1+2, ~1, !1, - 1, 1.5);", "call.uni f, (%r1, (%r1));",
     "call.uni (%r1, (%r2)), f;", "call.uni f, (0f3F800000);", "call.uni f, (-0f3F800000);",
     "call.uni (%r1,\nf,\n(\n%r2\n);",
+    # casts in constant expressions (PTX ISA 4.6.1)
+    "mov.u64 %rd1, (.s64)1;", "mov.u64 %rd1, (.u64)-1 + 2;", "mov.u64 %rd1, ((.s64)1) << 40;",
+    "mov.u64 %rd1, (.s64)(.u64)1;", "ld.global.u32 %r1, [%rd1+(.s64)4];", "mov.u64 %rd1, -(.s64)1;",
+    "mov.u64 %rd1, 1 ? (.u64)2 : 3;", "mov.u64 %rd1, (.s64);", "mov.u64 %rd1, (.s64 1);",
+    "mov.f32 %f1, (.s64)1.5;", "mov.u64 %rd1, (.f32)1;", "mov.u64 %rd1, (.pred)1;", "mov.u64 %rd1, (.bf16)1;",
+    "mov.u64 %rd1, (.u128)1;", "mov.u64 %rd1, (.v2)1;", "mov.u64 %rd1, (.shared)1;",
+    "mov.u64 %rd1, (.texref)1;",
     "@%p1 _ ;", "@%p1 .x bra k;", "@%p1 @%p1 bra k;", "@%p1 L9: bra k;", "@%p1|%p2 bra k;", "@1 bra k;",
 ]
 
@@ -254,7 +261,9 @@ MODULES = [
             ".f32 1.0", ".b32 .debug_info-L1", ".b32 .debug_info+4", ".b64 _", ".b32 L1-_",
             ".b32 L1-.debug_info", ".b32 L1-L2", ".b64 %r1")),
         ".section foo { }\n", ".func f(.param .tf32 a) { ret; }\n",
-        ".func f(.param .b32 .b32 a) { ret; }\n")),
+        ".func f(.param .b32 .b32 a) { ret; }\n", ".global .u64 x = (.u64)1;\n",
+        ".global .u64 x = g+(.u64)4;\n",
+        ".section .debug_str { .b8 .section }\n", ".section .debug_str { .b8 1, .reg }\n")),
     ".version 8.0\n.target sm_90\n.target sm_90\n.address_size 64\n.address_size 64\n",
     ".version 8.0\n.target sm_90\n.global .b32 x;\n.address_size 64\n",
     '.version 8.0\n.target sm_90\n.file 1 "x.cu"\n.target sm_90\n',

@@ -7,7 +7,7 @@ from mbarrier.ptx import ast
 from mbarrier.ptx.ast import Pos
 from mbarrier.ptx.fastpath import VARIABLE_TYPES
 from mbarrier.ptx.lexer import DOT, IDENT, INT, PUNCT, STRING, Token
-from mbarrier.ptx.operands import OperandParser
+from mbarrier.ptx.operands import _RESERVED, OperandParser
 
 # A data line may have any variable's type (ptxas 13.0 takes `.f32 1`, `.pred 1`), its items integers or
 # labels
@@ -98,7 +98,8 @@ class DebugParser(OperandParser):
     def data_item(self) -> None:
         """`-1`, `0x10`, `label`, `.debug_abbrev`, `label+4`, `label1-label2`."""
         x = self.toks[self.i]
-        if (x[0] == IDENT and x[1] != "_") or (x[0] == DOT and x[1] not in _DATA_TYPES):
+        if (x[0] == IDENT and x[1] != "_") or (
+                x[0] == DOT and x[1] not in _DATA_TYPES and x[1] not in _RESERVED):  # (a section's name)
             self.i += 1
             if self.at("+"):
                 self.i += 1

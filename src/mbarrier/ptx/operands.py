@@ -13,6 +13,7 @@ from __future__ import annotations
 from mbarrier.ptx import ast
 from mbarrier.ptx.ast import Pos
 from mbarrier.ptx.cursor import Cursor
+from mbarrier.ptx.fastpath import VARIABLE_TYPES
 from mbarrier.ptx.lexer import DOT, FLOAT, IDENT, INT, PUNCT, Token
 from mbarrier.ptx.literals import float_imm, int_value
 
@@ -189,10 +190,31 @@ class OperandParser(Cursor):
                 return v
             if text == "(":
                 self.i += 1
+                c = toks[self.i]
+                if c[0] == DOT and c[1] in VARIABLE_TYPES:
+                    # a cast, `(.s64)`, `(.u64)` (PTX ISA 4.6.1; ptxas takes any variable's type)
+                    self.i += 1
+                    self.expect(")", "')' closing the cast")
+                    self.nest()
+                    v = self.unary()
+                    self.unnest()
+                    return self.cast(c, v)
                 v = self.expr(0)
                 self.expect(")", "')' closing the expression")
                 return v
         raise self.error("a constant expression")
+
+    def cast(self, t: Token, v: Value) -> Value:
+        """The value cast to an integer type (wrapped to its width, signed or not); None for the rest."""
+        bits = "".join(ch for ch in t[1] if ch.isdigit())
+        if isinstance(v, float):
+            raise self.fatal(f"Integer constant expression expected (a cast of {v})", t)
+        if v is None or t[1][1] not in "bsu" or not bits:
+            return None
+        v &= (1 << int(bits)) - 1
+        if t[1][1] == "s" and v >> (int(bits) - 1):
+            v -= 1 << int(bits)
+        return v
 
     def binary(self, op: Token, a: Value, b: Value) -> Value:
         if a is None or b is None:
