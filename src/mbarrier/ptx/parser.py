@@ -155,6 +155,17 @@ class _Parser(DebugParser):
                     raise self.error("a directive at module level (.version, .target, .entry, .func, ...)")
                 declarations += decls
                 continue
+            if text == "@" and self.dwarf(t):
+                # `@@DWARF ...` (PTX ISA 11.6, deprecated): ptxas skips the rest of the line
+                i = self.i
+                self.i += 3
+                if toks[self.i][2] != t[2] or toks[self.i][0] == EOF:
+                    raise self.error("the rest of the @@DWARF line")
+                while toks[self.i][2] == t[2] and toks[self.i][0] != EOF:
+                    self.i += 1
+                directives.append(ast.Directive("@@DWARF", tuple(x[1] for x in toks[i + 3:self.i]),
+                                                Pos(t[2], t[3])))
+                continue
             if kind != DOT:
                 raise self.error("a directive at module level (.version, .target, .entry, .func, ...)")
             if text == ".version":
@@ -191,6 +202,14 @@ class _Parser(DebugParser):
                     declarations.append(item)
         return ast.Module(version, targets, address_size, tuple(functions), tuple(declarations),
                           tuple(directives), self.path, tuple(self.text.split("\n")))
+
+    def dwarf(self, t: Token) -> bool:
+        """Does `@@DWARF` start at t (written without blanks)?"""
+        if self.i + 3 >= len(self.toks):
+            return False
+        a, d = self.toks[self.i + 1], self.toks[self.i + 2]
+        return (a[1] == "@" and d[1] == "DWARF" and a[2] == d[2] == t[2] and a[3] == t[3] + 1
+                and d[3] == t[3] + 2)
 
     def version(self) -> tuple[int, int]:
         t = self.toks[self.i]
