@@ -140,6 +140,13 @@ BODY = [
     "mov.f32 %f1, (.s64)1.5;", "mov.u64 %rd1, (.f32)1;", "mov.u64 %rd1, (.pred)1;", "mov.u64 %rd1, (.bf16)1;",
     "mov.u64 %rd1, (.u128)1;", "mov.u64 %rd1, (.v2)1;", "mov.u64 %rd1, (.shared)1;",
     "mov.u64 %rd1, (.texref)1;",
+    # WARP_SZ, the predefined constant 32, wherever a number may stand
+    "add.u32 %r1, %r1, WARP_SZ*2;", "add.u32 %r1, %r1, (WARP_SZ);", "add.u32 %r1, %r1, -WARP_SZ;",
+    ".reg .b32 %q<WARP_SZ>;", ".shared .b8 b[WARP_SZ*2];", ".shared .b8 b[2][WARP_SZ];",
+    "ld.shared.u32 %r1, [sym+WARP_SZ];", "ld.shared.u32 %r1, [WARP_SZ];", "ld.shared.u32 %r1, sym[WARP_SZ];",
+    ".shared .align WARP_SZ .b8 c[4];", "call.uni f, (WARP_SZ);", "mov.u32 %r1, {WARP_SZ};",
+    "mov.u32 %r1, %WARP_SZ;", "mov.u32 %r1, WARP_SZX;", ".reg .b32 WARP_SZ;", "WARP_SZ: ret;",
+    "@WARP_SZ bra k;", "mov.u32 %r1, WARP_SZ;", "ld.shared.u32 %r1, [WARP_SZ+4];",
     "@%p1 _ ;", "@%p1 .x bra k;", "@%p1 @%p1 bra k;", "@%p1 L9: bra k;", "@%p1|%p2 bra k;", "@1 bra k;",
 ]
 
@@ -266,7 +273,8 @@ MODULES = [
         ".section .debug_str { .b8 .section }\n", ".section .debug_str { .b8 1, .reg }\n",
         '@@DWARF .section .debug_info, "", @progbits\n', "@@DWARF\n.visible .entry k() { ret; }\n",
         "@ @DWARF .byte 1\n", "@@dwarf .byte 1\n", ".visible .entry k() { ret; } @@DWARF .byte 1\n", "@",
-        "@@", "@@DWARF")),
+        "@@", "@@DWARF", ".global .u32 x = WARP_SZ + 1;\n", ".global .u32 x[WARP_SZ];\n",
+        ".entry k() .maxntid WARP_SZ { ret; }\n", ".func f(.param .b32 a[WARP_SZ]) { ret; }\n")),
     ".version 8.0\n.target sm_90\n.target sm_90\n.address_size 64\n.address_size 64\n",
     ".version 8.0\n.target sm_90\n.global .b32 x;\n.address_size 64\n",
     '.version 8.0\n.target sm_90\n.file 1 "x.cu"\n.target sm_90\n',

@@ -20,7 +20,7 @@ Token = tuple[int, str, int, int]
 # Token kinds. Their values are the group numbers in _TOKEN below (`m.lastindex`).
 DOT: Final = 1  # a directive, type or qualifier: `.reg`, `.shared::cta`, `.2d`, `.16x64b`
 FLOAT: Final = 2  # `0f3F800000`, `0d3FF0000000000000`, `1.5`, `1e-3`
-INT: Final = 3  # `42`, `0x1F`, `017`, `0b101`, `7U`
+INT: Final = 3  # `42`, `0x1F`, `017`, `0b101`, `7U`, `WARP_SZ` (the predefined constant 32)
 IDENT: Final = 4  # `%r1`, `$L__BB0_2`, `_Z1kPi`, `mbarrier`, `_` (the sink)
 STRING: Final = 5  # `"nounroll"`
 COMMENT: Final = 6  # `// ...` up to the end of the line (dropped)
@@ -35,7 +35,7 @@ _TOKEN: Final = re.compile(
     rf"(\.[A-Za-z]{_FOLLOW}*(?:::{_FOLLOW}+)*|\.[0-9]+(?:d(?:ms)?|x[0-9]+b(?:x[0-9]+)?)(?!{_FOLLOW}))"
     rf"|(0[fF][0-9A-Fa-f]{{8}}|0[dD][0-9A-Fa-f]{{16}}"
     rf"|[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?|[0-9]+[eE][-+]?[0-9]+)"
-    rf"|(0[xX][0-9A-Fa-f]+U?|0[bB][01]+U?|0[0-7]*U?|[1-9][0-9]*U?)"
+    rf"|(0[xX][0-9A-Fa-f]+U?|0[bB][01]+U?|0[0-7]*U?|[1-9][0-9]*U?|WARP_SZ(?!{_FOLLOW}))"
     rf"|([A-Za-z]{_FOLLOW}*|[_$%]{_FOLLOW}+|_)"
     r'|("(?:[^"\\\n]|\\.)*")'
     r"|(//.*)"
@@ -107,7 +107,8 @@ def _scan(text: str, path: str, built: list[ast.Statement] | None) -> list[Token
         text = _blank_block_comments(text, path)
     if "#" in text:
         text = _MARKER.sub(lambda m: " " * len(m.group()), text)
-    if any(c in text for c in _NOT_BLANK):  # the general tokens say what ptxas says of them
+    # the general tokens say what ptxas says of these (and the fast path would read WARP_SZ as a name)
+    if any(c in text for c in _NOT_BLANK) or "WARP_SZ" in text:
         built = None
     if not text.isascii():
         _non_ascii(text, path)

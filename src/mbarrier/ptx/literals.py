@@ -9,9 +9,12 @@ from mbarrier.ptx import ast
 
 
 def int_value(text: str) -> int | None:
-    """The value of an integer literal, or None if it is not one (`09` is not octal)."""
+    """The value of an integer literal, or None if it is not one (`09` is not octal). `WARP_SZ` is one:
+    the predefined constant 32 (PTX ISA 10.2, ptxas reads it wherever a number may stand)."""
     neg = text[:1] == "-"
     s = text[1:] if neg else text
+    if s == "WARP_SZ":
+        return -32 if neg else 32
     if s[-1:] == "U":
         s = s[:-1]
     try:
