@@ -107,8 +107,9 @@ def _scan(text: str, path: str, built: list[ast.Statement] | None) -> list[Token
         text = _blank_block_comments(text, path)
     if "#" in text:
         text = _MARKER.sub(lambda m: " " * len(m.group()), text)
-    # the general tokens say what ptxas says of these (and the fast path would read WARP_SZ as a name)
-    if any(c in text for c in _NOT_BLANK) or "WARP_SZ" in text:
+    # the general tokens say what ptxas says of these (and the fast path would read WARP_SZ as a name;
+    # looking for "W" first costs 2 us where "WARP_SZ" costs 100 on 300 kB)
+    if any(c in text for c in _NOT_BLANK) or ("W" in text and "WARP_SZ" in text):
         built = None
     if not text.isascii():
         _non_ascii(text, path)
