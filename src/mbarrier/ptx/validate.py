@@ -49,6 +49,7 @@ from mbarrier.spec.modifiers import (
     WORD_MESSAGES,
 )
 from mbarrier.spec.targets import (
+    LATEST_VERSION,
     TARGET_MIN_VERSION,
     Target,
     Version,
@@ -147,6 +148,15 @@ def validate(module: ast.Module, target: str | None = None) -> list[Diagnostic]:
                   1)
         out.append(Diagnostic("error", at, 1, MESSAGES["target-version"].format(
             version=format_version(version), target=tgt.name), RULE_IDS["target-version"], module.path))
+    if version > LATEST_VERSION:
+        # ptxas 13.0 stops here ("Unsupported .version"); a newer ptxas takes the module. Rather than
+        # refuse what the user's toolkit may accept, say what the verdicts below are worth.
+        at = next((i + 1 for i, s in enumerate(module.source_lines) if s.lstrip().startswith(".version")), 1)
+        out.append(Diagnostic("warning", at, 1, (
+            f".version {format_version(version)} is newer than PTX ISA {format_version(LATEST_VERSION)}, the "
+            f"last this lint models (ptxas 13.0 stops: Unsupported .version {format_version(version)}): "
+            f"the instructions are judged as under {format_version(LATEST_VERSION)}"),
+            "version-beyond-model", module.path))
     ctx = Context(version, tgt)
     # ptxas resolves names in a pass of its own after the whole file's other checks, and only when
     # none of them was fatal (measured): so unknown symbols are held back until the end.
