@@ -26,6 +26,7 @@ build inline_asm_sm80.cu inline_asm_sm80.sm_80.ptx -arch=sm_80
 build generic_mix.cu generic_mix.sm_90.ptx -arch=sm_90
 build generic_mix.cu generic_mix.sm_90.G.ptx -arch=sm_90 -G
 build generic_mix.cu generic_mix.sm_100a.ptx -arch=sm_100a
+build nvcc_features.cu nvcc_features.sm_90a.ptx -arch=sm_90a
 # Triton kernels (needs `pip install triton`; no GPU needed: triton.compile with an explicit GPUTarget).
 if python3 -c "import triton" 2>/dev/null; then
   TRITON_DEFAULT_FP_FUSION=1 python3 triton_kernels.py
