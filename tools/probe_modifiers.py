@@ -27,7 +27,8 @@ P0 = ast.Pos(0, 0)
 #: Candidate modifier words, from the PTX ISA's instruction sections (9.7: the syntax blocks of the
 #: integer, floating-point, comparison, logic, data-movement, conversion, texture/surface, control
 #: flow, synchronization, warp-level matrix, tensor-core (wgmma/tcgen05), bulk-copy and tensor-map
-#: instructions), the words of the repository's .ptx files, and words no instruction has.
+#: instructions), the words of the repository's .ptx files, the module and function directives (most
+#: of them end ptxas's parse wherever they stand in an instruction), and words no instruction has.
 VOCABULARY: tuple[str, ...] = tuple(dict.fromkeys("""
 .b8 .b16 .b32 .b64 .b128 .u8 .u16 .u32 .u64 .s8 .s16 .s32 .s64 .f16 .f32 .f64 .f16x2 .bf16 .bf16x2
 .tf32 .e4m3 .e5m2 .e4m3x2 .e5m2x2 .e2m1 .e2m1x2 .e3m2 .e2m3 .e3m2x2 .e2m3x2 .ue8m0x2 .u4 .s4 .b1 .pred
@@ -60,6 +61,10 @@ VOCABULARY: tuple[str, ...] = tuple(dict.fromkeys("""
 .range .global_address .rank .box_dim .global_dim .global_stride .element_stride .elemtype
 .swizzle_mode .b1024 .replace .try_cancel .query_cancel .multicast::cluster::all .ld_reduce
 .acc::f32 .gl .mask .texref .samplerref .surfref .entry .func .extern .visible .align
+.loc .pragma .attribute .target .file .section .common .callprototype .version .address_size
+.branchtargets .calltargets .maxntid .reqntid .minnctapersm .maxnctapersm .maxnreg .explicitcluster
+.reqnctapercluster .maxclusterrank .blocksareclusters .noreturn .abi_preserve .abi_preserve_control
+.managed .ptr
 .foo .zzz .xyz .NOCOMPLETE .Release .shared::foo .L2::foo .L1::foo .cta_group::3 .multicast::cta
 .mbarrier::complete_tx::foo .tile::gather8 .kind::foo
 """.split()))

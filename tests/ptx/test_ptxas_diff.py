@@ -11,9 +11,11 @@ import pytest
 
 from mbarrier.ptx.ast import Instruction
 from mbarrier.ptx.parser import parse
-from mbarrier.ptx.validate_oracle import CRASHED, Outcome, compare, ptxas_verdicts
+from mbarrier.ptx.validate import validate
+from mbarrier.ptx.validate_oracle import CRASHED, Outcome, compare, ptxas_verdicts, run_ptxas
 from mbarrier.ptx.validate_variants import Case, cases
 from mbarrier.spec.forms import INSTRUCTIONS
+from mbarrier.spec.modifiers import WORD_MESSAGES
 from mbarrier.spec.targets import Version, format_version
 
 #: Each PTX ISA version where a gate of the family opens, on each target the brief names.
@@ -96,3 +98,17 @@ def _instr_of(text: str) -> Instruction:
     module = parse(head + text + "\n}\n", "<case>")
     (instr,) = [s for s in module.functions[0].body or () if isinstance(s, Instruction)]
     return instr
+
+
+def test_directive_words_end_the_parse_of_any_instruction() -> None:
+    """A directive word (`.func`, `.loc`, `.align` ...) among an instruction's modifiers is a syntax error
+    to ptxas whatever the instruction: lint says the same, at the same line, family or not."""
+    words = sorted(w for w, said in WORD_MESSAGES.items() if "syntax" in said)
+    assert {".func", ".loc", ".align", ".maxntid"} <= set(words)
+    head = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<3>;\n"
+    for instr in ("cvt.rn{}.f32.s32 %r1, %r2;", "add{}.u32 %r1, %r2, 1;"):
+        for w in words:
+            text = head + instr.format(w) + "\nret;\n}\n"
+            by_line, _ = run_ptxas(text, "sm_90")
+            ours = {(d.severity, d.message) for d in validate(parse(text, "k.ptx"))}
+            assert by_line == {7: ours} and ours == {("fatal", f"Parsing error near '{w}': syntax error")}, w

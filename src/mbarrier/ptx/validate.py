@@ -246,10 +246,17 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     vectors = [v for op in instr.operands
                for v in (op.items if isinstance(op, ast.Address) else (op,)) if isinstance(v, ast.Vector)]
     if form is None:
-        if instr.opcode in FAMILY_OPCODES:
-            for m in instr.qualifiers:
+        # ptxas reads directive words (`.func`, `.loc`, `.align` ...) as such wherever they stand: in
+        # any instruction they end the parse (spec.modifiers, measured)
+        directive = next((m for m in instr.qualifiers if "syntax" in WORD_MESSAGES.get(m, ())), None)
+        family = instr.opcode in FAMILY_OPCODES
+        if family:
+            for m in instr.qualifiers[:instr.qualifiers.index(directive) if directive else None]:
                 if m not in MODIFIERS and "unknown" in WORD_MESSAGES.get(m, ("unknown",)):
                     line.add("unknown-modifier", mod=m)
+        if directive is not None:
+            line.add("modifier-parse", severity="fatal", mod=directive)
+        elif family:
             line.add("unknown-instruction", opcode=instr.opcode)
         return
     # ptxas's order (measured): a word it cannot parse (fatal), the words themselves, a misplaced
