@@ -123,3 +123,21 @@ def test_dynamic_shared_memory_size(capsys: pytest.CaptureFixture[str], tmp_path
     assert code == 2 and "outside the" in out  # the default 48 KiB
     code, out, _ = _run(capsys, str(f), "--grid", "1", "--block", "1", "--dynamic-shared", "65536")
     assert code == 0
+
+
+def test_a_kernel_ptxas_would_not_assemble_runs_with_a_warning(capsys: pytest.CaptureFixture[str],
+                                                                tmp_path: Path) -> None:
+    """`.release` without a scope: ptxas refuses the line, the manual defines what it does. run and check
+    say so on stderr (lint's first error and how many), then run it; a clean kernel gets no warning."""
+    f = tmp_path / "k.ptx"
+    f.write_text(PTX_HEAD + ".visible .entry k()\n{\n.reg .b64 %rd<3>;\n.shared .align 8 .b64 bar;\n"
+                 "mbarrier.init.shared.b64 [bar], 2;\nmbarrier.arrive.release.shared.b64 %rd1, [bar];\n"
+                 "mbarrier.arrive.release.shared.b64 %rd2, [bar];\nret;\n}\n")
+    code, out, err = _run(capsys, str(f), "--grid", "1", "--block", "1")
+    assert code == 0 and "outcome: all 1 threads exited" in out
+    assert err.startswith("warning: ptxas would not assemble this module: ")
+    assert f"{f}:9:16: error: Modifier '.release' requires scope" in err and "(and 1 more)" in err
+    assert main(["check", str(f), "--grid", "1", "--block", "1"]) == 0
+    assert "warning: ptxas would not assemble" in capsys.readouterr().err
+    _, _, err = _run(capsys, RING, "--grid", "1", "--block", "160", "--seed", "3")
+    assert "warning" not in err

@@ -76,7 +76,7 @@ class Progress:
 
 def trace_of(args: argparse.Namespace) -> object:
     def trace(f: Finding) -> list[TraceStep]:
-        _, m = load_launch(args)
+        _, m = load_launch(args, warn=False)
         r = run(m, Replay(f.schedule), max_steps=len(f.aids), trace=True)
         return r.trace or []
     return trace

@@ -15,6 +15,7 @@ from mbarrier.explore import RandomScheduler, Replay, ScheduleError, run
 from mbarrier.explore.run import DEFAULT_MAX_STEPS
 from mbarrier.ptx import ast
 from mbarrier.ptx.diagnostics import PtxSyntaxError
+from mbarrier.ptx.validate import validate
 from mbarrier.report.run import format_outcome, format_trace
 from mbarrier.sim import Buffer, LaunchError, Machine, launch, load
 from mbarrier.sim.races import track
@@ -91,9 +92,9 @@ def parse_args(items: list[str]) -> dict[str | int, int | Buffer]:
     return out
 
 
-def load_launch(args: argparse.Namespace) -> tuple[ast.Module, Machine]:
+def load_launch(args: argparse.Namespace, warn: bool = True) -> tuple[ast.Module, Machine]:
     """The parsed module and the machine launched as the options describe (UsageError otherwise).
-    Shared by run, check and export."""
+    Shared by run, check and export. `warn`: say on stderr when ptxas would not assemble the module."""
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"{args.file}: no such file")
@@ -101,6 +102,8 @@ def load_launch(args: argparse.Namespace) -> tuple[ast.Module, Machine]:
         module = load(path)
     except PtxSyntaxError as e:
         raise UsageError(f"{args.file} does not parse:\n{e}") from None
+    if warn:
+        warn_if_ptxas_rejects(module)
     try:
         m = launch(module, args.kernel, grid=parse_dims(args.grid, "grid") or 1,
                    block=parse_dims(args.block, "block") or 1, cluster=parse_dims(args.cluster, "cluster"),
@@ -108,6 +111,17 @@ def load_launch(args: argparse.Namespace) -> tuple[ast.Module, Machine]:
     except LaunchError as e:
         raise UsageError(str(e)) from None
     return module, m
+
+
+def warn_if_ptxas_rejects(module: ast.Module) -> None:
+    """The simulator runs what the manual defines, even where ptxas refuses the text (a `.release`
+    without a scope, a missing `.noComplete` on sm_8x ...): the user should know the kernel as written
+    would not assemble. Lint's errors (its warnings are hazards, which the run itself reports)."""
+    errors = [d for d in validate(module) if d.severity != "warning"]
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        sys.stderr.write(f"warning: ptxas would not assemble this module: {errors[0].format()}{more}; "
+                         f"`mbarrier lint {module.path}` lists them. Running it as written.\n")
 
 
 def main(args: argparse.Namespace) -> int:
