@@ -480,3 +480,46 @@ def test_the_docs_table_is_the_data() -> None:
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "lint.md").read_text()
     assert markdown_table() in doc
+
+
+def test_no_complete_with_shared_cluster_only_where_an_mbarrier_instruction_takes_a_state_space() -> None:
+    """9.7.13.15.13: `.noComplete` goes with `.shared{::cta}` only; ptxas says so on every
+    `mbarrier.*` instruction with a state space (even `init`, which takes no `.noComplete`), but not
+    on `mbarrier.pending_count` (no state space) nor on `cp.async.mbarrier.arrive` (measured)."""
+    combine = "Modifier '.shared::cluster' cannot be combined with modifier '.noComplete'"
+    assert combine in messages("mbarrier.init.noComplete.shared::cluster.b64 [%rd2], 1;")
+    assert combine in messages("mbarrier.try_wait.noComplete.shared::cluster.b64 %p1, [%rd2], %rd2;")
+    assert messages("mbarrier.pending_count.noComplete.shared::cluster.b64 %r1, %rd2;") == {
+        "Illegal modifier '.noComplete' for instruction 'mbarrier.pending_count'",
+        "No state space qualifier expected for instruction 'mbarrier.pending_count'"}
+    assert messages("cp.async.mbarrier.arrive.noComplete.shared::cluster.b64 [%rd2];") == {
+        "Illegal modifier '.noComplete' for instruction 'cp.async.mbarrier.arrive'",
+        "Illegal modifier '::cluster' for instruction 'cp.async.mbarrier.arrive'"}
+
+
+def test_a_refused_sink_leaves_the_state_space_of_the_address_variable() -> None:
+    """A sink where the wait (or, before PTX ISA 7.1, the arrive) takes none is fatal; ptxas still
+    says that the address's variable is in a state space the instruction does not take, and nothing
+    else of the addresses (measured)."""
+    fatal = "Result discard mode is not allowed for instruction '{}'"
+    illegal = "Illegal state space for address operand 'lb' with instruction '{}'"
+    for text, name, version in (("mbarrier.try_wait.shared::cta.b64 _, [lb], 1;", "mbarrier.try_wait", "9.0"),
+                                ("mbarrier.test_wait.b64 _, [lb+8], %rd1;", "mbarrier.test_wait", "9.0"),
+                                ("mbarrier.arrive.shared.b64 _, [lb];", "mbarrier.arrive", "7.0")):
+        target = "sm_90" if version == "9.0" else "sm_80"
+        got = messages(".local .align 8 .b64 lb;", text, version=version, target=target)
+        assert got == {fatal.format(name), illegal.format(name)}, text
+    # no mismatch, no immediate address: the sink hides them
+    assert messages("mbarrier.test_wait.b64 _, [8], %rd1;") == {fatal.format("mbarrier.test_wait")}
+
+
+def test_the_second_of_several_state_spaces_governs_an_arrive_or_wait_address() -> None:
+    """ptxas compares the address of an arrive or a wait with the second state space written (the
+    last of two), and that of `init` with the first (measured)."""
+    mismatch = "State space mismatch between instruction and address in instruction 'mbarrier.{}'"
+    assert mismatch.format("try_wait") not in messages(
+        "mbarrier.try_wait.shared.shared::cta.global.b64 %p1, [bar], %rd2;")
+    assert mismatch.format("try_wait") in messages(
+        "mbarrier.try_wait.shared.global.shared.b64 %p1, [bar], %rd2;")
+    assert mismatch.format("arrive") in messages("mbarrier.arrive.shared.global.b64 %rd1, [bar];")
+    assert mismatch.format("init") in messages("mbarrier.init.global.shared.shared.b64 [bar], 1;")

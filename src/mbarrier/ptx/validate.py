@@ -27,7 +27,6 @@ from mbarrier.spec.forms import (
     INSTRUCTIONS,
     MAX_VECTOR,
     MESSAGES,
-    MODIFIER_CONSTRAINTS,
     MODIFIER_GATES,
     MODIFIERS,
     NON_ADDRESS_TYPES,
@@ -325,8 +324,8 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     roles = frozenset(s.role for s in slots)
     sink = bool(instr.operands) and isinstance(instr.operands[0], ast.Sink)
     _check_semantics(form, facts, roles, sink, ctx, line)
-    if not line.pending_fatal:  # a refused sink hides the addresses too
-        _check_addresses(form, instr, slots, facts, scope, line)
+    # a refused sink hides the addresses too, all but the state space of their variables (measured)
+    _check_addresses(form, instr, slots, facts, scope, line, spaces_only=line.pending_fatal)
     _check_immediates(form, instr, slots, line)
     _check_gates(form, facts, roles, sink, ctx, line)
 
@@ -857,7 +856,7 @@ def _check_semantics(form: Instr, facts: _Facts, roles: frozenset[str], sink: bo
             line.add("sem-needs-scope", mod=sem, name=form.name)
         if scope and not sem and form.scope_needs_sem:
             line.add("scope-needs-sem", mod=scope, name=form.name)
-    for c in (*(MODIFIER_CONSTRAINTS if form.object_rules else ()), *form.constraints):
+    for c in form.constraints:
         if c.early != early or not c.when.holds(words, roles, sink):
             continue
         if c.below_sm is not None or c.below_version is not None:
@@ -870,29 +869,36 @@ def _check_semantics(form: Instr, facts: _Facts, roles: frozenset[str], sink: bo
 
 
 def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...], facts: _Facts,
-                     scope: Scope, line: _Line) -> None:
+                     scope: Scope, line: _Line, spaces_only: bool = False) -> None:
+    """`spaces_only`: after a refused sink ptxas still says "Illegal state space for address
+    operand" of a variable, and nothing else of the addresses (measured on the arrive and wait
+    forms, `mbarrier.try_wait.b64 _, [gbar], %rd1;`)."""
     for slot, op in zip(slots, instr.operands, strict=False):
         if slot.kind not in ("addr", "tensor") or not isinstance(op, ast.Address):
             continue
         if op.base is None:
-            line.add("address-immediate", op.pos)
+            if not spaces_only:
+                line.add("address-immediate", op.pos)
             continue
         sym = scope.lookup(op.base.name)
         if sym is None:  # an undeclared base: ptxas also names it in its "Unknown symbol" pass
-            line.add("operand-type", op.pos, name=form.name)
+            if not spaces_only:
+                line.add("operand-type", op.pos, name=form.name)
             continue
         if sym.space == ".reg":
-            if sym.type in NON_ADDRESS_TYPES and slot.kind != "tensor":  # tensorMap: any register
-                line.add("address-type", op.base.pos, symbol=sym.name, type=sym.type)
+            if sym.type in NON_ADDRESS_TYPES and slot.kind != "tensor" and not spaces_only:
+                line.add("address-type", op.base.pos, symbol=sym.name, type=sym.type)  # tensorMap: any
             continue
         if sym.space not in slot.spaces and slot.space_message:
             line.add("address-space", op.base.pos, symbol=sym.name, name=form.name)
+        if spaces_only:
+            continue
         if slot.exact_space and len(facts.spaces) <= (slot.governed_by or 0):
             continue
         if slot.governed_by is not None:  # with fewer state spaces than slots, the last one
             given = facts.spaces[min(slot.governed_by, len(facts.spaces) - 1)] if facts.spaces else None
         else:
-            given = facts.spaces[form.address_space] if facts.spaces else None
+            given = facts.spaces[min(form.address_space, len(facts.spaces) - 1)] if facts.spaces else None
         if given is not None and given.partition("::")[0] != sym.space:
             line.add("address-mismatch", op.base.pos, name=form.name)
 

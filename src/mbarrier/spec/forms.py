@@ -379,7 +379,8 @@ class Instr:
     constraints: tuple[Constraint, ...] = ()
     address_space: int = 0
     """Which of several state-space modifiers ptxas compares with the address's variable: 0 the
-    first, -1 the last (measured; it differs between instructions)."""
+    first, 1 the second (the last of two, the first of one; measured: it differs between
+    instructions, and of three or four the arrive and wait forms take the second)."""
     marker: str | None = None
     """A modifier that makes the instruction ours wherever it stands (fence's `.mbarrier_init`)."""
     marker_implied: bool = False
@@ -396,7 +397,7 @@ class Instr:
     """Operand lists of the instruction's forms that are not ours (cp.async.bulk's .bulk_group
     copies): operands that fit one make ptxas report "Arguments mismatch" and go on (measured)."""
     object_rules: bool = True
-    """Whether the family-wide MODIFIER_GATES and MODIFIER_CONSTRAINTS apply (to the instructions
+    """Whether the family-wide MODIFIER_GATES apply (to the instructions
     on an mbarrier object; not to fence or cp.async.bulk)."""
     canonical: tuple[str, ...] = ()
     """Modifiers every legal use needs beyond the opcode (fence.mbarrier_init: .release.cluster)."""
@@ -444,12 +445,12 @@ MODIFIER_GATES: Final[tuple[Gate, ...]] = (
 _SHARED_CLUSTER = Gate(_feature(".shared::cluster"), Cond(has=(".shared::cluster",)), "9.7.13.15.13",
                        version=(8, 0), sm=90)
 
-#: 9.7.13.15.13/14: `.noComplete` goes with `.shared{::cta}` only; ptxas says so on every instruction
-#: where the word stands, even those that do not take it (measured).
-MODIFIER_CONSTRAINTS: Final[tuple[Constraint, ...]] = (
-    Constraint(Cond(has=(".noComplete", ".shared::cluster")), "combine", "9.7.13.15.13",
-               mod=".shared::cluster", other=".noComplete"),
-)
+#: 9.7.13.15.13/14: `.noComplete` goes with `.shared{::cta}` only; ptxas says so on every `mbarrier.*`
+#: instruction that takes a state space, even those that do not take the word (`mbarrier.init`,
+#: `try_wait`), but not on `mbarrier.pending_count` (no state space) nor on
+#: `cp.async.mbarrier.arrive` (measured).
+_NO_COMPLETE_CLUSTER = Constraint(Cond(has=(".noComplete", ".shared::cluster")), "combine", "9.7.13.15.13",
+                                  mod=".shared::cluster", other=".noComplete")
 
 #: ... and with `.release.cta` only, which ptxas checks on the arrive forms (measured).
 _NO_COMPLETE_ORDER = tuple(
@@ -487,14 +488,14 @@ def _arrive(op: str, section: str) -> tuple[Instr, Instr]:
     plain = Instr(
         ("mbarrier", f".{op}"), section,
         operands=((dest, ADDR), (dest, ADDR, COUNT)),
-        spaces=spaces, sems=sems, scopes=(".cta", ".cluster"), flags=(".noComplete",), address_space=-1,
+        spaces=spaces, sems=sems, scopes=(".cta", ".cluster"), flags=(".noComplete",), address_space=1,
         gates=_mbarrier(
             _intro(name), *_sem_gates(name, sems),
             Gate(_feature(f"{name} with count argument and without '.noComplete' modifier"),
                  Cond(roles=("count",), lacks=(".noComplete",)), section, version=(7, 8), sm=90),
         ),
         constraints=(
-            sink_cluster,
+            _NO_COMPLETE_CLUSTER, sink_cluster,
             Constraint(Cond(has=(".noComplete",), no_roles=("count",)), "illegal-modifier", section,
                        mod=".noComplete", name_suffix=" without count argument"),
             # 9.7.13.15.13: "for sm_8x, when the argument count is specified, the modifier
@@ -509,12 +510,12 @@ def _arrive(op: str, section: str) -> tuple[Instr, Instr]:
     expect = Instr(
         ("mbarrier", f".{op}", ".expect_tx"), section,
         operands=((STATE_DEST, ADDR, TX_COUNT),),
-        spaces=spaces, sems=sems, scopes=(".cta", ".cluster"), address_space=-1,
+        spaces=spaces, sems=sems, scopes=(".cta", ".cluster"), address_space=1,
         gates=_mbarrier(
             Gate(_feature(f"{name}.expect_tx"), ALWAYS, section, version=(8, 0), sm=90),
             *_sem_gates(f"{name}.expect_tx", sems),
         ),
-        constraints=(sink_cluster, *_NO_COMPLETE_ORDER),
+        constraints=(_NO_COMPLETE_CLUSTER, sink_cluster, *_NO_COMPLETE_ORDER),
     )
     return plain, expect
 
@@ -529,6 +530,7 @@ def _tx(op: str, section: str) -> Instr:
         scopes=(".cta", ".cluster"),
         gates=_mbarrier(Gate(_feature(name), ALWAYS, section, version=(8, 0), sm=90), _SCOPES,
                _CLUSTER_SCOPE),
+        constraints=(_NO_COMPLETE_CLUSTER,),
     )
 
 
@@ -548,8 +550,8 @@ def _wait(op: str, parity: bool) -> Instr:
     else:
         intro = _intro(name)
     return Instr(
-        path, section, operands=lists, sems=sems, scopes=(".cta", ".cluster"), address_space=-1,
-        gates=_mbarrier(intro, *_sem_gates(name, sems)),
+        path, section, operands=lists, sems=sems, scopes=(".cta", ".cluster"), address_space=1,
+        gates=_mbarrier(intro, *_sem_gates(name, sems)), constraints=(_NO_COMPLETE_CLUSTER,),
     )
 
 
@@ -745,9 +747,9 @@ UNCHECKED_PATHS: Final[tuple[tuple[str, ...], ...]] = (
 
 INSTRUCTIONS: Final[tuple[Instr, ...]] = (
     Instr(("mbarrier", ".init"), "9.7.13.15.9", operands=((ADDR, Slot("count", "value", ".b32")),),
-          gates=_mbarrier(_intro("mbarrier.init"))),
+          gates=_mbarrier(_intro("mbarrier.init")), constraints=(_NO_COMPLETE_CLUSTER,)),
     Instr(("mbarrier", ".inval"), "9.7.13.15.10", operands=((ADDR,),),
-          gates=_mbarrier(_intro("mbarrier.inval"))),
+          gates=_mbarrier(_intro("mbarrier.inval")), constraints=(_NO_COMPLETE_CLUSTER,)),
     _tx("expect_tx", "9.7.13.15.11"),
     _tx("complete_tx", "9.7.13.15.12"),
     _ARRIVE, _ARRIVE_EXPECT, _DROP, _DROP_EXPECT,
