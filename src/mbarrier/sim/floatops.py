@@ -110,12 +110,15 @@ def _nan_result(x: int, bits: int) -> int:
     return x | (1 << 51)
 
 
-def _special(x: int, bits: int) -> tuple[bool, bool, bool, bool]:
-    """(nan, infinite, zero, negative) of a bit pattern."""
+def _operand(x: int, bits: int, ftz: bool) -> tuple[int, bool, bool, bool, bool]:
+    """The input as the instruction sees it (a subnormal flushed under .ftz) and its (nan, infinite,
+    zero, negative) classes."""
+    if ftz:
+        x = flush(x, bits)
     _, _, frac, sign = _fmt(bits)
     mag = x & (sign - 1)
     inf = (sign - 1) ^ ((1 << frac) - 1)
-    return mag > inf, mag == inf, mag == 0, bool(x & sign)
+    return x, mag > inf, mag == inf, mag == 0, bool(x & sign)
 
 
 def _inf(bits: int, negative: bool) -> int:
@@ -129,9 +132,7 @@ def _exact(x: int, bits: int) -> Fraction:
 
 def rcp(x: int, bits: int, mode: str, ftz: bool) -> int:
     """rcp (PTX ISA 9.7.3.13): 1/x rounded in `mode`."""
-    if ftz:
-        x = flush(x, bits)
-    nan, inf, zero, neg = _special(x, bits)
+    x, nan, inf, zero, neg = _operand(x, bits, ftz)
     if nan:
         return _nan_result(x, bits)
     if inf:
@@ -150,9 +151,7 @@ def _mant_exp(v: Fraction) -> tuple[int, int]:
 
 def sqrt(x: int, bits: int, mode: str, ftz: bool) -> int:
     """sqrt (PTX ISA 9.7.3.15): correctly rounded in `mode`; sqrt(-0) = -0, negatives give NaN."""
-    if ftz:
-        x = flush(x, bits)
-    nan, inf, zero, neg = _special(x, bits)
+    x, nan, inf, zero, neg = _operand(x, bits, ftz)
     if nan:
         return _nan_result(x, bits)
     if zero:
@@ -174,9 +173,7 @@ def sqrt(x: int, bits: int, mode: str, ftz: bool) -> int:
 
 def rsqrt(x: int, bits: int, ftz: bool) -> int:
     """rsqrt.approx (PTX ISA 9.7.3.16), given as the correctly rounded 1/sqrt(x) (round to nearest)."""
-    if ftz:
-        x = flush(x, bits)
-    nan, inf, zero, neg = _special(x, bits)
+    x, nan, inf, zero, neg = _operand(x, bits, ftz)
     if nan:
         return _nan_result(x, bits)
     if zero:
@@ -274,9 +271,7 @@ def transcendental(fn: str, x: int, ftz: bool) -> int:
     (the hardware's result may differ within the error bound the ISA states), with the ISA's
     corner-case table for infinities, zeros and NaN."""
     bits = 32
-    if ftz:
-        x = flush(x, bits)
-    nan, inf, zero, neg = _special(x, bits)
+    x, nan, inf, zero, neg = _operand(x, bits, ftz)
     one = 0x3F800000
     if nan:
         return F32_NAN
