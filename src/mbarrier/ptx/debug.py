@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from mbarrier.ptx import ast
 from mbarrier.ptx.ast import Pos
-from mbarrier.ptx.fastpath import VARIABLE_TYPES
 from mbarrier.ptx.lexer import DOT, IDENT, INT, PUNCT, STRING, Token
 from mbarrier.ptx.operands import _RESERVED, OperandParser
+from mbarrier.spec.forms import VARIABLE_TYPES
 
 # A data line may have any variable's type (ptxas 13.0 takes `.f32 1`, `.pred 1`), its items integers or
 # labels

@@ -18,11 +18,7 @@ from typing import Final
 
 from mbarrier.ptx import ast
 from mbarrier.ptx.literals import float_imm, int_value
-from mbarrier.spec.forms import TYPES, VECTORS
-
-# The types a variable, parameter or .section data line may have: not those only instructions take
-# (ptxas 13.0: a syntax error at `.reg .bf16 x;`, `.global .u128 y;`)
-VARIABLE_TYPES: Final = TYPES - {".bf16", ".bf16x2", ".tf32", ".s128", ".u128"}
+from mbarrier.spec.forms import VARIABLE_TYPES, VECTORS
 
 NAME = r"(?:[A-Za-z][\w$]*|[_$%][\w$]+)"  # an identifier (PTX ISA 4.3), as in lexer.py's _TOKEN
 _IDENT = rf"(?:{NAME}|_)"  # or the sink

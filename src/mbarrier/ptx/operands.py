@@ -13,9 +13,9 @@ from __future__ import annotations
 from mbarrier.ptx import ast
 from mbarrier.ptx.ast import Pos
 from mbarrier.ptx.cursor import Cursor
-from mbarrier.ptx.fastpath import VARIABLE_TYPES
 from mbarrier.ptx.lexer import DOT, FLOAT, IDENT, INT, PUNCT, Token
 from mbarrier.ptx.literals import float_imm, int_value
+from mbarrier.spec.forms import VARIABLE_TYPES
 
 Value = int | float | None  # None: not a number we can compute (an operation ptxas would reject)
 

@@ -15,9 +15,8 @@ from mbarrier.ptx import ast
 from mbarrier.ptx.ast import Pos
 from mbarrier.ptx.debug import DebugParser
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
-from mbarrier.ptx.fastpath import VARIABLE_TYPES
 from mbarrier.ptx.lexer import BUILT, DOT, EOF, FLOAT, IDENT, INT, PUNCT, STRING, Token, scan, tokenize
-from mbarrier.spec.forms import STATE_SPACES, TYPES, VECTORS
+from mbarrier.spec.forms import STATE_SPACES, TYPES, VARIABLE_TYPES, VECTORS
 
 _new = tuple.__new__  # builds a node from a tuple of its flat fields in C (ast.py's nodes are named tuples)
 _LINKAGES = frozenset({".visible", ".extern", ".weak", ".common"})

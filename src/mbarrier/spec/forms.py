@@ -134,6 +134,9 @@ TYPES: Final[frozenset[str]] = frozenset(
     f".{k}{w}" for k in "bsu" for w in (8, 16, 32, 64, 128)
 ) | frozenset({".f16", ".f16x2", ".f32", ".f64", ".bf16", ".bf16x2", ".tf32", ".pred", ".e4m3", ".e5m2",
                ".e4m3x2", ".e5m2x2", ".texref", ".samplerref", ".surfref"})
+#: The types a variable, parameter or .section data line may have: not those only instructions take
+#: (ptxas 13.0: a syntax error at `.reg .bf16 x;`, `.global .u128 y;`).
+VARIABLE_TYPES: Final[frozenset[str]] = TYPES - {".bf16", ".bf16x2", ".tf32", ".s128", ".u128"}
 #: Vector declarations (PTX ISA 5.4.2) and their lengths.
 VECTORS: Final[dict[str, int]] = {".v2": 2, ".v4": 4, ".v8": 8}
 
