@@ -240,10 +240,14 @@ def check_instruction(instr: ast.Instruction, scope: Scope, ctx: Context, line: 
     line.flush()
 
 
+def _vectors(instr: ast.Instruction) -> list[ast.Vector]:
+    """The vector operands as written, those inside an address (a tensor map's coordinates) too."""
+    return [v for op in instr.operands
+            for v in (op.items if isinstance(op, ast.Address) else (op,)) if isinstance(v, ast.Vector)]
+
+
 def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> None:
     form, mods = resolve(instr)
-    vectors = [v for op in instr.operands
-               for v in (op.items if isinstance(op, ast.Address) else (op,)) if isinstance(v, ast.Vector)]
     if form is None:
         # ptxas reads directive words (`.func`, `.loc`, `.align` ...) as such wherever they stand: in
         # any instruction they end the parse (spec.modifiers, measured)
@@ -302,7 +306,7 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
         return
     for key, fmt in legality:  # a refused sink stops ptxas before it judges some modifiers
         fmt.pop("word", None)
-        if key == "vector-length" and not any(len(v.items) != fmt["size"] for v in vectors):
+        if key == "vector-length" and not any(len(v.items) != fmt["size"] for v in _vectors(instr)):
             continue  # (a vector word is compared with every vector operand as written)
         if not (fmt.pop("late", False) and line.pending_fatal):
             line.emit(key, None, "error", fmt)
