@@ -9,9 +9,8 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
-from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, UsageError
+from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, UsageError, options
 from mbarrier.cli.run import add_launch_options, load_launch
 from mbarrier.explore.check import DEFAULT_MAX_STATES, CheckResult, Finding, Options, Stats, check_machine
 from mbarrier.explore.run import TraceStep, run
@@ -28,9 +27,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "launch and report deadlocks and mbarrier undefined behaviour, each with a shortest "
                        "replayable schedule (mbarrier run --schedule S).")
     add_launch_options(p)
-    p.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES, metavar="N",
+    p.add_argument("--max-states", type=options.positive, default=DEFAULT_MAX_STATES, metavar="N",
                    help=f"stop after N distinct states (exit 3; default {DEFAULT_MAX_STATES:,})")
-    p.add_argument("--timeout", type=float, metavar="S", help="stop after S seconds (exit 3)")
+    p.add_argument("--timeout", type=options.seconds, metavar="S", help="stop after S seconds (exit 3)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--warp", action="store_true",
                    help="warp granularity: lanes of a warp at the same instruction step together (faster, "
@@ -46,8 +45,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="switch off happens-before tracking and race findings (faster)")
     p.add_argument("--no-sleep", action="store_true",
                    help="no sleep sets (they skip moves a sibling branch already covers: fewer transitions)")
-    p.add_argument("--max-findings", type=int, default=8, metavar="N", help="stop after N findings")
-    p.add_argument("--save-schedule", metavar="FILE", help="write the first finding's schedule to FILE")
+    p.add_argument("--max-findings", type=options.positive, default=8, metavar="N",
+                   help="stop after N findings (default 8)")
+    p.add_argument("--save-schedule", type=options.output_file, metavar="FILE",
+                   help="write the first finding's schedule to FILE")
     p.set_defaults(handler=main)
 
 
@@ -83,10 +84,6 @@ def trace_of(args: argparse.Namespace) -> object:
 
 
 def main(args: argparse.Namespace) -> int:
-    if args.max_states < 1:
-        raise UsageError("--max-states must be at least 1")
-    if args.timeout is not None and args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
     module, m = load_launch(args)
     progress = Progress(sys.stderr.isatty() and not args.json)
     opts = Options(max_states=args.max_states, timeout=args.timeout, reductions=not args.no_reduce,
@@ -99,7 +96,7 @@ def main(args: argparse.Namespace) -> int:
     finally:
         progress.done()
     if args.save_schedule and result.findings:
-        Path(args.save_schedule).write_text(result.findings[0].schedule + "\n")
+        options.write_output(args.save_schedule, result.findings[0].schedule + "\n", "--save-schedule")
     if args.json:
         json.dump(to_json(result), sys.stdout, indent=2)
         sys.stdout.write("\n")

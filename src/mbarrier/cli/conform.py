@@ -55,6 +55,8 @@ def _recorded(directory: Path | None) -> tuple[list[Recorded], str]:
         recs = records.load(path)
     except FileNotFoundError:
         raise UsageError(f"no conformance records at {path}; pass --records DIR, or run with --gpu") from None
+    except records.RecordError as e:
+        raise UsageError(f"malformed conformance record: {e}") from None
     if not recs:
         raise UsageError(f"{path} holds no recorded cases")
     gpus = sorted({f"{r.header['gpu']['name']} ({str(r.header['date'])[:10]})" for r in recs})

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from mbarrier.cli import EXIT_CLEAN, UsageError
+from mbarrier.cli import EXIT_CLEAN, UsageError, options
 from mbarrier.cli.run import add_launch_options, load_launch
 from mbarrier.explore.promela import ExportError, export_promela
 
@@ -19,7 +18,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "`spin -a M.pml && cc -DNOREDUCE -DVECTORSZ=65536 -o pan pan.c && ./pan`.")
     p.add_argument("--promela", action="store_true", required=True, help="write Promela (the only format)")
     add_launch_options(p)
-    p.add_argument("-o", "--output", metavar="FILE", help="write the model to FILE (default: stdout)")
+    p.add_argument("-o", "--output", type=options.output_file, metavar="FILE",
+                   help="write the model to FILE (default: stdout)")
     p.set_defaults(handler=main)
 
 
@@ -30,7 +30,7 @@ def main(args: argparse.Namespace) -> int:
     except ExportError as e:
         raise UsageError(f"{args.file}: {e}") from None
     if args.output:
-        Path(args.output).write_text(text)
+        options.write_output(args.output, text, "-o")
     else:
         sys.stdout.write(text)
     return EXIT_CLEAN

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError
+from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, options
 from mbarrier.explore import RandomScheduler, Replay, ScheduleError, run
 from mbarrier.explore.run import DEFAULT_MAX_STEPS
 from mbarrier.ptx import ast
@@ -31,18 +31,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "every step.")
     add_launch_options(p)
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--seed", type=int, default=0, help="seed of the random schedule (default 0)")
+    group.add_argument("--seed", type=options.integer, default=0,
+                       help="seed of the random schedule (default 0)")
     group.add_argument("--schedule", metavar="S",
                        help="replay a schedule string (or @FILE to read it from a file)")
-    p.add_argument("--burst", type=int, default=8,
+    p.add_argument("--burst", type=options.positive, default=8,
                    help="random schedule: each pick runs 1..BURST steps (default 8; 1 = a new pick per step)")
     p.add_argument("--trace", action="store_true", help="print every step and every barrier state change")
     p.add_argument("--no-races", action="store_true",
                    help="switch off happens-before tracking and race findings (faster)")
-    p.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS, metavar="N",
+    p.add_argument("--max-steps", type=options.positive, default=DEFAULT_MAX_STEPS, metavar="N",
                    help=f"stop after N steps (exit 3; default {DEFAULT_MAX_STEPS})")
-    p.add_argument("--save-schedule", metavar="FILE", help="write the run's schedule string to FILE")
-    p.add_argument("--dump", action="append", default=[], metavar="NAME[:COUNT]",
+    p.add_argument("--save-schedule", type=options.output_file, metavar="FILE",
+                   help="write the run's schedule string to FILE")
+    p.add_argument("--dump", action="append", default=[], type=options.dump, metavar="NAME[:COUNT]",
                    help="print the first COUNT (default 16) 32-bit words of a buffer argument or variable")
     p.set_defaults(handler=main)
 
@@ -58,7 +60,7 @@ def add_launch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--arg", action="append", default=[], metavar="P=VALUE|P=buf:BYTES",
                    help="a kernel argument by PTX name or 0-based position: an integer, or a zero-filled "
                    "buffer of BYTES bytes; 64-bit parameters left out get a zero-filled buffer")
-    p.add_argument("--dynamic-shared", type=int, metavar="BYTES",
+    p.add_argument("--dynamic-shared", type=options.non_negative, metavar="BYTES",
                    help="dynamic shared memory for .extern .shared arrays (default 48 KiB when the kernel "
                    "has any)")
 
@@ -126,6 +128,9 @@ def warn_if_ptxas_rejects(module: ast.Module) -> None:
 
 def main(args: argparse.Namespace) -> int:
     _, m = load_launch(args)
+    for name, _ in args.dump:  # before the run: a typo must not cost the run's verdict
+        if name not in m.buffers:
+            raise UsageError(f"--dump {name}: no buffer of that name (buffers: {', '.join(m.buffers)})")
     if args.schedule is not None:
         text = args.schedule
         if text.startswith("@"):
@@ -136,8 +141,6 @@ def main(args: argparse.Namespace) -> int:
         scheduler: Replay | RandomScheduler = Replay(text)
         how = "replay of the given schedule"
     else:
-        if args.burst < 1:
-            raise UsageError("--burst must be at least 1")
         scheduler = RandomScheduler(args.seed, burst=args.burst)
         how = f"random schedule, seed {args.seed}, bursts of 1..{args.burst} steps"
     out = sys.stdout
@@ -159,14 +162,10 @@ def main(args: argparse.Namespace) -> int:
         out.write(f"[thread {aid}] {text}" + ("" if text.endswith("\n") else "\n"))
     for line in format_outcome(result):
         out.write(line + "\n")
-    for spec in args.dump:
-        name, _, count = spec.partition(":")
-        if name not in m.buffers:
-            raise UsageError(f"--dump {name}: no buffer of that name (buffers: {', '.join(m.buffers)})")
+    for name, count in args.dump:
         base, size = m.buffers[name]
-        n = min(int(count or 16), size // 4)
-        words = [m.gmem.load(base + 4 * i, 4) for i in range(n)]
+        words = [m.gmem.load(base + 4 * i, 4) for i in range(min(count, size // 4))]
         out.write(f"{name}: {' '.join(str(w) for w in words)}\n")
     if args.save_schedule:
-        Path(args.save_schedule).write_text(result.schedule + "\n")
+        options.write_output(args.save_schedule, result.schedule + "\n", "--save-schedule")
     return EXIT_BY_OUTCOME[result.outcome]

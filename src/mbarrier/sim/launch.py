@@ -153,6 +153,9 @@ def _param_value(p: ast.Param, given: ArgValue | None, gmem: GlobalMemory,
         if not is_pointer_sized:
             raise LaunchError(f"parameter {p.name!r} ({p.type}) is not a pointer; it takes a value, "
                               "not a buffer")
+        if given.size > 1 << BUFFER_SLOT_BITS:
+            raise LaunchError(f"parameter {p.name!r}: a buffer of {given.size} bytes is more than the 4 GiB "
+                              "of address space a buffer has")
         base = gmem.allocate(given.size, given.name or p.name, given.data)
         buffers[p.name] = (base, given.size)
         return base.to_bytes(size, "little")
