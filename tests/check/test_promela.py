@@ -5,7 +5,6 @@ into its initial state."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -21,7 +20,6 @@ CORPUS = Path(sim.__file__).parent.parent / "examples" / "corpus"
 
 def spin_states(model: str, workdir: Path, por: bool = False) -> tuple[int, int, bool]:
     """(states stored, transitions, an error found) of SPIN's exhaustive search of `model`."""
-    assert shutil.which("spin"), "SPIN is required (apt-get install spin; .ci/run installs it)"
     (workdir / "model.pml").write_text(model)
     subprocess.run(["spin", "-a", "model.pml"], cwd=workdir, check=True, capture_output=True)
     flags = ["-O2", "-DSAFETY", "-DVECTORSZ=65536"] + ([] if por else ["-DNOREDUCE"])
@@ -37,6 +35,7 @@ def spin_states(model: str, workdir: Path, por: bool = False) -> tuple[int, int,
 CASES = [("handoff.ptx", 2), ("exit_drop.ptx", 3), ("exit_no_drop.ptx", 3), ("ring.ptx", 3)]
 
 
+@pytest.mark.tool("spin", "cc")
 @pytest.mark.parametrize(("name", "block"), CASES)
 def test_state_count_equals_spins(name: str, block: int, tmp_path: Path) -> None:
     module = sim.load(CORPUS / name)
@@ -48,6 +47,7 @@ def test_state_count_equals_spins(name: str, block: int, tmp_path: Path) -> None
     assert ours.stats.transitions + 1 == transitions
 
 
+@pytest.mark.tool("spin", "cc")
 def test_family_with_two_producers_matches_too(tmp_path: Path) -> None:
     p = tmp_path / "k.ptx"
     p.write_text(family.ring_ptx(2, 1, 1, 2))
@@ -58,6 +58,7 @@ def test_family_with_two_producers_matches_too(tmp_path: Path) -> None:
     assert ours.stats.states == spin_states(model, tmp_path)[0]
 
 
+@pytest.mark.tool("spin", "cc")
 def test_spin_finds_the_planted_deadlock_as_an_invalid_end_state(tmp_path: Path) -> None:
     module = sim.load(CORPUS / "ring_missing_arrive.ptx")
     model = export_promela(module, sim.launch(module, grid=1, block=3))

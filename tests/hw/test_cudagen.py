@@ -1,6 +1,5 @@
 """The CUDA generator: the PTX it emits per operation, and nvcc accepts what it writes."""
 
-import shutil
 import subprocess
 
 import pytest
@@ -57,7 +56,7 @@ def test_cluster_kernels_use_mapa_and_cluster_barriers():
     assert "barrier.cluster.arrive.release.aligned" in src
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA toolkit) is not on PATH")
+@pytest.mark.tool("nvcc")
 def test_nvcc_compiles_one_case_of_each_group(tmp_path):
     firsts = {}
     for c in catalogue():

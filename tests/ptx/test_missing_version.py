@@ -25,6 +25,7 @@ def _ptxas_line(path: str) -> tuple[int, str]:
     return int(head.rsplit("line ", 1)[1]), message
 
 
+@pytest.mark.tool("ptxas")
 @pytest.mark.parametrize("text", CASES)
 def test_missing_version_is_fatal_where_ptxas_says(text: str, tmp_path) -> None:
     path = tmp_path / "k.ptx"

@@ -41,7 +41,8 @@ def c_step() -> ModuleType:
         if compiler_at_hand():
             pytest.fail("a C compiler and Python.h are here but mbarrier.ptx._plainline was not built: "
                         "reinstall with `python3 -m pip install -e .`")
-        pytest.skip("no C compiler: the package runs the Python version only")
+        cc = sysconfig.get_config_var("CC")
+        pytest.skip(f"no {cc} or no Python.h: the package runs the Python step only")
     # as fastpath does at import (it does not when MBARRIER_PURE_PYTHON=1)
     module.configure(fastpath._heads, fastpath._guards, fastpath._pieces, fastpath._head, fastpath._guard,
                      fastpath._piece, fastpath._other_piece, fastpath.plain_instruction, fastpath.Instruction,
@@ -56,6 +57,7 @@ def same(line: str, lineno: int = 7) -> None:
     assert (c, repr(c)) == (py, repr(py)), line
 
 
+@pytest.mark.tool("cc")
 def test_real_lines() -> None:
     assert len(REAL_LINES) > 2000
     taken = 0
@@ -65,6 +67,7 @@ def test_real_lines() -> None:
     assert taken > len(REAL_LINES) // 3, "most lines of real modules are plain instructions"
 
 
+@pytest.mark.tool("cc")
 def test_mutated_real_lines() -> None:
     rng = random.Random(5)
     alphabet = " \t;,[]{}@!_+-|/.%$:0123456789abfxUdrp\r\x0b\x1cé"
@@ -106,12 +109,14 @@ def lines(draw: st.DrawFn) -> str:
     return line + (draw(BLANK.filter(bool)) + ops if ops else "") + draw(BLANK) + ";" + draw(TAIL)
 
 
+@pytest.mark.tool("cc")
 @settings(max_examples=3000, deadline=None)
 @given(lines(), st.integers(1, 1 << 40))
 def test_generated_lines(line: str, lineno: int) -> None:
     same(line, lineno)
 
 
+@pytest.mark.tool("cc")
 @settings(max_examples=1000, deadline=None)
 @given(st.text(alphabet=st.characters(max_codepoint=0x2030), max_size=60))
 def test_any_text(line: str) -> None:
@@ -119,6 +124,7 @@ def test_any_text(line: str) -> None:
     same(line + ";")
 
 
+@pytest.mark.tool("cc")
 def test_no_reference_kept() -> None:
     """Every reference the C step takes is given back: the cached verdicts and the line number are
     referenced as often after many calls (the results dropped) as before."""
@@ -134,6 +140,7 @@ def test_no_reference_kept() -> None:
     assert [sys.getrefcount(x) for x in watched] == before
 
 
+@pytest.mark.tool("cc")
 def test_package_uses_the_c_step() -> None:
     c_step()  # fails where a compiler is here but the step was not built
     if os.environ.get("MBARRIER_PURE_PYTHON", "") not in ("", "0"):

@@ -44,6 +44,7 @@ def _explain(bad: list[Outcome]) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.tool("ptxas")
 @pytest.mark.parametrize("pair", PAIRS, ids=[f"{format_version(v)}-{t}" for v, t in PAIRS])
 def test_same_verdicts_as_ptxas(outcomes: dict[tuple[Version, str], list[Outcome]],
                                 pair: tuple[Version, str]) -> None:
@@ -54,6 +55,7 @@ def test_same_verdicts_as_ptxas(outcomes: dict[tuple[Version, str], list[Outcome
     assert len(crashed) <= len(got) // 1000, f"ptxas gave no verdict on {len(crashed)} cases: {crashed[:3]}"
 
 
+@pytest.mark.tool("ptxas")
 def test_the_corpus_is_large_and_mixed(outcomes: dict[tuple[Version, str], list[Outcome]]) -> None:
     everything = [o for os in outcomes.values() for o in os]
     assert len(everything) >= 3000
@@ -72,6 +74,7 @@ def test_the_corpus_is_large_and_mixed(outcomes: dict[tuple[Version, str], list[
             "cp.async.mbarrier.arrive", "fence", "cp.async.bulk", "cp.async.bulk.tensor"} <= families
 
 
+@pytest.mark.tool("ptxas")
 def test_the_arrive_forms_under_a_version_the_target_does_not_take() -> None:
     """ptxas refuses `.version 7.7` with `.target sm_90` at the .target line, but still judges each
     instruction against both: count without .noComplete needs PTX ISA 7.8 on every target
@@ -84,6 +87,7 @@ def test_the_arrive_forms_under_a_version_the_target_does_not_take() -> None:
     assert not bad, f"{len(bad)} of {len(got)} cases disagree with ptxas:\n{_explain(bad)}"
 
 
+@pytest.mark.tool("ptxas")
 def test_a_case_that_crashes_ptxas_is_left_out() -> None:
     """ptxas 13.0 dies (segfault) on this line for sm_120: the oracle finds the case by halving its
     batch, gives it no verdict (CRASHED) and judges the others as usual."""
@@ -100,6 +104,7 @@ def _instr_of(text: str) -> Instruction:
     return instr
 
 
+@pytest.mark.tool("ptxas")
 def test_directive_words_end_the_parse_of_any_instruction() -> None:
     """A directive word (`.func`, `.loc`, `.align` ...) among an instruction's modifiers is a syntax error
     to ptxas whatever the instruction: lint says the same, at the same line, family or not."""
@@ -133,6 +138,7 @@ SWEPT = (
 )
 
 
+@pytest.mark.tool("ptxas")
 def test_lines_the_random_sweep_found() -> None:
     got = compare([Case("swept", _instr_of(t)) for t in SWEPT],
                   [((7, 0), "sm_80"), ((8, 0), "sm_90"), ((8, 6), "sm_100a")], workers=1)

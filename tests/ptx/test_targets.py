@@ -13,6 +13,7 @@ from mbarrier.ptx.validate_oracle import min_version, ptxas_path
 from mbarrier.spec.targets import LATEST_VERSION, TARGET_MIN_VERSION, format_version, parse_target
 
 
+@pytest.mark.tool("ptxas")
 @pytest.mark.parametrize("target", sorted(TARGET_MIN_VERSION))
 def test_lowest_version_matches_ptxas(target: str) -> None:
     assert min_version(target) == TARGET_MIN_VERSION[target]
@@ -29,6 +30,7 @@ def _module(version: str) -> str:
     return f".version {version}\n.target sm_90\n.address_size 64\n.visible .entry k()\n{{\nret;\n}}\n"
 
 
+@pytest.mark.tool("ptxas")
 def test_latest_version_is_the_newest_ptxas_takes(tmp_path: Path) -> None:
     major, minor = LATEST_VERSION
     verdicts = {}

@@ -102,6 +102,7 @@ def _comparable(source: str, diags: set[tuple[int, str, str]]) -> set[tuple[int,
     return out
 
 
+@pytest.mark.tool("ptxas")
 @pytest.mark.parametrize("name", list(BODIES))
 def test_same_as_ptxas(name: str) -> None:
     source = HEAD + BODIES[name] + TAIL
