@@ -99,6 +99,31 @@ def test_bounds_give_incomplete_and_say_what_was_covered() -> None:
     r = check(mod, grid=1, block=3, options=Options(max_states=20))
     assert r.verdict == "incomplete"
     assert "stopped after 20 states" in r.covered
+    assert r.stopped_by == "max-states"
+
+
+def test_a_stop_request_ends_the_search_between_states_as_incomplete() -> None:
+    mod = sim.load(CORPUS / "ring.ptx")
+    polls: list[int] = []
+
+    def stop() -> bool:
+        polls.append(1)
+        return len(polls) > 5
+
+    r = check(mod, grid=1, block=3, options=Options(stop=stop))
+    assert r.verdict == "incomplete" and r.stopped_by == "interrupt"
+    assert len(polls) == 6 and r.stats.states < 47  # ring.ptx has 47 states
+    assert "stopped after" in r.covered
+
+
+def test_findings_found_before_a_stop_request_are_kept() -> None:
+    mod = sim.load(CORPUS / "ring_wrong_parity.ptx")
+    full = check(mod, grid=1, block=3)
+    assert full.verdict == "finding" and full.stopped_by == ""
+    polls: list[int] = []  # measured: the first finding comes at the 42nd of 400 polls
+    r = check(mod, grid=1, block=3, options=Options(stop=lambda: polls.append(1) or len(polls) >= 100))
+    assert r.verdict == "finding" and r.stopped_by == "interrupt" and "stopped after" in r.covered
+    assert r.findings and {f.rule for f in r.findings} <= {f.rule for f in full.findings}
 
 
 def test_warp_mode_is_labelled_weaker_and_finds_the_deadlock() -> None:

@@ -1,5 +1,5 @@
 """The `mbarrier` command line. Exit codes: 0 clean or verified, 1 findings, 2 usage or input error,
-3 incomplete (a bound was hit).
+3 incomplete (a bound was hit, or Ctrl-C), 130 Ctrl-C before anything could be reported.
 
 Each subcommand is a module of this package with `register(subparsers)` and `main(args) -> int`;
 `COMMANDS` lists them in the order `--help` shows them.
@@ -17,6 +17,7 @@ EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3
+EXIT_INTERRUPTED = 130  # Ctrl-C while reading input, before anything could be reported
 
 COMMANDS: tuple[str, ...] = ("demo", "lint", "run", "check", "export", "conform")
 
@@ -49,17 +50,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    from mbarrier.cli.streams import guarded
+
+    with guarded():
+        return _dispatch(args)
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     try:
         code: int = args.handler(args)
         return code
     except UsageError as e:
         sys.stderr.write(f"mbarrier {args.command}: error: {e}\n")
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # outside a search or run (those report what they covered: exit 3)
         sys.stderr.write("interrupted\n")
-        return 130
-    except BrokenPipeError:
-        return EXIT_CLEAN
+        return EXIT_INTERRUPTED
     except Exception as e:  # the last line of defence: never a traceback for a user
         if os.environ.get("MBARRIER_DEBUG"):
             raise

@@ -1,6 +1,7 @@
 """`mbarrier check`: explore every interleaving of a launch and report deadlocks and violations.
 
-Exit codes: 0 verified, 1 findings, 2 usage or input error, 3 incomplete (a bound was hit).
+Exit codes: 0 verified, 1 findings, 2 usage or input error, 3 incomplete (a bound was hit, or Ctrl-C:
+the report then says what was covered; findings found before the stop still exit 1).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sys
 import time
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, UsageError, options
+from mbarrier.cli.interrupt import Interrupt
 from mbarrier.cli.run import add_launch_options, load_launch
 from mbarrier.explore.check import DEFAULT_MAX_STATES, CheckResult, Finding, Options, Stats, check_machine
 from mbarrier.explore.run import TraceStep, run
@@ -90,7 +92,14 @@ def main(args: argparse.Namespace) -> int:
                    races=not args.no_races, symmetry=args.symmetry,
                    warp=args.warp, max_findings=args.max_findings, progress=progress, sleep=not args.no_sleep)
     try:
-        result: CheckResult = check_machine(m, module, opts)
+        with Interrupt() as stop:
+            if not args.json:  # what is being checked, while it runs
+                ctas = len(m.ctas)
+                sys.stdout.write(f"{args.file}: kernel {m.threads[0].func.name}, {ctas} "
+                                 f"CTA{'s' if ctas > 1 else ''} of {len(m.ctas[0].threads)} threads\n")
+                sys.stdout.flush()
+            opts.stop = stop
+            result: CheckResult = check_machine(m, module, opts)
     except SimError as e:
         raise UsageError(str(e)) from None
     finally:
@@ -101,9 +110,6 @@ def main(args: argparse.Namespace) -> int:
         json.dump(to_json(result), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        ctas = len(m.ctas)
-        sys.stdout.write(f"{args.file}: kernel {m.threads[0].func.name}, {ctas} CTA{'s' if ctas > 1 else ''} "
-                         f"of {len(m.ctas[0].threads)} threads\n")
         for line in format_result(result, trace_of(args)):  # type: ignore[arg-type]
             sys.stdout.write(line + "\n")
     return EXIT_BY_VERDICT[result.verdict]

@@ -1,7 +1,8 @@
 """`mbarrier run`: execute a kernel on the simulator under one schedule and say how it ended.
 
 Exit codes: 0 every thread exited, 1 stuck or a violation, 2 usage or input error (including an
-instruction the simulator does not support), 3 the step limit was hit.
+instruction the simulator does not support), 3 the step limit was hit or Ctrl-C stopped the run (the
+report says where each thread was).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, options
+from mbarrier.cli.interrupt import Interrupt
 from mbarrier.explore import RandomScheduler, Replay, ScheduleError, run
 from mbarrier.explore.run import DEFAULT_MAX_STEPS
 from mbarrier.ptx import ast
@@ -21,7 +23,8 @@ from mbarrier.sim import Buffer, LaunchError, Machine, launch, load
 from mbarrier.sim.races import track
 
 EXIT_BY_OUTCOME = {"exited": EXIT_CLEAN, "stuck": EXIT_FINDINGS, "violation": EXIT_FINDINGS,
-                   "race": EXIT_FINDINGS, "error": EXIT_USAGE, "limit": EXIT_INCOMPLETE}
+                   "race": EXIT_FINDINGS, "error": EXIT_USAGE, "limit": EXIT_INCOMPLETE,
+                   "interrupted": EXIT_INCOMPLETE}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -145,14 +148,16 @@ def main(args: argparse.Namespace) -> int:
         how = f"random schedule, seed {args.seed}, bursts of 1..{args.burst} steps"
     out = sys.stdout
     ctas = len(m.ctas)
-    out.write(f"{args.file}: kernel {m.threads[0].func.name}, {ctas} CTA{'s' if ctas > 1 else ''} of "
-              f"{len(m.ctas[0].threads)} threads, clusters of {len(m.ctas[0].cluster.ctas)}; {how}\n")
-    if not args.no_races:
-        track(m)
-    try:
-        result = run(m, scheduler, max_steps=args.max_steps, trace=args.trace)
-    except ScheduleError as e:
-        raise UsageError(str(e)) from None
+    with Interrupt() as stop:
+        out.write(f"{args.file}: kernel {m.threads[0].func.name}, {ctas} CTA{'s' if ctas > 1 else ''} of "
+                  f"{len(m.ctas[0].threads)} threads, clusters of {len(m.ctas[0].cluster.ctas)}; {how}\n")
+        out.flush()  # what is being run, while it runs
+        if not args.no_races:
+            track(m)
+        try:
+            result = run(m, scheduler, max_steps=args.max_steps, trace=args.trace, monitor=lambda _: stop())
+        except ScheduleError as e:
+            raise UsageError(str(e)) from None
     if result.outcome == "error" and result.site is None:
         raise UsageError(result.message)
     if result.trace is not None:

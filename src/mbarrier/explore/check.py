@@ -70,6 +70,7 @@ class Options:
     max_findings: int = 8
     progress: Callable[[Stats], None] | None = None
     progress_every: float = 0.5
+    stop: Callable[[], bool] | None = None  # polled between states: True ends the search (Ctrl-C)
     races: bool = True               # happens-before tracking and race findings (sim.races)
     symmetry: bool = False           # with reductions: interchangeable threads (explore.symmetry)
 
@@ -138,6 +139,7 @@ class CheckResult:
     stats: Stats
     covered: str = ""
     mode: str = ""
+    stopped_by: str = ""           # what ended an incomplete search: "max-states", "timeout", "interrupt"
 
 
 # A queued expansion: (snapshot, depth, BFS node, state hash, None or a re-expansion's (agents, sleep set)).
@@ -432,6 +434,7 @@ class Explorer:
         stored: dict[int, Sleep] = {}
         stats.states = 1
         complete = True
+        stopped_by = ""
         machine_is: snapshot.Snapshot | None = root
         while queue:
             entry = queue.popleft()
@@ -441,7 +444,11 @@ class Explorer:
                 last_progress = now
                 stats.seconds = now - stats.started
                 opts.progress(stats)
-            if not complete or (deadline is not None and now > deadline):
+            if deadline is not None and now > deadline:
+                stopped_by = "timeout"
+            elif opts.stop is not None and opts.stop():
+                stopped_by = "interrupt"
+            if stopped_by:
                 complete = False
                 queue.appendleft(entry)
                 break
@@ -518,6 +525,7 @@ class Explorer:
                 if prev is None:
                     if stats.states >= opts.max_states:
                         complete = False
+                        stopped_by = "max-states"
                         break
                     visited[h] = depth + 1
                     parents.append((node, tuple(aids)))
@@ -559,7 +567,9 @@ class Explorer:
                                        "transitions "
                                        f"and {stats.seconds:.1f} s, at depth {stats.depth}; "
                                        f"{len(queue)} states were left unexplored")
-        return self._result(findings, complete, covered)
+        result = self._result(findings, complete, covered)
+        result.stopped_by = stopped_by
+        return result
 
     def _dirty(self, aids: list[int], woken: set[int]) -> set[int]:
         """The threads whose state a transition may have changed: those that stepped, those it released

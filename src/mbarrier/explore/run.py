@@ -8,6 +8,7 @@ a cluster barrier, a warp collective, or spins on an mbarrier whose state no one
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -20,6 +21,8 @@ from mbarrier.sim.machine import EXITED, PARKED, BarrierEvent, Copy, Cta, Machin
 from mbarrier.sim.races import Race
 
 DEFAULT_MAX_STEPS = 20_000_000
+# Steps between two calls of run's `monitor` (progress, Ctrl-C): about a hundredth of a second.
+MONITOR_EVERY = 1 << 13
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ class TraceStep:
 
 @dataclass
 class RunResult:
-    outcome: str                  # "exited", "stuck", "violation", "race", "error", "limit"
+    outcome: str                  # "exited", "stuck", "violation", "race", "error", "limit", "interrupted"
     steps: int
     runs: list[int] = field(repr=False)
     machine: Machine = field(repr=False)
@@ -108,9 +111,10 @@ def _stuck(m: Machine) -> list[Stuck]:
 
 
 def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFAULT_MAX_STEPS,
-        trace: bool = False) -> RunResult:
+        trace: bool = False, monitor: Callable[[int], bool] | None = None) -> RunResult:
     """Run until nothing can run (or a violation, an error, the step limit). Deterministic: the same
-    scheduler input gives the same run, with or without the trace."""
+    scheduler input gives the same run, with or without the trace. `monitor(steps)` is called about every
+    MONITOR_EVERY steps, between two steps; True stops the run there (outcome "interrupted")."""
     sched = scheduler or RandomScheduler(0)
     nthreads = len(m.threads)
     runs: list[int] = []  # flat (agent id, steps) pairs
@@ -119,9 +123,17 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
     runnable = m.runnable
     steps = 0
     a: Thread | Copy | None = None
+    poll = monitor or (lambda steps: False)
+    check_at = MONITOR_EVERY if monitor is not None else max_steps
+    stopped = False
     try:
         if trace or not isinstance(sched, RandomScheduler):
             while runnable and steps < max_steps:
+                if steps >= check_at:
+                    if poll(steps):
+                        stopped = True
+                        break
+                    check_at = steps + MONITOR_EVERY
                 a = sched.pick(m, steps)
                 runs += (a.aid, 1)
                 steps += 1
@@ -136,6 +148,11 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
             rand = sched.random
             burst = sched.burst
             while runnable and steps < max_steps:
+                if steps >= check_at:
+                    if poll(steps):
+                        stopped = True
+                        break
+                    check_at = steps + MONITOR_EVERY
                 a = runnable[int(rand() * len(runnable))]
                 k = min(int(rand() * burst) + 1, max_steps - steps)
                 i = 0
@@ -157,6 +174,9 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
         return _failed(m, "error", steps, runs, a, str(e), steps_log)
     finally:
         m.tracing = False
+    if stopped:
+        return RunResult("interrupted", steps, runs, m, message=f"interrupted after {steps} steps",
+                         stuck=_stuck(m), trace=steps_log)
     if runnable:
         return RunResult("limit", steps, runs, m, message=f"stopped after {steps} steps (the limit)",
                          stuck=_stuck(m), trace=steps_log)

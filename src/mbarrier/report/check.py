@@ -24,13 +24,17 @@ def format_stats(s: Stats) -> str:
             f"{f', {s.symmetric_merges:,} symmetric merges' if s.symmetric_merges else ''}")
 
 
+def _why(r: CheckResult) -> str:
+    return "interrupted (Ctrl-C)" if r.stopped_by == "interrupt" else "a bound was hit"
+
+
 def headline(r: CheckResult) -> str:
     if r.verdict == "verified":
         what = "no deadlock, no violation and no race" if "races tracked" in r.mode else \
             "no deadlock and no violation"
         return f"VERIFIED: every interleaving explored ({r.mode}): {what}"
     if r.verdict == "incomplete":
-        return f"INCOMPLETE: a bound was hit before every interleaving was explored ({r.mode}); {r.covered}"
+        return f"INCOMPLETE: {_why(r)} before every interleaving was explored ({r.mode}); {r.covered}"
     n = len(r.findings)
     return f"FOUND {n} problem{'s' if n != 1 else ''} ({r.mode})"
 
@@ -116,6 +120,8 @@ def format_trace(steps: list[TraceStep], limit: int = MAX_TRACE_LINES) -> list[s
 def format_result(r: CheckResult, trace: Callable[[Finding], list[TraceStep]] | None = None,
                   max_schedule: int = 2000) -> list[str]:
     lines = [headline(r), f"  {format_stats(r.stats)}"]
+    if r.verdict == "finding" and r.covered:  # the findings are real; what was not explored is said
+        lines.append(f"  not every interleaving was explored ({_why(r)}): {r.covered}")
     for i, f in enumerate(r.findings, 1):
         lines.append("")
         lines.append(f"[{i}] " + explain(f)[0])
@@ -152,4 +158,4 @@ def to_json(r: CheckResult) -> dict[str, Any]:
                       "depth": s.depth, "local_steps": s.local_steps, "enabled": s.enabled,
                       "pruned": s.pruned, "full_expansions": s.full_expansions,
                       "symmetric_merges": s.symmetric_merges},
-            "mode": r.mode, "covered": r.covered}
+            "mode": r.mode, "covered": r.covered, "stopped_by": r.stopped_by}

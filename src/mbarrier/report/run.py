@@ -16,6 +16,7 @@ HEADLINE = {
     "race": "RACE at step {steps}",
     "error": "ERROR at step {steps}",
     "limit": "INCOMPLETE: stopped at the step limit ({steps} steps), {live} threads still running",
+    "interrupted": "INCOMPLETE: interrupted (Ctrl-C) after {steps} steps, {live} threads still running",
 }
 
 

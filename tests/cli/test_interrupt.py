@@ -1,0 +1,97 @@
+"""Ctrl-C: the first SIGINT stops a check or a run at its next safe point and the report says what was
+covered (exit 3); a second one interrupts at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mbarrier import examples
+from mbarrier.cli.interrupt import Interrupt
+
+RING = str(examples.path("ring_buffer"))  # its check takes tens of seconds: long enough to interrupt
+SPIN = """.version 8.6
+.target sm_90
+.address_size 64
+
+.visible .entry spin()
+{
+	.reg .b32 %r<2>;
+	mov.u32 %r1, 0;
+$L:
+	add.u32 %r1, %r1, 1;
+	bra $L;
+}
+"""
+
+
+def _start(*argv: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "mbarrier", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _interrupt(p: subprocess.Popen[str], after_header: bool) -> tuple[int, str, str]:
+    """SIGINT once the command is under way: after its header line (text), or once it has spent a
+    second of CPU time (JSON has no header; parsing and launching take a fraction of that)."""
+    assert p.stdout is not None
+    head = ""
+    if after_header:
+        head = p.stdout.readline()
+    else:
+        deadline = time.monotonic() + 60
+        while p.poll() is None and _cpu_seconds(p.pid) < 1.0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    return p.returncode, head + out, err
+
+
+def test_ctrl_c_during_check_prints_the_partial_report_and_exits_3() -> None:
+    code, out, err = _interrupt(_start("check", RING, "--grid", "1", "--block", "160"), True)
+    assert code == 3, err
+    assert out.startswith(f"{RING}: kernel ring_buffer, 1 CTA of 160 threads\n")
+    assert "INCOMPLETE: interrupted (Ctrl-C) before every interleaving was explored" in out
+    assert "stopped after" in out and "states were left unexplored" in out
+    assert "Traceback" not in err
+
+
+def test_ctrl_c_during_check_json_gives_the_partial_json() -> None:
+    code, out, err = _interrupt(_start("check", RING, "--grid", "1", "--block", "160", "--json"), False)
+    assert code == 3, err
+    d = json.loads(out)
+    assert d["verdict"] == "incomplete" and d["stopped_by"] == "interrupt" and d["findings"] == []
+    assert d["stats"]["states"] >= 1 and "stopped after" in d["covered"]
+
+
+def test_ctrl_c_during_run_reports_where_each_thread_was_and_exits_3(tmp_path: Path) -> None:
+    (tmp_path / "spin.ptx").write_text(SPIN)
+    spin = str(tmp_path / "spin.ptx")
+    code, out, err = _interrupt(_start("run", spin, "--grid", "1", "--block", "2"), True)
+    assert code == 3, err
+    assert "outcome: INCOMPLETE: interrupted (Ctrl-C) after" in out
+    assert "still runnable" in out and "schedule:" in out
+    assert "Traceback" not in err
+
+
+def test_the_first_sigint_only_raises_the_flag_and_a_second_interrupts() -> None:
+    with Interrupt() as stop:
+        assert not stop()
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.01)  # the handler runs at the next bytecode boundary
+        assert stop()
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
