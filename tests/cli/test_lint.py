@@ -93,7 +93,16 @@ def test_standard_input(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
 def test_an_unreadable_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = write(tmp_path, "good.ptx", GOOD)
     assert main(["lint", str(tmp_path / "missing.ptx"), good]) == 2
-    assert "missing.ptx: cannot read" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "missing.ptx: cannot read" in err and "1 file(s): 0 error(s)" in err
+
+
+def test_a_missing_file_alone_is_not_reported_as_zero_files_linted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lint", str(tmp_path / "missing.ptx")]) == 2
+    assert main(["lint", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "file(s)" not in err and "missing.ptx: cannot read" in err and "Is a directory" in err
 
 
 def test_target_overrides_the_module(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

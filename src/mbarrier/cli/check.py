@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
+from collections.abc import Callable
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, UsageError, options
 from mbarrier.cli.interrupt import Interrupt
-from mbarrier.cli.run import add_launch_options, load_launch
+from mbarrier.cli.run import add_launch_options, launch_machine, launch_words, load_launch
+from mbarrier.cli.source import display_name
 from mbarrier.explore.check import DEFAULT_MAX_STATES, CheckResult, Finding, Options, Stats, check_machine
 from mbarrier.explore.run import TraceStep, run
 from mbarrier.explore.schedulers import Replay
+from mbarrier.ptx import ast
 from mbarrier.report.check import format_result, to_json
 from mbarrier.sim import SimError
 
@@ -77,12 +81,19 @@ class Progress:
             sys.stderr.flush()
 
 
-def trace_of(args: argparse.Namespace) -> object:
+def trace_of(module: ast.Module, args: argparse.Namespace) -> Callable[[Finding], list[TraceStep]]:
+    """The trace of a finding's schedule, replayed on a fresh machine of the same launch."""
     def trace(f: Finding) -> list[TraceStep]:
-        _, m = load_launch(args, warn=False)
+        m = launch_machine(module, args)
         r = run(m, Replay(f.schedule), max_steps=len(f.aids), trace=True)
         return r.trace or []
     return trace
+
+
+def replay_command(args: argparse.Namespace) -> str:
+    """`mbarrier run` with this check's launch: followed by `--schedule S`, it replays a finding."""
+    words = ["mbarrier", "run", *launch_words(args)] + (["--no-races"] if args.no_races else [])
+    return shlex.join(words)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -95,7 +106,7 @@ def main(args: argparse.Namespace) -> int:
         with Interrupt() as stop:
             if not args.json:  # what is being checked, while it runs
                 ctas = len(m.ctas)
-                sys.stdout.write(f"{args.file}: kernel {m.threads[0].func.name}, {ctas} "
+                sys.stdout.write(f"{display_name(args.file)}: kernel {m.threads[0].func.name}, {ctas} "
                                  f"CTA{'s' if ctas > 1 else ''} of {len(m.ctas[0].threads)} threads\n")
                 sys.stdout.flush()
             opts.stop = stop
@@ -110,6 +121,6 @@ def main(args: argparse.Namespace) -> int:
         json.dump(to_json(result), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        for line in format_result(result, trace_of(args)):  # type: ignore[arg-type]
+        for line in format_result(result, trace_of(module, args), replay_command(args)):
             sys.stdout.write(line + "\n")
     return EXIT_BY_VERDICT[result.verdict]

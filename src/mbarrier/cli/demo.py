@@ -9,6 +9,7 @@ short tour of the mbarrier object itself.
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Callable
 
 import mbarrier as mb
@@ -83,7 +84,8 @@ def check_tour(out: Callable[[str], None] = print) -> None:
                         "the same kernel, but its expect_tx announces 20 bytes for a 16-byte copy")):
         path = corpus / f"{name}.ptx"
         module = sim.load(path)
-        out(f"$ mbarrier check examples/corpus/{name}.ptx --grid 1 --block 3")
+        launch = [str(path), "--grid", "1", "--block", "3"]
+        out(f"$ {shlex.join(['mbarrier', 'check', *launch])}")
         out(f"  ({what})")
 
         def trace(f: Finding, module: object = module) -> list[TraceStep]:
@@ -91,7 +93,7 @@ def check_tour(out: Callable[[str], None] = print) -> None:
             return run(m, Replay(f.schedule), max_steps=len(f.aids), trace=True).trace or []
 
         result = check(module, grid=1, block=3)
-        for line in format_result(result, trace):
+        for line in format_result(result, trace, shlex.join(["mbarrier", "run", *launch])):
             out(line)
         out("")
 

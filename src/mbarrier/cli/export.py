@@ -8,6 +8,7 @@ import sys
 
 from mbarrier.cli import EXIT_CLEAN, UsageError, options
 from mbarrier.cli.run import add_launch_options, load_launch
+from mbarrier.cli.source import display_name
 from mbarrier.explore.promela import ExportError, export_promela
 
 
@@ -28,7 +29,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         text = export_promela(module, m, args.kernel)
     except ExportError as e:
-        raise UsageError(f"{args.file}: {e}") from None
+        raise UsageError(f"{display_name(args.file)}: {e}") from None
     if args.output:
         options.write_output(args.output, text, "-o")
     else:

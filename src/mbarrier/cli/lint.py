@@ -98,7 +98,8 @@ def main(args: argparse.Namespace) -> int:
                 print(format_human(r))
         errors = sum(d.severity != "warning" for r in results for d in r.diagnostics)
         warnings = sum(d.severity == "warning" for r in results for d in r.diagnostics)
-        sys.stderr.write(f"{len(results)} file(s): {errors} error(s), {warnings} warning(s)\n")
+        if results:  # nothing was read: the errors above said why
+            sys.stderr.write(f"{len(results)} file(s): {errors} error(s), {warnings} warning(s)\n")
     if unreadable:
         return EXIT_USAGE
     failed = any(d.severity != "warning" for r in results for d in r.diagnostics)

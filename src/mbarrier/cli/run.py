@@ -8,18 +8,19 @@ report says where each thread was).
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, options
 from mbarrier.cli.interrupt import Interrupt
+from mbarrier.cli.source import STDIN_NAME, display_name, read_module
 from mbarrier.explore import RandomScheduler, Replay, ScheduleError, run
 from mbarrier.explore.run import DEFAULT_MAX_STEPS
 from mbarrier.ptx import ast
-from mbarrier.ptx.diagnostics import PtxSyntaxError
 from mbarrier.ptx.validate import validate
 from mbarrier.report.run import format_outcome, format_trace
-from mbarrier.sim import Buffer, LaunchError, Machine, launch, load
+from mbarrier.sim import Buffer, LaunchError, Machine, launch
 from mbarrier.sim.races import track
 
 EXIT_BY_OUTCOME = {"exited": EXIT_CLEAN, "stuck": EXIT_FINDINGS, "violation": EXIT_FINDINGS,
@@ -54,7 +55,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def add_launch_options(p: argparse.ArgumentParser) -> None:
     """The launch options `run` shares with `check`."""
-    p.add_argument("file", metavar="FILE.ptx", help="the PTX module")
+    p.add_argument("file", metavar="FILE.ptx", help="the PTX module ('-' reads standard input)")
     p.add_argument("--kernel", help="the kernel (.entry) to launch; optional when the module has one")
     p.add_argument("--grid", required=True, metavar="X[,Y,Z]", help="CTAs in the grid")
     p.add_argument("--block", required=True, metavar="X[,Y,Z]", help="threads in a CTA")
@@ -98,24 +99,35 @@ def parse_args(items: list[str]) -> dict[str | int, int | Buffer]:
 
 
 def load_launch(args: argparse.Namespace, warn: bool = True) -> tuple[ast.Module, Machine]:
-    """The parsed module and the machine launched as the options describe (UsageError otherwise).
-    Shared by run, check and export. `warn`: say on stderr when ptxas would not assemble the module."""
-    path = Path(args.file)
-    if not path.is_file():
-        raise UsageError(f"{args.file}: no such file")
-    try:
-        module = load(path)
-    except PtxSyntaxError as e:
-        raise UsageError(f"{args.file} does not parse:\n{e}") from None
+    """The parsed module (FILE, or standard input for `-`) and the machine launched as the options
+    describe (UsageError otherwise). Shared by run, check and export. `warn`: say on stderr when ptxas
+    would not assemble the module."""
+    module = read_module(args.file)
     if warn:
         warn_if_ptxas_rejects(module)
+    return module, launch_machine(module, args)
+
+
+def launch_machine(module: ast.Module, args: argparse.Namespace) -> Machine:
+    """A fresh machine of the launch the options describe (check replays each finding on one)."""
     try:
-        m = launch(module, args.kernel, grid=parse_dims(args.grid, "grid") or 1,
-                   block=parse_dims(args.block, "block") or 1, cluster=parse_dims(args.cluster, "cluster"),
-                   args=parse_args(args.arg), dynamic_shared=getattr(args, "dynamic_shared", None))
+        return launch(module, args.kernel, grid=parse_dims(args.grid, "grid") or 1,
+                      block=parse_dims(args.block, "block") or 1, cluster=parse_dims(args.cluster, "cluster"),
+                      args=parse_args(args.arg), dynamic_shared=getattr(args, "dynamic_shared", None))
     except LaunchError as e:
         raise UsageError(str(e)) from None
-    return module, m
+
+
+def launch_words(args: argparse.Namespace) -> list[str]:
+    """The launch as `mbarrier run` arguments: FILE and the options given (for replay commands)."""
+    words = [args.file]
+    for option in ("kernel", "grid", "block", "cluster", "dynamic_shared"):
+        value = getattr(args, option, None)
+        if value is not None:
+            words += [f"--{option.replace('_', '-')}", str(value)]
+    for item in args.arg:
+        words += ["--arg", item]
+    return words
 
 
 def warn_if_ptxas_rejects(module: ast.Module) -> None:
@@ -124,9 +136,10 @@ def warn_if_ptxas_rejects(module: ast.Module) -> None:
     would not assemble. Lint's errors (its warnings are hazards, which the run itself reports)."""
     errors = [d for d in validate(module) if d.severity != "warning"]
     if errors:
+        lint_name = "-" if module.path == STDIN_NAME else shlex.quote(module.path)
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         sys.stderr.write(f"warning: ptxas would not assemble this module: {errors[0].format()}{more}; "
-                         f"`mbarrier lint {module.path}` lists them. Running it as written.\n")
+                         f"`mbarrier lint {lint_name}` lists them. Running it as written.\n")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -149,8 +162,9 @@ def main(args: argparse.Namespace) -> int:
     out = sys.stdout
     ctas = len(m.ctas)
     with Interrupt() as stop:
-        out.write(f"{args.file}: kernel {m.threads[0].func.name}, {ctas} CTA{'s' if ctas > 1 else ''} of "
-                  f"{len(m.ctas[0].threads)} threads, clusters of {len(m.ctas[0].cluster.ctas)}; {how}\n")
+        out.write(f"{display_name(args.file)}: kernel {m.threads[0].func.name}, {ctas} "
+                  f"CTA{'s' if ctas > 1 else ''} of {len(m.ctas[0].threads)} threads, "
+                  f"clusters of {len(m.ctas[0].cluster.ctas)}; {how}\n")
         out.flush()  # what is being run, while it runs
         if not args.no_races:
             track(m)

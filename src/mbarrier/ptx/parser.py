@@ -61,7 +61,12 @@ def parse(text: str, path: str = "<input>", *, fast: bool = True) -> ast.Module:
 
 def parse_file(path: str | Path) -> ast.Module:
     """Read a file as UTF-8 and parse it; bytes that do not decode are a fatal diagnostic."""
-    data = Path(path).read_bytes()
+    return parse_bytes(Path(path).read_bytes(), str(path))
+
+
+def parse_bytes(data: bytes, path: str) -> ast.Module:
+    """Parse PTX given as bytes (a file's, standard input's) named `path` in diagnostics; bytes that
+    do not decode as UTF-8 are a fatal diagnostic."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -70,8 +75,8 @@ def parse_file(path: str | Path) -> ast.Module:
         raise PtxSyntaxError([Diagnostic(
             "fatal", line, column,
             f"Unexpected non-ASCII character encountered on line {line} (byte 0x{data[e.start]:02x} "
-            "is not UTF-8; PTX is ASCII)", "syntax", str(path))]) from None
-    return parse(text, str(path))
+            "is not UTF-8; PTX is ASCII)", "syntax", path)]) from None
+    return parse(text, path)
 
 
 def _end_position(text: str) -> tuple[int, int]:

@@ -3,6 +3,7 @@ as a trace of the steps that matter (thread, source line, barrier changes)."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import Any
 
@@ -118,7 +119,9 @@ def format_trace(steps: list[TraceStep], limit: int = MAX_TRACE_LINES) -> list[s
 
 
 def format_result(r: CheckResult, trace: Callable[[Finding], list[TraceStep]] | None = None,
-                  max_schedule: int = 2000) -> list[str]:
+                  replay: str = "", max_schedule: int = 2000) -> list[str]:
+    """The report's lines. `replay`: the `mbarrier run` command of the launch (each finding's replay
+    line is it with `--schedule`); without it, only the schedule is shown."""
     lines = [headline(r), f"  {format_stats(r.stats)}"]
     if r.verdict == "finding" and r.covered:  # the findings are real; what was not explored is said
         lines.append(f"  not every interleaving was explored ({_why(r)}): {r.covered}")
@@ -130,10 +133,12 @@ def format_result(r: CheckResult, trace: Callable[[Finding], list[TraceStep]] | 
             lines.append(f"  the shortest schedule found ({len(f.aids)} steps), the steps that matter:")
             lines.extend(format_trace(trace(f)))
         sched = f.schedule
-        if len(sched) <= max_schedule:
-            lines.append(f"  replay: mbarrier run ... --schedule '{sched}'")
-        else:
+        if len(sched) > max_schedule:
             lines.append(f"  replay: the schedule is {len(sched)} characters; use --json or --save-schedule")
+        elif replay:
+            lines.append(f"  replay: {replay} --schedule {shlex.quote(sched)}")
+        else:
+            lines.append(f"  schedule: {sched}")
     return lines
 
 
