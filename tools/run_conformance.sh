@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the litmus suite on a Hopper GPU (cupy, nvcc) and write the record; then, on any machine,
-# `python tools/split_records.py RECORD` files it under tests/conformance/records/.
+# `python tools/split_records.py RECORD` files it under src/mbarrier/hw/data/records/.
 #   tools/run_conformance.sh [RECORD.json] [extra runner options, e.g. --cases ID,ID]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -10,9 +10,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_hardware_doc_is_current():
-    want = doc.render(records.load(records.default_dir()), ROOT)
+    want = doc.render(records.load(records.default_dir()))
     have = (ROOT / "docs" / "hardware.md").read_text(encoding="utf-8")
     assert have == want, "stale: run `python -m mbarrier.hw.doc > docs/hardware.md`"
+
+
+def test_the_docs_link_to_the_records_the_package_ships():
+    """docs/hardware.md links each case to REPO_DIR in the repository: the same files the package reads."""
+    shipped = sorted(f.name for f in records.default_dir().iterdir())
+    assert shipped and sorted(p.name for p in (ROOT / records.REPO_DIR).iterdir()) == shipped
 
 
 def test_readme_states_the_measured_agreement():

@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 
+from mbarrier.hw import records
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -37,7 +39,7 @@ def test_readme_links_the_docs() -> None:
 def test_hardware_observations_name_recorded_cases() -> None:
     """The "H100" paragraphs cite conformance records by case id; each id must be a recorded case."""
     text = (ROOT / "docs" / "semantics.md").read_text(encoding="utf-8")
-    recorded = {r["id"] for f in (ROOT / "tests" / "conformance" / "records").glob("*.json")
+    recorded = {r["id"] for f in (ROOT / records.REPO_DIR).glob("*.json")
                 for r in json.loads(f.read_text(encoding="utf-8"))["results"]}
     cited = set()
     for para in re.findall(r"\*\*H100\*\*:(.*?)(?:\n\n|\Z)", text, flags=re.S):

@@ -1,6 +1,6 @@
 """`mbarrier conform`: the model against the GPU, case by case.
 
-Without --gpu, the model replays the recorded observations (tests/conformance/records/); with --gpu,
+Without --gpu, the model replays the recorded observations (shipped in mbarrier/hw/data/records/); with --gpu,
 the litmus suite runs on this machine's GPU first (needs the `gpu` extra, nvcc and an sm_90 GPU).
 Exit 0 when nothing disagrees, 1 otherwise, 2 when the records, the extra or the GPU are missing.
 """
@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--json", action="store_true", help='print {"cases", "agree", "undefined_flagged", "disagree"}'
     )
     p.add_argument(
-        "--records", type=Path, metavar="DIR", help="the records to replay (default: the repository's)"
+        "--records", type=Path, metavar="DIR",
+        help="the records to replay (default: the H100 runs shipped with the package)",
     )
     p.add_argument(
         "--save", type=Path, metavar="FILE", help="with --gpu: also write the live run's record here"

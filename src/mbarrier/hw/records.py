@@ -1,4 +1,4 @@
-"""Recorded GPU observations: one JSON file per case group under tests/conformance/records/.
+"""Recorded GPU observations: one JSON file per case group, shipped in the package (hw/data/records/).
 
 Each file holds the run's header (tool, date, GPU facts) and its results; each result embeds the case
 exactly as it ran, so a record stays meaningful when the catalogue changes later. When several files
@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +21,13 @@ from mbarrier.hw.replay import decode_value
 HEADER_KEYS = ("schema", "tool", "date", "gpu")
 
 
-def default_dir() -> Path:
-    """tests/conformance/records of the source tree this package was installed from (editable)."""
-    return Path(__file__).resolve().parents[3] / "tests" / "conformance" / "records"
+#: Where the records are in the repository (docs link here); the package reads them as its data.
+REPO_DIR = "src/mbarrier/hw/data/records"
+
+
+def default_dir() -> Traversable:
+    """The records shipped with the package (the H100 runs the README and docs/hardware.md cite)."""
+    return resources.files("mbarrier.hw") / "data" / "records"
 
 
 @dataclass(frozen=True)
@@ -29,7 +35,7 @@ class Recorded:
     case: Case
     result: Mapping[str, Any]
     header: Mapping[str, Any]
-    file: Path
+    file: Traversable
 
 
 def split(record: Mapping[str, Any], dest: Path) -> list[Path]:
@@ -51,13 +57,13 @@ class RecordError(ValueError):
     """A record file that is not what `runner` writes; the message names the file and what is wrong."""
 
 
-def load(directory: Path) -> list[Recorded]:
+def load(directory: Traversable) -> list[Recorded]:
     """Every recorded case in the directory, newest run first per id, in file then record order.
     FileNotFoundError when there is no such directory; RecordError for a malformed file."""
     if not directory.is_dir():
         raise FileNotFoundError(f"no conformance records at {directory}")
     best: dict[str, Recorded] = {}
-    for path in sorted(directory.glob("*.json")):
+    for path in sorted((f for f in directory.iterdir() if f.name.endswith(".json")), key=lambda f: f.name):
         for rec in _read(path):
             old = best.get(rec.case.id)
             if old is None or str(rec.header["date"]) > str(old.header["date"]):
@@ -65,7 +71,7 @@ def load(directory: Path) -> list[Recorded]:
     return list(best.values())
 
 
-def _read(path: Path) -> list[Recorded]:
+def _read(path: Traversable) -> list[Recorded]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as e:
