@@ -132,6 +132,17 @@ def test_python_example_runs_from_the_wheel(where: str, code: str, venv: Path, t
     assert proc.returncode == 0, f"{where}:\n{proc.stderr[-3000:]}"
 
 
+def test_a_users_mypy_strict_passes_on_the_readme_example(venv: Path, tmp_path: Path) -> None:
+    """The installed package is typed (py.typed) and exports its names: a user's `mypy --strict` on the
+    README's Python examples, against the wheel installed in the venv, reports nothing."""
+    code = "\n".join(c for w, c in python_blocks() if w.startswith("README"))
+    (tmp_path / "example.py").write_text(code)
+    mypy = [sys.executable, "-m", "mypy", "--strict", "--python-executable", str(venv / "python"),
+            "--cache-dir", str(tmp_path / "cache"), "example.py"]
+    proc = subprocess.run(mypy, cwd=tmp_path, env=_env(venv), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_the_wheel_carries_the_license_and_no_checkout_path(venv: Path, tmp_path: Path) -> None:
     code = ("import importlib.metadata as m, mbarrier; d = m.distribution('mbarrier');"
             "print(d.metadata['License-Expression']); print(mbarrier.__file__);"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import shlex
 from collections.abc import Callable
+from functools import partial
 
 import mbarrier as mb
 
@@ -43,14 +44,13 @@ def core_tour(out: Callable[[str], None] = print) -> None:
     for rnd in range(2):
         out(f"\n-- round {rnd}: the stage is filled and drained (phase parity {rnd & 1})")
         step("producer", empty, f"try_wait(parity={1 - (rnd & 1)})",
-             lambda r=rnd: empty.try_wait(parity=1 - (r & 1)))
+             partial(empty.try_wait, parity=1 - (rnd & 1)))
         step("producer", full, "arrive(expect_tx=256)", lambda: full.arrive(expect_tx=256))
-        step("consumer0", full, f"try_wait(parity={rnd & 1})", lambda r=rnd: full.try_wait(parity=r & 1))
+        step("consumer0", full, f"try_wait(parity={rnd & 1})", partial(full.try_wait, parity=rnd & 1))
         step("copy", full, "complete_tx(128)", lambda: full.complete_tx(128))
         step("copy", full, "complete_tx(128)", lambda: full.complete_tx(128))
         for c in range(2):
-            step(f"consumer{c}", full, f"try_wait(parity={rnd & 1})",
-                 lambda r=rnd: full.try_wait(parity=r & 1))
+            step(f"consumer{c}", full, f"try_wait(parity={rnd & 1})", partial(full.try_wait, parity=rnd & 1))
             step(f"consumer{c}", empty, "arrive()", lambda: empty.arrive())
 
     out("\n-- a .noComplete arrival carries the pending count in its token")
