@@ -347,3 +347,20 @@ def test_wait_all_orders_every_earlier_group_even_one_that_completed_before_an_e
     track(m)
     r = explore.run(m, explore.Replay("0*5,c0,0*3,c1,0*10"))  # wait_all blocks until c1 lands
     assert r.outcome == "exited", r.message
+
+
+@pytest.mark.parametrize("races", [True, False])
+def test_a_bulk_copy_on_no_barrier_is_the_uninitialized_violation(
+        tmp_path: Path, races: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 13: with race tracking, a bulk copy completing on shared memory that holds no initialized
+    mbarrier raised KeyError; it is the core's `uninitialized` violation, with and without tracking."""
+    corpus = Path(sim.__file__).parent.parent / "examples" / "corpus"
+    text = (corpus / "ring_count_high.ptx").read_text()
+    assert "mov.u32 %r6, full;" in text
+    f = tmp_path / "no_full.ptx"
+    f.write_text(text.replace("mov.u32 %r6, full;", ""))
+    flag = [] if races else ["--no-races"]
+    for command in ("run", "check"):
+        assert main([command, str(f), "--grid", "1", "--block", "3", *flag]) == 1
+        out = capsys.readouterr().out
+        assert "uninitialized" in out and "complete_tx(count=16)" in out, out

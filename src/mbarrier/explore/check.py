@@ -185,7 +185,7 @@ class Explorer:
         self.code: Code = self.codes[kernel]
         self.fp = AllFootprints({name: Footprints(m, c) for name, c in self.codes.items()})
         self.stats = Stats()
-        self.tokens = frozenset(s for c in self.codes.values() for s in c.token_slots)
+        self.tokens = {name: c.token_slots for name, c in self.codes.items() if c.token_slots}
         self.reduce = opts.reductions
         self.sleep_sets = self.reduce and opts.sleep
         self._spin_cache: dict[tuple[object, ...], bool] = {}

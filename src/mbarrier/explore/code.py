@@ -275,6 +275,11 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
     """Build the checker's view of a kernel: instructions, control flow, reachable register writes."""
     ins: list[Ins] = []
     for i, (s, regs) in enumerate(_slot_maps(fn)):
+        if i in compiled.unsupported:
+            # Its step stops the run: nothing to analyse (its operands may not even be complete), and
+            # as a step that touches everything no reduction moves anything past it.
+            ins.append(Ins(i, ATOM, s.opcode, s.pos.line))
+            continue
         x = _classify(i, s, regs, shared_symbols)
         if x.kind == BRANCH:
             target = s.operands[0]

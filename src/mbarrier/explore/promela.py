@@ -213,6 +213,8 @@ class Exporter:
     def statement(self, c: _Ctx, pc: int) -> list[str]:
         """The Promela lines of instruction pc (one atomic step), control flow included."""
         x = c.info
+        if pc in self.m.functions[self.fn.name].unsupported:
+            raise self.fail(c, "the simulator does not support it")
         nxt = f"L{pc + 1}"
         pre = "(bar_gen != g) -> " if pc in self.after_bar else ""
         guard = None

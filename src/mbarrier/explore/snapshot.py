@@ -11,6 +11,7 @@ are named by what they are (issuer, addresses, size, barrier), not by their issu
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import compress
 from operator import attrgetter, is_not, itemgetter
 
@@ -81,20 +82,22 @@ def copy_id(c: Copy) -> tuple[object, ...]:
             c.src[2], c.size, c.bar_cta.index if c.bar_cta else -1, c.bar_off)
 
 
-def _thread_state(t: Thread, token_slots: frozenset[int]) -> ThreadState:
-    """(canonical part, restore-only part) of one thread."""
+def _thread_state(t: Thread, token_slots: Mapping[str, frozenset[int]]) -> ThreadState:
+    """(canonical part, restore-only part) of one thread. `token_slots`: per function, the registers
+    its arrives write (a slot number means something only in the function the thread is running)."""
     wait = t.wait
     wkey = wait
     if wait is not None and wait[0] == "mbarrier":
         wkey = (wait[0], wait[1], wait[2].index, wait[3])  # type: ignore[attr-defined]
     regs = tuple(t.regs)
     real = None
-    if token_slots:
+    slots = token_slots.get(t.func.name)
+    if slots:
         # A token is compared by what a wait can see of it (its object, initialization and phase), not
         # by its pending bits, which depend on the order of arrivals; .noComplete tokens keep their
         # word for mbarrier.pending_count.
         canon = list(regs)
-        for s in token_slots:
+        for s in slots:
             v = canon[s]
             if isinstance(v, TokenWord) and not v.token.no_complete:
                 canon[s] = ("token", v.token.barrier_id, v.token.generation, v.token.phase)
@@ -116,7 +119,7 @@ def _thread_state(t: Thread, token_slots: frozenset[int]) -> ThreadState:
             tuple(t.bulk_open), tuple(map(tuple, t.bulk_groups)), t.func, frames, real, hash(core))
 
 
-def save(m: Machine, token_slots: frozenset[int], prev: Snapshot | None = None,
+def save(m: Machine, token_slots: Mapping[str, frozenset[int]], prev: Snapshot | None = None,
          dirty: set[int] | None = None) -> Snapshot:
     """The mutable state. With `prev` and `dirty` (aids that may have changed since `prev`), the other
     threads' entries are shared with `prev` (the work is proportional to the dirty threads)."""

@@ -161,6 +161,7 @@ class CompiledFunction:
     labels: dict[str, int]
     nregs: int
     reg_types: list[Scalar]
+    unsupported: frozenset[int] = frozenset()  # the pcs that stop the run (not supported, malformed)
 
 
 class UnsupportedForm(Exception):
@@ -471,6 +472,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
             reg_types.append(reg.type)
             next_slot += 1
     sources: list[str] = []
+    unsupported: set[int] = set()
     consts: dict[str, object] = {}
     sites: list[Site] = []
     index = 0
@@ -496,7 +498,10 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
         text = source_lines[line - 1].strip() if 0 < line <= len(source_lines) else s.text
         sites.append(Site(line, text, fn.name, loc))
         gen = Gen(scope, layout, labels, index, s, frame)
-        sources.append(_emit(gen, s, consts))
+        source = _emit(gen, s, consts)
+        if source.startswith(_RAISING):
+            unsupported.add(index)
+        sources.append(source)
         index += 1
     # Falling off the end of a body returns (exits, in a kernel).
     sites.append(Site(fn.pos.line, "(end of function)", fn.name))
@@ -506,11 +511,15 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
     namespace.update(FLOAT_HELPERS)
     exec(compile("\n".join(sources), f"<ptx:{fn.name}>", "exec"), namespace)  # noqa: S102
     code = [namespace[f"_i{i}"] for i in range(index + 1)]
-    return CompiledFunction(fn.name, code, sites, labels, next_slot, reg_types)  # type: ignore[arg-type]
+    return CompiledFunction(fn.name, code, sites, labels, next_slot, reg_types,  # type: ignore[arg-type]
+                            frozenset(unsupported))
+
+
+_RAISING = "# raises\n"
 
 
 def _raising(index: int, why: str) -> str:
-    return (f"def _i{index}(m, t):\n"
+    return (f"{_RAISING}def _i{index}(m, t):\n"
             f"    raise Unsupported({why!r})\n")
 
 
@@ -524,6 +533,12 @@ def _emit(gen: Gen, ins: ast.Instruction, consts: dict[str, object]) -> str:
     except UnsupportedForm as e:
         why = f" ({e})" if str(e) else ""
         return _raising(i, f"`{ins.text}` is not supported{why}")
+    except (IndexError, ValueError):
+        # The emitter could not take the operands apart: too few or too many for the instruction (ptxas
+        # refuses it: "Arguments mismatch"), or a form of it the simulator does not know.
+        n = len(ins.operands)
+        return _raising(i, f"`{ins.text}` is not supported ({n} operand{'s' if n != 1 else ''}: not a form "
+                           f"of {ins.opcode} the simulator knows; `mbarrier lint` judges it as ptxas does)")
     consts.update(gen.consts)
     body = list(gen.lines)
     if not gen.sets_pc:

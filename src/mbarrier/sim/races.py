@@ -294,7 +294,8 @@ class RaceMachine(Machine):
     def _clocks(self, cta: Cta, off: int) -> BarrierClocks:
         bc = self.hb.barriers.get((cta.index, off))
         if bc is None:
-            bc = self.hb.barriers[(cta.index, off)] = BarrierClocks(cta.barriers[off].phase)
+            # barrier_at: a copy may complete on memory that holds no object (the violation is the core's)
+            bc = self.hb.barriers[(cta.index, off)] = BarrierClocks(self.barrier_at(cta, off).phase)
         return bc
 
     def _mb_access(self, ag: Agent, site: Site, cta: Cta, off: int, flags: int, what: str,

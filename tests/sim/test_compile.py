@@ -1,0 +1,55 @@
+"""An instruction whose operands the simulator cannot take apart (too few, too many: ptxas says
+"Arguments mismatch") compiles to a step that stops the run with its text and line, like any form the
+simulator does not support; loading the module never fails on it (issue 13: IndexError/ValueError)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mbarrier import explore, sim
+
+from .helpers import module
+
+MALFORMED = [
+    "mbarrier.try_wait.parity.shared::cta.b64;",
+    "mbarrier.try_wait.parity.shared::cta.b64 %p1;",
+    "mbarrier.test_wait.shared::cta.b64 %p1;",
+    "mbarrier.init.shared::cta.b64;",
+    "mbarrier.init.shared::cta.b64 [bar];",
+    "mbarrier.expect_tx.shared::cta.b64 [bar];",
+    "mbarrier.pending_count.b64 %r1;",
+    "mbarrier.arrive.shared::cta.b64;",
+    "ld.shared.u32 %r1;",
+    "st.shared.u32 [bar];",
+    "add.u32 %r1;",
+    "mov.u32;",
+    "setp.eq.u32 %p1;",
+    "atom.shared.add.u32 %r1;",
+    "cvta.shared.u64 %rd1;",
+    "mapa.u64 %rd1;",
+    "bra;",
+]
+DECLS = "\t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<4>;\n\t.shared .align 8 .b64 bar;\n"
+
+
+@pytest.mark.parametrize("ins", MALFORMED)
+def test_a_malformed_instruction_stops_the_run_with_its_line(ins: str) -> None:
+    mod = module(DECLS + "\t" + ins + "\n\tret;", params="")
+    m = sim.launch(mod, grid=1, block=1)
+    assert m.functions["k"].unsupported == frozenset({0})
+    r = explore.run(m)
+    assert r.outcome == "error" and r.site is not None and r.site.line == 11 and r.site.text == ins
+    assert f"`{ins.split()[0].rstrip(';')}` is not supported" in r.message
+
+
+def test_the_message_names_the_operand_count() -> None:
+    m = sim.launch(module(DECLS + "\tmbarrier.try_wait.parity.shared::cta.b64;\n\tret;", params=""), grid=1,
+                   block=1)
+    r = explore.run(m)
+    assert r.message == ("`mbarrier.try_wait.parity.shared::cta.b64` is not supported (0 operands: not a "
+                         "form of mbarrier the simulator knows; `mbarrier lint` judges it as ptxas does)")
+
+
+def test_supported_instructions_are_not_marked() -> None:
+    m = sim.launch(module(DECLS + "\tmov.u32 %r1, 1;\n\tret;", params=""), grid=1, block=1)
+    assert m.functions["k"].unsupported == frozenset()
