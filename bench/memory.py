@@ -1,0 +1,111 @@
+"""Memory per state of `mbarrier check`: what the search keeps for each state it has seen.
+
+    python bench/memory.py                 # print the table
+    python bench/memory.py --write-doc     # and write it into docs/performance.md ("Memory per state")
+
+Each row is the bundled nvcc ring buffer (src/mbarrier/examples/ring_buffer.ptx, 160 threads per CTA)
+checked with race tracking on (check's default), measured twice in fresh interpreters:
+  * tracemalloc: the peak of the bytes Python allocated during the search (tracing starts after the
+    launch) divided by the states seen; exact, but tracing slows the search about 2x;
+  * RSS: the process's peak resident memory (ru_maxrss) less its resident memory just before the search,
+    divided by the states seen; what the operating system sees (allocator slack included).
+The peak is what a bound on memory must allow for: the search's frontier (the states queued, each a
+snapshot) is largest in the middle of the search, not at its end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+
+import benchdoc
+
+# (label, grid, max states): one CTA is checked to the end; two CTAs have far more states than a
+# benchmark can wait for, so their search stops at the bound (the figure is per state seen either way).
+CASES: list[tuple[str, int, int]] = [("ring_buffer, 1 CTA of 160", 1, 100_000),
+                                     ("ring_buffer, 2 CTAs of 160", 2, 3_000)]
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def child(grid: int, max_states: int, how: str) -> dict[str, object]:
+    """One measurement in this (fresh) process."""
+    from mbarrier import examples, sim
+    from mbarrier.explore.check import Options, check_machine
+
+    module = sim.load(examples.path("ring_buffer"))
+    m = sim.launch(module, grid=grid, block=160)
+    if how == "tracemalloc":
+        tracemalloc.start()
+    before = _rss()
+    t0 = time.process_time()
+    r = check_machine(m, module, Options(max_states=max_states))
+    seconds = time.process_time() - t0
+    if how == "tracemalloc":
+        peak = tracemalloc.get_traced_memory()[1]
+    else:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    return {"verdict": r.verdict, "states": r.stats.states, "seconds": seconds, "peak": peak}
+
+
+def measure(grid: int, max_states: int, how: str) -> dict[str, object]:
+    out = subprocess.run([sys.executable, __file__, "--child", str(grid), str(max_states), how],
+                         capture_output=True, text=True, check=True).stdout
+    result: dict[str, object] = json.loads(out)
+    return result
+
+
+def table() -> list[str]:
+    rows = ["| launch | verdict | states | CPU s (untraced) | tracemalloc peak: bytes/state | "
+            "RSS peak: bytes/state |", "|---|---|---|---|---|---|"]
+    for label, grid, max_states in CASES:
+        traced = measure(grid, max_states, "tracemalloc")
+        rss = measure(grid, max_states, "rss")
+        assert traced["states"] == rss["states"], "the same search both ways"
+        n = int(rss["states"])  # type: ignore[call-overload]
+        rows.append(f"| {label} | {rss['verdict']} | {n:,} | {rss['seconds']:.1f} | "
+                    f"{int(traced['peak']) // n:,} | {int(rss['peak']) // n:,} |")  # type: ignore[call-overload]
+        print(rows[-1], flush=True)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write-doc", action="store_true")
+    ap.add_argument("--child", nargs=3, metavar=("GRID", "MAX_STATES", "HOW"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        grid, max_states, how = args.child
+        print(json.dumps(child(int(grid), int(max_states), how)))
+        return
+    load = os.getloadavg()[0]
+    rows = table()
+    print("\n".join(rows))
+    if args.write_doc:
+        benchdoc.write_section("memory.py", [
+            "## Memory per state (bench/memory.py)",
+            "",
+            f"`python bench/memory.py --write-doc`, {datetime.date.today().isoformat()}, commit "
+            f"{benchdoc.commit()}, {benchdoc.cpu_name()}, Python {platform.python_version()}, load average "
+            f"{load:.1f} at the start. `mbarrier check` of the bundled nvcc ring buffer with race tracking "
+            "on (the default), each figure from a fresh interpreter: the peak of the bytes Python "
+            "allocated during the search (tracemalloc) and the peak resident memory less the resident "
+            "memory before the search (RSS), each divided by the states seen.",
+            "",
+            *rows,
+        ])
+
+
+if __name__ == "__main__":
+    main()
