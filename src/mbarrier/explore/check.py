@@ -26,6 +26,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
+from typing import Any
 
 from mbarrier.core.barrier import Barrier
 from mbarrier.core.violations import Violation
@@ -214,7 +215,8 @@ class Explorer:
         a = x.addr
         if a is None:
             return None
-        v = ((int(t.regs[a.base]) if a.base is not None else 0) + a.offset) & ((1 << 64) - 1)
+        base: Any = t.regs[a.base] if a.base is not None else 0   # a register holds any value
+        v = (int(base) + a.offset) & ((1 << 64) - 1)
         if a.space == "generic":
             if not is_shared_generic(v):
                 return None
@@ -263,8 +265,9 @@ class Explorer:
         if target is None or target[2] is None:
             return None
         cta, off, b = target
+        assert b is not None   # checked just above
         slot, const = x.wait_arg
-        value = t.regs[slot] if slot is not None else const
+        value: Any = t.regs[slot] if slot is not None else const
         if x.wait_parity:
             try:
                 pk: tuple[int, str, object] = (id(b), "parity", int(value) & 0xFFFFFFFF)
@@ -457,10 +460,10 @@ class Explorer:
             agents, spinning = self.enabled()
             if not agents:
                 if redo is None and any(t.status != EXITED for t in m.threads):
-                    f = self._deadlock(self._path(parents, node), spinning)
-                    if (f.kind, f.rule, None) not in seen_rules:
-                        seen_rules.add((f.kind, f.rule, None))
-                        findings.append(f)
+                    dead = self._deadlock(self._path(parents, node), spinning)
+                    if (dead.kind, dead.rule, None) not in seen_rules:
+                        seen_rules.add((dead.kind, dead.rule, None))
+                        findings.append(dead)
                         if len(findings) >= opts.max_findings:
                             break
                 continue

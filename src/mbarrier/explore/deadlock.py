@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mbarrier.explore.code import BULK, CP_MB, MB
 from mbarrier.explore.por import READ
@@ -37,21 +37,21 @@ def explain(ex: Explorer, spinning: dict[int, tuple[int, int]]) -> tuple[list[Wa
             else:
                 assert t.wait is not None
                 pc, cta_i, off = t.wait[1], t.wait[2].index, t.wait[3]  # type: ignore[attr-defined, assignment]
-            x = ex.codes[t.func.name].ins[pc]  # type: ignore[index]
+            x = ex.codes[t.func.name].ins[pc]
             cta = m.ctas[cta_i]
             b = cta.barriers.get(off)
             slot, const = x.wait_arg
             value = t.regs[slot] if slot is not None else const
             sym = cta.symbols(off)
-            site = t.func.sites[pc]  # type: ignore[index]
+            site = t.func.sites[pc]
             waiters.append(Waiter(t.aid, t.name, site.line, site.text, "mbarrier", sym, f"{off:#x}", cta.name,
                                   _wants(x.wait_parity, value), b.copy() if b is not None else None))
             barriers[(cta_i, off)] = sym
             continue
-        w = t.wait or ("running",)
+        w: tuple[Any, ...] = t.wait or ("running",)
         site = t.func.sites[max(t.pc - 1, 0)]
         if w[0] == "bar":
-            nb = t.cta.bars.get(w[1])  # type: ignore[arg-type]
+            nb = t.cta.bars.get(w[1])
             n = len(nb.arrived) if nb else 0
             need = nb.count if nb and nb.count is not None else t.cta.live
             detail = f"waits at bar.sync {w[1]}: {n} of {need} threads arrived"
@@ -59,7 +59,7 @@ def explain(ex: Explorer, spinning: dict[int, tuple[int, int]]) -> tuple[list[Wa
             cl = t.cta.cluster
             detail = f"waits at barrier.cluster.wait: {cl.count} of {cl.live} threads of the cluster arrived"
         elif w[0] == "warp":
-            detail = f"waits in {w[1]} (membermask {w[2]:#010x}) for lanes that will not come"  # type: ignore[str-format]
+            detail = f"waits in {w[1]} (membermask {w[2]:#010x}) for lanes that will not come"
         elif w[0] == "cp.wait":
             detail = f"waits for its {w[1]} groups to complete"
         else:

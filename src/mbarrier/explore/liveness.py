@@ -70,6 +70,8 @@ class Liveness:
                 else:
                     nxt = () if on else (pc + 1,)
                 nxt = tuple(p for p in nxt if p < len(code.ins))
+            uses: frozenset[int]
+            kills: frozenset[int]
             if on is False:
                 uses, kills = frozenset({x.guard[0]}) if x.guard else frozenset(), frozenset()
             else:

@@ -148,7 +148,7 @@ class Exporter:
             if not isinstance(a, ast.Address) or a.base is None or a.base.name not in self.params:
                 raise self.fail(c, "parameter")
             d = self.dst(c, ops[0])
-            return f"{d} = {self.params[ops[1].base.name]}" if d else "skip"
+            return f"{d} = {self.params[a.base.name]}" if d else "skip"
         if op in ("ld", "st"):
             size = 4 if (".u32" in q or ".b32" in q or ".s32" in q) else None
             if size is None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from itertools import compress
 from operator import attrgetter, is_not, itemgetter
+from typing import Any
 
 from mbarrier.core.barrier import Barrier
 from mbarrier.sim.machine import (
@@ -43,7 +44,7 @@ _CTA_FIXED = ("index", "ctaid", "rank", "cluster", "size", "threads", "symbols")
 _BARRIER = Barrier.__slots__
 _FIELDS = attrgetter(*_BARRIER)
 _ZERO_PAGE = bytes(PAGE)
-_KNOWN = {
+_KNOWN: dict[type[Any], set[str]] = {
     Thread: set(_THREAD_STATE + _THREAD_FIXED), Copy: set(_COPY_STATE + _COPY_FIXED),
     Cta: set(_CTA_STATE + _CTA_FIXED), Cluster: {"index", "ctas", "live", "phase", "count"},
     NamedBarrier: {"arrived", "count"}, Warp: {"threads", "pending"}, Collective: {"finish", "need", "parts"},
@@ -72,8 +73,10 @@ def check_known(m: Machine) -> None:
                            "the checker's snapshot does not know (update explore/snapshot.py)")
 
 
-Snapshot = tuple[object, ...]
-ThreadState = tuple[object, ...]
+# Positional tuples, built by save() and read by restore() and key() in the search's inner loop; their
+# fields are typed where save() builds them.
+Snapshot = tuple[Any, ...]
+ThreadState = tuple[Any, ...]
 
 
 def copy_id(c: Copy) -> tuple[object, ...]:
@@ -126,7 +129,7 @@ def save(m: Machine, token_slots: Mapping[str, frozenset[int]], prev: Snapshot |
     if prev is None or dirty is None:
         threads = tuple(_thread_state(t, token_slots) for t in m.threads)
     else:
-        entries = list(prev[0])  # type: ignore[call-overload]
+        entries = list(prev[0])
         ts = m.threads
         for aid in dirty:
             entries[aid] = _thread_state(ts[aid], token_slots)
@@ -172,11 +175,11 @@ def restore(m: Machine, s: Snapshot, current: Snapshot | None = None) -> None:
         changed: list[int] = list(range(len(ts)))
     else:
         # Entries shared with `current` are unchanged threads: compared by identity, in C.
-        changed = list(compress(range(len(ts)), map(is_not, threads, current[0])))  # type: ignore[call-overload]
+        changed = list(compress(range(len(ts)), map(is_not, threads, current[0])))
     for aid in changed:
         t = ts[aid]
         core, t.effects, t.wait, cp_open, cp_groups, bulk_open, bulk_groups, func, frames, real, _ = \
-            threads[aid]  # type: ignore[index]
+            threads[aid]
         t.pc, regs, t.status, t.time, fail = core[:5]
         if real is not None:
             regs = real
@@ -195,7 +198,7 @@ def restore(m: Machine, s: Snapshot, current: Snapshot | None = None) -> None:
         t.bulk_open = list(bulk_open)
         t.bulk_groups = [list(g) for g in bulk_groups]
     inflight = []
-    for c, pc, status, deps, watchers in copies:  # type: ignore[misc]
+    for c, pc, status, deps, watchers in copies:
         c.pc, c.status, c.deps = pc, status, deps
         c.watchers = list(watchers)
         inflight.append(c)
@@ -212,7 +215,7 @@ def restore(m: Machine, s: Snapshot, current: Snapshot | None = None) -> None:
                 if id(c) not in live:
                     c.status = DONE
     cur_ctas = current[2] if current is not None else (None,) * len(m.ctas)
-    for cta, state, was in zip(m.ctas, ctas, cur_ctas, strict=True):  # type: ignore[call-overload]
+    for cta, state, was in zip(m.ctas, ctas, cur_ctas, strict=True):
         if state is was:
             continue
         smem, barriers, words, bars, live_n = state
@@ -235,24 +238,24 @@ def restore(m: Machine, s: Snapshot, current: Snapshot | None = None) -> None:
                 nb.arrived, nb.count = list(arrived), count
                 cta.bars[i] = nb
         cta.live = live_n
-    for cl, (live_n, phase, count) in zip(m.clusters, clusters, strict=True):  # type: ignore[call-overload]
+    for cl, (live_n, phase, count) in zip(m.clusters, clusters, strict=True):
         cl.live, cl.phase, cl.count = live_n, phase, count
     if current is None or warps != current[4]:
-        for w, pending in zip(_warps(m), warps, strict=True):  # type: ignore[call-overload]
+        for w, pending in zip(_warps(m), warps, strict=True):
             w.pending = {}
             for k, finish, need, parts in pending:
                 c = Collective(finish, need)
                 c.parts = dict(parts)
                 w.pending[k] = c
-    for r, pages in zip(m.gmem.regions, gmem, strict=True):  # type: ignore[call-overload]
+    for r, pages in zip(m.gmem.regions, gmem, strict=True):
         if len(r.pages) == len(pages) and all(r.pages.get(k) == v for k, v in pages):
             continue  # unchanged (compared in C, cheaper than copying the pages)
         r.pages = {k: bytearray(v) for k, v in pages}
     if current is None or parked != current[6]:
         m.parked = {k: (state, list(v)) for k, state, v in parked}
-    _runnable(m, runnable, current is None)  # type: ignore[arg-type]
+    _runnable(m, runnable, current is None)
     m.next_aid = next_aid
-    m.resolved = dict(resolved)  # type: ignore[arg-type]
+    m.resolved = dict(resolved)
 
 
 def _runnable(m: Machine, runnable: tuple[Thread | Copy, ...], full: bool) -> None:
@@ -279,20 +282,20 @@ def _runnable(m: Machine, runnable: tuple[Thread | Copy, ...], full: bool) -> No
 _HASH = itemgetter(10)
 
 
-def key(s: Snapshot) -> tuple[object, ...]:
+def key(s: Snapshot) -> tuple[Any, ...]:
     """The canonical state of a snapshot: equal keys mean the same future (copies named by what they
     are, not by issue order; runnable-list order and effect counters left out). Threads enter it by the
     64-bit hash of their canonical state (`_thread_state`), taken once when the thread changed."""
     threads, copies, ctas, clusters, warps, gmem = s[:6]
-    tk = tuple(map(_HASH, threads))  # type: ignore[arg-type]
-    ck = tuple(sorted((copy_id(c), status, deps) for c, _, status, deps, _ in copies))  # type: ignore[misc]
+    tk = tuple(map(_HASH, threads))
+    ck = tuple(sorted((copy_id(c), status, deps) for c, _, status, deps, _ in copies))
     cta_k = tuple((smem, tuple(sorted((off, b.key()) for off, b, _ in barriers)),
                    tuple(sorted((i, tuple(sorted(x.aid for x in arrived)), count)
                                 for i, arrived, count in bars)))
-                  for smem, barriers, _, bars, _ in ctas)  # type: ignore[misc]
-    cl_k = tuple((phase, count) for _, phase, count in clusters)  # type: ignore[misc]
+                  for smem, barriers, _, bars, _ in ctas)
+    cl_k = tuple((phase, count) for _, phase, count in clusters)
     w_k = tuple(tuple(sorted((k, need, tuple(sorted((lane, repr(arg)) for lane, (_, arg) in parts)))
-                             for k, _, need, parts in w)) for w in warps) if any(warps) else ()  # type: ignore[attr-defined]
-    g_k = tuple(tuple(sorted(pages)) for pages in gmem)  # type: ignore[call-overload]
+                             for k, _, need, parts in w)) for w in warps) if any(warps) else ()
+    g_k = tuple(tuple(sorted(pages)) for pages in gmem)
     hb = s[10]
     return tk, ck, cta_k, cl_k, w_k, g_k, hb.key() if isinstance(hb, RaceState) else None

@@ -27,6 +27,7 @@ a real path that `mbarrier run --schedule` replays.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from mbarrier.explore import snapshot
 from mbarrier.explore.code import LOCAL_OPCODES, Code
@@ -155,7 +156,7 @@ class Symmetry:
         threads = snap[0]
         locs: list[tuple[object, ...]] = []
         hashes: list[int] = []
-        for st in threads:  # type: ignore[attr-defined]
+        for st in threads:
             loc, h = self.local(st[0])
             locs.append(loc)
             hashes.append(h)
@@ -176,11 +177,11 @@ class Symmetry:
             ren[old] = pos
         tk = tuple(locs[old] for old in new)
         _, ck, cta_k, cl_k, _, g_k, _ = plain
-        ck2 = tuple(sorted(((cid[0], ren[cid[1]], *cid[2:]), status, deps)  # type: ignore[index, misc]
-                           for cid, status, deps in ck))  # type: ignore[attr-defined, misc]
+        ck2 = tuple(sorted(((cid[0], ren[cid[1]], *cid[2:]), status, deps)
+                           for cid, status, deps in ck))
         cta2 = tuple((smem, barriers, tuple(sorted((i, tuple(sorted(ren[a] for a in arrived)), count)
                                                    for i, arrived, count in bars)))
-                     for smem, barriers, bars in cta_k)  # type: ignore[attr-defined, misc]
+                     for smem, barriers, bars in cta_k)
         wk = self._warp_key(snap[4], ren)
         hb = snap[10]
         hk = None
@@ -188,13 +189,13 @@ class Symmetry:
             if len(self._agents) > _CACHE_LIMIT:
                 self._agents.clear()
             rid = self._rens.setdefault(tuple(ren), len(self._rens))
-            hk = hb_key(hb, ren, self.lane_of, snap[8], (self._agents, rid))  # type: ignore[arg-type]
+            hk = hb_key(hb, ren, self.lane_of, snap[8], (self._agents, rid))
         return (tk, ck2, cta2, cl_k, wk, g_k, hk), plain
 
-    def _warp_key(self, warps: object, ren: list[int]) -> tuple[object, ...]:
+    def _warp_key(self, warps: tuple[Any, ...], ren: list[int]) -> tuple[object, ...]:
         """Warp collectives in progress, each under the warp and lanes its threads move to."""
         out: list[tuple[int, tuple[object, ...]]] = []
-        for wi, pending in enumerate(warps):  # type: ignore[arg-type]
+        for wi, pending in enumerate(warps):
             if not pending:
                 continue
             aids = self.warps[wi]
@@ -253,7 +254,7 @@ def hb_key(hb: RaceState, ren: list[int], lane_of: list[int], top: int,
                 vc(a.cp_issued), tuple((k, tuple(map(tuple, v))) for k, v in a.groups.items()))
 
     def shadow(s: Shadow) -> frozenset[object]:
-        return frozenset((addr, r(c[0]), c[1],  # type: ignore[call-overload, index]
+        return frozenset((addr, r(c[0]), c[1],  # type: ignore[call-overload]
                           frozenset(zip(map(r, c[3]), (v[0] for v in c[3].values()), strict=True)))  # type: ignore
                          for addr, c in s.cells.items())
 

@@ -37,8 +37,8 @@ class Unknown:
     def _fail(self, *_: object) -> NoReturn:
         raise TypeError("unknown register value")
 
-    __bool__ = __int__ = __index__ = __hash__ = _fail  # type: ignore[assignment]
-    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _fail  # type: ignore[assignment]
+    __bool__ = __int__ = __index__ = __hash__ = _fail
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _fail
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _fail
     __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _fail
     __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = __neg__ = __invert__ = _fail

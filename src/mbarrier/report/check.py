@@ -83,9 +83,9 @@ def explain(f: Finding) -> list[str]:
             lines.append(f"      {w.barrier}: {_barrier_state(w.state)}")
         else:
             lines.append(f"      {w.detail}")
-    for sym, who in f.arrivers.items():
-        if who:
-            lines.append(f"  who could still arrive on {sym}: " + "; ".join(who))
+    for sym, arrivers in f.arrivers.items():
+        if arrivers:
+            lines.append(f"  who could still arrive on {sym}: " + "; ".join(arrivers))
         else:
             lines.append(f"  no thread and no copy in flight can arrive on {sym} any more")
     return lines
