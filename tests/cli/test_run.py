@@ -93,6 +93,18 @@ def test_input_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]
     assert message in err
 
 
+def test_an_error_listing_kernels_shows_the_first_few_and_a_count(capsys: pytest.CaptureFixture[str],
+                                                                  tmp_path: Path) -> None:
+    f = tmp_path / "many.ptx"
+    f.write_text(PTX_HEAD + "".join(f".visible .entry k{i}()\n{{\nret;\n}}\n" for i in range(40)))
+    code, _, err = _run(capsys, str(f), "--grid", "1", "--block", "1")
+    assert code == 2
+    assert "the module has 40 kernels (k0, k1, k2, k3, k4 and 35 more); choose one with --kernel" in err
+    code, _, err = _run(capsys, str(f), "--grid", "1", "--block", "1", "--kernel", "k40")
+    assert code == 2
+    assert "no kernel named 'k40' in the module (40 kernels: k0, k1, k2, k3, k4 and 35 more)" in err
+
+
 def test_a_missing_scalar_is_named(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(capsys, str(examples.path("pipeline")), "--grid", "1", "--block", "32")
     assert code == 2 and "missing argument for parameter 'pipeline_param_2'" in err

@@ -16,9 +16,11 @@ from collections.abc import Callable
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, UsageError, options
 from mbarrier.cli.interrupt import Interrupt
 from mbarrier.cli.run import add_launch_options, launch_machine, launch_words, load_launch
+from mbarrier.cli.schedules import launch_fingerprint
 from mbarrier.cli.source import display_name
 from mbarrier.explore.check import DEFAULT_MAX_STATES, CheckResult, Finding, Options, Stats, check_machine
 from mbarrier.explore.run import TraceStep, run
+from mbarrier.explore.schedule import stamp
 from mbarrier.explore.schedulers import Replay
 from mbarrier.ptx import ast
 from mbarrier.report.check import format_result, to_json
@@ -98,6 +100,7 @@ def replay_command(args: argparse.Namespace) -> str:
 
 def main(args: argparse.Namespace) -> int:
     module, m = load_launch(args)
+    fingerprint = launch_fingerprint(module, m, args.arg, args.dynamic_shared)
     progress = Progress(sys.stderr.isatty() and not args.json)
     opts = Options(max_states=args.max_states, timeout=args.timeout, reductions=not args.no_reduce,
                    races=not args.no_races, symmetry=args.symmetry,
@@ -116,11 +119,12 @@ def main(args: argparse.Namespace) -> int:
     finally:
         progress.done()
     if args.save_schedule and result.findings:
-        options.write_output(args.save_schedule, result.findings[0].schedule + "\n", "--save-schedule")
+        options.write_output(args.save_schedule, stamp(fingerprint, result.findings[0].schedule) + "\n",
+                             "--save-schedule")
     if args.json:
-        json.dump(to_json(result), sys.stdout, indent=2)
+        json.dump(to_json(result, fingerprint), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        for line in format_result(result, trace_of(module, args), replay_command(args)):
+        for line in format_result(result, trace_of(module, args), replay_command(args), fingerprint):
             sys.stdout.write(line + "\n")
     return EXIT_BY_VERDICT[result.verdict]

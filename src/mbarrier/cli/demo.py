@@ -72,6 +72,7 @@ def core_tour(out: Callable[[str], None] = print) -> None:
 def check_tour(out: Callable[[str], None] = print) -> None:
     """Check the bundled ring (verified) and its tx-count bug (a deadlock, explained)."""
     from mbarrier import examples, sim
+    from mbarrier.cli.schedules import launch_fingerprint
     from mbarrier.explore import Replay, run
     from mbarrier.explore.check import Finding, check
     from mbarrier.explore.run import TraceStep
@@ -93,7 +94,8 @@ def check_tour(out: Callable[[str], None] = print) -> None:
             return run(m, Replay(f.schedule), max_steps=len(f.aids), trace=True).trace or []
 
         result = check(module, grid=1, block=3)
-        for line in format_result(result, trace, shlex.join(["mbarrier", "run", *launch])):
+        fingerprint = launch_fingerprint(module, sim.launch(module, grid=1, block=3))
+        for line in format_result(result, trace, shlex.join(["mbarrier", "run", *launch]), fingerprint):
             out(line)
         out("")
 

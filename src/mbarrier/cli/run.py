@@ -10,17 +10,20 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from pathlib import Path
+from collections.abc import Iterator
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, options
 from mbarrier.cli.interrupt import Interrupt
+from mbarrier.cli.schedules import launch_fingerprint, read_schedule
 from mbarrier.cli.source import STDIN_NAME, display_name, read_module
 from mbarrier.explore import RandomScheduler, Replay, ScheduleError, run
-from mbarrier.explore.run import DEFAULT_MAX_STEPS
+from mbarrier.explore.run import DEFAULT_MAX_STEPS, RunResult
+from mbarrier.explore.schedule import stamp
 from mbarrier.ptx import ast
 from mbarrier.ptx.validate import validate
 from mbarrier.report.run import format_outcome, format_trace
 from mbarrier.sim import Buffer, LaunchError, Machine, launch
+from mbarrier.sim.launch import listing
 from mbarrier.sim.races import track
 
 EXIT_BY_OUTCOME = {"exited": EXIT_CLEAN, "stuck": EXIT_FINDINGS, "violation": EXIT_FINDINGS,
@@ -142,19 +145,28 @@ def warn_if_ptxas_rejects(module: ast.Module) -> None:
                          f"`mbarrier lint {lint_name}` lists them. Running it as written.\n")
 
 
+def replay_notes(replay: Replay, result: RunResult) -> Iterator[str]:
+    """Where a replayed schedule and the run parted: it ran out first (the rest ran round-robin: normal
+    for a deadlock found by check, whose threads then spin until they park), or the run ended with
+    steps of it unused (it was not recorded on this run)."""
+    if replay.ended_at is not None:
+        yield (f"note: the given schedule covers the first {replay.ended_at} of the {result.steps} steps; "
+               "the rest ran round-robin")
+    elif result.outcome not in ("limit", "interrupted"):
+        left = replay.unused(len(result.machine.threads))
+        if left:
+            yield (f"warning: the run ended after {result.steps} steps with {left} steps of the given "
+                   "schedule left unused: it was not recorded on this run")
+
+
 def main(args: argparse.Namespace) -> int:
-    _, m = load_launch(args)
+    module, m = load_launch(args)
     for name, _ in args.dump:  # before the run: a typo must not cost the run's verdict
         if name not in m.buffers:
-            raise UsageError(f"--dump {name}: no buffer of that name (buffers: {', '.join(m.buffers)})")
+            raise UsageError(f"--dump {name}: no buffer of that name (buffers: {listing(list(m.buffers))})")
+    fingerprint = launch_fingerprint(module, m, args.arg, args.dynamic_shared)
     if args.schedule is not None:
-        text = args.schedule
-        if text.startswith("@"):
-            try:
-                text = Path(text[1:]).read_text()
-            except OSError as e:
-                raise UsageError(f"--schedule {args.schedule}: {e.strerror}") from None
-        scheduler: Replay | RandomScheduler = Replay(text)
+        scheduler: Replay | RandomScheduler = Replay(read_schedule(args.schedule, fingerprint))
         how = "replay of the given schedule"
     else:
         scheduler = RandomScheduler(args.seed, burst=args.burst)
@@ -179,12 +191,16 @@ def main(args: argparse.Namespace) -> int:
             out.write(line + "\n")
     for aid, text in m.output:  # the kernel's printf output, in the order the schedule produced it
         out.write(f"[thread {aid}] {text}" + ("" if text.endswith("\n") else "\n"))
-    for line in format_outcome(result):
+    for line in format_outcome(result, fingerprint=fingerprint):
         out.write(line + "\n")
+    if isinstance(scheduler, Replay):
+        for line in replay_notes(scheduler, result):
+            out.write(line + "\n")
     for name, count in args.dump:
         base, size = m.buffers[name]
         words = [m.gmem.load(base + 4 * i, 4) for i in range(min(count, size // 4))]
         out.write(f"{name}: {' '.join(str(w) for w in words)}\n")
     if args.save_schedule:
-        options.write_output(args.save_schedule, result.schedule + "\n", "--save-schedule")
+        options.write_output(args.save_schedule, stamp(fingerprint, result.schedule) + "\n",
+                             "--save-schedule")
     return EXIT_BY_OUTCOME[result.outcome]

@@ -56,18 +56,19 @@ class RandomScheduler(Scheduler):
 
 
 class Replay(Scheduler):
-    """Follows a schedule string; where it ends, goes on round-robin (so a prefix is a valid input)."""
+    """Follows a schedule string; where it ends, goes on round-robin (so a prefix is a valid input).
+    `ended_at`: the step at which it ran out while agents could still run (None while it lasts)."""
 
     def __init__(self, schedule: str) -> None:
         self.schedule = schedule
         self._steps: Iterator[int] | None = None
         self._fallback = RoundRobin()
-        self._done = False
+        self.ended_at: int | None = None
 
     def pick(self, m: Machine, step: int) -> Agent:
         if self._steps is None:
             self._steps = decode(self.schedule, len(m.threads))
-        if not self._done:
+        if self.ended_at is None:
             aid = next(self._steps, None)
             if aid is not None:
                 a = m.agent(aid)
@@ -76,5 +77,10 @@ class Replay(Scheduler):
                     raise ScheduleError(f"the schedule runs {name} at step {step}, but it cannot run then")
                 self._fallback.last = aid
                 return a
-            self._done = True
+            self.ended_at = step
         return self._fallback.pick(m, step)
+
+    def unused(self, nthreads: int) -> int:
+        """How many steps of the schedule were not taken (the run ended first)."""
+        steps = self._steps if self._steps is not None else decode(self.schedule, nthreads)
+        return sum(1 for _ in steps)

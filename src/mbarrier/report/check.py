@@ -11,6 +11,7 @@ from mbarrier.core.barrier import Barrier
 from mbarrier.explore.check import CheckResult, Finding, Stats, Waiter
 from mbarrier.explore.code import LOCAL_OPCODES
 from mbarrier.explore.run import TraceStep
+from mbarrier.explore.schedule import Fingerprint, stamp
 from mbarrier.report.run import _ranges
 
 MAX_TRACE_LINES = 60
@@ -119,9 +120,11 @@ def format_trace(steps: list[TraceStep], limit: int = MAX_TRACE_LINES) -> list[s
 
 
 def format_result(r: CheckResult, trace: Callable[[Finding], list[TraceStep]] | None = None,
-                  replay: str = "", max_schedule: int = 2000) -> list[str]:
+                  replay: str = "", fingerprint: Fingerprint | None = None,
+                  max_schedule: int = 2000) -> list[str]:
     """The report's lines. `replay`: the `mbarrier run` command of the launch (each finding's replay
-    line is it with `--schedule`); without it, only the schedule is shown."""
+    line is it with `--schedule`); without it, only the schedule is shown. Schedules are stamped with
+    `fingerprint` when given."""
     lines = [headline(r), f"  {format_stats(r.stats)}"]
     if r.verdict == "finding" and r.covered:  # the findings are real; what was not explored is said
         lines.append(f"  not every interleaving was explored ({_why(r)}): {r.covered}")
@@ -135,18 +138,22 @@ def format_result(r: CheckResult, trace: Callable[[Finding], list[TraceStep]] | 
         sched = f.schedule
         if len(sched) > max_schedule:
             lines.append(f"  replay: the schedule is {len(sched)} characters; use --json or --save-schedule")
-        elif replay:
+            continue
+        if fingerprint is not None:
+            sched = stamp(fingerprint, sched)
+        if replay:
             lines.append(f"  replay: {replay} --schedule {shlex.quote(sched)}")
         else:
             lines.append(f"  schedule: {sched}")
     return lines
 
 
-def to_json(r: CheckResult) -> dict[str, Any]:
-    """The DESIGN.md check JSON, plus details."""
+def to_json(r: CheckResult, fingerprint: Fingerprint | None = None) -> dict[str, Any]:
+    """The DESIGN.md check JSON, plus details; schedules stamped with `fingerprint` when given."""
     findings = []
     for f in r.findings:
-        item: dict[str, Any] = {"kind": f.kind, "rule": f.rule, "message": f.message, "schedule": f.schedule,
+        sched = f.schedule if fingerprint is None else stamp(fingerprint, f.schedule)
+        item: dict[str, Any] = {"kind": f.kind, "rule": f.rule, "message": f.message, "schedule": sched,
                                 "section": f.section, "line": f.line, "instruction": f.text,
                                 "agent": f.agent}
         if f.kind == "deadlock":

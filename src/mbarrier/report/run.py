@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mbarrier.explore.run import RunResult, Stuck, TraceStep, barrier_states
+from mbarrier.explore.schedule import Fingerprint, stamp
 
 MAX_INLINE_SCHEDULE = 400
 
@@ -41,7 +42,9 @@ def stuck_groups(stuck: list[Stuck]) -> Iterator[tuple[list[int], Stuck]]:
         yield [s.thread for s in members], members[0]
 
 
-def format_outcome(r: RunResult, *, schedule: bool = True) -> list[str]:
+def format_outcome(r: RunResult, *, schedule: bool = True,
+                   fingerprint: Fingerprint | None = None) -> list[str]:
+    """The outcome's lines; the schedule stamped with `fingerprint` when given."""
     m = r.machine
     live = sum(1 for t in m.threads if t.status != 3)
     head = HEADLINE[r.outcome].format(threads=len(m.threads), steps=r.steps, live=live)
@@ -68,7 +71,7 @@ def format_outcome(r: RunResult, *, schedule: bool = True) -> list[str]:
     if schedule:
         text = r.schedule
         if len(text) <= MAX_INLINE_SCHEDULE:
-            lines.append(f"schedule: {text}")
+            lines.append(f"schedule: {text if fingerprint is None else stamp(fingerprint, text)}")
         else:
             lines.append(f"schedule: {len(text)} characters (--save-schedule FILE writes it)")
     return lines

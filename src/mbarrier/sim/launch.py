@@ -57,18 +57,26 @@ def load(path: str | Path) -> ast.Module:
     return parse_file(path)
 
 
+def listing(names: list[str], first: int = 5) -> str:
+    """Names for a message: the first few and how many more (a module may hold hundreds of kernels)."""
+    if not names:
+        return "none"
+    shown = ", ".join(names[:first])
+    return shown if len(names) <= first else f"{shown} and {len(names) - first} more"
+
+
 def pick_kernel(module: ast.Module, name: str | None) -> ast.Function:
     entries = module.entries
     if name is None:
         if len(entries) == 1:
             return entries[0]
-        names = ", ".join(f.name for f in entries) or "none"
+        names = listing([f.name for f in entries])
         raise LaunchError(f"the module has {len(entries)} kernels ({names}); choose one with --kernel")
     for f in entries:
         if f.name == name:
             return f
-    names = ", ".join(f.name for f in entries) or "none"
-    raise LaunchError(f"no kernel named {name!r} in the module (kernels: {names})")
+    raise LaunchError(f"no kernel named {name!r} in the module ({len(entries)} kernels: "
+                      f"{listing([f.name for f in entries])})")
 
 
 def _cluster_dims(fn: ast.Function, cluster: Dim3 | None) -> Dim3:
@@ -250,8 +258,8 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
                                       module.address_size)
     if given:
         unknown = ", ".join(str(k) for k in given)
-        raise LaunchError(f"kernel {fn.name} has no parameter {unknown} (parameters: "
-                          f"{', '.join(p.name for p in fn.params) or 'none'})")
+        raise LaunchError(f"kernel {fn.name} has no parameter {unknown} ({len(fn.params)} parameters: "
+                          f"{listing([p.name for p in fn.params])})")
 
     funcs = [fn] + [f for f in module.functions if f.kind == "func" and f.body is not None]
     layout = Layout(symbols, params, plan_frames(funcs))
