@@ -198,7 +198,7 @@ MODULES = [
     ".version 8.0\n.target sm_90\n.address_size 64\n.entry j()\n.global .u32 x;\n",
     ".version 8.0\n.target sm_90\n.address_size 64\n.func j()\n.reg .b32 x;\n",
     ".version 8.0\n.target sm_90\n.address_size 64\n.sreg .b32 s;\n",
-    "\ufeff.version 8.0\n.target sm_90\n.address_size 64\n",  # a UTF-8 byte order mark
+    "\ufeff.version 8.0\n.target sm_90\n.address_size 64\n",  # a UTF-8 byte order mark: refused
     '# 1 "k.ptx"\n.version 8.0\n.target sm_90\n.address_size 64\n',
     '#line 1 "k.ptx"\n.version 8.0\n.target sm_90\n.address_size 64\n',
     *(f".version 9.0\n.target sm_100a\n.address_size 64\n{kind} k()\n{attr}\n{{ ret; }}\n"
@@ -281,6 +281,7 @@ MODULES = [
 ]
 
 # ptxas's fatal parse-level messages: the token a syntax error is near, or the whole message.
+_NON_ASCII = re.compile(r"fatal\s*: Unexpected non-ASCII character encountered on line (\d+)")
 _FATAL = re.compile(r"line (\d+); fatal\s*: (?:Parsing error near '(.*)': syntax error|(.*))")
 
 
@@ -297,6 +298,9 @@ def ptxas_verdict(path: Path) -> tuple[int, str] | None:
     """(line, near-token or message) of ptxas's fatal parse-level error, or None when it has none."""
     out = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", "/dev/null"],
                          capture_output=True, text=True, timeout=60)
+    a = _NON_ASCII.search(out.stderr)
+    if a is not None:  # (ptxas names no line before its message there)
+        return int(a.group(1)), a.group(0).split(": ", 1)[1]
     m = _FATAL.search(out.stderr)
     if m is None or (m.group(3) or "").startswith(_SEMANTIC):
         u = _UNREPRESENTABLE.search(out.stderr)

@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
 from mbarrier.ptx.lexer import EOF, IDENT, INT, PUNCT, STRING, Token
 from mbarrier.ptx.literals import int_value
 
-# Deeper nesting of `{}`, `()` or unary operators than this is refused rather than risking Python's stack.
-MAX_NESTING = 100
+# ptxas's parser has a stack of 10,000 entries; nesting that fills it is a fatal "Parsing error near
+# 'x': memory exhausted" (measured with ptxas 13.0). What each construct costs there, and what stands
+# on it before an expression, was measured on the shapes named: a `{` block 6 entries (1,663 nested
+# blocks in a body parse, the 1,664th fails), `(` 1, a unary operator 2, the left side and operator
+# of a binary one 2; before an instruction's operand 20 (21 after a guard), a vector's element 23,
+# an address's offset 24, an immediate address 21, an initializer's value 10.
+T = TypeVar("T")
+PARSER_STACK = 10_000
+BLOCK_COST = 6
+MAX_BLOCKS = 1663
+OPERAND_BASE, GUARDED_BASE, VECTOR_BASE, OFFSET_BASE, ADDRESS_BASE, INIT_BASE = 20, 21, 23, 24, 21, 10
 
 
 class Cursor:
@@ -16,7 +28,9 @@ class Cursor:
         self.toks = tokens
         self.i = 0
         self.path = path
-        self.depth = 0
+        self.depth = 0  # entries of ptxas's parser stack the open parts of the expression take
+        self.blocks = 0  # `{` blocks open in the function body
+        self.base = OPERAND_BASE  # entries below the expression being parsed (see PARSER_STACK)
 
     def fatal(self, message: str, tok: Token | None = None) -> PtxSyntaxError:
         t = self.toks[self.i] if tok is None else tok
@@ -63,10 +77,24 @@ class Cursor:
             raise self.error(what, t)
         return -value if neg else value
 
-    def nest(self) -> None:
-        self.depth += 1
-        if self.depth > MAX_NESTING:
-            raise self.fatal(f"Nesting deeper than {MAX_NESTING} levels is not supported")
+    def nest(self, cost: int = 1) -> None:
+        self.depth += cost
 
-    def unnest(self) -> None:
-        self.depth -= 1
+    def unnest(self, cost: int = 1) -> None:
+        self.depth -= cost
+
+    def based(self, base: int, parse: Callable[..., T], *args: object) -> T:
+        """`parse(*args)` with `base` entries (of an instruction's operand: more after a guard) below
+        the expression on ptxas's stack."""
+        saved = self.base
+        self.base = base + saved - OPERAND_BASE if saved >= OPERAND_BASE else base
+        try:
+            return parse(*args)
+        finally:
+            self.base = saved
+
+    def push(self, more: int, tok: Token | None = None) -> None:
+        """ptxas's fatal error when `more` entries on top of what is open fill its parser's stack."""
+        if self.base + BLOCK_COST * self.blocks + self.depth + more > PARSER_STACK:
+            t = self.toks[self.i] if tok is None else tok
+            raise self.fatal(f"Parsing error near '{t[1]}': memory exhausted", t)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from mbarrier.ptx import ast
 from mbarrier.ptx.ast import Pos
-from mbarrier.ptx.cursor import Cursor
+from mbarrier.ptx.cursor import ADDRESS_BASE, OFFSET_BASE, VECTOR_BASE, Cursor
 from mbarrier.ptx.lexer import DOT, FLOAT, IDENT, INT, PUNCT, Token
 from mbarrier.ptx.literals import float_imm, int_value
 from mbarrier.spec.forms import VARIABLE_TYPES
@@ -140,7 +140,6 @@ class OperandParser(Cursor):
     def expr(self, min_prec: int) -> Value:
         """Precedence climbing over C's operators, `?:` lowest."""
         toks = self.toks
-        self.nest()
         left = self.unary()
         while True:
             t = toks[self.i]
@@ -150,14 +149,19 @@ class OperandParser(Cursor):
             if prec <= min_prec:
                 if t[1] == "?" and min_prec == 0:
                     self.i += 1
+                    self.nest(2)  # (for ptxas's stack: the condition and `?`, then `a :`)
                     a = self.expr(0)
                     self.expect(":", "':' of the '?:' expression")
+                    self.nest(2)
                     b = self.expr(0)
+                    self.unnest(4)
                     left = None if left is None else a if left else b
                 break
             self.i += 1
-            left = self.binary(t, left, self.expr(prec))
-        self.unnest()
+            self.nest(2)  # the left side and the operator
+            right = self.expr(prec)
+            self.unnest(2)
+            left = self.binary(t, left, right)
         return left
 
     def unary(self) -> Value:
@@ -165,20 +169,23 @@ class OperandParser(Cursor):
         t = toks[self.i]
         kind, text = t[0], t[1]
         if kind == INT:
+            self.push(1)
             self.i += 1
             value = int_value(text)
             if value is None:
                 raise self.error("an integer", t)
             return value
         if kind == FLOAT and not _hex_float(text):
+            self.push(1)
             self.i += 1
             return float(text)
         if kind == PUNCT:
             if text in _UNARY:
+                self.push(2)
                 self.i += 1
-                self.nest()
+                self.nest(2)
                 v = self.unary()
-                self.unnest()
+                self.unnest(2)
                 if v is None:
                     return None
                 if text == "-":
@@ -195,12 +202,17 @@ class OperandParser(Cursor):
                     # a cast, `(.s64)`, `(.u64)` (PTX ISA 4.6.1; ptxas takes any variable's type)
                     self.i += 1
                     self.expect(")", "')' closing the cast")
-                    self.nest()
+                    self.push(3)
+                    self.nest(3)  # (not measured: `(`, the type and `)`)
                     v = self.unary()
-                    self.unnest()
+                    self.unnest(3)
                     return self.cast(c, v)
+                self.push(1, t)
+                self.nest(1)
                 v = self.expr(0)
+                self.push(2)  # the expression and `)`
                 self.expect(")", "')' closing the expression")
+                self.unnest(1)
                 return v
         raise self.error("a constant expression")
 
@@ -286,13 +298,14 @@ class OperandParser(Cursor):
             base = ast.Name(b[1], Pos(b[2], b[3]))
             if self.at("+"):
                 self.i += 1
-                offset = self.int_expr("an address offset")
+                offset = self.based(OFFSET_BASE, self.int_expr, "an address offset")
         else:
-            offset = self.int_expr("an address")
+            offset = self.based(ADDRESS_BASE, self.int_expr, "an address")
         items: tuple[ast.Operand, ...] = ()
         if self.at(","):
             # `[tmap, {x, y}]` (tensor copies, textures): the further items of the bracket.
             more: list[ast.Operand] = []
+            self.push(1)  # (a bracket in a bracket: its cost on ptxas's stack is not measured)
             self.nest()
             while self.at(","):
                 self.i += 1
@@ -318,7 +331,7 @@ class OperandParser(Cursor):
                 self.i += 1
                 items.append(float_imm(x[1], Pos(x[2], x[3])))
             elif x[0] in (INT, FLOAT) or (x[0] == PUNCT and x[1] in _EXPR_START):
-                items.append(self.constant())
+                items.append(self.based(VECTOR_BASE, self.constant))
             else:
                 raise self.error("a register, a sink or a constant in the vector")
             if self.at(","):
@@ -389,6 +402,7 @@ class OperandParser(Cursor):
         t = toks[self.i]
         kind = t[0]
         if kind == PUNCT and t[1] == "{":
+            self.push(1)  # (braces in an initializer: their cost on ptxas's stack is not measured)
             self.i += 1
             self.nest()
             items: list[ast.Operand] = []

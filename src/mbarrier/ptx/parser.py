@@ -9,15 +9,22 @@ and the simulator's business. Errors raise PtxSyntaxError with one fatal Diagnos
 from __future__ import annotations
 
 import gc
+import sys
 from pathlib import Path
 
 from mbarrier.ptx import ast
 from mbarrier.ptx.ast import Pos
+from mbarrier.ptx.cursor import GUARDED_BASE, INIT_BASE, MAX_BLOCKS
 from mbarrier.ptx.debug import DebugParser
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
 from mbarrier.ptx.lexer import BUILT, DOT, EOF, FLOAT, IDENT, INT, PUNCT, STRING, Token, scan, tokenize
-from mbarrier.spec.forms import STATE_SPACES, TYPES, VARIABLE_TYPES, VECTORS
+from mbarrier.spec.forms import INSTRUCTIONS_BY_PATH, STATE_SPACES, TYPES, VARIABLE_TYPES, VECTORS
 
+# ptxas takes nearly 10,000 nested parentheses (cursor.PARSER_STACK) and the expression parser
+# recurses twice per level; Python 3.11 makes Python-to-Python calls without the C stack.
+_RECURSION = 30_000
+if sys.getrecursionlimit() < _RECURSION:
+    sys.setrecursionlimit(_RECURSION)
 _new = tuple.__new__  # builds a node from a tuple of its flat fields in C (ast.py's nodes are named tuples)
 _LINKAGES = frozenset({".visible", ".extern", ".weak", ".common"})
 # Directives kept as their token text up to a `;` (`.pragma` is checked for its strings).
@@ -74,8 +81,7 @@ def parse_bytes(data: bytes, path: str) -> ast.Module:
         column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
         raise PtxSyntaxError([Diagnostic(
             "fatal", line, column,
-            f"Unexpected non-ASCII character encountered on line {line} (byte 0x{data[e.start]:02x} "
-            "is not UTF-8; PTX is ASCII)", "syntax", path)]) from None
+            f"Unexpected non-ASCII character encountered on line {line}", "syntax", path)]) from None
     return parse(text, path)
 
 
@@ -382,11 +388,12 @@ class _Parser(DebugParser):
     # -- statements --------------------------------------------------------------------------------
 
     def statements(self) -> tuple[ast.Statement, ...]:
-        """Statements up to and including the closing `}` (the `{` is already consumed)."""
-        self.nest()
+        """Statements up to and including the closing `}` (the `{` is already consumed). Nested
+        blocks are kept on a list of their own, not on Python's stack: ptxas takes 1,663 of them."""
         body: list[ast.Statement] = []
         append = body.append
         toks = self.toks
+        outer: list[tuple[list[ast.Statement], Pos]] = []  # the enclosing blocks' bodies, and where
         while True:
             t = toks[self.i]
             kind = t[0]
@@ -409,15 +416,44 @@ class _Parser(DebugParser):
                     append(self.guarded())
                 elif text == "{":
                     self.i += 1
-                    append(ast.Block(self.statements(), Pos(t[2], t[3])))
+                    self.open_block()
+                    outer.append((body, Pos(t[2], t[3])))
+                    body = []
+                    append = body.append
                 elif text == "}":
                     self.i += 1
-                    self.unnest()
-                    return tuple(body)
+                    if not outer:
+                        return tuple(body)
+                    self.blocks -= 1
+                    inner = tuple(body)
+                    body, pos = outer.pop()
+                    append = body.append
+                    append(ast.Block(inner, pos))
                 else:
                     raise self.error("an instruction, a declaration, a label or '}'")
             else:
                 raise self.error("an instruction, a declaration, a label or '}'")
+
+    def open_block(self) -> None:
+        """ptxas's fatal error for a block nested once more than its parser's stack holds (measured):
+        at the block's first token, or its second after a name or `@`."""
+        self.blocks += 1
+        if self.built and self.blocks >= MAX_BLOCKS - 1:
+            # so deep, even a fast-path line (`mov.u32 %r1, -1;`) may fill ptxas's stack: the plain
+            # path, which sees every token, takes over
+            raise self.fatal("a block too deep for the fast path")
+        if self.blocks <= MAX_BLOCKS:
+            return
+        toks, i = self.toks, self.i
+        second = toks[i]
+        if second[0] == IDENT or second[1] == "@":
+            # (ptxas reads an instruction's name, `mbarrier.init`, as one token: the longest it knows)
+            words = [second[1]]
+            while toks[i + len(words)][0] == DOT:
+                words.append(toks[i + len(words)][1])
+            n = max((len(p) for p in INSTRUCTIONS_BY_PATH if tuple(words[:len(p)]) == p), default=1)
+            second = toks[i + n]
+        raise self.fatal(f"Parsing error near '{second[1]}': memory exhausted", second)
 
     def body_directive(self, t: Token) -> ast.Declaration | ast.Directive:
         text = t[1]
@@ -483,7 +519,7 @@ class _Parser(DebugParser):
         guard = ast.Guard(p[1], negated, Pos(at[2], at[3]))
         if toks[self.i][0] != IDENT or toks[self.i][1] == "_":
             raise self.error("an instruction after the guard")
-        return self.instruction(guard)
+        return self.based(GUARDED_BASE, self.instruction, guard)
 
     def instruction(self, guard: ast.Guard | None) -> ast.Instruction:
         toks = self.toks
@@ -602,6 +638,6 @@ class _Parser(DebugParser):
         init: tuple[ast.Operand, ...] | None = None
         if toks[self.i][1] == "=" and toks[self.i][0] == PUNCT:
             self.i += 1
-            item = self.init_item()
+            item = self.based(INIT_BASE, self.init_item)
             init = item.items if isinstance(item, ast.Vector) else (item,)
         return ast.Declarator(t[1], dims, rng, init, Pos(t[2], t[3]))

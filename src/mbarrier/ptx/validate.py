@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from mbarrier.ptx import ast
 from mbarrier.ptx.diagnostics import Diagnostic, Severity
 from mbarrier.ptx.validate_hazards import hazards
+from mbarrier.ptx.validate_module import address_bits, address_size, declared_address_size
 from mbarrier.ptx.validate_scope import Scope
+from mbarrier.ptx.validate_split import read, split_opcode
 from mbarrier.spec.forms import (
     CLASS_NAMES,
     DIMENSIONS,
@@ -160,6 +162,7 @@ def validate(module: ast.Module, target: str | None = None) -> list[Diagnostic]:
     # ptxas resolves names in a pass of its own after the whole file's other checks, and only when
     # none of them was fatal (measured): so unknown symbols are held back until the end.
     unknown: list[Diagnostic] = []
+    narrow: list[tuple[ast.Instruction, int]] = []  # the addresses narrower than 64 bits
     for fn in module.functions:
         if fn.body is None:
             continue
@@ -173,17 +176,31 @@ def validate(module: ast.Module, target: str | None = None) -> list[Diagnostic]:
             if line.fatal:  # ptxas stops here: nothing after it is judged
                 return sorted(out, key=lambda d: (d.line, d.column))
             unknown.extend(unknown_symbols(instr, scope, module.path))
+            bits = address_bits(instr, scope)
+            if bits is not None:
+                narrow.append((instr, bits))
         out.extend(hazards(module, fn, scope))
     out.extend(unknown)
+    if not any(d.severity != "warning" for d in out):
+        # ptxas judges the address size only when every line passed (measured)
+        out.extend(address_size(module, narrow, declared_address_size(module), tgt))
     return sorted(out, key=lambda d: (d.line, d.column))
 
 
 def unknown_symbols(instr: ast.Instruction, scope: Scope, path: str) -> list[Diagnostic]:
     """ptxas's "Unknown symbol" errors of one instruction (reported only for a file without fatal
     errors)."""
+    names = scope.unknown_names(instr)
+    split = split_opcode(instr)
+    if split is not None:
+        r = read(instr, split)
+        if r.near is not None:  # a syntax error: ptxas resolves no name of the file
+            return []
+        if r.identifier is not None and not scope.known(r.identifier):
+            names.insert(0, ast.Name(r.identifier, instr.pos))
     return [Diagnostic("error", name.pos.line, name.pos.column,
                        MESSAGES["unknown-symbol"].format(symbol=name.name), RULE_IDS["unknown-symbol"], path)
-            for name in scope.unknown_names(instr)]
+            for name in names]
 
 
 def _check_guard(instr: ast.Instruction, scope: Scope, line: _Line) -> None:
@@ -236,7 +253,20 @@ def _marker_implied(form: Instr, mods: tuple[str, ...]) -> bool:
 
 def check_instruction(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> None:
     _check_guard(instr, scope, line)
-    _check(instr, scope, ctx, line)
+    split = split_opcode(instr)
+    if split is None:
+        _check(instr, scope, ctx, line)
+    else:  # an opcode word longer than the instruction's name: what ptxas reads there
+        r = read(instr, split)
+        if r.field is not None:
+            line.add("unknown-field", mod=r.field)
+        if r.near is not None:
+            line.add("modifier-parse", severity="fatal", mod=r.near)
+        else:
+            if r.indexed:
+                line.add("array-index")
+            if r.judged is not None:
+                _check(r.judged, scope, ctx, line)
     line.flush()
 
 

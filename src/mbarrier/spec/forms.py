@@ -213,6 +213,9 @@ MESSAGES: Final[dict[str, str]] = {
     "integer-only": "Modifier '{mod}' applies only to {name} integer types",
     "modifier-parse": "Parsing error near '{mod}': syntax error",
     "repeat-class": "{text}",  # spec.modifiers.CLASS_REPEATS: "Multiple rounding modifiers specified" ...
+    # an opcode word that runs on past an instruction's name (ptx.validate_split)
+    "unknown-field": "Unknown field '{mod}'",
+    "array-index": "Array indexing on non-array",
 }
 
 #: Our stable rule id for each ptxas check (JSON output, docs); all are errors ptxas also raises.
