@@ -237,7 +237,7 @@ class Explorer:
         if x.wait_dst is None:
             return False
         shadow = Thread.__new__(Thread)
-        for name in ("aid", "func", "code", "cta", "warp", "lane", "tid", "time", "effects", "status"):
+        for name in ("aid", "func", "code", "cta", "warp", "lane", "tid", "time", "effects", "status", "cc"):
             setattr(shadow, name, getattr(t, name))
         shadow.regs = list(t.regs)
         shadow.regs[x.wait_dst] = False

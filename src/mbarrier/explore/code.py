@@ -19,24 +19,26 @@ from dataclasses import dataclass, field
 
 from mbarrier.ptx import ast
 from mbarrier.sim.compile import SPECIAL_CONSTANTS, SPECIAL_DYNAMIC, SPECIAL_SLOT, CompiledFunction
+from mbarrier.sim.registry import REGISTRY, Access, CopyKind, Kind, Space, facts_of
 from mbarrier.sim.types import TYPES
-
-# Instructions that touch only the executing thread's registers (and its private clock): the checker
-# runs them eagerly, without a scheduling choice, because no other agent can observe them.
-LOCAL_OPCODES = frozenset({
-    "add", "sub", "mul", "mad", "fma", "div", "rem", "abs", "neg", "min", "max", "and", "or", "xor", "not",
-    "cnot", "shl", "shr", "popc", "clz", "brev", "bfe", "bfi", "prmt", "selp", "setp", "mov", "cvt", "bra",
-    "nanosleep", "fence", "membar", "cvta", "mapa",
-})
 
 # Kinds of instructions the checker distinguishes.
 LOCAL, BRANCH, EXIT, MB, LOAD, STORE, ATOM, BAR, CLUSTER, WARP, CP_ASYNC, CP_WAIT, CP_MB, BULK, \
     BULK_STORE, WARP_READ = range(16)
 
-_SPACE = {".shared": "cta", ".shared::cta": "cta", ".shared::cluster": "cluster", ".global": "global",
-          ".const": "global", ".param": "param"}
-_NO_DEF = frozenset({"st", "red", "bar", "barrier", "bra", "exit", "ret", "trap", "fence", "membar",
-                     "nanosleep", "cp"})
+# The checker's kind of each kind of the registry. What no other agent observes (`Facts.private`, and a
+# commit of the thread's own copies) runs eagerly: LOCAL. What the checker cannot see into is ATOM with an
+# opcode other than atom/red: it touches everything.
+_KINDS: dict[Kind, int] = {
+    Kind.COPY_COMMIT: LOCAL, Kind.EXIT: EXIT, Kind.CALL: ATOM, Kind.OPAQUE: ATOM, Kind.LOAD: LOAD,
+    Kind.STORE: STORE, Kind.ATOMIC: ATOM, Kind.MBARRIER: MB, Kind.COLLECTIVE: WARP, Kind.WARP_READ: WARP_READ,
+    Kind.COPY_ARRIVE: CP_MB, Kind.COPY_WAIT: CP_WAIT,
+}
+_COPIES = {CopyKind.CP_ASYNC: CP_ASYNC, CopyKind.BULK: BULK, CopyKind.BULK_STORE: BULK_STORE,
+           CopyKind.STORE_ASYNC: BULK}
+# Spaces of address operands as the footprints know them (a .local address is looked up as generic).
+_SPACE = {Space.CTA: "cta", Space.CLUSTER: "cluster", Space.GLOBAL: "global", Space.PARAM: "param",
+          Space.LOCAL: "generic", Space.GENERIC: "generic"}
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,8 @@ class Ins:
     size: int | None = None                        # bytes accessed, when constant
     spin: bool = False                             # a wait whose failure leads straight back to it
     reads: frozenset[int] = frozenset()            # register slots the instruction reads
+    pure: bool = False                             # a function of its register operands (Facts.pure)
+    reads_source: bool = True                      # a copy that reads memory (st.async takes a value)
 
 
 @dataclass
@@ -146,128 +150,69 @@ def _addr(op: ast.Operand, regs: dict[str, int], symbols: dict[str, int], space:
     return None
 
 
-def _space(quals: tuple[str, ...]) -> str:
-    for q in quals:
-        if q in _SPACE:
-            return _SPACE[q]
-    return "generic"
+def _access(s: ast.Instruction, a: Access | None, regs: dict[str, int],
+            symbols: dict[str, int]) -> Addr | None:
+    if a is None or a.operand >= len(s.operands):
+        return None
+    return _addr(s.operands[a.operand], regs, symbols, _SPACE[a.space])
+
+
+def _imm(s: ast.Instruction, index: int | None) -> int | None:
+    op = s.operands[index] if index is not None and index < len(s.operands) else None
+    return op.value if isinstance(op, ast.Imm) else None
 
 
 def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[str, int]) -> Ins:
-    op, q = s.opcode, s.qualifiers
+    """The checker's view of one instruction, from its facts in the registry."""
+    f = facts_of(s)
     guard = None
     if s.guard is not None and s.guard.predicate in regs:
         guard = (regs[s.guard.predicate], s.guard.negated)
-    defs: set[int] = set()
-    if op not in _NO_DEF and s.operands and not (op == "mbarrier" and q[:1] in (
-            (".init",), (".inval",), (".expect_tx",), (".complete_tx",))):
-        defs.update(regs[n] for n in _names(s.operands[0]) if n in regs)
-    reads = frozenset(regs[n] for o in s.operands[(1 if defs else 0):] for n in _names(o) if n in regs)
+    defs = frozenset(regs[n] for n in _names(s.operands[0]) if n in regs) if f.writes and s.operands \
+        else frozenset()
+    reads = frozenset(regs[n] for o in s.operands[(1 if f.writes else 0):] for n in _names(o) if n in regs)
     if guard is not None:
         reads |= {guard[0]}
-    x = Ins(i, LOCAL, op, s.pos.line, guard=guard, defs=frozenset(defs), reads=reads)
-    ops = s.operands
-    if op == "bra":
-        x.kind, x.target = BRANCH, -1  # resolved by the caller from the label
-        return x
-    if op in LOCAL_OPCODES:
-        return x
-    if op in ("exit", "ret", "trap"):
-        x.kind = EXIT
-        x.op = op
-        return x
-    if op == "ld" and _space(q) == "param":
-        return x
-    if op == "mbarrier":
-        sub = q[0][1:] if q else ""
-        x.op = f"mbarrier.{sub}"
-        x.mb_op = sub
-        x.mb_plain = sub in ("arrive", "arrive_drop") and ".expect_tx" not in q and ".noComplete" not in q
-        if sub == "pending_count":
-            return x
-        x.kind = MB
-        space = "cta" if ".shared::cta" in q or ".shared" in q else ("cluster" if ".shared::cluster" in q
-                                                                      else "generic")
-        idx = 1 if sub in ("arrive", "arrive_drop", "test_wait", "try_wait") else 0
-        x.addr = _addr(ops[idx], regs, symbols, space) if len(ops) > idx else None
-        if sub in ("test_wait", "try_wait"):
-            if isinstance(ops[0], ast.Name) and ops[0].name in regs:
-                x.wait_dst = regs[ops[0].name]
-            x.wait_parity = ".parity" in q
-            arg = ops[2] if len(ops) > 2 else None
+    kind = BRANCH if f.kind == Kind.BRANCH else LOCAL if f.private else _KINDS.get(f.kind, ATOM)
+    x = Ins(i, kind, f.name, s.pos.line, guard=guard, defs=defs, reads=reads, pure=f.pure)
+    if f.kind == Kind.BRANCH:
+        x.target = -1  # resolved by the caller from the label
+    elif f.kind in (Kind.LOAD, Kind.STORE, Kind.ATOMIC):
+        assert f.access is not None
+        x.size = f.access.size
+        x.addr = _access(s, f.access, regs, symbols)
+    elif f.mbarrier is not None:
+        mb = f.mbarrier
+        x.mb_op, x.mb_plain = mb.op, mb.plain
+        x.addr = _access(s, mb.address, regs, symbols)
+        if mb.result is not None:
+            dst = s.operands[mb.result]
+            if isinstance(dst, ast.Name) and dst.name in regs:
+                x.wait_dst = regs[dst.name]
+        if mb.phase is not None:
+            x.wait_parity = mb.parity
+            arg = s.operands[mb.phase] if mb.phase < len(s.operands) else None
             if isinstance(arg, ast.Name) and arg.name in regs:
                 x.wait_arg = (regs[arg.name], 0)
             elif isinstance(arg, ast.Imm):
                 x.wait_arg = (None, arg.value)
-            else:
+            elif x.kind == MB:
                 x.kind = ATOM  # an operand form the checker cannot evaluate: touches everything
-        return x
-    if op in ("ld", "st", "atom", "red"):
-        x.kind = {"ld": LOAD, "st": STORE}.get(op, ATOM)
-        sizes = [TYPES[t].size for t in q if t in TYPES]
-        vec = 4 if ".v4" in q else 2 if ".v2" in q else 1
-        x.size = sizes[-1] * vec if sizes else None
-        a = ops[1] if op in ("ld", "atom") else ops[0]
-        x.addr = _addr(a, regs, symbols, _space(q))
-        return x
-    if op in ("bar", "barrier"):
-        rest = [t for t in q if t not in (".aligned", ".cta")]
-        if rest[:1] == [".warp"]:
-            x.kind, x.op = WARP, "bar.warp.sync"
-            if ops and isinstance(ops[0], ast.Imm) and ops[0].value & 0xFFFFFFFF == 0xFFFFFFFF:
-                x.sync_all = "warp"
-        elif rest[:1] == [".cluster"]:
-            x.kind, x.op = CLUSTER, "barrier.cluster." + ("wait" if ".wait" in rest else "arrive")
-            if x.op.endswith("wait"):
-                x.sync_all = "cluster"
-        else:
-            x.kind, x.op = BAR, "bar." + ("arrive" if ".arrive" in rest else "sync")
-            x.counted = len(ops) > 1
-            if not x.counted and x.op == "bar.sync":
-                x.sync_all = "cta"
-        return x
-    if op in ("elect", "vote", "shfl"):
-        x.kind = WARP
-        return x
-    if op == "activemask":
-        x.kind = WARP_READ
-        return x
-    if op == "cp":
-        text = ".".join(t.lstrip(".") for t in q)
-        x.op = "cp." + text
-        if "commit_group" in text:
+    elif f.sync is not None:
+        x.kind = {"cta": BAR, "cluster": CLUSTER}.get(f.sync.scope, WARP)
+        x.counted = f.sync.counted
+        x.sync_all = f.sync.scope if f.sync.whole else None
+    elif f.copy is not None:
+        c = f.copy
+        if f.kind == Kind.COPY_ARRIVE:
+            x.bar = x.addr = _access(s, c.dst, regs, symbols)
             return x
-        if "wait_group" in text or "wait_all" in text:
-            x.kind = CP_WAIT
-            return x
-        if "mbarrier.arrive" in text:
-            x.kind = CP_MB
-            x.bar = _addr(ops[0], regs, symbols, _space(q))
-            x.addr = x.bar
-            return x
-        if text.startswith("async.bulk") and ".global.shared" in "." + text:
-            x.kind = BULK_STORE
-            x.addr = _addr(ops[0], regs, symbols, "global")
-            x.addr2 = _addr(ops[1], regs, symbols, "cta")
-            x.size = ops[2].value if len(ops) > 2 and isinstance(ops[2], ast.Imm) else None
-            return x
-        if text.startswith("async.bulk"):
-            x.kind = BULK
-            dst_space = "cluster" if "shared::cluster" in text else "cta"
-            x.addr = _addr(ops[0], regs, symbols, dst_space)
-            x.addr2 = _addr(ops[1], regs, symbols, "global")
-            x.size = ops[2].value if len(ops) > 2 and isinstance(ops[2], ast.Imm) else None
-            x.bar = _addr(ops[3], regs, symbols, "cluster") if len(ops) > 3 else None
-            return x
-        if text.startswith("async"):
-            x.kind = CP_ASYNC
-            x.addr = _addr(ops[0], regs, symbols, "cta")
-            x.addr2 = _addr(ops[1], regs, symbols, "global")
-            x.size = ops[2].value if len(ops) > 2 and isinstance(ops[2], ast.Imm) else None
-            return x
-    # Anything else the simulator runs is treated as touching everything (never as local).
-    x.kind = ATOM
-    x.op = op
+        x.kind = _COPIES[c.kind]
+        x.addr = _access(s, c.dst, regs, symbols)
+        x.addr2 = _access(s, c.src, regs, symbols)
+        x.reads_source = c.src is not None
+        x.bar = _access(s, c.barrier, regs, symbols)
+        x.size = c.dst.size if c.size is None else _imm(s, c.size)
     return x
 
 
@@ -413,16 +358,9 @@ def _abstract_step(code: Code, x: Ins, env: dict[int, tuple[object, ...]], resul
 
 
 # -- register data flow (for liveness, `explore.liveness`) ------------------------------------------------
-# Opcodes whose first operand is a destination the instruction always writes in full (when its guard
-# holds). Any other opcode writes no register, or is not known here: then it kills nothing.
-_WRITES_FIRST = (LOCAL_OPCODES - {"bra", "nanosleep", "fence", "membar"}) | {
-    "ld", "atom", "vote", "shfl", "elect", "activemask", "redux", "isspacep", "getctarank"}
-_MB_WRITES_FIRST = frozenset({".arrive", ".arrive_drop", ".test_wait", ".try_wait", ".pending_count"})
-# Opcodes that read no register beyond their operands and write none: everything else unknown to this
-# table is assumed to read every register (the conservative answer).
-_READS_OPERANDS = frozenset({"st", "red", "bar", "barrier", "bra", "exit", "ret", "trap", "fence", "membar",
-                             "nanosleep", "cp", "prefetch", "prefetchu", "griddepcontrol", "setmaxnreg",
-                             "mbarrier"})
+# From the registry: a declared instruction reads its operands only and writes its first operand in full
+# when its facts say it writes (`Facts.writes`). An opcode the simulator does not execute is assumed to
+# read every register and to kill none (the conservative answers).
 _IDENT = re.compile(r"[%$_A-Za-z][\w$.]*")
 
 
@@ -464,8 +402,8 @@ def register_flow(fn: ast.Function) -> list[RegisterFlow]:
     """Each instruction's register reads and writes, in the order of `analyse`'s `ins`."""
     out: list[RegisterFlow] = []
     for s, regs in _slot_maps(fn):
-        op, q = s.opcode, s.qualifiers
-        writes = op in _WRITES_FIRST or (op == "mbarrier" and q[:1] and q[0] in _MB_WRITES_FIRST)
+        op = s.opcode
+        writes = facts_of(s).writes
         kills: set[int] = set()
         if writes and s.operands:
             kills = {slot for slot in _operand_slots(s.operands[0], regs) if slot >= len(SPECIAL_CONSTANTS)}
@@ -476,7 +414,7 @@ def register_flow(fn: ast.Function) -> list[RegisterFlow]:
             uses |= _operand_slots(ast.Name(s.guard.predicate, s.guard.pos), regs)
         if op == "call":
             uses.update(SPECIAL_SLOT.values())  # the callee starts with the caller's special registers
-        known = writes or op in _READS_OPERANDS or op == "call"
+        known = op in REGISTRY
         clocked = any(n in SPECIAL_DYNAMIC for o in s.operands for n in _identifiers(o))
         out.append(RegisterFlow(frozenset(uses), frozenset(kills), not known, clocked))
     return out

@@ -132,8 +132,10 @@ class Residual:
         self.m = m
         self.template = template
         # Evaluated on known inputs: local instructions that read registers only (ld.param reads the
-        # thread's local memory, the clock registers its clock: their results count as unknown).
-        self.evaluable = [x.kind == LOCAL and x.op != "ld" and not f.everything and not f.clocked
+        # thread's local memory, the clock registers its clock, addc/subc/madc the carry flag: their
+        # results count as unknown).
+        self.evaluable = [x.kind == LOCAL and x.op != "ld" and (x.pure or not x.defs)
+                          and not f.everything and not f.clocked
                           for x, f in zip(code.ins, self.flow, strict=True)]
         self._raised: dict[int, bool] = {}
         self._cache: dict[tuple[object, ...], tuple[int, tuple[int, ...]]] = {}

@@ -184,8 +184,8 @@ class Footprints:
             return self._mb(t, x.bar, WRITE, pc, future, env) + [(("cp", t.aid), WRITE)]
         if k == BULK:
             size = self._size(t, x, pc, future, env)
-            return (self._mem(t, x.addr, size, WRITE, pc, future, env)
-                    + self._mem(t, x.addr2, size, READ, pc, future, env)
+            src = self._mem(t, x.addr2, size, READ, pc, future, env) if x.reads_source else []
+            return (self._mem(t, x.addr, size, WRITE, pc, future, env) + src
                     + self._mb(t, x.bar, WRITE, pc, future, env) + [(("bulk", t.aid), JOIN)])
         if k == BULK_STORE:
             size = self._size(t, x, pc, future, env)
@@ -259,9 +259,9 @@ def copy_items(c: Copy) -> list[Item]:
     kind, scta, saddr = c.src
     if kind == "global":
         items += _chunks("gm", None, saddr, c.src_size, READ)
-    else:
+    elif kind == "shared":
         assert scta is not None
-        items += _chunks("sm", scta.index, saddr, c.size, READ)
+        items += _chunks("sm", scta.index, saddr, c.size, READ)  # (st.async/red.async carry a value)
     if c.dst_cta is None:
         items += _chunks("gm", None, c.dst, c.size, WRITE)
     else:

@@ -30,18 +30,18 @@ from collections.abc import Iterator
 from typing import Any
 
 from mbarrier.explore import snapshot
-from mbarrier.explore.code import LOCAL_OPCODES, Code
+from mbarrier.explore.code import Code
 from mbarrier.explore.liveness import Residual
 from mbarrier.ptx import ast
 from mbarrier.sim.hb import VC, Agent, BarrierClocks, Shadow
 from mbarrier.sim.machine import EXITED, Machine, Warp
 from mbarrier.sim.races import RaceState
+from mbarrier.sim.registry import REGISTRY, Kind, facts_of
 
 FULL_MASK = 0xFFFFFFFF
-# Instructions that treat every lane of a warp alike (warp-level ones are checked operand by operand).
-_LANE_BLIND = LOCAL_OPCODES | {"ld", "st", "atom", "red", "mbarrier", "cp", "exit", "ret", "trap", "call",
-                               "isspacep", "getctarank", "prefetch", "prefetchu", "griddepcontrol",
-                               "setmaxnreg"}
+# Instructions that may treat the lanes of a warp differently: the warp-level ones (checked operand by
+# operand below); every other instruction the simulator executes treats every lane alike.
+_WARP_LEVEL = (Kind.COLLECTIVE, Kind.WARP_READ)
 _CACHE_LIMIT = 400_000
 
 
@@ -62,10 +62,11 @@ def lane_sensitive(module: ast.Module) -> str | None:
     for fn in module.functions:
         for s in _instructions(fn.body or ()):
             op, q = s.opcode, s.qualifiers
-            if op in _LANE_BLIND:
+            f = facts_of(s)
+            if op in REGISTRY and f.kind not in _WARP_LEVEL:
                 continue
-            if op in ("bar", "barrier"):
-                if ".warp" not in q or (s.operands and _full(s.operands[0])):
+            if f.sync is not None:
+                if f.sync.whole:  # bar.warp.sync of the whole warp
                     continue
             elif op == "vote" and any(m in q for m in (".all", ".any", ".uni")) and s.operands \
                     and _full(s.operands[-1]):

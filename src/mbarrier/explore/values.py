@@ -17,16 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NoReturn
 
-from mbarrier.explore.code import LOCAL, LOCAL_OPCODES, Code, Ins
+from mbarrier.explore.code import LOCAL, Code, Ins
 from mbarrier.ptx.literals import int_value
 from mbarrier.sim.compile import SPECIAL_DYNAMIC
 from mbarrier.sim.machine import Machine, Thread
 
 Env = dict[int, object]
-
-# Local instructions without effects outside the thread's registers (fences and nanosleep have some for
-# race tracking and the clock; a branch writes nothing). `ld` here is ld.param: analyse marks it LOCAL.
-PURE = (LOCAL_OPCODES - {"bra", "nanosleep", "fence", "membar"}) | {"ld"}
 
 
 class Unknown:
@@ -105,7 +101,8 @@ def _transfer(m: Machine, code: Code, t: Thread, shadow: Thread, x: Ins, pc: int
     out = dict(env)
     for d in x.defs:
         out.pop(d, None)
-    if (x.guard is not None and guard is None) or x.kind != LOCAL or x.op not in PURE:
+    # Evaluated: functions of their register operands (`Facts.pure`), and ld.param (analyse marks it LOCAL).
+    if (x.guard is not None and guard is None) or x.kind != LOCAL or not (x.pure or x.op == "ld"):
         return out
     text = code.fn.sites[x.pc].text
     if any(name in text for name in SPECIAL_DYNAMIC):

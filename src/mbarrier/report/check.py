@@ -9,7 +9,6 @@ from typing import Any
 
 from mbarrier.core.barrier import Barrier
 from mbarrier.explore.check import CheckResult, Finding, Stats, Waiter
-from mbarrier.explore.code import LOCAL_OPCODES
 from mbarrier.explore.run import TraceStep
 from mbarrier.explore.schedule import Fingerprint, stamp
 from mbarrier.report.run import _ranges
@@ -93,13 +92,7 @@ def explain(f: Finding) -> list[str]:
 
 
 def _visible(s: TraceStep) -> bool:
-    if s.events:
-        return True
-    text = s.site.text.lstrip()
-    if text.startswith("@"):
-        text = text.split(None, 1)[1] if " " in text else text
-    op = text.split(".", 1)[0].split()[0] if text else ""
-    return op not in LOCAL_OPCODES and not (op == "ld" and ".param" in text)
+    return bool(s.events) or not s.site.facts.private
 
 
 def format_trace(steps: list[TraceStep], limit: int = MAX_TRACE_LINES) -> list[str]:

@@ -5,7 +5,8 @@ Each instruction is translated once per launch into the source of a small Python
 a kernel's functions are compiled by one `exec`. Registers live in the thread's `regs` list at fixed
 slots, operands become list indexing or constants, and there is no syntax-tree walking at run time.
 
-Instructions the simulator does not implement compile to a function that raises `Unsupported` with the
+Each opcode's emitter is declared with its facts in `sim.registry` (the modules of `sim.isa`). Instructions
+the simulator does not implement compile to a function that raises `Unsupported` with the
 instruction's text and line, so they stop a run when reached and never pass as a no-op.
 """
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from mbarrier.ptx import ast
 from mbarrier.sim.address import LOCAL_GENERIC, SHARED_GENERIC
 from mbarrier.sim.errors import LaunchError, Unsupported
+from mbarrier.sim.registry import REGISTRY, Facts, Kind, facts_of
 from mbarrier.sim.types import TYPES, Scalar
 
 # Per-thread constant special registers: they sit at the first slots of every register file.
@@ -142,15 +144,20 @@ def plan_frames(functions: list[ast.Function]) -> dict[str, Frame]:
     return frames
 
 
+_END = Facts(Kind.EXIT, "ret")
+
+
 @dataclass(frozen=True, slots=True)
 class Site:
     """Where an instruction came from: for traces and reports. `source` is the high-level location the
-    latest `.loc` before it names (`k.cu:57`), when the module has line information."""
+    latest `.loc` before it names (`k.cu:57`), when the module has line information; `facts` what the
+    instruction touches (`sim.registry`)."""
 
     line: int
     text: str
     function: str
     source: str = ""
+    facts: Facts = field(default=_END, compare=False)
 
 
 @dataclass
@@ -166,18 +173,6 @@ class CompiledFunction:
 
 class UnsupportedForm(Exception):
     """Raised by an emitter for a form it does not implement; becomes a raising step function."""
-
-
-Emitter = Callable[["Gen", ast.Instruction], None]
-EMITTERS: dict[str, Emitter] = {}
-
-
-def emitter(*opcodes: str) -> Callable[[Emitter], Emitter]:
-    def deco(fn: Emitter) -> Emitter:
-        for op in opcodes:
-            EMITTERS[op] = fn
-        return fn
-    return deco
 
 
 _LITERAL = re.compile(r"-?(0x[0-9a-f]+|\d+)")
@@ -496,7 +491,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
             continue
         line = s.pos.line
         text = source_lines[line - 1].strip() if 0 < line <= len(source_lines) else s.text
-        sites.append(Site(line, text, fn.name, loc))
+        sites.append(Site(line, text, fn.name, loc, facts_of(s)))
         gen = Gen(scope, layout, labels, index, s, frame)
         source = _emit(gen, s, consts)
         if source.startswith(_RAISING):
@@ -525,11 +520,11 @@ def _raising(index: int, why: str) -> str:
 
 def _emit(gen: Gen, ins: ast.Instruction, consts: dict[str, object]) -> str:
     i = gen.index
-    fn = EMITTERS.get(ins.opcode)
+    declared = REGISTRY.get(ins.opcode)
     try:
-        if fn is None:
+        if declared is None:
             raise UnsupportedForm("")
-        fn(gen, ins)
+        declared.emit(gen, ins)
     except UnsupportedForm as e:
         why = f" ({e})" if str(e) else ""
         return _raising(i, f"`{ins.text}` is not supported{why}")

@@ -10,7 +10,8 @@ exactly rounded. The extended-precision instructions keep the carry flag CC.CF i
 from __future__ import annotations
 
 from mbarrier.ptx import ast
-from mbarrier.sim.compile import SPECIAL_SLOT, Gen, emitter, is_literal, sext
+from mbarrier.sim.compile import SPECIAL_SLOT, Gen, is_literal, sext
+from mbarrier.sim.registry import Kind, instruction
 from mbarrier.sim.types import TYPES, Scalar
 
 
@@ -50,7 +51,7 @@ def _with_carry(g: Gen, d: ast.Operand, total: str, ty: Scalar, writes_cc: bool)
     g.lines.append(f"t.cc = (_s >> {ty.bits}) & 1")
 
 
-@emitter("addc", "subc")
+@instruction("addc", "subc", facts=Kind.REGISTERS, writes=True, reads_carry=True)
 def _addc(g: Gen, ins: ast.Instruction) -> None:
     """addc{.cc}: d = a + b + CC.CF; subc{.cc}: d = a - (b + CC.CF), the borrow out in CC.CF
     (PTX ISA 9.7.2.2, 9.7.2.4)."""
@@ -61,7 +62,7 @@ def _addc(g: Gen, ins: ast.Instruction) -> None:
     _with_carry(g, d, f"{g.src(a, ty)} {sym} {g.src(b, ty)} {sym} m.carry(t)", ty, g.has(".cc"))
 
 
-@emitter("add", "sub")
+@instruction("add", "sub", facts=Kind.REGISTERS, writes=True)
 def _add(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b = ins.operands
@@ -92,7 +93,7 @@ def _product(g: Gen, a: ast.Operand, b: ast.Operand, ty: Scalar) -> str:
     return f"{g.src(a, ty)} * {g.src(b, ty)}"
 
 
-@emitter("mul")
+@instruction("mul", facts=Kind.REGISTERS, writes=True)
 def _mul(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b = ins.operands
@@ -107,7 +108,7 @@ def _mul(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, f"{g.src(a, ty)} * {g.src(b, ty)}", ty)
 
 
-@emitter("mad", "fma")
+@instruction("mad", "fma", facts=Kind.REGISTERS, writes=True)
 def _mad(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b, c = ins.operands
@@ -128,7 +129,7 @@ def _mad(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, f"{g.src(a, ty)} * {g.src(b, ty)} + {g.src(c, ty)}", ty)
 
 
-@emitter("madc")
+@instruction("madc", facts=Kind.REGISTERS, writes=True, reads_carry=True)
 def _madc(g: Gen, ins: ast.Instruction) -> None:
     """mad{.hi,.lo}.cc and madc{.hi,.lo}{.cc} (PTX ISA 9.7.2.5, 9.7.2.6): the high or low half of a*b,
     plus c (plus CC.CF for madc); .cc writes the carry out of the addition to CC.CF."""
@@ -142,7 +143,7 @@ def _madc(g: Gen, ins: ast.Instruction) -> None:
     _with_carry(g, d, f"({half}) + {g.src(c, ty)}{carry_in}", ty, g.has(".cc"))
 
 
-@emitter("div", "rem")
+@instruction("div", "rem", facts=Kind.REGISTERS, writes=True)
 def _div(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b = ins.operands
@@ -156,7 +157,7 @@ def _div(g: Gen, ins: ast.Instruction) -> None:
     g.assign(d, f"m.{ins.opcode}({x}, {y}, {ty.mask:#x})", ty)
 
 
-@emitter("abs", "neg")
+@instruction("abs", "neg", facts=Kind.REGISTERS, writes=True)
 def _abs(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a = ins.operands
@@ -170,7 +171,7 @@ def _abs(g: Gen, ins: ast.Instruction) -> None:
     g.assign(d, f"{fn}({g.ssrc(a, ty)})", ty)
 
 
-@emitter("min", "max")
+@instruction("min", "max", facts=Kind.REGISTERS, writes=True)
 def _minmax(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b = ins.operands[:3]
@@ -185,7 +186,7 @@ def _minmax(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, f"{ins.opcode}({g.src(a, ty)}, {g.src(b, ty)})", ty, masked=True)
 
 
-@emitter("and", "or", "xor")
+@instruction("and", "or", "xor", facts=Kind.REGISTERS, writes=True)
 def _logic(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b = ins.operands
@@ -196,7 +197,7 @@ def _logic(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, f"{g.src(a, ty)} {sym} {g.src(b, ty)}", ty, masked=True)
 
 
-@emitter("not", "cnot")
+@instruction("not", "cnot", facts=Kind.REGISTERS, writes=True)
 def _not(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a = ins.operands
@@ -208,7 +209,7 @@ def _not(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, f"{g.src(a, ty)} ^ {ty.mask:#x}", ty, masked=True)
 
 
-@emitter("shl", "shr")
+@instruction("shl", "shr", facts=Kind.REGISTERS, writes=True)
 def _shift(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b = ins.operands
@@ -222,7 +223,7 @@ def _shift(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, f"{g.src(a, ty)} >> {n}", ty, masked=True)
 
 
-@emitter("popc", "clz", "brev")
+@instruction("popc", "clz", "brev", facts=Kind.REGISTERS, writes=True)
 def _bits(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a = ins.operands
@@ -235,7 +236,7 @@ def _bits(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, f"int(format({v}, '0{ty.bits}b')[::-1], 2)", ty, masked=True)
 
 
-@emitter("bfe")
+@instruction("bfe", facts=Kind.REGISTERS, writes=True)
 def _bfe(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b, c = ins.operands
@@ -244,7 +245,7 @@ def _bfe(g: Gen, ins: ast.Instruction) -> None:
     g.assign(d, f"{fn}({g.src(a, ty)}, {g.src(b, u32)} & 0xff, {g.src(c, u32)} & 0xff, {ty.bits})", ty)
 
 
-@emitter("bfi")
+@instruction("bfi", facts=Kind.REGISTERS, writes=True)
 def _bfi(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, f, b, c, n = ins.operands
@@ -253,7 +254,7 @@ def _bfi(g: Gen, ins: ast.Instruction) -> None:
              f"{ty.bits})", ty)
 
 
-@emitter("prmt")
+@instruction("prmt", facts=Kind.REGISTERS, writes=True)
 def _prmt(g: Gen, ins: ast.Instruction) -> None:
     ty = TYPES[".b32"]
     if len([q for q in ins.qualifiers if q != ".b32"]):
@@ -262,7 +263,7 @@ def _prmt(g: Gen, ins: ast.Instruction) -> None:
     g.assign(d, f"m.prmt({g.src(a, ty)}, {g.src(b, ty)}, {g.src(c, ty)})", ty, masked=True)
 
 
-@emitter("selp")
+@instruction("selp", facts=Kind.REGISTERS, writes=True)
 def _selp(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b, c = ins.operands
@@ -299,7 +300,7 @@ def _compare(g: Gen, ins: ast.Instruction, a: ast.Operand, b: ast.Operand, ty: S
     return f"{g.src(a, ty)} {_INT_CMP[cmp]} {g.src(b, ty)}"
 
 
-@emitter("setp")
+@instruction("setp", facts=Kind.REGISTERS, writes=True)
 def _setp(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     dst, a, b = ins.operands[:3]
@@ -332,7 +333,7 @@ def _setp(g: Gen, ins: ast.Instruction) -> None:
     g.assign(dst, cond, pred)
 
 
-@emitter("mov")
+@instruction("mov", facts=Kind.REGISTERS, writes=True)
 def _mov(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a = ins.operands
@@ -363,7 +364,7 @@ def _mov(g: Gen, ins: ast.Instruction) -> None:
     g.assign(d, g.src(a, ty), ty)
 
 
-@emitter("cvt")
+@instruction("cvt", facts=Kind.REGISTERS, writes=True)
 def _cvt(g: Gen, ins: ast.Instruction) -> None:
     types = [TYPES[q] for q in ins.qualifiers if q in TYPES]
     if len(types) != 2:

@@ -8,15 +8,43 @@ cp.async.mbarrier.arrive once all earlier cp.async of the thread have landed, 9.
 from __future__ import annotations
 
 from mbarrier.ptx import ast
-from mbarrier.sim.compile import Gen, emitter
+from mbarrier.sim.compile import Gen
 from mbarrier.sim.isa.mbarrier import mbar_space
+from mbarrier.sim.registry import SPACES, Access, CopyKind, CopyUse, Facts, Kind, Space, instruction, space_of
 from mbarrier.sim.types import TYPES
 
 U32 = TYPES[".u32"]
 _CACHE = frozenset({".ca", ".cg", ".L2::64B", ".L2::128B", ".L2::256B"})
 
 
-@emitter("cp")
+def cp_facts(ins: ast.Instruction) -> Facts:
+    """Which copy a cp instruction issues, where it lands and reads, its size and its mbarrier; or the
+    group bookkeeping and waits (the thread's own copies)."""
+    q = ins.qualifiers
+    name = "cp" + "".join(q)
+    rest = q[1:] if q[:1] == (".async",) else None
+    if rest is None or rest[:1] in ((".bulk",),) and rest[1:2] in ((".tensor",), (".prefetch",)):
+        return Facts(Kind.OPAQUE, name)  # not executed: the emitter refuses it
+    if rest[:2] == (".mbarrier", ".arrive"):
+        return Facts(Kind.COPY_ARRIVE, name, copy=CopyUse(CopyKind.CP_ASYNC, Access(0, space_of(rest), 8)))
+    if rest[-1:] == (".commit_group",):
+        return Facts(Kind.COPY_COMMIT, name)
+    if ".wait_group" in rest or ".wait_all" in rest:
+        return Facts(Kind.COPY_WAIT, name)
+    spaces = [SPACES[x] for x in rest if x in SPACES]
+    if rest[:1] == (".bulk",) and spaces[:1] == [Space.GLOBAL]:
+        return Facts(Kind.COPY, name, copy=CopyUse(CopyKind.BULK_STORE, Access(0, Space.GLOBAL),
+                                                   Access(1, Space.CTA), size=2))
+    if rest[:1] == (".bulk",):
+        into = Space.CLUSTER if ".shared::cluster" in rest else Space.CTA
+        source = spaces[1] if len(spaces) > 1 else Space.GLOBAL
+        return Facts(Kind.COPY, name, copy=CopyUse(CopyKind.BULK, Access(0, into), Access(1, source), size=2,
+                                                   barrier=Access(3, Space.CLUSTER, 8)))
+    dst, src = Access(0, Space.CTA), Access(1, Space.GLOBAL)
+    return Facts(Kind.COPY, name, copy=CopyUse(CopyKind.CP_ASYNC, dst, src, size=2))
+
+
+@instruction("cp", facts=cp_facts)
 def _cp(g: Gen, ins: ast.Instruction) -> None:
     q = ins.qualifiers
     if q[:1] != (".async",):

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from mbarrier.ptx import ast
 from mbarrier.sim import floatops, intops
-from mbarrier.sim.compile import Gen, emitter, is_literal, sext
+from mbarrier.sim.compile import Gen, is_literal, sext
 from mbarrier.sim.errors import SimError
+from mbarrier.sim.registry import Kind, instruction
 from mbarrier.sim.types import TYPES, Scalar
 
 U32 = TYPES[".u32"]
@@ -50,7 +51,7 @@ def _pair(g: Gen, op: ast.Operand) -> tuple[str | None, str]:
     return f"r[{d.slot}]", f"r[{p.slot}]"
 
 
-@emitter("lop3")
+@instruction("lop3", facts=Kind.REGISTERS, writes=True)
 def _lop3(g: Gen, ins: ast.Instruction) -> None:
     """lop3.b32 d, a, b, c, immLut and lop3.{or,and}.b32 d|p, a, b, c, immLut, q (PTX ISA 9.7.8.6,
     .BoolOp since PTX ISA 8.2): d = F(a, b, c) bitwise; p = (d != 0) BoolOp q."""
@@ -81,7 +82,7 @@ def _lop3(g: Gen, ins: ast.Instruction) -> None:
     g.lines.append(f"{p} = (_d != 0) {boolop[0][1:]} bool({q})")
 
 
-@emitter("shf")
+@instruction("shf", facts=Kind.REGISTERS, writes=True)
 def _shf(g: Gen, ins: ast.Instruction) -> None:
     """shf.{l,r}.{wrap,clamp}.b32 d, a, b, c (PTX ISA 9.7.8.7): shift the 64-bit [b, a] by
     n = min(c, 32) (.clamp) or c & 31 (.wrap); .l keeps the upper 32 bits, .r the lower."""
@@ -101,7 +102,7 @@ def _shf(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, f"{pair} >> {n}", ty)
 
 
-@emitter("bfind")
+@instruction("bfind", facts=Kind.REGISTERS, writes=True)
 def _bfind(g: Gen, ins: ast.Instruction) -> None:
     """bfind{.shiftamt}.{u32,u64,s32,s64} d, a (PTX ISA 9.7.1.16)."""
     (tname,) = _check(g, ins, "9.7.1.16", (".u32", ".u64", ".s32", ".s64"), optional=(".shiftamt",))
@@ -117,7 +118,7 @@ def _fns(mask: int, base: int, offset: int) -> int:
     return intops.fns(mask, base, offset)
 
 
-@emitter("fns")
+@instruction("fns", facts=Kind.REGISTERS, writes=True)
 def _fns_emit(g: Gen, ins: ast.Instruction) -> None:
     """fns.b32 d, mask, base, offset (PTX ISA 9.7.1.17): the offset-th set bit from base."""
     _check(g, ins, "9.7.1.17", (".b32",))
@@ -126,7 +127,7 @@ def _fns_emit(g: Gen, ins: ast.Instruction) -> None:
     g.assign(d, f"{fn}({g.src(mask, U32)}, {g.src(base, U32)}, {g.ssrc(offset, U32)})", U32, masked=True)
 
 
-@emitter("bmsk")
+@instruction("bmsk", facts=Kind.REGISTERS, writes=True)
 def _bmsk(g: Gen, ins: ast.Instruction) -> None:
     """bmsk.{clamp,wrap}.b32 d, a, b (PTX ISA 9.7.1.22)."""
     (mode, _) = _check(g, ins, "9.7.1.22", (".clamp", ".wrap"), (".b32",))
@@ -135,7 +136,7 @@ def _bmsk(g: Gen, ins: ast.Instruction) -> None:
     g.assign(d, f"{fn}({g.src(a, U32)}, {g.src(b, U32)}, {mode == '.clamp'})", U32, masked=True)
 
 
-@emitter("szext")
+@instruction("szext", facts=Kind.REGISTERS, writes=True)
 def _szext(g: Gen, ins: ast.Instruction) -> None:
     """szext.{clamp,wrap}.{u32,s32} d, a, b (PTX ISA 9.7.1.21)."""
     mode, tname = _check(g, ins, "9.7.1.21", (".clamp", ".wrap"), (".u32", ".s32"))
@@ -148,7 +149,7 @@ def _szext(g: Gen, ins: ast.Instruction) -> None:
 _INT_TYPES = (".u16", ".u32", ".u64", ".s16", ".s32", ".s64")
 
 
-@emitter("sad")
+@instruction("sad", facts=Kind.REGISTERS, writes=True)
 def _sad(g: Gen, ins: ast.Instruction) -> None:
     """sad.type d, a, b, c (PTX ISA 9.7.1.7): d = c + |a - b|, the difference taken in the type's
     signedness."""
@@ -166,7 +167,7 @@ def _product24(g: Gen, a: ast.Operand, b: ast.Operand, ty: Scalar) -> str:
     return f"({g.src(a, ty)} & 0xffffff) * ({g.src(b, ty)} & 0xffffff)"
 
 
-@emitter("mul24", "mad24")
+@instruction("mul24", "mad24", facts=Kind.REGISTERS, writes=True)
 def _mul24(g: Gen, ins: ast.Instruction) -> None:
     """mul24.{hi,lo}.{u32,s32} d, a, b and mad24.{hi,lo}{.sat}.{u32,s32} d, a, b, c (PTX ISA 9.7.1.5,
     9.7.1.6): t = a * b of 24-bit values; .hi takes t<47..16>, .lo t<31..0>; mad24 adds c; .sat (only
@@ -190,7 +191,7 @@ def _mul24(g: Gen, ins: ast.Instruction) -> None:
         g.assign(ins.operands[0], f"({part} & 0xffffffff) + {g.src(c, ty)}", ty)
 
 
-@emitter("dp4a", "dp2a")
+@instruction("dp4a", "dp2a", facts=Kind.REGISTERS, writes=True)
 def _dp(g: Gen, ins: ast.Instruction) -> None:
     """dp4a.atype.btype d, a, b, c and dp2a.{lo,hi}.atype.btype d, a, b, c (PTX ISA 9.7.1.23-24)."""
     signs = (".u32", ".s32")
@@ -224,7 +225,7 @@ def _dp(g: Gen, ins: ast.Instruction) -> None:
 _SLCT_TYPES = (".b16", ".b32", ".b64", ".u16", ".u32", ".u64", ".s16", ".s32", ".s64", ".f32", ".f64")
 
 
-@emitter("slct")
+@instruction("slct", facts=Kind.REGISTERS, writes=True)
 def _slct(g: Gen, ins: ast.Instruction) -> None:
     """slct.dtype.s32 d, a, b, c and slct{.ftz}.dtype.f32 d, a, b, c (PTX ISA 9.7.6.4):
     d = (c >= 0) ? a : b, a and b copied bit for bit. For .f32, -0 counts as 0 and NaN selects b;
@@ -247,7 +248,7 @@ def _slct(g: Gen, ins: ast.Instruction) -> None:
     g.assign(d, f"{g.src(a, bty)} if {cond} else {g.src(b, bty)}", bty, masked=True)
 
 
-@emitter("copysign")
+@instruction("copysign", facts=Kind.REGISTERS, writes=True)
 def _copysign(g: Gen, ins: ast.Instruction) -> None:
     """copysign.{f32,f64} d, a, b (PTX ISA 9.7.3.2): b with the sign bit of a."""
     (tname,) = _check(g, ins, "9.7.3.2", (".f32", ".f64"))
@@ -280,7 +281,7 @@ def _testp(op: str, x: int, bits: int) -> bool:
     return not nan and not inf and not subnormal   # normal: zeros count as normal
 
 
-@emitter("testp")
+@instruction("testp", facts=Kind.REGISTERS, writes=True)
 def _testp_emit(g: Gen, ins: ast.Instruction) -> None:
     """testp.op.{f32,f64} p, a (PTX ISA 9.7.3.1); +0 and -0 count as normal."""
     op, tname = _check(g, ins, "9.7.3.1", _TESTP, (".f32", ".f64"))

@@ -10,14 +10,15 @@ from collections.abc import Callable
 from typing import cast
 
 from mbarrier.ptx import ast
-from mbarrier.sim.compile import Gen, emitter
+from mbarrier.sim.compile import Gen
+from mbarrier.sim.registry import Facts, Kind, SyncUse, instruction
 from mbarrier.sim.types import TYPES
 
 U32 = TYPES[".u32"]
 PRED = TYPES[".pred"]
 
 
-@emitter("bra")
+@instruction("bra", facts=Kind.BRANCH)
 def _bra(g: Gen, ins: ast.Instruction) -> None:
     if len(ins.operands) != 1:
         raise g.unsupported("indirect branch")
@@ -25,32 +26,32 @@ def _bra(g: Gen, ins: ast.Instruction) -> None:
     g.sets_pc = True
 
 
-@emitter("exit")
+@instruction("exit", facts=Kind.EXIT)
 def _exit(g: Gen, ins: ast.Instruction) -> None:
     g.lines.append(f"t.pc = {g.next_pc()}")
     g.lines.append("m.exit(t)")
     g.sets_pc = True
 
 
-@emitter("ret")
+@instruction("ret", facts=Kind.EXIT)
 def _ret(g: Gen, ins: ast.Instruction) -> None:
     g.lines.append(f"t.pc = {g.next_pc()}")
     g.lines.append("m.ret(t)")
     g.sets_pc = True
 
 
-@emitter("trap")
+@instruction("trap", facts=Kind.EXIT)
 def _trap(g: Gen, ins: ast.Instruction) -> None:
     g.lines.append("m.trap(t)")
 
 
-@emitter("nanosleep")
+@instruction("nanosleep", facts=Kind.NOP)
 def _nanosleep(g: Gen, ins: ast.Instruction) -> None:
     # A step of its own, with no other effect: the scheduler decides who runs next.
     g.src(ins.operands[0], U32)
 
 
-@emitter("fence", "membar")
+@instruction("fence", "membar", facts=Kind.FENCE)
 def _fence(g: Gen, ins: ast.Instruction) -> None:
     # Memory is sequentially consistent, so a fence changes no value; with race tracking on,
     # `sim.races` gives it its ordering meaning (proxy, mbarrier_init, acquire/release halves).
@@ -63,6 +64,27 @@ def _fence(g: Gen, ins: ast.Instruction) -> None:
     g.lines.append("m.fence(t)")
 
 
+def _bar_kind(ins: ast.Instruction) -> list[str]:
+    return [x for x in ins.qualifiers if x not in (".aligned", ".cta")]
+
+
+def bar_facts(ins: ast.Instruction) -> Facts:
+    """bar.warp.sync: a warp collective (all lanes when its mask is the immediate 0xffffffff);
+    barrier.cluster.arrive/wait: the cluster's barrier; bar/barrier.sync and .arrive: the CTA's, every
+    live thread of it unless a thread count is given."""
+    q, ops = _bar_kind(ins), ins.operands
+    if q[:1] == [".warp"]:
+        full = bool(ops) and isinstance(ops[0], ast.Imm) and ops[0].value & 0xFFFFFFFF == 0xFFFFFFFF
+        return Facts(Kind.COLLECTIVE, "bar.warp.sync", sync=SyncUse("warp", True, whole=full))
+    if q[:1] == [".cluster"]:
+        waits = ".wait" in q
+        return Facts(Kind.BARRIER, "barrier.cluster." + ("wait" if waits else "arrive"),
+                     sync=SyncUse("cluster", waits, whole=waits))
+    waits, counted = ".arrive" not in q, len(ops) > 1
+    return Facts(Kind.BARRIER, "bar." + ("sync" if waits else "arrive"),
+                 sync=SyncUse("cta", waits, counted, whole=waits and not counted))
+
+
 def _bar_operands(g: Gen, ins: ast.Instruction) -> tuple[str, str]:
     ops = ins.operands
     if not 1 <= len(ops) <= 2:
@@ -71,9 +93,9 @@ def _bar_operands(g: Gen, ins: ast.Instruction) -> tuple[str, str]:
     return g.src(ops[0], U32), count
 
 
-@emitter("bar", "barrier")
+@instruction("bar", "barrier", facts=bar_facts)
 def _bar(g: Gen, ins: ast.Instruction) -> None:
-    q = [x for x in ins.qualifiers if x not in (".aligned", ".cta")]
+    q = _bar_kind(ins)
     nxt = g.next_pc()
     if q[:1] == [".warp"]:
         if q[1:] != [".sync"]:
@@ -133,7 +155,7 @@ def _collective(g: Gen, kind: str, mask: str, arg: str, finish: Finish) -> None:
     g.sets_pc = True
 
 
-@emitter("elect")
+@instruction("elect", facts=Kind.COLLECTIVE, writes=True)
 def _elect(g: Gen, ins: ast.Instruction) -> None:
     if ins.qualifiers != (".sync",):
         raise g.unsupported()
@@ -153,7 +175,7 @@ def _elect(g: Gen, ins: ast.Instruction) -> None:
     _collective(g, "elect.sync", g.src(ins.operands[1], U32), "None", finish)
 
 
-@emitter("vote")
+@instruction("vote", facts=Kind.COLLECTIVE, writes=True)
 def _vote(g: Gen, ins: ast.Instruction) -> None:
     modes = [q for q in ins.qualifiers if q in (".all", ".any", ".uni", ".ballot")]
     if ".sync" not in ins.qualifiers or len(modes) != 1:
@@ -180,7 +202,7 @@ def _vote(g: Gen, ins: ast.Instruction) -> None:
     _collective(g, f"vote{mode}", g.src(mask, U32), g.src(a, PRED), finish)
 
 
-@emitter("shfl")
+@instruction("shfl", facts=Kind.COLLECTIVE, writes=True)
 def _shfl(g: Gen, ins: ast.Instruction) -> None:
     modes = [q for q in ins.qualifiers if q in (".up", ".down", ".bfly", ".idx")]
     if ".sync" not in ins.qualifiers or len(modes) != 1 or len(ins.operands) != 5:
@@ -223,12 +245,12 @@ def _shfl(g: Gen, ins: ast.Instruction) -> None:
     _collective(g, f"shfl{mode}", g.src(mask, U32), arg, finish)
 
 
-@emitter("activemask")
+@instruction("activemask", facts=Kind.WARP_READ, writes=True)
 def _activemask(g: Gen, ins: ast.Instruction) -> None:
     g.assign(ins.operands[0], "m.activemask(t)", TYPES[".b32"], masked=True)
 
 
-@emitter("call")
+@instruction("call", facts=Kind.CALL)
 def _call(g: Gen, ins: ast.Instruction) -> None:
     """call{.uni} (results), func, (arguments): the arguments are copied into the callee's parameters
     and, at its ret, its return values into the results (all `.param` variables of the frames)."""
@@ -280,7 +302,7 @@ def _var(g: Gen, op: ast.Operand) -> tuple[int, int]:
     return var.address, var.size
 
 
-@emitter("setmaxnreg")
+@instruction("setmaxnreg", facts=Kind.NOP)
 def _setmaxnreg(g: Gen, ins: ast.Instruction) -> None:
     """setmaxnreg.{inc,dec}.sync.aligned.u32 n (warp specialization): it moves register budget between
     warpgroups, which changes nothing a simulated thread can observe; a step of its own."""
@@ -289,7 +311,7 @@ def _setmaxnreg(g: Gen, ins: ast.Instruction) -> None:
     g.src(ins.operands[0], U32)
 
 
-@emitter("griddepcontrol")
+@instruction("griddepcontrol", facts=Kind.NOP)
 def _griddepcontrol(g: Gen, ins: ast.Instruction) -> None:
     """Programmatic dependent launch: in a simulation of one grid there is no prerequisite grid to wait
     for (`.wait` returns at once) and no dependent grid to release (`.launch_dependents`)."""
@@ -297,7 +319,7 @@ def _griddepcontrol(g: Gen, ins: ast.Instruction) -> None:
         raise g.unsupported()
 
 
-@emitter("redux")
+@instruction("redux", facts=Kind.COLLECTIVE, writes=True)
 def _redux(g: Gen, ins: ast.Instruction) -> None:
     """redux.sync.{add,min,max,and,or,xor}.{u32,s32,b32} d, a, membermask: a warp reduction."""
     ops = [q for q in ins.qualifiers if q in (".add", ".min", ".max", ".and", ".or", ".xor")]

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from mbarrier.ptx import ast
 from mbarrier.sim import floatops
-from mbarrier.sim.compile import Gen, emitter
+from mbarrier.sim.compile import Gen
+from mbarrier.sim.registry import Kind, instruction
 from mbarrier.sim.types import TYPES
 
 _ROUND = (".rn", ".rz", ".rm", ".rp")
@@ -58,7 +59,8 @@ def _forms(g: Gen, ins: ast.Instruction) -> tuple[int, str, bool]:
     return bits, mode, ftz
 
 
-@emitter("rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh")
+@instruction("rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh", facts=Kind.REGISTERS,
+             writes=True)
 def _float_fn(g: Gen, ins: ast.Instruction) -> None:
     bits, mode, ftz = _forms(g, ins)
     d, a = ins.operands

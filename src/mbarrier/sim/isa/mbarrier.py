@@ -7,9 +7,10 @@ Barrier operation; undefined behaviour raises the core Violation.
 from __future__ import annotations
 
 from mbarrier.ptx import ast
-from mbarrier.sim.compile import Gen, emitter
+from mbarrier.sim.compile import Gen
+from mbarrier.sim.registry import Access, Facts, Kind, MbarrierUse, instruction, space_of
 from mbarrier.sim.types import TYPES
-from mbarrier.spec.forms import INSTRUCTIONS
+from mbarrier.spec.forms import INSTRUCTIONS, INSTRUCTIONS_BY_PATH
 
 U32 = TYPES[".u32"]
 B64 = TYPES[".b64"]
@@ -41,7 +42,37 @@ def _raw(g: Gen, op: ast.Operand) -> str:
     return g.src(op, B64)
 
 
-@emitter("mbarrier")
+def mbarrier_facts(ins: ast.Instruction) -> Facts:
+    """The operation and its operands' roles, read from the instruction's form in `spec.forms`."""
+    q = ins.qualifiers
+    op = q[0] if q else ""
+    path: tuple[str, ...] = ("mbarrier", op)
+    if ".expect_tx" in q[1:] and op in (".arrive", ".arrive_drop"):
+        path += (".expect_tx",)
+    elif ".parity" in q[1:] and op in (".test_wait", ".try_wait"):
+        path += (".parity",)
+    form = INSTRUCTIONS_BY_PATH.get(path)
+    name = "mbarrier" + op
+    if form is None:
+        return Facts(Kind.OPAQUE, name)  # no such operation: the emitter refuses it
+    slots = next((s for s in form.operands if len(s) == len(ins.operands)), form.operands[0])
+    roles = {slot.role: i for i, slot in enumerate(slots) if slot.kind != "dest"}
+    dests = {slot.role: i for i, slot in enumerate(slots) if slot.kind == "dest"}
+    addr = roles.get("addr")
+    sub = op[1:]
+    use = MbarrierUse(
+        sub, None if addr is None else Access(addr, space_of(q), 8),
+        plain=sub in ("arrive", "arrive_drop") and ".expect_tx" not in q and ".noComplete" not in q,
+        expect_tx=".expect_tx" in q, parity=".parity" in q,
+        count=roles.get("count", roles.get("txCount")),
+        phase=roles.get("phaseParity", roles.get("state")) if sub in ("test_wait", "try_wait") else None,
+        result=dests.get("waitComplete"))
+    # pending_count reads its state operand only (9.7.13.15.17): no object is touched.
+    kind = Kind.REGISTERS if sub == "pending_count" else Kind.MBARRIER
+    return Facts(kind, name, writes=slots[0].kind == "dest", mbarrier=use)
+
+
+@instruction("mbarrier", facts=mbarrier_facts)
 def _mbarrier(g: Gen, ins: ast.Instruction) -> None:
     op = ins.qualifiers[0] if ins.qualifiers else ""
     rest = ins.qualifiers[1:]

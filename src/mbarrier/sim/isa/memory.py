@@ -8,8 +8,10 @@ about the value read or written; the memory-model layer (issue 7) gives them the
 from __future__ import annotations
 
 from mbarrier.ptx import ast
+from mbarrier.sim import registry
 from mbarrier.sim.address import LOCAL_GENERIC, SHARED_GENERIC
-from mbarrier.sim.compile import Gen, emitter, sext
+from mbarrier.sim.compile import Gen, sext
+from mbarrier.sim.registry import Access, CopyKind, CopyUse, Facts, Kind, instruction
 from mbarrier.sim.types import TYPES, Scalar
 
 # Qualifiers with no effect on the value: ordering (modelled by the memory-model layer) and caching.
@@ -29,6 +31,21 @@ def space_of(g: Gen, ins: ast.Instruction) -> str:
     if len(spaces) > 1:
         raise g.unsupported("more than one state space")
     return spaces[0] if spaces else "generic"
+
+
+def memory_facts(ins: ast.Instruction) -> Facts:
+    """ld, st, atom, red: the address operand, its space and the bytes; st.async/red.async issue a store
+    that an engine lands later, completing its bytes of tx on the mbarrier operand (in the same CTA)."""
+    q, op = ins.qualifiers, ins.opcode
+    types = [TYPES[t].size for t in q if t in TYPES]
+    n = next((_VECTOR[x] for x in q if x in _VECTOR), 1)
+    size = types[-1] * n if types else None
+    if ".async" in q and op in ("st", "red"):
+        dst = Access(0, registry.space_of(q), size)
+        return Facts(Kind.COPY, op, copy=CopyUse(CopyKind.STORE_ASYNC, dst, barrier=Access(2, dst.space, 8)))
+    kind = {"ld": Kind.LOAD, "st": Kind.STORE}.get(op, Kind.ATOMIC)
+    address = Access(1 if op in ("ld", "atom") else 0, registry.space_of(q), size)
+    return Facts(kind, op, writes=op in ("ld", "atom"), access=address)
 
 
 def _check_quals(g: Gen, ins: ast.Instruction, allowed: frozenset[str]) -> None:
@@ -68,7 +85,7 @@ def _set_loaded(g: Gen, d: ast.Operand, value: str, ty: Scalar) -> None:
         g.lines.append(f"r[{reg.slot}] = {value}")
 
 
-@emitter("ld")
+@instruction("ld", facts=memory_facts)
 def _ld(g: Gen, ins: ast.Instruction) -> None:
     _check_quals(g, ins, frozenset())
     ty = g.type_of(ins)
@@ -136,7 +153,7 @@ def _store_async(g: Gen, ins: ast.Instruction, op: str | None) -> None:
                    f"{kind!r})")
 
 
-@emitter("st")
+@instruction("st", facts=memory_facts)
 def _st(g: Gen, ins: ast.Instruction) -> None:
     if ".async" in ins.qualifiers:
         _check_quals(g, ins, _ASYNC)
@@ -164,7 +181,7 @@ def _st(g: Gen, ins: ast.Instruction) -> None:
 _ATOM_OPS = ("add", "inc", "dec", "min", "max", "and", "or", "xor", "exch", "cas")
 
 
-@emitter("atom", "red")
+@instruction("atom", "red", facts=memory_facts)
 def _atom(g: Gen, ins: ast.Instruction) -> None:
     ops = [q[1:] for q in ins.qualifiers if q[1:] in _ATOM_OPS]
     if len(ops) != 1:
@@ -196,7 +213,7 @@ def _atom(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, call, ty, masked=True)
 
 
-@emitter("cvta")
+@instruction("cvta", facts=Kind.REGISTERS, writes=True)
 def _cvta(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a = ins.operands
@@ -216,7 +233,7 @@ def _cvta(g: Gen, ins: ast.Instruction) -> None:
         raise g.unsupported(f"the {spaces[0]} state space")
 
 
-@emitter("mapa")
+@instruction("mapa", facts=Kind.REGISTERS, writes=True)
 def _mapa(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b = ins.operands
@@ -229,7 +246,7 @@ _ISSPACE = {".shared": "cta", ".shared::cta": "cta", ".shared::cluster": "cluste
             ".local": "local", ".const": "global", ".param": "param"}
 
 
-@emitter("isspacep")
+@instruction("isspacep", facts=Kind.REGISTERS, writes=True)
 def _isspacep(g: Gen, ins: ast.Instruction) -> None:
     """isspacep.space p, a: whether the generic address a falls in the window of that state space."""
     spaces = [_ISSPACE[q] for q in ins.qualifiers if q in _ISSPACE]
@@ -239,7 +256,7 @@ def _isspacep(g: Gen, ins: ast.Instruction) -> None:
     g.assign(p, f"m.isspace(t, {g.src(a, TYPES['.u64'])}, {spaces[0]!r})", TYPES[".pred"])
 
 
-@emitter("prefetch", "prefetchu")
+@instruction("prefetch", "prefetchu", facts=Kind.NOP)
 def _prefetch(g: Gen, ins: ast.Instruction) -> None:
     """A cache hint: it moves no data the program can observe, so it is a step with no effect (its
     address is still evaluated). The tensor-map form is a different instruction."""
@@ -248,7 +265,7 @@ def _prefetch(g: Gen, ins: ast.Instruction) -> None:
     g.address(ins.operands[0])
 
 
-@emitter("getctarank")
+@instruction("getctarank", facts=Kind.OPAQUE, writes=True)
 def _getctarank(g: Gen, ins: ast.Instruction) -> None:
     """getctarank{.shared::cluster}.u32 d, a: the rank of the CTA whose shared memory `a` is in."""
     generic = not any(q.startswith(".shared") for q in ins.qualifiers)

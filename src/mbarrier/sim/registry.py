@@ -1,0 +1,204 @@
+"""The instruction registry: every instruction the simulator executes, declared once.
+
+A declaration (`instruction`) binds opcodes to their executor, the code emitter `sim.compile` runs once
+per launch, and to their facts: what the checker (`explore.code`, `explore.por`, `explore.frozen`) and
+the race tracker must know of an instruction without running it. Facts are read from the syntax alone
+(opcode, qualifiers, operand positions): whether it touches only the executing thread's registers, which
+state space and operand it reads or writes and how many bytes, which mbarrier operation (its operand
+roles from `spec.forms`), whether it is a barrier or a warp collective, an asynchronous copy's issue, a
+wait for copies, control flow. Nothing else classifies instructions, so the simulator and the checker
+cannot drift apart: an opcode with an executor has facts, or it cannot be declared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import IntEnum, StrEnum
+from typing import TYPE_CHECKING
+
+from mbarrier.ptx import ast
+
+if TYPE_CHECKING:
+    from mbarrier.sim.compile import Gen
+
+
+class Kind(IntEnum):
+    """What an instruction may touch besides the executing thread's registers."""
+
+    REGISTERS = 0      # nothing else: registers, the carry flag CC.CF, the thread's clock
+    BRANCH = 1         # control flow inside the function
+    FENCE = 2          # orders memory accesses; changes no value (race tracking gives it its meaning)
+    NOP = 3            # a step with no effect the simulator models (nanosleep, prefetch, ...)
+    EXIT = 4           # exit, ret, trap: ends the function or the thread
+    CALL = 5           # the callee may do anything
+    LOAD = 6
+    STORE = 7
+    ATOMIC = 8         # read-modify-write
+    MBARRIER = 9       # an operation on an mbarrier object
+    BARRIER = 10       # bar.sync/bar.arrive (the CTA) or barrier.cluster.arrive/wait (the cluster)
+    COLLECTIVE = 11    # a warp collective: bar.warp.sync, elect, vote, shfl, redux
+    WARP_READ = 12     # reads which lanes of its warp are live (activemask)
+    COPY = 13          # issues an asynchronous copy, landed later by an engine
+    COPY_ARRIVE = 14   # cp.async.mbarrier.arrive: an arrive-on once the thread's cp.async land
+    COPY_COMMIT = 15   # closes the thread's open group of copies (its own bookkeeping only)
+    COPY_WAIT = 16     # waits until the thread's copy groups complete
+    OPAQUE = 17        # what it touches is not modelled here: anything
+
+
+class Space(StrEnum):
+    """A state space as an address operand means it (`.const` data lives in global buffers)."""
+
+    CTA = "cta"
+    CLUSTER = "cluster"
+    GLOBAL = "global"
+    PARAM = "param"
+    LOCAL = "local"
+    GENERIC = "generic"
+
+
+#: State-space qualifiers and the space an address operand then names.
+SPACES: dict[str, Space] = {
+    ".shared": Space.CTA, ".shared::cta": Space.CTA, ".shared::cluster": Space.CLUSTER,
+    ".global": Space.GLOBAL, ".const": Space.GLOBAL, ".param": Space.PARAM, ".local": Space.LOCAL,
+}
+
+
+def space_of(quals: tuple[str, ...]) -> Space:
+    """The state space the qualifiers name (the first one), generic when none."""
+    for q in quals:
+        found = SPACES.get(q)
+        if found is not None:
+            return found
+    return Space.GENERIC
+
+
+class CopyKind(StrEnum):
+    CP_ASYNC = "cp.async"            # 4-16 bytes global -> shared::cta (9.7.9.25)
+    BULK = "cp.async.bulk"           # -> shared, complete-tx on an mbarrier
+    BULK_STORE = "cp.async.bulk.store"  # shared::cta -> global, bulk_group completion
+    STORE_ASYNC = "st.async"         # st.async/red.async: a value into shared::cluster, complete-tx
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """A memory operand: the index of its address operand, the space it names, the bytes (None: not
+    fixed by the syntax)."""
+
+    operand: int
+    space: Space
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MbarrierUse:
+    """An mbarrier operation (9.7.13.15) with its operands' positions, from `spec.forms`: the object's
+    address, the count or txCount operand, the state or phaseParity operand a wait reads, the predicate it
+    writes."""
+
+    op: str                   # init, inval, expect_tx, complete_tx, arrive, arrive_drop, test_wait, ...
+    address: Access | None
+    plain: bool = False       # an arrive without .expect_tx and .noComplete
+    expect_tx: bool = False   # an arrive.expect_tx
+    parity: bool = False      # a wait with .parity
+    count: int | None = None  # operand index of count / txCount
+    phase: int | None = None  # operand index of a wait's state or phaseParity
+    result: int | None = None  # operand index of a wait's waitComplete
+
+
+@dataclass(frozen=True, slots=True)
+class CopyUse:
+    """An asynchronous copy's issue: where it writes and reads when it lands, its size, its mbarrier."""
+
+    kind: CopyKind
+    dst: Access
+    src: Access | None = None      # None: the value comes from registers at the issue
+    size: int | None = None        # operand index of the byte count (None: `dst.size`)
+    barrier: Access | None = None  # the mbarrier it completes tx on
+
+
+@dataclass(frozen=True, slots=True)
+class SyncUse:
+    """A barrier or warp synchronization: whose threads (`scope` "cta", "cluster" or "warp"), whether the
+    thread waits there, whether it takes an explicit thread count, whether it waits for every thread of
+    its scope (a whole-CTA bar.sync, a full-mask bar.warp.sync, barrier.cluster.wait)."""
+
+    scope: str
+    waits: bool
+    counted: bool = False
+    whole: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What one instruction does, as far as the checker and the race tracker must know before it runs.
+    `name`: the operation as reports name it (`mbarrier.try_wait`, `bar.sync`, the opcode otherwise).
+    `writes`: its first operand is a register destination, written in full when the guard holds.
+    `reads_carry`: it reads CC.CF (addc, subc, madc), thread state beyond its register operands."""
+
+    kind: Kind
+    name: str
+    writes: bool = False
+    reads_carry: bool = False
+    access: Access | None = None
+    mbarrier: MbarrierUse | None = None
+    copy: CopyUse | None = None
+    sync: SyncUse | None = None
+
+    @property
+    def private(self) -> bool:
+        """No other agent can observe its step: it touches the thread's registers, control flow or
+        parameters only, or orders memory without changing it."""
+        if self.kind in (Kind.REGISTERS, Kind.BRANCH, Kind.FENCE, Kind.NOP):
+            return True
+        return self.kind == Kind.LOAD and self.access is not None and self.access.space == Space.PARAM
+
+    @property
+    def pure(self) -> bool:
+        """Its step is a function of its register operands alone (evaluable on a scratch thread)."""
+        return self.kind == Kind.REGISTERS and not self.reads_carry
+
+
+Emitter = Callable[["Gen", ast.Instruction], None]
+FactsOf = Callable[[ast.Instruction], Facts]
+
+
+@dataclass(frozen=True, slots=True)
+class Declaration:
+    opcode: str
+    emit: Emitter
+    facts: FactsOf
+
+
+#: Every instruction the simulator executes, by opcode.
+REGISTRY: dict[str, Declaration] = {}
+
+
+def instruction(*opcodes: str, facts: Kind | FactsOf, writes: bool = False,
+                reads_carry: bool = False) -> Callable[[Emitter], Emitter]:
+    """Declare opcodes: the decorated function is their executor; `facts` what they touch, either a kind
+    (the same for every form; `writes`, `reads_carry` complete it) or a function of the instruction."""
+    def deco(fn: Emitter) -> Emitter:
+        for op in opcodes:
+            if op in REGISTRY:
+                raise ValueError(f"{op} is declared twice")
+            of = _constant(Facts(facts, op, writes, reads_carry)) if isinstance(facts, Kind) else facts
+            REGISTRY[op] = Declaration(op, fn, of)
+        return fn
+    return deco
+
+
+def _constant(f: Facts) -> FactsOf:
+    return lambda _ins: f
+
+
+def undeclared(ins: ast.Instruction) -> Facts:
+    """What an opcode the simulator does not execute touches, for the checker: anything (it stops the run
+    when reached; until then the search must not assume it harmless)."""
+    return Facts(Kind.OPAQUE, ins.opcode)
+
+
+def facts_of(ins: ast.Instruction) -> Facts:
+    """The facts of one instruction (those of `undeclared` for an opcode with no declaration)."""
+    d = REGISTRY.get(ins.opcode)
+    return undeclared(ins) if d is None else d.facts(ins)
