@@ -1,4 +1,4 @@
-"""`mbarrier check` end to end: verdicts and exit codes, JSON per DESIGN.md, and the schedule of a finding
+"""`mbarrier check` end to end: verdicts and exit codes, JSON per docs/cli.md, and the schedule of a finding
 replayed by `mbarrier run --schedule` to the same end."""
 
 from __future__ import annotations

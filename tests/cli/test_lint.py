@@ -1,5 +1,5 @@
 """`mbarrier lint`: exit codes, human and JSON output, several files, standard input, --strict,
---target (DESIGN.md, "Command line")."""
+--target (docs/cli.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`mbarrier conform` end to end (DESIGN.md: exit 0 clean, 1 findings, 2 usage; JSON shape)."""
+"""`mbarrier conform` end to end (docs/cli.md: exit 0 clean, 1 findings, 2 usage; JSON shape)."""
 
 import json
 

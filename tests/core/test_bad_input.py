@@ -215,8 +215,8 @@ def test_any_python_value_is_refused_or_a_valid_operand(op: str, value: object, 
 
 @pytest.mark.parametrize("field", ["phase", "pending", "expected", "tx", "valid", "word"])
 def test_state_is_read_only(field: str) -> None:
-    """DESIGN.md: `b.phase, b.pending, b.expected, b.tx, b.valid` and `b.word` are read-only; the state
-    changes only through the operations, which check it."""
+    """README, "The Python API": `b.phase, b.pending, b.expected, b.tx, b.valid` and `b.word` are
+    read-only; the state changes only through the operations, which check it."""
     b = ready()
     with pytest.raises(AttributeError):
         setattr(b, field, 0)

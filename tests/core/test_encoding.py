@@ -1,5 +1,5 @@
-"""The sm_90 encoding of the object (DESIGN.md, "Hardware facts"): `b.word`, `Barrier.from_word` and the
-token words, checked field by field and against the measured example."""
+"""The sm_90 encoding of the object (measured on an H100: docs/hardware.md, "Object layout"): `b.word`,
+`Barrier.from_word` and the token words, checked field by field and against the measured example."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def ready(count: int) -> mb.Barrier:
 
 
 def test_measured_example() -> None:
-    """DESIGN.md: init(32) then one arrive -> 0x7fff0800001fffc0 (measured on sm_90)."""
+    """init(32) then one arrive -> 0x7fff0800001fffc0 (measured on an H100: record enc-arrive1-32)."""
     b = ready(32)
     b.arrive()
     assert b.word == 0x7FFF0800001FFFC0

@@ -1,5 +1,5 @@
 """Violation messages: the operation as called, the barrier by name, its state, the reason and the
-section (DESIGN.md: "a message that names the operation, the barrier and its state")."""
+section (README, "The Python API": "a message naming the operation, the barrier and its state")."""
 
 from __future__ import annotations
 

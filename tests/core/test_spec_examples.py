@@ -55,7 +55,7 @@ def test_inval_example_2_reuses_the_memory_and_reinitializes() -> None:
     assert shmem.test_wait(old)
     last = shmem.word
     shmem.inval()
-    # After inval the 8 bytes are ordinary memory: they hold the object's last state (DESIGN.md).
+    # After inval the 8 bytes are ordinary memory: they hold the object's last state (docs/semantics.md, 8).
     assert not shmem.valid and shmem.word == last
     shmem.init(24)
     assert (shmem.phase, shmem.pending, shmem.expected) == (0, 24, 24)

@@ -562,13 +562,14 @@ def test_state_captures_the_phase_before_the_arrive_on() -> None:
 
 
 def test_state_contents_are_the_upper_word_before_the_arrive() -> None:
-    """9.7.13.15.13: "Contents of the state operand are implementation specific." On sm_90 (DESIGN.md):
-    the object's upper 32 bits before the arrive, low bits zero but bit 0 for .noComplete."""
+    """9.7.13.15.13: "Contents of the state operand are implementation specific." On sm_90
+    (docs/semantics.md, 5): the object's upper 32 bits before the arrive, low bits zero but bit 0 for
+    .noComplete."""
     b = fresh(32)
     before = b.word
     t = b.arrive()
     assert t.word == before & ~((1 << 32) - 1)
-    assert b.word == 0x7FFF0800001FFFC0        # DESIGN.md: init(32) then one arrive, measured
+    assert b.word == 0x7FFF0800001FFFC0        # init(32), one arrive: record enc-arrive1-32
     before = b.word
     n = b.arrive(count=3, no_complete=True)
     assert n.word == (before & ~((1 << 32) - 1)) | 1

@@ -1,7 +1,8 @@
 """A second, independent model of the mbarrier object, used as the oracle of the property tests.
 
 It keeps the counts only in the sm_90 64-bit word and does every operation as field arithmetic in the
-hardware layout (DESIGN.md), never decoding the word into plain numbers:
+hardware layout (mbarrier.core.encoding, measured: docs/hardware.md), never decoding the word into plain
+numbers:
 
     bit 63       phase parity
     bits 62..43  pending arrival count, negated (20-bit two's complement)

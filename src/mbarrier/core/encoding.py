@@ -1,4 +1,5 @@
-"""The sm_90 64-bit layout of the mbarrier object and of its state token (measured; see DESIGN.md).
+"""The sm_90 64-bit layout of the mbarrier object and of its state token (measured on an H100:
+docs/hardware.md, "Object layout" and "State tokens").
 
 bit 63       phase parity
 bits 62..43  pending arrival count, negated (20-bit two's complement)

@@ -142,7 +142,7 @@ def format_result(r: CheckResult, trace: Callable[[Finding], list[TraceStep]] | 
 
 
 def to_json(r: CheckResult, fingerprint: Fingerprint | None = None) -> dict[str, Any]:
-    """The DESIGN.md check JSON, plus details; schedules stamped with `fingerprint` when given."""
+    """The JSON of `mbarrier check --json` (docs/cli.md); schedules stamped with `fingerprint` when given."""
     findings = []
     for f in r.findings:
         sched = f.schedule if fingerprint is None else stamp(fingerprint, f.schedule)
