@@ -18,7 +18,8 @@ from mbarrier.cli.interrupt import Interrupt
 from mbarrier.cli.run import add_launch_options, launch_machine, launch_words, load_launch
 from mbarrier.cli.schedules import launch_fingerprint
 from mbarrier.cli.source import display_name
-from mbarrier.explore.check import DEFAULT_MAX_STATES, CheckResult, Finding, Options, Stats, check_machine
+from mbarrier.explore.check import check_machine
+from mbarrier.explore.results import DEFAULT_MAX_STATES, CheckResult, Finding, Options, Stats
 from mbarrier.explore.run import TraceStep, run
 from mbarrier.explore.schedule import stamp
 from mbarrier.explore.schedulers import Replay

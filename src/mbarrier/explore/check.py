@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
@@ -32,8 +30,17 @@ from mbarrier.core.barrier import Barrier
 from mbarrier.core.violations import Violation
 from mbarrier.explore import snapshot
 from mbarrier.explore.code import BRANCH, LOCAL, MB, Code, Ins, analyse
+from mbarrier.explore.deadlock import explain
 from mbarrier.explore.por import AllFootprints, Footprints, stubborn
-from mbarrier.explore.schedule import encode
+from mbarrier.explore.results import (
+    CheckResult,
+    Finding,
+    FindingKind,
+    Options,
+    Stats,
+    Verdict,
+    Waiter,
+)
 from mbarrier.explore.sleep import EMPTY, Expansion, Sleep
 from mbarrier.explore.symmetry import Symmetry
 from mbarrier.ptx import ast
@@ -43,7 +50,6 @@ from mbarrier.sim.launch import pick_kernel
 from mbarrier.sim.machine import DONE, EXITED, RUNNABLE, Copy, Machine, Thread, TokenWord
 from mbarrier.sim.races import Race, track
 
-DEFAULT_MAX_STATES = 2_000_000
 _AID = attrgetter("aid")
 LOCAL_LOOP_LIMIT = 1_000_000
 
@@ -59,88 +65,6 @@ CHECKER_RULES = {
     EXIT_INFLIGHT: ("9.7.9.25 (cp.async), 9.7.9.25.4 (cp.async.bulk)",
                     "shared memory is released while asynchronous copies into it are still in flight"),
 }
-
-
-@dataclass
-class Options:
-    max_states: int = DEFAULT_MAX_STATES
-    timeout: float | None = None
-    reductions: bool = True          # eager local steps + stubborn sets
-    warp: bool = False               # converged warps step together (weaker guarantee)
-    sleep: bool = True               # with reductions: sleep sets (explore.sleep)
-    max_findings: int = 8
-    progress: Callable[[Stats], None] | None = None
-    progress_every: float = 0.5
-    stop: Callable[[], bool] | None = None  # polled between states: True ends the search (Ctrl-C)
-    races: bool = True               # happens-before tracking and race findings (sim.races)
-    symmetry: bool = False           # with reductions: interchangeable threads (explore.symmetry)
-
-
-@dataclass
-class Stats:
-    states: int = 0
-    transitions: int = 0
-    local_steps: int = 0            # instructions run eagerly inside transitions
-    enabled: int = 0                # enabled agents summed over expanded states
-    expanded: int = 0               # of those, the ones explored (the rest were pruned by reduction)
-    full_expansions: int = 0        # states the cycle proviso expanded fully
-    sleep_pruned: int = 0           # moves of the stubborn sets not taken: asleep (explore.sleep)
-    sleep_woken: int = 0            # moves taken because a state was reached again with a smaller sleep set
-    symmetric_merges: int = 0       # states equal to an earlier one only up to symmetry and dead registers
-    depth: int = 0
-    seconds: float = 0.0
-    started: float = field(default_factory=time.monotonic)
-
-    @property
-    def pruned(self) -> int:
-        return self.enabled - self.expanded
-
-
-@dataclass
-class Waiter:
-    """A thread that waits in a deadlock, and what for."""
-
-    thread: int
-    name: str
-    line: int
-    text: str
-    what: str                      # "mbarrier", "bar", "cluster", "warp", "cp.wait", "running"
-    barrier: str | None = None     # symbol
-    address: str | None = None
-    cta: str | None = None
-    wants: str | None = None       # "parity 0", "the phase of token ..."
-    state: Barrier | None = None
-    detail: str = ""
-
-
-@dataclass
-class Finding:
-    kind: str                      # "deadlock", "violation", "race"
-    rule: str
-    section: str
-    message: str
-    aids: list[int]
-    nthreads: int
-    agent: str | None = None
-    line: int | None = None
-    text: str | None = None
-    waiters: list[Waiter] = field(default_factory=list)
-    arrivers: dict[str, list[str]] = field(default_factory=dict)
-
-    @property
-    def schedule(self) -> str:
-        """The schedule string that replays this finding with `mbarrier run --schedule`."""
-        return encode([x for aid in self.aids for x in (aid, 1)], self.nthreads)
-
-
-@dataclass
-class CheckResult:
-    verdict: str                   # "verified", "finding", "incomplete"
-    findings: list[Finding]
-    stats: Stats
-    covered: str = ""
-    mode: str = ""
-    stopped_by: str = ""           # what ended an incomplete search: "max-states", "timeout", "interrupt"
 
 
 # A queued expansion: (snapshot, depth, BFS node, state hash, None or a re-expansion's (agents, sleep set)).
@@ -367,7 +291,7 @@ class Explorer:
                 if cta.live == 0:
                     x = self.ins(a)
                     raise _Found(self._finding(
-                        "violation", REMOTE_EXITED,
+                        FindingKind.VIOLATION, REMOTE_EXITED,
                         f"{a.name} runs `{a.func.sites[a.pc].text}` on the shared memory of CTA {cta.name}, "
                         f"which has exited: its shared memory (and any mbarrier in it) is gone",
                         aids + [a.aid], a, x.line, a.func.sites[a.pc].text))
@@ -376,7 +300,7 @@ class Explorer:
         for c in self.m.inflight:
             if c.thread is t and c.kind == "cp.async" and not c.watchers:
                 raise _Found(self._finding(
-                    "violation", EXIT_INFLIGHT,
+                    FindingKind.VIOLATION, EXIT_INFLIGHT,
                     f"{t.name} exits while its cp.async issued at line {c.site.line} is still in flight "
                     "and no cp.async.wait_group or cp.async.mbarrier.arrive tracks it: the bytes may land "
                     "after anyone could know", aids, t, t.func.sites[max(t.pc - 1, 0)].line,
@@ -386,13 +310,14 @@ class Explorer:
         for c in self.m.inflight:
             if c.dst_cta is cta or c.bar_cta is cta:
                 raise _Found(self._finding(
-                    "violation", EXIT_INFLIGHT,
+                    FindingKind.VIOLATION, EXIT_INFLIGHT,
                     f"every thread of CTA {c.dst_cta.name if c.dst_cta else '?'} has exited while "
                     f"{c.name} is still in flight into its shared memory", aids, None, c.site.line,
                     c.site.text))
 
-    def _finding(self, kind: str, rule: str, message: str, aids: list[int], agent: Thread | Copy | None,
-                 line: int | None, text: str | None, section: str | None = None) -> Finding:
+    def _finding(self, kind: FindingKind, rule: str, message: str, aids: list[int],
+                 agent: Thread | Copy | None, line: int | None, text: str | None,
+                 section: str | None = None) -> Finding:
         sec = section or CHECKER_RULES.get(rule, ("", ""))[0]
         return Finding(kind, rule, sec, message, list(aids), self.nthreads,
                        agent.name if agent is not None else None, line, text)
@@ -645,8 +570,8 @@ class Explorer:
             line, text = a.func.sites[pc].line, a.func.sites[pc].text
         elif isinstance(a, Copy):
             line, text = a.site.line, a.site.text
-        return Finding("race" if isinstance(v, Race) else "violation", v.rule, v.section, str(v), list(aids),
-                       self.nthreads,
+        kind = FindingKind.RACE if isinstance(v, Race) else FindingKind.VIOLATION
+        return Finding(kind, v.rule, v.section, str(v), list(aids), self.nthreads,
                        a.name if a is not None else None, line, text)
 
     def _error(self, e: SimError, aids: list[int]) -> Finding:
@@ -654,13 +579,12 @@ class Explorer:
         line = text = None
         if isinstance(a, Thread):
             line, text = a.func.sites[a.pc].line, a.func.sites[a.pc].text
-        return Finding("violation", SIM_ERROR, "", str(e), list(aids), self.nthreads,
+        return Finding(FindingKind.VIOLATION, SIM_ERROR, "", str(e), list(aids), self.nthreads,
                        a.name if a is not None else None, line, text)
 
     def _deadlock(self, aids: list[int], spinning: dict[int, tuple[int, int]]) -> Finding:
-        from mbarrier.explore.deadlock import explain
-        waiters, arrivers, message = explain(self, spinning)
-        f = Finding("deadlock", DEADLOCK, CHECKER_RULES[DEADLOCK][0], message, aids, self.nthreads)
+        waiters, arrivers, message = explain(self.m, self.codes, self.fp, spinning)
+        f = Finding(FindingKind.DEADLOCK, DEADLOCK, CHECKER_RULES[DEADLOCK][0], message, aids, self.nthreads)
         f.waiters, f.arrivers = waiters, arrivers
         if waiters:
             f.line, f.text, f.agent = waiters[0].line, waiters[0].text, waiters[0].name
@@ -669,11 +593,11 @@ class Explorer:
     def _result(self, findings: list[Finding], complete: bool, covered: str) -> CheckResult:
         self.stats.seconds = time.monotonic() - self.stats.started
         if findings:
-            verdict = "finding"
+            verdict = Verdict.FINDING
         elif complete:
-            verdict = "verified"
+            verdict = Verdict.VERIFIED
         else:
-            verdict = "incomplete"
+            verdict = Verdict.INCOMPLETE
         mode = ("warp-granular (a converged warp steps as one: weaker than thread-granular)" if self.opts.warp
                 else "thread-granular")
         mode += ", reductions on" if self.reduce else ", reductions off"

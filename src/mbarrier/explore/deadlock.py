@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mbarrier.explore.code import BULK, CP_MB, MB
-from mbarrier.explore.por import READ
-from mbarrier.sim.machine import EXITED, PARKED, Copy, Thread
-
-if TYPE_CHECKING:
-    from mbarrier.explore.check import Explorer, Waiter
+from mbarrier.explore.code import BULK, CP_MB, MB, Code
+from mbarrier.explore.por import READ, AllFootprints
+from mbarrier.explore.results import Waiter
+from mbarrier.sim.machine import EXITED, PARKED, Copy, Machine, Thread
 
 
 def _wants(x_parity: bool, value: object) -> str:
@@ -21,10 +19,10 @@ def _wants(x_parity: bool, value: object) -> str:
     return f"the phase of token {int(value):#018x}"  # type: ignore[call-overload]
 
 
-def explain(ex: Explorer, spinning: dict[int, tuple[int, int]]) -> tuple[list[Waiter], dict[str, list[str]],
-                                                                          str]:
-    from mbarrier.explore.check import Waiter
-    m = ex.m
+def explain(m: Machine, codes: dict[str, Code], fp: AllFootprints, spinning: dict[int, tuple[int, int]]
+            ) -> tuple[list[Waiter], dict[str, list[str]], str]:
+    """The waiting threads of a deadlocked machine, who could still arrive on the barriers they wait on,
+    and the finding's message. `spinning`: the threads the checker found spinning (thread -> barrier)."""
     waiters: list[Waiter] = []
     barriers: dict[tuple[int, int], str] = {}
     for t in m.threads:
@@ -37,7 +35,7 @@ def explain(ex: Explorer, spinning: dict[int, tuple[int, int]]) -> tuple[list[Wa
             else:
                 assert t.wait is not None
                 pc, cta_i, off = t.wait[1], t.wait[2].index, t.wait[3]  # type: ignore[attr-defined, assignment]
-            x = ex.codes[t.func.name].ins[pc]
+            x = codes[t.func.name].ins[pc]
             cta = m.ctas[cta_i]
             b = cta.barriers.get(off)
             slot, const = x.wait_arg
@@ -68,7 +66,7 @@ def explain(ex: Explorer, spinning: dict[int, tuple[int, int]]) -> tuple[list[Wa
         waiters.append(Waiter(t.aid, t.name, site.line, site.text, str(w[0]), detail=detail))
     arrivers: dict[str, list[str]] = {}
     for (cta_i, off), sym in barriers.items():
-        arrivers[sym] = _who_could_arrive(ex, cta_i, off, {w.thread for w in waiters})
+        arrivers[sym] = _who_could_arrive(m, fp, cta_i, off, {w.thread for w in waiters})
     n = len(waiters)
     what = sorted({w.barrier for w in waiters if w.barrier} | {w.what for w in waiters if not w.barrier})
     message = f"{n} thread{'s' if n != 1 else ''} wait{'s' if n == 1 else ''} forever (on {', '.join(what)})"
@@ -83,10 +81,9 @@ def explain(ex: Explorer, spinning: dict[int, tuple[int, int]]) -> tuple[list[Wa
     return waiters, arrivers, message
 
 
-def _who_could_arrive(ex: Explorer, cta_i: int, off: int, waiting: set[int]) -> list[str]:
+def _who_could_arrive(m: Machine, fps: AllFootprints, cta_i: int, off: int, waiting: set[int]) -> list[str]:
     """Agents whose remaining code may still write this barrier (arrive, expect_tx, complete_tx, ...)."""
     out: list[str] = []
-    m = ex.m
     for a in [t for t in m.threads if t.status != EXITED] + list(m.inflight):
         if isinstance(a, Copy):
             if a.bar_cta is not None and a.bar_cta.index == cta_i and a.bar_off == off:
@@ -97,7 +94,7 @@ def _who_could_arrive(ex: Explorer, cta_i: int, off: int, waiting: set[int]) -> 
         if a.frames:
             out.append(f"{a.name} (inside a call: anything)")
             continue
-        fp = ex.fp.fps[a.func.name]
+        fp = fps.fps[a.func.name]
         for j in sorted(set(fp._reachable(a, a.pc)) | {a.pc}):
             x = fp.code.ins[j]
             if x.kind not in (MB, CP_MB, BULK):

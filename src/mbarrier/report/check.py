@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mbarrier.core.barrier import Barrier
-from mbarrier.explore.check import CheckResult, Finding, Stats, Waiter
+from mbarrier.explore.results import CheckResult, Finding, Stats, Waiter
 from mbarrier.explore.run import TraceStep
 from mbarrier.explore.schedule import Fingerprint, stamp
 from mbarrier.report.run import _ranges

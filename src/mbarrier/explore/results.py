@@ -1,0 +1,112 @@
+"""What a check is asked and what it answers: its options, its statistics, its verdict and findings
+(each with the waiters of a deadlock). The search (`explore.check`), the deadlock explanation
+(`explore.deadlock`), the reports and the command line share these types; none of them imports the
+search to read a result."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from mbarrier.core.barrier import Barrier
+from mbarrier.explore.schedule import encode
+
+DEFAULT_MAX_STATES = 2_000_000
+
+
+class Verdict(StrEnum):
+    """A check's answer (its JSON and text spell the value)."""
+
+    VERIFIED = "verified"      # every interleaving explored, nothing found
+    FINDING = "finding"        # at least one finding (whatever was left unexplored)
+    INCOMPLETE = "incomplete"  # a bound was hit before the search ended, nothing found
+
+
+class FindingKind(StrEnum):
+    DEADLOCK = "deadlock"
+    VIOLATION = "violation"    # undefined behaviour of the core's rules, or a checker rule
+    RACE = "race"
+
+
+@dataclass
+class Options:
+    max_states: int = DEFAULT_MAX_STATES
+    timeout: float | None = None
+    reductions: bool = True          # eager local steps + stubborn sets
+    warp: bool = False               # converged warps step together (weaker guarantee)
+    sleep: bool = True               # with reductions: sleep sets (explore.sleep)
+    max_findings: int = 8
+    progress: Callable[[Stats], None] | None = None
+    progress_every: float = 0.5
+    stop: Callable[[], bool] | None = None  # polled between states: True ends the search (Ctrl-C)
+    races: bool = True               # happens-before tracking and race findings (sim.races)
+    symmetry: bool = False           # with reductions: interchangeable threads (explore.symmetry)
+
+
+@dataclass
+class Stats:
+    states: int = 0
+    transitions: int = 0
+    local_steps: int = 0            # instructions run eagerly inside transitions
+    enabled: int = 0                # enabled agents summed over expanded states
+    expanded: int = 0               # of those, the ones explored (the rest were pruned by reduction)
+    full_expansions: int = 0        # states the cycle proviso expanded fully
+    sleep_pruned: int = 0           # moves of the stubborn sets not taken: asleep (explore.sleep)
+    sleep_woken: int = 0            # moves taken because a state was reached again with a smaller sleep set
+    symmetric_merges: int = 0       # states equal to an earlier one only up to symmetry and dead registers
+    depth: int = 0
+    seconds: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def pruned(self) -> int:
+        return self.enabled - self.expanded
+
+
+@dataclass
+class Waiter:
+    """A thread that waits in a deadlock, and what for."""
+
+    thread: int
+    name: str
+    line: int
+    text: str
+    what: str                      # "mbarrier", "bar", "cluster", "warp", "cp.wait", "running"
+    barrier: str | None = None     # symbol
+    address: str | None = None
+    cta: str | None = None
+    wants: str | None = None       # "parity 0", "the phase of token ..."
+    state: Barrier | None = None
+    detail: str = ""
+
+
+@dataclass
+class Finding:
+    kind: FindingKind
+    rule: str
+    section: str
+    message: str
+    aids: list[int]
+    nthreads: int
+    agent: str | None = None
+    line: int | None = None
+    text: str | None = None
+    waiters: list[Waiter] = field(default_factory=list)
+    arrivers: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def schedule(self) -> str:
+        """The schedule string that replays this finding with `mbarrier run --schedule`."""
+        return encode([x for aid in self.aids for x in (aid, 1)], self.nthreads)
+
+
+@dataclass
+class CheckResult:
+    verdict: Verdict
+    findings: list[Finding]
+    stats: Stats
+    covered: str = ""
+    mode: str = ""
+    stopped_by: str = ""           # what ended an incomplete search: "max-states", "timeout", "interrupt"
