@@ -151,5 +151,8 @@ def test_a_kernel_ptxas_would_not_assemble_runs_with_a_warning(capsys: pytest.Ca
     assert f"{f}:9:16: error: Modifier '.release' requires scope" in err and "(and 1 more)" in err
     assert main(["check", str(f), "--grid", "1", "--block", "1"]) == 0
     assert "warning: ptxas would not assemble" in capsys.readouterr().err
+    assert main(["check", str(f), "--grid", "1", "--block", "1", "--quiet"]) == 0
+    assert main(["run", str(f), "--grid", "1", "--block", "1", "-q"]) == 0
+    assert capsys.readouterr().err == ""  # --quiet: errors only
     _, _, err = _run(capsys, RING, "--grid", "1", "--block", "160", "--seed", "3")
     assert "warning" not in err

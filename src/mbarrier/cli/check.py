@@ -10,16 +10,16 @@ import argparse
 import json
 import shlex
 import sys
-import time
 from collections.abc import Callable
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, UsageError, options
 from mbarrier.cli.interrupt import Interrupt
+from mbarrier.cli.progress import Progress, add_progress_options
 from mbarrier.cli.run import add_launch_options, launch_machine, launch_words, load_launch
 from mbarrier.cli.schedules import launch_fingerprint
 from mbarrier.cli.source import display_name
 from mbarrier.explore.check import check_machine
-from mbarrier.explore.results import DEFAULT_MAX_STATES, CheckResult, Finding, Options, Stats
+from mbarrier.explore.results import DEFAULT_MAX_STATES, CheckResult, Finding, Options
 from mbarrier.explore.run import TraceStep, run
 from mbarrier.explore.schedule import stamp
 from mbarrier.explore.schedulers import Replay
@@ -58,30 +58,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="stop after N findings (default 8)")
     p.add_argument("--save-schedule", type=options.output_file, metavar="FILE",
                    help="write the first finding's schedule to FILE")
+    add_progress_options(p)
     p.set_defaults(handler=main)
-
-
-class Progress:
-    """One self-overwriting status line on a terminal; silent otherwise."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.shown = False
-
-    def __call__(self, s: Stats) -> None:
-        if not self.enabled:
-            return
-        elapsed = time.monotonic() - s.started
-        rate = s.states / elapsed if elapsed > 0 else 0.0
-        sys.stderr.write(f"\r  {s.states:>10,} states  {rate:>8,.0f}/s  depth {s.depth:<6} "
-                         f"{elapsed:7.1f} s ")
-        sys.stderr.flush()
-        self.shown = True
-
-    def done(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r" + " " * 70 + "\r")
-            sys.stderr.flush()
 
 
 def trace_of(module: ast.Module, args: argparse.Namespace) -> Callable[[Finding], list[TraceStep]]:
@@ -100,12 +78,13 @@ def replay_command(args: argparse.Namespace) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    module, m = load_launch(args)
+    module, m = load_launch(args, warn=not args.quiet)
     fingerprint = launch_fingerprint(module, m, args.arg, args.dynamic_shared)
-    progress = Progress(sys.stderr.isatty() and not args.json)
+    progress = Progress.of("check", args)
     opts = Options(max_states=args.max_states, timeout=args.timeout, reductions=not args.no_reduce,
-                   races=not args.no_races, symmetry=args.symmetry,
-                   warp=args.warp, max_findings=args.max_findings, progress=progress, sleep=not args.no_sleep)
+                   races=not args.no_races, symmetry=args.symmetry, warp=args.warp,
+                   max_findings=args.max_findings, sleep=not args.no_sleep, progress_every=progress.every,
+                   progress=None if progress.mode == "off" else progress.states)
     try:
         with Interrupt() as stop:
             if not args.json:  # what is being checked, while it runs
@@ -118,7 +97,7 @@ def main(args: argparse.Namespace) -> int:
     except SimError as e:
         raise UsageError(str(e)) from None
     finally:
-        progress.done()
+        progress.close()
     if args.save_schedule and result.findings:
         options.write_output(args.save_schedule, stamp(fingerprint, result.findings[0].schedule) + "\n",
                              "--save-schedule")

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, options
 from mbarrier.cli.interrupt import Interrupt
+from mbarrier.cli.progress import Progress, add_progress_options
 from mbarrier.cli.schedules import launch_fingerprint, read_schedule
 from mbarrier.cli.source import STDIN_NAME, display_name, read_module
 from mbarrier.explore import RandomScheduler, Replay, ScheduleError, run
@@ -53,6 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="write the run's schedule string to FILE")
     p.add_argument("--dump", action="append", default=[], type=options.dump, metavar="NAME[:COUNT]",
                    help="print the first COUNT (default 16) 32-bit words of a buffer argument or variable")
+    add_progress_options(p)
     p.set_defaults(handler=main)
 
 
@@ -160,7 +162,7 @@ def replay_notes(replay: Replay, result: RunResult) -> Iterator[str]:
 
 
 def main(args: argparse.Namespace) -> int:
-    module, m = load_launch(args)
+    module, m = load_launch(args, warn=not args.quiet)
     for name, _ in args.dump:  # before the run: a typo must not cost the run's verdict
         if name not in m.buffers:
             raise UsageError(f"--dump {name}: no buffer of that name (buffers: {listing(list(m.buffers))})")
@@ -180,10 +182,18 @@ def main(args: argparse.Namespace) -> int:
         out.flush()  # what is being run, while it runs
         if not args.no_races:
             track(m)
+        progress = Progress.of("run", args)
+
+        def monitor(steps: int) -> bool:
+            progress.steps(steps)
+            return stop()
+
         try:
-            result = run(m, scheduler, max_steps=args.max_steps, trace=args.trace, monitor=lambda _: stop())
+            result = run(m, scheduler, max_steps=args.max_steps, trace=args.trace, monitor=monitor)
         except ScheduleError as e:
             raise UsageError(str(e)) from None
+        finally:
+            progress.close()
     if result.outcome == "error" and result.site is None:
         raise UsageError(result.message)
     if result.trace is not None:

@@ -371,6 +371,7 @@ class Explorer:
             if opts.progress is not None and now - last_progress >= opts.progress_every:
                 last_progress = now
                 stats.seconds = now - stats.started
+                stats.queue = len(queue)
                 opts.progress(stats)
             if deadline is not None and now > deadline:
                 stopped_by = "timeout"

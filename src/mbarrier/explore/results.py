@@ -57,6 +57,7 @@ class Stats:
     sleep_woken: int = 0            # moves taken because a state was reached again with a smaller sleep set
     symmetric_merges: int = 0       # states equal to an earlier one only up to symmetry and dead registers
     depth: int = 0
+    queue: int = 0                  # states waiting to be expanded, as of the last progress report
     seconds: float = 0.0
     started: float = field(default_factory=time.monotonic)
 
