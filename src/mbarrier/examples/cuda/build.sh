@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
 # Regenerate the bundled nvcc-compiled kernels (../*.ptx) from these sources: CUDA 13.0, sm_90, -O3.
+# nvcc compiles a copy of the sources at src/mbarrier/examples/cuda/ under a fixed build directory, so the
+# output is the same from any checkout (with -G nvcc derives internal symbol names from the source's
+# absolute path); tools/ptx_relpaths.py then makes the paths nvcc wrote (`.file`, the DWARF compile
+# unit's directory) relative to it: `src/mbarrier/examples/cuda/ring_buffer.cu`, as in the repository.
 set -euo pipefail
-cd "$(dirname "$0")"
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../../../.." && pwd)"
+rel=src/mbarrier/examples/cuda
+build="${TMPDIR:-/tmp}/mbarrier-nvcc-build"
+rm -rf "$build" && mkdir -p "$build/$rel" && cp "$here"/*.cu "$build/$rel/"
+cd "$build"
 gen() {  # gen OUT SRC [FLAGS...]
-  local out=$1 src=$2; shift 2
-  nvcc -ptx -arch=sm_90 -O3 "$@" "$src" -o "../$out.ptx"
+  local out=$here/../$1.ptx src=$2; shift 2
+  nvcc -ptx -arch=sm_90 -O3 "$@" "$rel/$src" -o "$out"
+  python3 "$root/tools/ptx_relpaths.py" "$build" "$out"
 }
 gen pipeline pipeline.cu
 gen ring_buffer ring_buffer.cu
@@ -21,3 +31,4 @@ gen calls calls.cu
 gen ring_buffer.G ring_buffer.cu -G
 gen cluster_handshake.G cluster_handshake.cu -G
 gen arrive_drop.G arrive_drop.cu -G
+rm -rf "$build"
