@@ -127,10 +127,21 @@ MISSPELLED = (
     "mbarrier.arrive.expect_txx %rd1, [bar], 1;", "cp.async.mbarrier.arrive_drop [bar];",
     "cp.async.mbarrier.arrive_drop.shared.b64 [bar];", "cp.async.mbarrier.arrivee [bar];",
     "mbarrier.initx [nob], 1;", "mbarrier.test_waitx.parity %p1, [bar], 1;", "mbarrier.initx.shared [bar];",
+    # cp.async.mbarrier.WORD, WORD no name of the family: ptxas judges the copy cp.async
+    "cp.async.mbarrier.arive.b64 [bar];", "cp.async.mbarrier.arive.noinc.shared.b64 [bar];",
+    "cp.async.mbarrier.ariv.shared::cta.b64 [bar];", "cp.async.mbarrier.arive [%rd1];",
+    "cp.async.mbarrier.noinc.b64 [bar];", "cp.async.mbarrier.test_wait.b64 %p1, [bar], %rd1;",
+    "cp.async.mbarrier [bar];", "cp.async.mbarrier.arive %rd1, [bar];", "cp.async.mbarrier.wait_group 1;",
+    "cp.async.mbarrier.ca.shared.global [bar], [gbar], 4;", "cp.async.mbarrier.arive [bar], [gbar], 4, 4;",
+    "cp.async.mbarrier.arive.ca [bar], [gbar], 4;",
+    "cp.async.mbarrier.ca.shared.global [bar], [gbar], 4, 4, %rd1;",
+    "cp.async.mbarrier.ca.shared.global.L2::128B [bar], [gbar], 4;",
+    "mbarrier.arrive.mbarrier.shared.b32 %rd1, [bar];",
 )
 
 
-@pytest.mark.parametrize("target,version", [("sm_90", "8.0"), ("sm_80", "7.0")])
+@pytest.mark.parametrize("target,version", [("sm_90", "8.0"), ("sm_80", "7.0"), ("sm_75", "6.3"),
+                                            ("sm_100a", "8.6")])
 def test_misspelled_opcodes_as_ptxas(target: str, version: str) -> None:
     """One module each: ptxas names no unknown symbol in a file with a fatal error."""
     bad = []

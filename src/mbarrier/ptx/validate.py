@@ -312,7 +312,7 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
         return
     # words of other instructions that end the line too (spec.modifiers.HIDING_WORDS): the first
     # one's own messages
-    hiding = next((m for m in mods if m in HIDING_WORDS and m not in MODIFIERS
+    hiding = next((m for m in mods if m in HIDING_WORDS and m not in MODIFIERS and m not in form.flags
                    and not {"type", "syntax", "unknown"} & set(WORD_MESSAGES.get(m, ()))), None)
     if hiding is not None:
         for key, fmt in legality:
@@ -391,7 +391,8 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
     words: set[str] = set()
     spaces: list[str] = []
     types: list[str] = []
-    classes = [("space" if _split_space(m) else MODIFIERS.get(m)) for m in mods]
+    classes = [("space" if _split_space(m) else MODIFIERS.get(m) or ("flag" if m in form.flags else None))
+               for m in mods]
     at = {c: [i for i, k in enumerate(classes) if k == c] for c in ("sem", "scope", "dim", "load_mode")}
     seen_flags: set[str] = set()
 
@@ -488,7 +489,10 @@ def _other_word(form: Instr, i: int, mods: tuple[str, ...], line: _Line,
         if not judged and tok != "unknown":
             continue
         kind, _, arg = tok.partition(":")
-        if kind == "unknown":
+        if kind == "unknown" and "illegal" in WORD_MESSAGES.get(m, ()):
+            # both (`.mbarrier`): ptxas says so with the illegal modifiers, when the operands match
+            legality.append(("unknown-modifier", {"mod": m, "word": m}))
+        elif kind == "unknown":
             line.add("unknown-modifier", mod=m)
         elif kind == "illegal":
             legality.append(("illegal-modifier", {"mod": arg or m, "name": name, "word": m}))
@@ -532,7 +536,8 @@ def _check_space_pair(form: Instr, facts: _Facts, line: _Line) -> str:
     than two, or more with a wrong first pair)."""
     spaces = facts.spaces
     if len(spaces) < 2:
-        line.add("space-incorrect", name=form.name)
+        if form.missing_pair_incorrect:
+            line.add("space-incorrect", name=form.name)
         line.add("space-count", name=form.name)
         return "bad"
     if tuple(spaces[:2]) in form.space_pairs:

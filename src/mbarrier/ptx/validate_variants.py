@@ -130,6 +130,10 @@ SAME_CLASS: dict[str, str] = {
 #: tried on a few forms only (each fatal error costs the oracle another ptxas run).
 OTHER_RARE: tuple[str, ...] = (".reg", ".cc")
 
+#: A form with more optional modifiers than this gets them up to two at a time (and one at a time
+#: with each operand shape) rather than every combination.
+MANY_FLAGS = 4
+
 SEM_POOL: tuple[str, ...] = (".acquire", ".release", ".relaxed", ".acq_rel", ".sc")
 SCOPE_POOL: tuple[str, ...] = (".cta", ".cluster", ".gpu", ".sys")
 SPACE_POOL: tuple[str, ...] = ("", ".shared", ".shared::cta", ".shared::cluster", ".global")
@@ -172,7 +176,14 @@ def _instr(words: tuple[str, ...], ops: tuple[ast.Operand, ...]) -> ast.Instruct
                            ops, None, P0)
 
 
-def cases(forms: tuple[Instr, ...] = INSTRUCTIONS) -> list[Case]:
+#: Forms the generator leaves out: `cp.async` is ours only as a misspelt `cp.async.mbarrier.WORD`
+#: (spec.forms._cp_async_typo), checked on the lines of tests/ptx/test_validate_module.py; the
+#: copy's own operand values and modifier classes are not modelled.
+UNGENERATED: tuple[str, ...] = ("cp.async",)
+GENERATED: tuple[Instr, ...] = tuple(f for f in INSTRUCTIONS if f.name not in UNGENERATED)
+
+
+def cases(forms: tuple[Instr, ...] = GENERATED) -> list[Case]:
     """All variants of all forms, deduplicated by text, in a stable order."""
     out: dict[str, Case] = {}
     for form in forms:
@@ -211,7 +222,10 @@ def _marked_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
     if form.canonical:
         semscopes = ["".join(form.canonical)]
     optional = [f for f in form.flags if f != form.marker]
-    flag_sets = ["".join(c) for n in range(len(optional) + 1) for c in combinations(optional, n)]
+    # (of many optional modifiers, up to two at a time; the operand shapes with one at a time)
+    most = len(optional) if len(optional) <= MANY_FLAGS else 2
+    flag_sets = ["".join(c) for n in range(most + 1) for c in combinations(optional, n)]
+    shape_flags = flag_sets if len(optional) <= MANY_FLAGS else ["", *optional]
     # 1. every modifier combination x every operand list x canonical operands
     for space in ("", *spaces):
         for ss in semscopes:
@@ -252,7 +266,7 @@ def _marked_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
     # 7. every operand shape in every slot of every list, with each flag
     for slots in form.operands:
         ops = tuple(canonical(s)[0] for s in slots)
-        for flag in flag_sets:
+        for flag in shape_flags:
             for i in range(len(slots)):
                 for op in OPERAND_POOL:
                     new = (*ops[:i], op, *ops[i + 1:])
@@ -300,7 +314,7 @@ def _canonical_lists(slots: tuple[Slot, ...]) -> Iterator[tuple[ast.Operand, ...
             yield (*first[:i], alt, *first[i + 1:])
 
 
-def random_cases(n: int, seed: int, forms: tuple[Instr, ...] = INSTRUCTIONS) -> list[Case]:
+def random_cases(n: int, seed: int, forms: tuple[Instr, ...] = GENERATED) -> list[Case]:
     """`n` variants with several mutations at once (modifiers inserted anywhere, operands swapped,
     dropped or added), for the interplay of checks that single mutations never meet. Seeded."""
     rng = Random(seed)

@@ -182,6 +182,7 @@ MESSAGES: Final[dict[str, str]] = {
     "imm-range": "Argument {index} of instruction '{name}': value '{value}' out of range, expected to be "
                  "in range [{lo}..{hi}]",
     "required-modifier": "{mod} modifier required for instruction '{name}'",
+    "required-modifier-with": "{mod} modifier required for instruction '{name}' with {other}",
     "gate-version": "{subject} requires PTX ISA .version {version} or later",
     "gate-target": "{subject} requires .target sm_{sm} or higher",
     "unknown-instruction": "Not a name of any known instruction: '{opcode}'",
@@ -399,6 +400,9 @@ class Instr:
     other_pairs: tuple[tuple[str, str], ...] = ()
     """State-space pairs of the instruction's forms that are not ours: ptxas calls the marker
     modifier illegal there instead of the state spaces incorrect."""
+    missing_pair_incorrect: bool = True
+    """Whether ptxas says "State space incorrect" beside "Unexpected number of state spaces" of a
+    copy with fewer than two state spaces (not on `cp.async`, measured)."""
     other_operands: tuple[tuple[Slot, ...], ...] = ()
     """Operand lists of the instruction's forms that are not ours (cp.async.bulk's .bulk_group
     copies): operands that fit one make ptxas report "Arguments mismatch" and go on (measured)."""
@@ -744,6 +748,39 @@ def _tensor_copy() -> Instr:
     )
 
 
+_CP_ASYNC = "cp.async"
+
+
+def _cp_async_typo() -> Instr:
+    """`cp.async.mbarrier.WORD`, WORD no name of the family (`cp.async.mbarrier.arive`): ptxas reads
+    it as the non-bulk copy `cp.async.ca.shared{::cta}.global [dst], [src], cp-size{, src-size}
+    {, cache-policy}` (PTX ISA 9.7.9.25.3) with `.mbarrier` among its modifiers, an illegal one it
+    also calls unknown (measured). Ours only with that word (`marker`): the copy itself is not
+    judged."""
+    dst = _addr("dst", space_message=False, governed_by=0)
+    src = _addr("src", space_message=False, governed_by=1)
+    size = Slot("cp-size", "value", ".b32")
+    src_size = Slot("src-size", "value", ".b32")
+    policy = Slot("cache-policy", "value", ".b64", flag=_L2)
+    return Instr(
+        ("cp", ".async"), _CP_ASYNC, types=(), spaces=(), marker=".mbarrier", object_rules=False,
+        space_pairs=((".shared", ".global"), (".shared::cta", ".global")), missing_pair_incorrect=False,
+        flags=(".ca", ".cg", _L2, ".L2::64B", ".L2::128B", ".L2::256B"),
+        operands=((dst, src, size), (dst, src, size, src_size), (dst, src, size, policy),
+                  (dst, src, size, src_size, policy)),
+        gates=(Gate(_feature(_CP_ASYNC), ALWAYS, _CP_ASYNC, version=(7, 0), sm=80),
+               Gate(_feature(".mbarrier"), ALWAYS, _CP_ASYNC, sm=90),
+               Gate(f"Modifier '{_L2}'", Cond(has=(_L2,)), _CP_ASYNC, version=(7, 4)),
+               *(Gate(_feature("cache prefetching"), Cond(has=(w,)), _CP_ASYNC, version=(7, 4))
+                 for w in (".L2::64B", ".L2::128B", ".L2::256B"))),
+        constraints=(Constraint(Cond(lacks=(".ca", ".cg")), "required-modifier", _CP_ASYNC,
+                                mod="'.ca or .cg'"),
+                     # five operands without .L2::cache_hint (a list ptxas half-accepts)
+                     Constraint(Cond(roles=("cache-policy", "src-size"), lacks=(_L2,)),
+                                "required-modifier-with", _CP_ASYNC, mod=_L2, other="5 arguments")),
+    )
+
+
 #: Longer opcode paths under a family opcode that are not ours (no mbarrier object operand): the
 #: tensor store (`.bulk_group`), prefetches and the bulk-group bookkeeping.
 UNCHECKED_PATHS: Final[tuple[tuple[str, ...], ...]] = (
@@ -770,6 +807,7 @@ INSTRUCTIONS: Final[tuple[Instr, ...]] = (
     _fence_mbarrier_init(),
     _bulk_copy(),
     _tensor_copy(),
+    _cp_async_typo(),
 )
 
 INSTRUCTIONS_BY_PATH: Final[dict[tuple[str, ...], Instr]] = {i.path: i for i in INSTRUCTIONS}
