@@ -1,5 +1,5 @@
-"""A reader that closes the pipe early (`| head -1`) keeps the verdict's exit code and gets no
-traceback."""
+"""What the commands print: a reader that closes the pipe early (`| head -1`) keeps the verdict's exit
+code and gets no traceback; control characters of the input are shown escaped."""
 
 from __future__ import annotations
 
@@ -7,8 +7,12 @@ import io
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from mbarrier import examples
+from mbarrier.cli import main
 from mbarrier.cli.streams import PipeGuard
 
 
@@ -36,3 +40,29 @@ def test_writes_after_the_pipe_closed_are_dropped() -> None:
     assert g.write("abc") == 3 and g.broken
     g.write("more")
     g.flush()
+
+
+CONTROL = (".version 8.6\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b64 %rd<3>;\n"
+           ".reg .pred %p<2>;\n.shared .align 8 .b64 bar;\n"
+           "mbarrier.init.shared.b64 [bar], 2; // \x1b[31mred\x07\n"
+           "/*\x1b[2J*/ mbarrier.arrive.release.shared.b64 %rd1, [bar];\n"
+           "mbarrier.try_wait.parity.shared.b64 %p1, [bar], 0;\nret;\n}\n")
+
+
+def test_control_characters_of_the_source_are_printed_escaped(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "k.ptx"
+    f.write_text(CONTROL)
+    assert main(["run", str(f), "--grid", "1", "--block", "1", "--trace"]) == 0
+    out, err = capsys.readouterr()
+    assert "line 9     mbarrier.init.shared.b64 [bar], 2; // \\x1b[31mred\\x07" in out
+    assert "/*\\x1b[2J*/ mbarrier.arrive" in out and "\x1b" not in out + err and "\x07" not in out
+    assert main(["lint", str(f)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    # The caret stays under the column as printed (the escape before it is 3 characters wider).
+    assert out[1] == "  /*\\x1b[2J*/ mbarrier.arrive.release.shared.b64 %rd1, [bar];"
+    assert out[2].index("^") == out[1].index(".release")
+    f.write_text(CONTROL.replace("ret;", "ret;\x1b"))
+    assert main(["check", str(f), "--grid", "1", "--block", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "Parsing error near '\\x1b'" in err and "\x1b" not in err

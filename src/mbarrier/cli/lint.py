@@ -18,6 +18,7 @@ from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, UsageError
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
 from mbarrier.ptx.parser import parse
 from mbarrier.ptx.validate import validate
+from mbarrier.report.text import printable
 from mbarrier.spec.targets import TARGET_MIN_VERSION, parse_target
 
 
@@ -69,8 +70,9 @@ def format_human(result: FileResult) -> str:
         out.append(d.format())
         if 1 <= d.line <= len(result.lines):
             src = result.lines[d.line - 1].expandtabs(1)
-            out.append(f"  {src}")
-            out.append("  " + " " * max(d.column - 1, 0) + "^")
+            out.append(f"  {printable(src)}")
+            # Under the column as printed: a control character before it is shown escaped, wider.
+            out.append("  " + " " * len(printable(src[:max(d.column - 1, 0)])) + "^")
     return "\n".join(out)
 
 

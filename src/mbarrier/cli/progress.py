@@ -10,6 +10,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
+from mbarrier.cli.streams import raw_stderr
 from mbarrier.explore.memory import resident_bytes
 from mbarrier.explore.results import Stats
 
@@ -89,7 +90,9 @@ class Progress:
             return
         if self._status is None:
             from rich.console import Console  # only a terminal pays for importing it
-            self._status = Console(stderr=True).status("")
+            # rich's own escape sequences draw the line: it writes past the escaping of cli.streams, and
+            # the figures it shows come from no input.
+            self._status = Console(file=raw_stderr()).status("")
             self._status.start()
         self._status.update(f"{self.what}: {text}; Ctrl-C reports")
 

@@ -1,4 +1,8 @@
-"""stdout and stderr that outlive a closed pipe.
+"""stdout and stderr as the commands write them: no control character from the input, and no end for
+a closed pipe.
+
+Source lines, file names and messages quoting the input may hold control characters; every write is
+passed through `report.text.printable`, so a terminal shows them escaped instead of acting on them.
 
 `mbarrier run ... | head -1`: once `head` has its line it closes the pipe and the next write raises
 BrokenPipeError. The reader has what it wanted; the command still owes its caller the verdict's exit
@@ -13,9 +17,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO, cast
 
+from mbarrier.report.text import printable
+
 
 class PipeGuard:
-    """A text stream that forwards to `inner` until the reader goes away, then drops what follows."""
+    """A text stream that forwards to `inner`, escaped, until the reader goes away, then drops what
+    follows. `inner` itself is for the one writer that means its control characters (the live progress
+    line)."""
 
     def __init__(self, inner: TextIO) -> None:
         self.inner = inner
@@ -24,7 +32,8 @@ class PipeGuard:
     def write(self, text: str) -> int:
         if not self.broken:
             try:
-                return self.inner.write(text)
+                self.inner.write(printable(text))
+                return len(text)
             except BrokenPipeError:
                 self._drop()
         return len(text)
@@ -64,3 +73,9 @@ def guarded() -> Iterator[None]:
         out.flush()
         err.flush()
         sys.stdout, sys.stderr = saved
+
+
+def raw_stderr() -> TextIO:
+    """stderr without the escaping: for the live progress line, whose control characters draw it."""
+    err = sys.stderr
+    return err.inner if isinstance(err, PipeGuard) else err
