@@ -26,7 +26,6 @@ FIXED = {0x01: 8, 0x05: 2, 0x06: 4, 0x07: 8, 0x0B: 1, 0x0C: 1, 0x0E: 4, 0x10: 4,
 STRING, SDATA, UDATA, BLOCK1, EXPRLOC = 0x08, 0x0D, 0x0F, 0x0A, 0x18
 REFS = {0x10, 0x13}          # ref_addr (from the section's start), ref4 (from the unit's start)
 UNSUPPORTED_REFS = {0x11, 0x12, 0x14, 0x15}
-CHUNK = 40                    # nvcc writes at most 40 bytes of a string per `.b8` line
 
 
 @dataclass
@@ -51,7 +50,7 @@ def _section(lines: list[str], name: str) -> tuple[int, int] | None:
 def _items(lines: list[str], start: int, end: int) -> list[Item]:
     out = []
     for i in range(start, end):
-        kind, _, rest = lines[i].strip().partition(" ")
+        kind, _, rest = lines[i].split("//")[0].strip().partition(" ")
         values = [v.strip() for v in rest.split(",")]
         size = {".b8": 1, ".b16": 2, ".b32": 4, ".b64": 8}.get(kind)
         if size is None or (size > 1 and len(values) != 1):
@@ -184,19 +183,30 @@ def _rewrite_debug_info(lines: list[str], root: str) -> list[str]:
     for item in refs:
         moved = sum(len(new.encode()) - len(old.encode())
                     for at, _, old, new in strings if at < int(item.value))
-        out[item.line] = out[item.line].replace(f".b32 {item.value}", f".b32 {int(item.value) + moved}")
+        out[item.line] = _set(out[item.line], int(item.value), int(item.value) + moved)
     delta = sum(len(new.encode()) - len(old.encode()) for _, _, old, new in strings)
-    out[length.line] = out[length.line].replace(f".b32 {length.value}", f".b32 {int(length.value) + delta}")
+    out[length.line] = _set(out[length.line], int(length.value), int(length.value) + delta)
     for _, first, old, new in reversed(strings):
+        # Written as the compiler wrote it: as many bytes per line as its first line holds (nvcc: 40,
+        # LLVM: 1, with a comment naming the attribute, kept), the terminating 0 on a line of its own.
         first_line = r.items[first].line
         last_line = r.items[first + len(old.encode())].line     # the terminating 0
+        chunk = sum(1 for it in r.items[first:first + len(old.encode())] if it.line == first_line)
         if (r.items[first - 1].line == first_line
-                or last_line != first_line + (len(old.encode()) + CHUNK - 1) // CHUNK):
+                or last_line != first_line + (len(old.encode()) + chunk - 1) // chunk):
             raise SystemExit(f"line {first_line + 1}: the string {old!r} does not fill its own lines")
         data = new.encode()
-        chunks = [",".join(map(str, data[k:k + CHUNK])) for k in range(0, len(data), CHUNK)]
-        out[first_line:last_line] = [f".b8 {c}" for c in chunks]
+        rows = [".b8 " + ",".join(map(str, data[k:k + chunk])) for k in range(0, len(data), chunk)]
+        comment = lines[first_line].partition("//")
+        if comment[1]:
+            rows[0] = rows[0].ljust(len(comment[0])) + "//" + comment[2]
+        out[first_line:last_line] = rows
     return out
+
+
+def _set(line: str, old: int, new: int) -> str:
+    """`line` (`.b32 old`, perhaps with a comment) with the value `new`."""
+    return re.sub(rf"(\.b32\s+){old}\b", rf"\g<1>{new}", line, count=1)
 
 
 def rewrite(text: str, root: str) -> str:
