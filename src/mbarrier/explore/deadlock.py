@@ -2,68 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from mbarrier.explore.code import BULK, CP_MB, MB, Code
 from mbarrier.explore.por import READ, AllFootprints
 from mbarrier.explore.results import Waiter
-from mbarrier.sim.machine import EXITED, PARKED, Copy, Machine, Thread
-
-
-def _wants(x_parity: bool, value: object) -> str:
-    if x_parity:
-        return f"parity {int(value) & 1}"  # type: ignore[call-overload]
-    tok = getattr(value, "token", None)
-    if tok is not None:
-        return f"the completion of phase {tok.phase} (token {int(value):#018x})"  # type: ignore[call-overload]
-    return f"the phase of token {int(value):#018x}"  # type: ignore[call-overload]
+from mbarrier.explore.stuck import blocked
+from mbarrier.sim.machine import EXITED, Copy, Machine, Thread
+from mbarrier.sim.waits import OnMbarrier
 
 
 def explain(m: Machine, codes: dict[str, Code], fp: AllFootprints, spinning: dict[int, tuple[int, int]]
             ) -> tuple[list[Waiter], dict[str, list[str]], str]:
     """The waiting threads of a deadlocked machine, who could still arrive on the barriers they wait on,
-    and the finding's message. `spinning`: the threads the checker found spinning (thread -> barrier)."""
+    and the finding's message. `spinning`: the threads the checker found spinning (thread -> barrier),
+    which the machine has not parked."""
     waiters: list[Waiter] = []
     barriers: dict[tuple[int, int], str] = {}
     for t in m.threads:
         if t.status == EXITED:
             continue
-        if t.aid in spinning or (t.status == PARKED and t.wait is not None and t.wait[0] == "mbarrier"):
-            if t.aid in spinning:
-                cta_i, off = spinning[t.aid]
-                pc = t.pc
-            else:
-                assert t.wait is not None
-                pc, cta_i, off = t.wait[1], t.wait[2].index, t.wait[3]  # type: ignore[attr-defined, assignment]
-            x = codes[t.func.name].ins[pc]
-            cta = m.ctas[cta_i]
-            b = cta.barriers.get(off)
+        wait: OnMbarrier | None = None
+        if t.aid in spinning:
+            x = codes[t.func.name].ins[t.pc]
             slot, const = x.wait_arg
             value = t.regs[slot] if slot is not None else const
-            sym = cta.symbols(off)
-            site = t.func.sites[pc]
-            waiters.append(Waiter(t.aid, t.name, site.line, site.text, "mbarrier", sym, f"{off:#x}", cta.name,
-                                  _wants(x.wait_parity, value), b.copy() if b is not None else None))
-            barriers[(cta_i, off)] = sym
-            continue
-        w: tuple[Any, ...] = t.wait or ("running",)
-        site = t.func.sites[max(t.pc - 1, 0)]
-        if w[0] == "bar":
-            nb = t.cta.bars.get(w[1])
-            n = len(nb.arrived) if nb else 0
-            need = nb.count if nb and nb.count is not None else t.cta.live
-            detail = f"waits at bar.sync {w[1]}: {n} of {need} threads arrived"
-        elif w[0] == "cluster":
-            cl = t.cta.cluster
-            detail = f"waits at barrier.cluster.wait: {cl.count} of {cl.live} threads of the cluster arrived"
-        elif w[0] == "warp":
-            detail = f"waits in {w[1]} (membermask {w[2]:#010x}) for lanes that will not come"
-        elif w[0] == "cp.wait":
-            detail = f"waits for its {w[1]} groups to complete"
-        else:
-            site = t.func.sites[t.pc]
-            detail = "cannot step"
-        waiters.append(Waiter(t.aid, t.name, site.line, site.text, str(w[0]), detail=detail))
+            wait = OnMbarrier(t.pc, *spinning[t.aid], x.wait_parity, value)
+        why = blocked(m, t, wait)
+        w = wait if wait is not None else t.wait
+        if isinstance(w, OnMbarrier):
+            assert why.barrier is not None
+            barriers[(w.cta, w.off)] = why.barrier
+        waiters.append(Waiter(t.aid, t.name, why.site.line, why.site.text, why.what, why.barrier, why.address,
+                              why.cta, why.wants, why.state, why.reason))
     arrivers: dict[str, list[str]] = {}
     for (cta_i, off), sym in barriers.items():
         arrivers[sym] = _who_could_arrive(m, fp, cta_i, off, {w.thread for w in waiters})

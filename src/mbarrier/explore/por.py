@@ -48,6 +48,7 @@ from mbarrier.explore.frozen import Frozen
 from mbarrier.explore.values import Env, operand, value
 from mbarrier.sim.address import CTA_BITS, CTA_MASK, SHARED_GENERIC, is_shared_generic
 from mbarrier.sim.machine import WAITING_DEPS, Copy, Cta, Machine, Thread
+from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
 
 READ, WRITE, JOIN, LEAVE = 0, 1, 2, 3
 Item = tuple[tuple[object, ...], int]
@@ -313,22 +314,21 @@ def awaited(m: Machine, a: Thread | Copy, mb: tuple[int, int] | None) -> list[It
     if mb is not None:
         return [(("mb", mb[0], mb[1]), READ)]
     w = a.wait
-    if w is None:
-        return [(("any",), READ)]
-    if w[0] == "mbarrier":
-        return [(("mb", w[2].index, w[3]), READ)]  # type: ignore[attr-defined]
-    if w[0] == "bar":
+    if isinstance(w, OnMbarrier):
+        return [(("mb", w.cta, w.off), READ)]
+    if isinstance(w, AtBar):
         return [(("bar", a.cta.index), READ)]
-    if w[0] == "cluster":
+    if isinstance(w, AtCluster):
         return [(("cl", a.cta.cluster.index), READ)]
-    if w[0] == "warp":
+    if isinstance(w, InCollective):
         return [(("warp", a.cta.index, a.aid // 32), READ)]
-    if w[0] == "cp.wait":
+    if isinstance(w, ForCopies):
         return [(("cp", a.aid), READ)]
     return [(("any",), READ)]
 
 
-_WAIT_CUT = {"bar": "cta", "warp": "warp", "cluster": "cluster"}
+# The barrier cut (`_cuts`) a thread blocked for this reason is inside of.
+_WAIT_CUT: dict[type, str] = {AtBar: "cta", InCollective: "warp", AtCluster: "cluster"}
 
 
 class AllFootprints:
@@ -362,7 +362,7 @@ class AllFootprints:
         cuts: list[frozenset[str] | None] = []
         for b in agents:
             cut = self.cuts(s, b)
-            if isinstance(b, Thread) and cut and b.wait is not None and _WAIT_CUT.get(str(b.wait[0])) in cut:
+            if isinstance(b, Thread) and cut and b.wait is not None and _WAIT_CUT.get(type(b.wait)) in cut:
                 cuts.append(None)  # inside a barrier that cannot complete before the seed moves
             else:
                 cuts.append(cut)

@@ -80,7 +80,7 @@ class Waiter:
     cta: str | None = None
     wants: str | None = None       # "parity 0", "the phase of token ..."
     state: Barrier | None = None
-    detail: str = ""
+    detail: str = ""               # why, in words (`explore.stuck`: the same words `mbarrier run` prints)
 
 
 @dataclass

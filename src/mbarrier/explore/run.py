@@ -10,19 +10,32 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import cast
+from enum import StrEnum
 
 from mbarrier.core.violations import Violation
 from mbarrier.explore.schedule import ScheduleError, agent_name, encode
 from mbarrier.explore.schedulers import RandomScheduler, Scheduler
+from mbarrier.explore.stuck import blocked
 from mbarrier.sim.compile import Site
 from mbarrier.sim.errors import SimError
-from mbarrier.sim.machine import EXITED, PARKED, BarrierEvent, Copy, Cta, Machine, Thread, short_state
+from mbarrier.sim.machine import EXITED, BarrierEvent, Copy, Machine, Thread, short_state
 from mbarrier.sim.races import Race
 
 DEFAULT_MAX_STEPS = 20_000_000
 # Steps between two calls of run's `monitor` (progress, Ctrl-C): about a hundredth of a second.
 MONITOR_EVERY = 1 << 13
+
+
+class Outcome(StrEnum):
+    """How a run ended (its text and JSON spell the value)."""
+
+    EXITED = "exited"            # every thread exited
+    STUCK = "stuck"              # nothing can run, some thread has not exited
+    VIOLATION = "violation"      # undefined behaviour (a core rule)
+    RACE = "race"                # a data race (race tracking on)
+    ERROR = "error"              # the simulator cannot go on (unsupported instruction, bad address, ...)
+    LIMIT = "limit"              # the step limit
+    INTERRUPTED = "interrupted"  # stopped by its monitor (Ctrl-C)
 
 
 @dataclass(frozen=True)
@@ -47,7 +60,7 @@ class TraceStep:
 
 @dataclass
 class RunResult:
-    outcome: str                  # "exited", "stuck", "violation", "race", "error", "limit", "interrupted"
+    outcome: Outcome
     steps: int
     runs: list[int] = field(repr=False)
     machine: Machine = field(repr=False)
@@ -61,7 +74,7 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        return self.outcome == "exited"
+        return self.outcome == Outcome.EXITED
 
     @property
     def schedule(self) -> str:
@@ -78,35 +91,10 @@ def _stuck(m: Machine) -> list[Stuck]:
     for t in m.threads:
         if t.status == EXITED:
             continue
-        why = t.wait or ("running",)
-        kind = why[0]
-        barrier = state = None
-        if t.status == PARKED and kind == "mbarrier":
-            _, pc, cta, off, what = why
-            assert isinstance(cta, Cta) and isinstance(off, int) and isinstance(pc, int)
-            b = cta.barriers[off]
-            site = t.func.sites[pc]
-            barrier, state = b.name, b.describe()
-            reason = f"waits for {what} on {barrier} (shared offset {off:#x})"
-        else:
-            site = t.func.sites[t.pc - 1] if t.pc else t.func.sites[0]
-            if kind == "bar":
-                nb = t.cta.bars.get(cast(int, why[1]))
-                n = len(nb.arrived) if nb else 0
-                need = nb.count if nb and nb.count is not None else t.cta.live
-                reason = f"waits at barrier {why[1]}: {n} of {need} threads arrived"
-            elif kind == "cluster":
-                cl = t.cta.cluster
-                reason = (f"waits at barrier.cluster.wait: {cl.count} of {cl.live} threads of the "
-                          "cluster arrived")
-            elif kind == "warp":
-                reason = f"waits in {why[1]} (membermask {why[2]:#010x}) for the other lanes"
-            elif kind == "cp.wait":
-                reason = f"waits for its {why[1]} groups ({why[2]} may stay pending)"
-            else:
-                site = t.func.sites[t.pc]
-                reason = "still runnable"
-        out.append(Stuck(t.aid, t.name, site, reason, barrier, state))
+        why = blocked(m, t)
+        state = why.state
+        out.append(Stuck(t.aid, t.name, why.site, why.reason, None if state is None else state.name,
+                         None if state is None else state.describe()))
     return out
 
 
@@ -166,26 +154,26 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
                     steps += i
     except Violation as v:
         assert a is not None
-        outcome = "race" if isinstance(v, Race) else "violation"
+        outcome = Outcome.RACE if isinstance(v, Race) else Outcome.VIOLATION
         return _failed(m, outcome, steps, runs, a, str(v), steps_log, v.rule, v.section)
     except (SimError, ScheduleError) as e:
         if a is None or isinstance(e, ScheduleError):
-            return RunResult("error", steps, runs, m, message=str(e), trace=steps_log)
-        return _failed(m, "error", steps, runs, a, str(e), steps_log)
+            return RunResult(Outcome.ERROR, steps, runs, m, message=str(e), trace=steps_log)
+        return _failed(m, Outcome.ERROR, steps, runs, a, str(e), steps_log)
     finally:
         m.tracing = False
     if stopped:
-        return RunResult("interrupted", steps, runs, m, message=f"interrupted after {steps} steps",
+        return RunResult(Outcome.INTERRUPTED, steps, runs, m, message=f"interrupted after {steps} steps",
                          stuck=_stuck(m), trace=steps_log)
     if runnable:
-        return RunResult("limit", steps, runs, m, message=f"stopped after {steps} steps (the limit)",
+        return RunResult(Outcome.LIMIT, steps, runs, m, message=f"stopped after {steps} steps (the limit)",
                          stuck=_stuck(m), trace=steps_log)
     if any(t.status != EXITED for t in m.threads):
-        return RunResult("stuck", steps, runs, m, stuck=_stuck(m), trace=steps_log)
-    return RunResult("exited", steps, runs, m, trace=steps_log)
+        return RunResult(Outcome.STUCK, steps, runs, m, stuck=_stuck(m), trace=steps_log)
+    return RunResult(Outcome.EXITED, steps, runs, m, trace=steps_log)
 
 
-def _failed(m: Machine, outcome: str, steps: int, runs: list[int], a: Thread | Copy,
+def _failed(m: Machine, outcome: Outcome, steps: int, runs: list[int], a: Thread | Copy,
             message: str, steps_log: list[TraceStep] | None, rule: str | None = None,
             section: str | None = None) -> RunResult:
     """The step of `a` that raised is already counted and recorded: the schedule replays up to it."""

@@ -89,9 +89,6 @@ def _thread_state(t: Thread, token_slots: Mapping[str, frozenset[int]]) -> Threa
     """(canonical part, restore-only part) of one thread. `token_slots`: per function, the registers
     its arrives write (a slot number means something only in the function the thread is running)."""
     wait = t.wait
-    wkey = wait
-    if wait is not None and wait[0] == "mbarrier":
-        wkey = (wait[0], wait[1], wait[2].index, wait[3])  # type: ignore[attr-defined]
     regs = tuple(t.regs)
     real = None
     slots = token_slots.get(t.func.name)
@@ -115,7 +112,7 @@ def _thread_state(t: Thread, token_slots: Mapping[str, frozenset[int]]) -> Threa
     fail = None if t.last_fail is None else (t.last_fail, t.effects)
     frames = tuple((f, tuple(r), pc, tuple(moves)) for f, r, pc, moves in t.frames) if t.frames else ()
     local = bytes(t.local) if t.local else b""
-    core = (t.pc, regs, t.status, t.time, fail, wkey, t.cl_arrived, t.cl_gen, copies,
+    core = (t.pc, regs, t.status, t.time, fail, wait, t.cl_arrived, t.cl_gen, copies,
             t.func.name, local, tuple((f.name, r, pc) for f, r, pc, _ in frames), t.cc)
     # The core's hash is taken once here: a state's key hashes every thread's, most of them unchanged.
     return (core, t.effects, wait, tuple(t.cp_open), tuple(map(tuple, t.cp_groups)),

@@ -57,7 +57,7 @@ def _barrier_state(b: Barrier | None) -> str:
 def _waiter_groups(ws: list[Waiter]) -> list[tuple[list[int], Waiter]]:
     groups: dict[tuple[object, ...], list[Waiter]] = {}
     for w in ws:
-        key = (w.line, w.what, w.barrier, w.cta, w.wants, w.detail,
+        key = (w.line, w.what, w.barrier, w.cta, w.detail,
                None if w.state is None else w.state.key())
         groups.setdefault(key, []).append(w)
     return [([w.thread for w in g], g[0]) for g in groups.values()]
@@ -77,12 +77,9 @@ def explain(f: Finding) -> list[str]:
     for ids, w in _waiter_groups(f.waiters):
         who = f"thread {ids[0]}" if len(ids) == 1 else f"threads {_ranges(ids)}"
         lines.append(f"  {who} at line {w.line}: {w.text}")
+        lines.append(f"      {w.detail}")
         if w.what == "mbarrier":
-            lines.append(f"      waits for {w.wants} of mbarrier {w.barrier} "
-                         f"(shared {w.address}, CTA {w.cta})")
             lines.append(f"      {w.barrier}: {_barrier_state(w.state)}")
-        else:
-            lines.append(f"      {w.detail}")
     for sym, arrivers in f.arrivers.items():
         if arrivers:
             lines.append(f"  who could still arrive on {sym}: " + "; ".join(arrivers))

@@ -38,6 +38,7 @@ from mbarrier.sim.compile import SPECIAL_CONSTANTS, CompiledFunction, Frame, Sit
 from mbarrier.sim.errors import MemoryFault, SimError
 from mbarrier.sim.memory import GlobalMemory
 from mbarrier.sim.printf import format_printf
+from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier, Wait
 from mbarrier.spec.rules import rule
 
 RUNNABLE, BLOCKED, PARKED, EXITED, WAITING_DEPS, DONE = range(6)
@@ -77,7 +78,7 @@ class Thread:
         self.time = 0            # the deterministic clock: advances on each read of a timer register
         self.effects = 0         # interactions with shared state: tells a pure spin from progress
         self.last_fail: tuple[object, ...] | None = None
-        self.wait: tuple[object, ...] | None = None
+        self.wait: Wait | None = None
         self.cp_open: list[Copy] = []
         self.cp_groups: list[list[Copy]] = []
         self.bulk_open: list[Copy] = []
@@ -279,7 +280,7 @@ class Machine:
             last.ridx = i
         a.ridx = -1
 
-    def block(self, t: Thread, why: tuple[object, ...], status: int = BLOCKED) -> None:
+    def block(self, t: Thread, why: Wait, status: int = BLOCKED) -> None:
         t.status = status
         t.wait = why
         self._remove(t)
@@ -600,14 +601,8 @@ class Machine:
         # A wait's answer depends only on the barrier's phase and validity (and the operand).
         key = (t.func.name, t.pc, cta.index, off, int(value), b.phase, b.valid, t.effects)
         if t.last_fail == key:
-            if parity:
-                what = f"phase {b.phase} (parity {value}) to complete"  # parked: the current phase
-            elif isinstance(value, TokenWord):
-                what = f"phase {value.token.phase} to complete (its arrive's token)"
-            else:
-                what = f"the phase of token {int(value):#018x} to complete"
             self.parked.setdefault((cta.index, off), ((b.valid, b.phase), []))[1].append(t)
-            self.block(t, ("mbarrier", t.pc, cta, off, what), PARKED)
+            self.block(t, OnMbarrier(t.pc, cta.index, off, parity, value), PARKED)
         else:
             t.last_fail = key
         return False
@@ -725,7 +720,7 @@ class Machine:
         t.effects += 1
         nb.arrived.append(t)
         if wait:
-            self.block(t, ("bar", ident))
+            self.block(t, AtBar(ident))
         self._bar_check(cta, ident)
 
     def _bar_check(self, cta: Cta, ident: int) -> None:
@@ -733,8 +728,9 @@ class Machine:
         need = nb.count if nb.count is not None else cta.live
         if nb.arrived and len(nb.arrived) >= need:
             del cta.bars[ident]
+            here = AtBar(ident)
             for th in nb.arrived:
-                if th.status == BLOCKED and th.wait == ("bar", ident):
+                if th.status == BLOCKED and th.wait == here:
                     self.unblock(th)
 
     def cluster_arrive(self, t: Thread) -> None:
@@ -754,15 +750,16 @@ class Machine:
         if cl.phase > t.cl_gen:
             t.cl_arrived = False
             return
-        self.block(t, ("cluster", cl.index))
+        self.block(t, AtCluster(cl.index))
 
     def _cluster_check(self, cl: Cluster) -> None:
         if cl.count and cl.count >= cl.live:
             cl.phase += 1
             cl.count = 0
+            here = AtCluster(cl.index)
             for cta in cl.ctas:
                 for th in cta.threads:
-                    if th.status == BLOCKED and th.wait == ("cluster", cl.index):
+                    if th.status == BLOCKED and th.wait == here:
                         th.cl_arrived = False
                         self.unblock(th)
 
@@ -779,7 +776,7 @@ class Machine:
         entry.parts[t.lane] = (t, arg)
         t.effects += 1
         if len(entry.parts) < entry.need:
-            self.block(t, ("warp", kind, mask))
+            self.block(t, InCollective(kind, mask))
         else:
             self._coll_done(w, key, entry)
 
@@ -828,7 +825,7 @@ class Machine:
         while groups and all(c.status == DONE for c in groups[0]):
             groups.pop(0)
         if len(groups) > n:
-            self.block(t, ("cp.wait", which, n))
+            self.block(t, ForCopies(which, n))
 
     def cp_mb_arrive(self, t: Thread, space: str, addr: int, noinc: bool) -> None:
         cta, off, b = self._mbar(t, space, addr, "cp.async.mbarrier.arrive", True)
@@ -948,12 +945,12 @@ class Machine:
                 w.status = RUNNABLE
                 self._add(w)
         t = c.thread
-        if t.status == BLOCKED and t.wait is not None and t.wait[0] == "cp.wait":
-            which, n = t.wait[1], t.wait[2]
-            groups = t.cp_groups if which == "cp.async" else t.bulk_groups
+        why = t.wait
+        if t.status == BLOCKED and isinstance(why, ForCopies):
+            groups = t.cp_groups if why.which == "cp.async" else t.bulk_groups
             while groups and all(x.status == DONE for x in groups[0]):
                 groups.pop(0)
-            if len(groups) <= n:  # type: ignore[operator]
+            if len(groups) <= why.pending:
                 self.unblock(t)
 
 

@@ -49,6 +49,7 @@ from mbarrier.sim.hb import (
     join,
 )
 from mbarrier.sim.machine import DONE, Copy, Cta, Machine, Thread, Warp
+from mbarrier.sim.waits import AtCluster
 from mbarrier.spec.memmodel import NO_ORDER_SEM
 from mbarrier.spec.memmodel import race_rule as _race_rule
 from mbarrier.spec.rules import Rule
@@ -541,7 +542,7 @@ class RaceMachine(Machine):
         assert isinstance(cl, Cluster)
         gen = cl.phase
         waiting = [th for cta in cl.ctas for th in cta.threads
-                   if th.status == BLOCKED and th.wait == ("cluster", cl.index)]
+                   if th.status == BLOCKED and th.wait == AtCluster(cl.index)]
         Machine._cluster_check(self, cl)
         if cl.phase != gen:
             vc = self.hb.cluster.get((cl.index, gen), {})
