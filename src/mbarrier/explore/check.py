@@ -49,22 +49,11 @@ from mbarrier.sim.errors import SimError
 from mbarrier.sim.launch import pick_kernel
 from mbarrier.sim.machine import DONE, EXITED, RUNNABLE, Copy, Machine, Thread, TokenWord
 from mbarrier.sim.races import Race, track
+from mbarrier.spec.checks import DEADLOCK, EXIT_INFLIGHT, REMOTE_EXITED, SIM_ERROR, checker_rule
 
 _AID = attrgetter("aid")
 LOCAL_LOOP_LIMIT = 1_000_000
 
-# Findings the checker adds to the core's rules (those come from `mbarrier.spec.rules`).
-DEADLOCK = "deadlock"
-REMOTE_EXITED = "remote-cta-exited"
-EXIT_INFLIGHT = "exit-with-copies-in-flight"
-SIM_ERROR = "simulator-error"
-CHECKER_RULES = {
-    DEADLOCK: ("9.7.13.15.16", "every live thread waits for something that can no longer happen"),
-    REMOTE_EXITED: ("CUDA Programming Guide, Distributed Shared Memory",
-                    "an operation on the shared memory of a CTA of the cluster that has already exited"),
-    EXIT_INFLIGHT: ("9.7.9.25 (cp.async), 9.7.9.25.4 (cp.async.bulk)",
-                    "shared memory is released while asynchronous copies into it are still in flight"),
-}
 
 
 # A queued expansion: (snapshot, depth, BFS node, state hash, None or a re-expansion's (agents, sleep set)).
@@ -318,7 +307,7 @@ class Explorer:
     def _finding(self, kind: FindingKind, rule: str, message: str, aids: list[int],
                  agent: Thread | Copy | None, line: int | None, text: str | None,
                  section: str | None = None) -> Finding:
-        sec = section or CHECKER_RULES.get(rule, ("", ""))[0]
+        sec = section or checker_rule(rule).section
         return Finding(kind, rule, sec, message, list(aids), self.nthreads,
                        agent.name if agent is not None else None, line, text)
 
@@ -585,7 +574,8 @@ class Explorer:
 
     def _deadlock(self, aids: list[int], spinning: dict[int, tuple[int, int]]) -> Finding:
         waiters, arrivers, message = explain(self.m, self.codes, self.fp, spinning)
-        f = Finding(FindingKind.DEADLOCK, DEADLOCK, CHECKER_RULES[DEADLOCK][0], message, aids, self.nthreads)
+        section = checker_rule(DEADLOCK).section
+        f = Finding(FindingKind.DEADLOCK, DEADLOCK, section, message, aids, self.nthreads)
         f.waiters, f.arrivers = waiters, arrivers
         if waiters:
             f.line, f.text, f.agent = waiters[0].line, waiters[0].text, waiters[0].name

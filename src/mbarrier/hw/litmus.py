@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, fields
 from importlib import resources
 from typing import Any
 
+from mbarrier.spec.limits import MAX_THREADS_PER_CTA
+
 #: Operation name -> the optional fields it accepts (besides op, cta, threads, bar).
 OP_FIELDS: dict[str, frozenset[str]] = {
     "init": frozenset({"count"}),
@@ -54,7 +56,6 @@ WAIT_OPS = frozenset({"test_wait", "try_wait", "poll_wait"})
 
 #: Size of the shared buffer that cp.async and cp.async.bulk write (bytes), and of the global pattern.
 SHARED_BUFFER_BYTES = 16384
-MAX_THREADS = 1024
 CLUSTER_SIZES = (1, 2, 4)
 
 
@@ -182,14 +183,14 @@ def op_from_dict(d: Mapping[str, Any], where: str, case: Case | None = None) -> 
     if "thread" in d and "threads" in d:
         raise CaseError(f"{where}: give either thread or threads, not both")
     if "thread" in d:
-        t = _int(where, "thread", d["thread"], 0, MAX_THREADS - 1)
+        t = _int(where, "thread", d["thread"], 0, MAX_THREADS_PER_CTA - 1)
         kw["threads"] = (t, t + 1)
     elif "threads" in d:
         span = d["threads"]
         if not isinstance(span, list | tuple) or len(span) != 2:
             raise CaseError(f"{where}: threads must be [lo, hi], got {span!r}")
-        lo = _int(where, "threads[0]", span[0], 0, MAX_THREADS - 1)
-        hi = _int(where, "threads[1]", span[1], lo + 1, MAX_THREADS)
+        lo = _int(where, "threads[0]", span[0], 0, MAX_THREADS_PER_CTA - 1)
+        hi = _int(where, "threads[1]", span[1], lo + 1, MAX_THREADS_PER_CTA)
         kw["threads"] = (lo, hi)
     u32 = (1 << 32) - 1
     for key in ("cta", "bar", "target"):
@@ -249,7 +250,7 @@ def case_from_dict(d: Mapping[str, Any]) -> Case:
     ctas = d.get("ctas", 1)
     if ctas not in CLUSTER_SIZES:
         raise CaseError(f"{where}: ctas must be one of {CLUSTER_SIZES}, got {ctas!r}")
-    threads = _int(where, "threads", d.get("threads", 32), 1, MAX_THREADS)
+    threads = _int(where, "threads", d.get("threads", 32), 1, MAX_THREADS_PER_CTA)
     barriers = _int(where, "barriers", d.get("barriers", 1), 1, 4)
     raw_ops = d.get("ops")
     if not isinstance(raw_ops, list) or not raw_ops:

@@ -27,12 +27,11 @@ from mbarrier.sim.errors import LaunchError
 from mbarrier.sim.machine import Cluster, Cta, Machine, Thread, Warp
 from mbarrier.sim.memory import Buffer, GlobalMemory
 from mbarrier.sim.types import TYPES
+from mbarrier.spec.limits import MAX_CLUSTER_CTAS, MAX_THREADS_PER_CTA
 
 Dim3 = tuple[int, int, int]
 ArgValue = int | Buffer | bytes
 
-MAX_THREADS_PER_CTA = 1024
-MAX_CLUSTER = 16
 # Allocation granularity: a CTA's shared memory and each module variable are backed in whole units, so
 # an access that runs a little past a variable's declared end stays in bounds, as on hardware.
 SHARED_GRANULE = 128
@@ -220,8 +219,8 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
         raise LaunchError(f"a CTA of {nthreads} threads is more than {MAX_THREADS_PER_CTA}")
     if any(gi % ci for gi, ci in zip(g, c, strict=True)):
         raise LaunchError(f"the grid {g} is not a whole number of clusters {c}")
-    if c[0] * c[1] * c[2] > MAX_CLUSTER:
-        raise LaunchError(f"a cluster of {c[0] * c[1] * c[2]} CTAs is more than {MAX_CLUSTER}")
+    if c[0] * c[1] * c[2] > MAX_CLUSTER_CTAS:
+        raise LaunchError(f"a cluster of {c[0] * c[1] * c[2]} CTAs is more than {MAX_CLUSTER_CTAS}")
 
     gmem = GlobalMemory()
     buffers: dict[str, tuple[int, int]] = {}

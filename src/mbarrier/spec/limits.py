@@ -1,4 +1,4 @@
-"""Numeric limits of the mbarrier object (PTX ISA 9.7.13.15.1, 9.7.13.15.2)."""
+"""Numeric limits of the mbarrier object (PTX ISA 9.7.13.15.1, 9.7.13.15.2) and of a launch."""
 
 from typing import Final
 
@@ -36,3 +36,11 @@ OBJECT_ALIGN: Final = 8
 
 #: 9.7.13.15.16: "the valid values of phaseParity operand are 0 and 1".
 PARITY_VALUES: Final = (0, 1)
+
+#: A CTA has at most 1024 threads (PTX ISA 2.2 "Thread Hierarchy", CUDA Programming Guide "Thread
+#: Hierarchy"; sm_90's limit).
+MAX_THREADS_PER_CTA: Final = 1024
+
+#: A cluster has at most 16 CTAs on sm_90 (8 portably; 16 with the non-portable cluster size: CUDA
+#: Programming Guide, "Thread Block Clusters").
+MAX_CLUSTER_CTAS: Final = 16

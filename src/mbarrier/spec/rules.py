@@ -2,7 +2,9 @@
 
 Each rule is one sentence of PTX ISA 9.7.13.15 that makes something undefined, or states a range or a
 "must" whose breach the manual leaves undefined. `core.violations` gives each rule its exception class;
-the docs table is generated from this list (`python -m mbarrier.spec.rules --markdown`).
+the docs table is generated from this list (`python -m mbarrier.spec.rules --markdown`). The other
+catalogues use the same `Rule`: the memory model's race rules (`spec.memmodel`) and the checker's own
+findings (`spec.checks`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ class Rule:
     sentence: str
     """The normative sentence, quoted from the manual; " ... " joins quoted pieces (table rows too)."""
     checked_by: str
-    """Which layer detects it: "core" (the object itself), "sim" (needs addresses, threads or memory)."""
+    """Which layer detects it: "core" (the object itself), "sim" (needs addresses, threads or memory),
+    "checker" (needs every interleaving: `spec.checks`)."""
 
     @property
     def class_name(self) -> str:
