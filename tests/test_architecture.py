@@ -1,0 +1,116 @@
+"""The layers of docs/architecture.md: no package imports one above it or beside it, and no module
+imports itself back through others (an import cycle)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "mbarrier"
+
+# docs/architecture.md's table: a package may import packages of a lower level, and its own modules.
+LEVELS = {"spec": 0, "core": 1, "ptx": 2, "sim": 3, "hw": 3, "explore": 4, "examples": 4, "report": 5,
+          "cli": 6}
+# The top-level package re-exports the object (core); `python -m mbarrier` is the command line.
+FACADES = {"": "core", "__main__": "cli"}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in SRC.rglob("*.py"):
+        parts = path.relative_to(SRC.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _package(module: str) -> str:
+    """`mbarrier.sim.isa.arith` -> "sim"; `mbarrier` -> "core", `mbarrier.__main__` -> "cli"."""
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else ""
+    return FACADES.get(top, top)
+
+
+def _imports(module: str) -> tuple[set[str], set[str]]:
+    """(imports that run, imports under `if TYPE_CHECKING:`) of a module, as module names of the package."""
+    tree = ast.parse(MODULES[module].read_text())
+    typing_only = {id(n) for node in ast.walk(tree)
+                   if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                   for n in ast.walk(node)}
+    run: set[str] = set()
+    typed: set[str] = set()
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "mbarrier":
+            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES else node.module
+                     for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names if a.name.split(".")[0] == "mbarrier"]
+        for name in names:
+            while name not in MODULES:  # `import mbarrier.sim.x` of a name inside a module
+                name = name.rsplit(".", 1)[0]
+            if name != module:
+                (typed if id(node) in typing_only else run).add(name)
+    return run, typed
+
+
+GRAPH = {m: _imports(m) for m in MODULES}
+
+
+def test_every_package_has_a_level() -> None:
+    assert {_package(m) for m in MODULES} <= set(LEVELS), {_package(m) for m in MODULES} - set(LEVELS)
+
+
+def test_no_upward_or_sideways_import() -> None:
+    bad = []
+    for m, (run, typed) in GRAPH.items():
+        for d in run | typed:
+            pm, pd = _package(m), _package(d)
+            if pm != pd and LEVELS[pd] >= LEVELS[pm]:
+                bad.append(f"{m} (level {LEVELS[pm]}) imports {d} (level {LEVELS[pd]})")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_import_cycle() -> None:
+    """Tarjan's strongly connected components over the imports that run: each must be one module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(GRAPH[v][0]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(GRAPH):
+        if v not in index:
+            visit(v)
+    assert not cycles, cycles
+
+
+def test_the_check_catches_a_cycle_and_an_upward_import() -> None:
+    """The graph is read right: the known imports are there (so an empty answer is not a parse miss)."""
+    assert "mbarrier.sim.registry" in GRAPH["mbarrier.sim.compile"][0]
+    assert "mbarrier.explore.results" in GRAPH["mbarrier.explore.deadlock"][0]
+    assert "mbarrier.sim.compile" in GRAPH["mbarrier.sim.registry"][1]  # typing only: no cycle
