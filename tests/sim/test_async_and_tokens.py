@@ -212,8 +212,9 @@ def test_remote_access_to_a_cta_that_has_exited_is_a_fault() -> None:
             ret;
         """
     results = [run(module(body(""), params=""), seed=s, grid=2, cluster=2, block=1) for s in range(8)]
-    assert {r.outcome for r in results} == {"exited", "error"}
-    assert all("whose threads have all exited" in r.message for r in results if r.outcome == "error")
+    assert {r.outcome for r in results} == {"exited", "violation"}
+    assert all("whose threads have all exited" in r.message and r.rule == "remote-cta-exited"
+               for r in results if r.outcome == "violation")
     sync = "barrier.cluster.arrive; barrier.cluster.wait;"
     assert all(run(module(body(sync), params=""), seed=s, grid=2, cluster=2, block=1).ok for s in range(8))
 
@@ -230,7 +231,8 @@ def test_a_copy_that_lands_after_its_cta_exited_is_a_fault() -> None:
         ret;
     """
     results = [run(module(body), seed=s, block=1, args={"out": sim.Buffer(16)}) for s in range(8)]
-    assert {r.outcome for r in results} == {"exited", "error"}  # the copy may also land in time
-    assert all("whose threads have all exited" in r.message for r in results if r.outcome == "error")
+    assert {r.outcome for r in results} == {"exited", "violation"}  # the copy may also land in time
+    assert all("whose threads have all exited" in r.message and r.rule == "exit-with-copies-in-flight"
+               for r in results if r.outcome == "violation")
     waited = body.replace("ret;", "cp.async.bulk.wait_group.read 0;\n ret;")
     assert all(run(module(waited), seed=s, block=1, args={"out": sim.Buffer(16)}).ok for s in range(8))

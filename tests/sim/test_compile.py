@@ -38,7 +38,7 @@ def test_a_malformed_instruction_stops_the_run_with_its_line(ins: str) -> None:
     m = sim.launch(mod, grid=1, block=1)
     assert m.functions["k"].unsupported == frozenset({0})
     r = explore.run(m)
-    assert r.outcome == "error" and r.site is not None and r.site.line == 11 and r.site.text == ins
+    assert r.outcome == "unsupported" and r.site is not None and r.site.line == 11 and r.site.text == ins
     assert f"`{ins.split()[0].rstrip(';')}` is not supported" in r.message
 
 

@@ -254,7 +254,7 @@ def test_an_unsupported_instruction_stops_the_run_with_its_line() -> None:
     body = REGS + "ld.param.u64 %rd0, [out];\nmov.u32 %r1, 1;\nex2.approx.f16 %h1, %h2;\nret;"
     mod = module(body)
     r = run(mod, args={"out": sim.Buffer(4)})
-    assert r.outcome == "error"
+    assert r.outcome == "unsupported"
     assert r.site is not None and mod.source_lines[r.site.line - 1] == "ex2.approx.f16 %h1, %h2;"
     assert "`ex2.approx.f16` is not supported" in r.message
 

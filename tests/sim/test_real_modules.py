@@ -88,4 +88,4 @@ def test_triton_matmul_stops_loudly_at_wgmma() -> None:
     m = sim.launch(sim.load(MODULES / "triton_matmul.sm_90.ptx"), block=256,
                    args={i: 64 for i in range(3, 12)})
     r = explore.run(m, explore.RandomScheduler(0), max_steps=500_000)
-    assert r.outcome == "error" and "`wgmma.fence.sync.aligned` is not supported" in r.message
+    assert r.outcome == "unsupported" and "`wgmma.fence.sync.aligned` is not supported" in r.message

@@ -12,7 +12,7 @@ import shlex
 import sys
 from collections.abc import Callable
 
-from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, UsageError, options
+from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, options
 from mbarrier.cli.interrupt import Interrupt
 from mbarrier.cli.progress import Progress, add_progress_options
 from mbarrier.cli.run import add_launch_options, launch_machine, launch_words, load_launch
@@ -27,7 +27,8 @@ from mbarrier.ptx import ast
 from mbarrier.report.check import format_result, to_json
 from mbarrier.sim import SimError
 
-EXIT_BY_VERDICT = {"verified": EXIT_CLEAN, "finding": EXIT_FINDINGS, "incomplete": EXIT_INCOMPLETE}
+EXIT_BY_VERDICT = {"verified": EXIT_CLEAN, "finding": EXIT_FINDINGS, "incomplete": EXIT_INCOMPLETE,
+                   "unsupported": EXIT_USAGE}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

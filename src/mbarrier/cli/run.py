@@ -1,7 +1,8 @@
 """`mbarrier run`: execute a kernel on the simulator under one schedule and say how it ended.
 
-Exit codes: 0 every thread exited, 1 stuck or a violation, 2 usage or input error (including an
-instruction the simulator does not support), 3 the step limit was hit or Ctrl-C stopped the run (the
+Exit codes: 0 every thread exited, 1 stuck, a violation (an mbarrier rule, or a fault of the kernel such
+as an access outside memory) or a race, 2 usage or input error, or an instruction the simulator does not
+support (outcome `unsupported`), 3 the step limit was hit or Ctrl-C stopped the run (the
 report says where each thread was).
 """
 
@@ -28,8 +29,8 @@ from mbarrier.sim.launch import listing
 from mbarrier.sim.races import track
 
 EXIT_BY_OUTCOME = {"exited": EXIT_CLEAN, "stuck": EXIT_FINDINGS, "violation": EXIT_FINDINGS,
-                   "race": EXIT_FINDINGS, "error": EXIT_USAGE, "limit": EXIT_INCOMPLETE,
-                   "interrupted": EXIT_INCOMPLETE}
+                   "race": EXIT_FINDINGS, "unsupported": EXIT_USAGE, "error": EXIT_USAGE,
+                   "limit": EXIT_INCOMPLETE, "interrupted": EXIT_INCOMPLETE}
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -45,11 +45,11 @@ from mbarrier.explore.sleep import EMPTY, Expansion, Sleep
 from mbarrier.explore.symmetry import Symmetry
 from mbarrier.ptx import ast
 from mbarrier.sim.address import CTA_BITS, CTA_MASK, SHARED_GENERIC, is_shared_generic
-from mbarrier.sim.errors import SimError
+from mbarrier.sim.errors import KernelFault, SimError
 from mbarrier.sim.launch import pick_kernel
 from mbarrier.sim.machine import DONE, EXITED, RUNNABLE, Copy, Machine, Thread, TokenWord
 from mbarrier.sim.races import Race, track
-from mbarrier.spec.checks import DEADLOCK, EXIT_INFLIGHT, REMOTE_EXITED, SIM_ERROR, checker_rule
+from mbarrier.spec.checks import DEADLOCK, EXIT_INFLIGHT, REMOTE_EXITED, UNSUPPORTED, checker_rule
 
 _AID = attrgetter("aid")
 LOCAL_LOOP_LIMIT = 1_000_000
@@ -67,6 +67,10 @@ class _Stop(Exception):
 class _Found(Exception):
     def __init__(self, finding: Finding) -> None:
         self.finding = finding
+
+
+class _LocalSteps(Exception):
+    """A bound: a thread ran LOCAL_LOOP_LIMIT instructions that no other agent can observe, in one go."""
 
 
 def shared_symbols(m: Machine) -> dict[str, int]:
@@ -238,8 +242,9 @@ class Explorer:
             self.step(t, aids)
             n += 1
             if n > LOCAL_LOOP_LIMIT:
-                raise SimError(f"thread {t.aid} ran {n} local instructions without touching shared state "
-                               f"(a loop at line {t.func.sites[t.pc].line} that never ends)")
+                raise _LocalSteps(f"thread {t.aid} ran {LOCAL_LOOP_LIMIT:,} instructions in a row without "
+                                  f"touching shared state (a loop at line {t.func.sites[t.pc].line} that may "
+                                  "never end)")
         self.stats.local_steps += n
 
     def settle(self, aids: list[int], woken: set[int]) -> None:
@@ -335,10 +340,17 @@ class Explorer:
                     self.eager(t, init_aids)
         except _Found as f:
             return self._result([f.finding], False, "")
-        except Violation as v:
+        except (Violation, KernelFault) as v:
             return self._result([self._violation(v, init_aids)], False, "")
         except SimError as e:
-            return self._result([self._error(e, init_aids)], False, "")
+            found = self._unsupported(e, init_aids)
+            r = self._result([], False, "stopped before the first state", found)
+            r.stopped_by = UNSUPPORTED
+            return r
+        except _LocalSteps as e:
+            r = self._result([], False, f"stopped before the first state: {e}")
+            r.stopped_by = "local-steps"
+            return r
         root = snapshot.save(m, self.tokens)
         root_h = self.state_key(root)
         visited: dict[int, int] = {root_h: 0}
@@ -352,6 +364,8 @@ class Explorer:
         stats.states = 1
         complete = True
         stopped_by = ""
+        bound = ""  # what ended the search early, in words, when a step did
+        unsupported: Finding | None = None
         machine_is: snapshot.Snapshot | None = root
         while queue:
             entry = queue.popleft()
@@ -426,16 +440,20 @@ class Explorer:
                     f.finding.aids = self._path(parents, node) + f.finding.aids
                     self._record(f.finding, findings, seen_rules)
                     continue
-                except Violation as v:
+                except (Violation, KernelFault) as v:
                     g = self._violation(v, aids)
                     g.aids = self._path(parents, node) + g.aids
                     self._record(g, findings, seen_rules)
                     continue
                 except SimError as e:
-                    g = self._error(e, aids)
-                    g.aids = self._path(parents, node) + g.aids
-                    self._record(g, findings, seen_rules)
-                    continue
+                    # The tool's limit, not the kernel's bug: the search cannot say anything beyond it.
+                    unsupported = self._unsupported(e, aids)
+                    unsupported.aids = self._path(parents, node) + unsupported.aids
+                    complete, stopped_by = False, UNSUPPORTED
+                    break
+                except _LocalSteps as e:
+                    complete, stopped_by, bound = False, "local-steps", str(e)
+                    break
                 new = snapshot.save(m, self.tokens, snap, self._dirty(aids, woken))
                 machine_is = new
                 h = self.state_key(new)
@@ -478,14 +496,15 @@ class Explorer:
                     full = True
                     stats.full_expansions += 1
                     todo.extend(i for i in order if i not in chosen)
-            if len(findings) >= opts.max_findings:
+            if len(findings) >= opts.max_findings or bound or unsupported is not None:
                 break
         stats.seconds = time.monotonic() - stats.started
-        covered = "" if complete else (f"stopped after {stats.states} states, {stats.transitions} "
+        covered = "" if complete else (f"{bound + '; ' if bound else ''}"
+                                       f"stopped after {stats.states} states, {stats.transitions} "
                                        "transitions "
                                        f"and {stats.seconds:.1f} s, at depth {stats.depth}; "
                                        f"{len(queue)} states were left unexplored")
-        result = self._result(findings, complete, covered)
+        result = self._result(findings, complete, covered, unsupported)
         result.stopped_by = stopped_by
         return result
 
@@ -552,24 +571,23 @@ class Explorer:
             node = parent
         return [a for part in reversed(parts) for a in part]
 
-    def _violation(self, v: Violation, aids: list[int]) -> Finding:
+    def _violation(self, v: Violation | KernelFault, aids: list[int]) -> Finding:
+        """A core Violation, a race or a fault of the kernel: the kernel's bug, at the step that raised."""
+        kind = FindingKind.RACE if isinstance(v, Race) else FindingKind.VIOLATION
+        return self._at(kind, v.rule, v.section, str(v), aids)
+
+    def _unsupported(self, e: SimError, aids: list[int]) -> Finding:
+        return self._at(FindingKind.UNSUPPORTED, UNSUPPORTED, "", str(e), aids)
+
+    def _at(self, kind: FindingKind, rule: str, section: str, message: str, aids: list[int]) -> Finding:
         a = self.m.agent(aids[-1]) if aids else None
         line = text = None
         if isinstance(a, Thread):
-            pc = a.pc if a.status != EXITED else max(a.pc - 1, 0)
+            pc = a.pc if a.status != EXITED else max(a.pc - 1, 0)  # exit sets status before it raises
             line, text = a.func.sites[pc].line, a.func.sites[pc].text
         elif isinstance(a, Copy):
             line, text = a.site.line, a.site.text
-        kind = FindingKind.RACE if isinstance(v, Race) else FindingKind.VIOLATION
-        return Finding(kind, v.rule, v.section, str(v), list(aids), self.nthreads,
-                       a.name if a is not None else None, line, text)
-
-    def _error(self, e: SimError, aids: list[int]) -> Finding:
-        a = self.m.agent(aids[-1]) if aids else None
-        line = text = None
-        if isinstance(a, Thread):
-            line, text = a.func.sites[a.pc].line, a.func.sites[a.pc].text
-        return Finding(FindingKind.VIOLATION, SIM_ERROR, "", str(e), list(aids), self.nthreads,
+        return Finding(kind, rule, section, message, list(aids), self.nthreads,
                        a.name if a is not None else None, line, text)
 
     def _deadlock(self, aids: list[int], spinning: dict[int, tuple[int, int]]) -> Finding:
@@ -581,10 +599,13 @@ class Explorer:
             f.line, f.text, f.agent = waiters[0].line, waiters[0].text, waiters[0].name
         return f
 
-    def _result(self, findings: list[Finding], complete: bool, covered: str) -> CheckResult:
+    def _result(self, findings: list[Finding], complete: bool, covered: str,
+                unsupported: Finding | None = None) -> CheckResult:
         self.stats.seconds = time.monotonic() - self.stats.started
         if findings:
             verdict = Verdict.FINDING
+        elif unsupported is not None:
+            verdict = Verdict.UNSUPPORTED
         elif complete:
             verdict = Verdict.VERIFIED
         else:
@@ -595,7 +616,7 @@ class Explorer:
         mode += ", races tracked" if self.opts.races else ", races not tracked"
         if self.symmetry is not None:
             mode += ", " + self.symmetry.describe()
-        return CheckResult(verdict, findings, self.stats, covered, mode)
+        return CheckResult(verdict, findings, self.stats, covered, mode, unsupported=unsupported)
 
 
 def check(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[int, ...] = 1,

@@ -22,12 +22,14 @@ class Verdict(StrEnum):
     VERIFIED = "verified"      # every interleaving explored, nothing found
     FINDING = "finding"        # at least one finding (whatever was left unexplored)
     INCOMPLETE = "incomplete"  # a bound was hit before the search ended, nothing found
+    UNSUPPORTED = "unsupported"  # an instruction the simulator does not support was reached, nothing found
 
 
 class FindingKind(StrEnum):
     DEADLOCK = "deadlock"
     VIOLATION = "violation"    # undefined behaviour of the core's rules, or a checker rule
     RACE = "race"
+    UNSUPPORTED = "unsupported"  # not a finding: the kind of CheckResult.unsupported (the tool's limit)
 
 
 @dataclass
@@ -110,4 +112,10 @@ class CheckResult:
     stats: Stats
     covered: str = ""
     mode: str = ""
-    stopped_by: str = ""           # what ended an incomplete search: "max-states", "timeout", "interrupt"
+    # What ended a search before it was complete: "max-states", "timeout", "interrupt", "local-steps"
+    # (a thread ran explore.check.LOCAL_LOOP_LIMIT local instructions in one go), "unsupported".
+    stopped_by: str = ""
+    # The first instruction the simulator could not run (kind and rule "unsupported", with its line and
+    # the schedule that reaches it): the search stops there. The verdict is "unsupported" unless findings
+    # (true ones) were made before.
+    unsupported: Finding | None = None

@@ -1,5 +1,6 @@
-"""Run a launched machine under a scheduler to its end: every thread exited, stuck, a violation, an
-error, or the step limit.
+"""Run a launched machine under a scheduler to its end: every thread exited, stuck, a violation (a
+core Violation or a kernel fault: the kernel's bug), a race, an instruction the simulator does not
+support, or the step limit.
 
 "Stuck" means no agent can run and some thread has not exited: each such thread waits at a bar.sync,
 a cluster barrier, a warp collective, or spins on an mbarrier whose state no one can change any more
@@ -17,7 +18,7 @@ from mbarrier.explore.schedule import ScheduleError, agent_name, encode
 from mbarrier.explore.schedulers import RandomScheduler, Scheduler
 from mbarrier.explore.stuck import blocked
 from mbarrier.sim.compile import Site
-from mbarrier.sim.errors import SimError
+from mbarrier.sim.errors import KernelFault, SimError
 from mbarrier.sim.machine import EXITED, BarrierEvent, Copy, Machine, Thread, short_state
 from mbarrier.sim.races import Race
 
@@ -31,9 +32,10 @@ class Outcome(StrEnum):
 
     EXITED = "exited"            # every thread exited
     STUCK = "stuck"              # nothing can run, some thread has not exited
-    VIOLATION = "violation"      # undefined behaviour (a core rule)
+    VIOLATION = "violation"      # undefined behaviour (a core rule) or the kernel's own fault (spec.checks)
     RACE = "race"                # a data race (race tracking on)
-    ERROR = "error"              # the simulator cannot go on (unsupported instruction, bad address, ...)
+    UNSUPPORTED = "unsupported"  # an instruction the simulator does not support (the tool's limit)
+    ERROR = "error"              # the run could not start (a schedule naming no agent): no step at fault
     LIMIT = "limit"              # the step limit
     INTERRUPTED = "interrupted"  # stopped by its monitor (Ctrl-C)
 
@@ -156,10 +158,13 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
         assert a is not None
         outcome = Outcome.RACE if isinstance(v, Race) else Outcome.VIOLATION
         return _failed(m, outcome, steps, runs, a, str(v), steps_log, v.rule, v.section)
+    except KernelFault as e:  # the kernel's bug, as a Violation is
+        assert a is not None
+        return _failed(m, Outcome.VIOLATION, steps, runs, a, str(e), steps_log, e.rule, e.section)
     except (SimError, ScheduleError) as e:
         if a is None or isinstance(e, ScheduleError):
             return RunResult(Outcome.ERROR, steps, runs, m, message=str(e), trace=steps_log)
-        return _failed(m, Outcome.ERROR, steps, runs, a, str(e), steps_log)
+        return _failed(m, Outcome.UNSUPPORTED, steps, runs, a, str(e), steps_log)
     finally:
         m.tracing = False
     if stopped:

@@ -26,6 +26,8 @@ def format_stats(s: Stats) -> str:
 
 
 def _why(r: CheckResult) -> str:
+    if r.stopped_by == "unsupported":
+        return "the simulator met an instruction it does not support"
     return "interrupted (Ctrl-C)" if r.stopped_by == "interrupt" else "a bound was hit"
 
 
@@ -36,6 +38,10 @@ def headline(r: CheckResult) -> str:
         return f"VERIFIED: every interleaving explored ({r.mode}): {what}"
     if r.verdict == "incomplete":
         return f"INCOMPLETE: {_why(r)} before every interleaving was explored ({r.mode}); {r.covered}"
+    if r.verdict == "unsupported" and r.unsupported is not None:
+        return (f"UNSUPPORTED: the simulator cannot run line {r.unsupported.line}, which this launch "
+                f"reaches: the kernel is not checked beyond it (no finding about the kernel; {r.mode}); "
+                f"{r.covered}")
     n = len(r.findings)
     return f"FOUND {n} problem{'s' if n != 1 else ''} ({r.mode})"
 
@@ -135,6 +141,18 @@ def format_result(r: CheckResult, trace: Callable[[Finding], list[TraceStep]] | 
             lines.append(f"  replay: {replay} --schedule {shlex.quote(sched)}")
         else:
             lines.append(f"  schedule: {sched}")
+    u = r.unsupported
+    if u is not None:
+        lines.append("")
+        lines.append(f"unsupported: {u.message}")
+        if u.agent:
+            lines.append(f"  by {u.agent}")
+        if u.line is not None:
+            lines.append(f"  at line {u.line}: {u.text}")
+        sched = u.schedule if fingerprint is None else stamp(fingerprint, u.schedule)
+        lines.append(f"  reached by a schedule of {len(u.aids)} steps"
+                     + (f": {replay} --schedule {shlex.quote(sched)}"
+                        if replay and len(u.schedule) <= max_schedule else ""))
     return lines
 
 
@@ -142,10 +160,7 @@ def to_json(r: CheckResult, fingerprint: Fingerprint | None = None) -> dict[str,
     """The JSON of `mbarrier check --json` (docs/cli.md); schedules stamped with `fingerprint` when given."""
     findings = []
     for f in r.findings:
-        sched = f.schedule if fingerprint is None else stamp(fingerprint, f.schedule)
-        item: dict[str, Any] = {"kind": f.kind, "rule": f.rule, "message": f.message, "schedule": sched,
-                                "section": f.section, "line": f.line, "instruction": f.text,
-                                "agent": f.agent}
+        item = _item(f, fingerprint)
         if f.kind == "deadlock":
             item["waiters"] = [{"thread": w.thread, "line": w.line, "instruction": w.text, "waits_on": w.what,
                                 "barrier": w.barrier, "address": w.address, "cta": w.cta, "wants": w.wants,
@@ -160,4 +175,11 @@ def to_json(r: CheckResult, fingerprint: Fingerprint | None = None) -> dict[str,
                       "depth": s.depth, "local_steps": s.local_steps, "enabled": s.enabled,
                       "pruned": s.pruned, "full_expansions": s.full_expansions,
                       "symmetric_merges": s.symmetric_merges},
-            "mode": r.mode, "covered": r.covered, "stopped_by": r.stopped_by}
+            "mode": r.mode, "covered": r.covered, "stopped_by": r.stopped_by,
+            "unsupported": None if r.unsupported is None else _item(r.unsupported, fingerprint)}
+
+
+def _item(f: Finding, fingerprint: Fingerprint | None) -> dict[str, Any]:
+    sched = f.schedule if fingerprint is None else stamp(fingerprint, f.schedule)
+    return {"kind": f.kind, "rule": f.rule, "message": f.message, "schedule": sched,
+            "section": f.section, "line": f.line, "instruction": f.text, "agent": f.agent}

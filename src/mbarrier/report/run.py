@@ -15,6 +15,8 @@ HEADLINE = {
     "stuck": "STUCK after {steps} steps: no thread can move, {live} of {threads} threads have not exited",
     "violation": "VIOLATION at step {steps}",
     "race": "RACE at step {steps}",
+    "unsupported": "UNSUPPORTED at step {steps}: the simulator cannot run this instruction (not a finding "
+                   "about the kernel)",
     "error": "ERROR at step {steps}",
     "limit": "INCOMPLETE: stopped at the step limit ({steps} steps), {live} threads still running",
     "interrupted": "INCOMPLETE: interrupted (Ctrl-C) after {steps} steps, {live} threads still running",
@@ -49,11 +51,13 @@ def format_outcome(r: RunResult, *, schedule: bool = True,
     live = sum(1 for t in m.threads if t.status != 3)
     head = HEADLINE[r.outcome].format(threads=len(m.threads), steps=r.steps, live=live)
     lines = [f"outcome: {head}"]
-    if r.outcome in ("violation", "race", "error"):
+    if r.outcome in ("violation", "race", "unsupported", "error"):
         source = f" ({r.site.source})" if r.site and r.site.source else ""
         where = f"{r.agent}, line {r.site.line}{source}: {r.site.text}" if r.site else ""
         if r.rule:
-            lines.append(f"  rule {r.rule} (PTX ISA {r.section})")
+            section = r.section or ""
+            cite = f"PTX ISA {section}" if section[:1].isdigit() else section
+            lines.append(f"  rule {r.rule}" + (f" ({cite})" if cite else ""))
         if where:
             lines.append(f"  {where}")
         lines.append(f"  {r.message}")

@@ -5,10 +5,10 @@
     result = mbarrier.explore.run(m, mbarrier.explore.RandomScheduler(seed=1))
 """
 
-from mbarrier.sim.errors import LaunchError, MemoryFault, SimError, Unsupported
+from mbarrier.sim.errors import KernelFault, LaunchError, MemoryFault, SimError, Unsupported
 from mbarrier.sim.launch import launch, load, pick_kernel
 from mbarrier.sim.machine import Copy, Machine, Thread
 from mbarrier.sim.memory import Buffer
 
-__all__ = ["Buffer", "Copy", "LaunchError", "Machine", "MemoryFault", "SimError", "Thread", "Unsupported",
-           "launch", "load", "pick_kernel"]
+__all__ = ["Buffer", "Copy", "KernelFault", "LaunchError", "Machine", "MemoryFault", "SimError", "Thread",
+           "Unsupported", "launch", "load", "pick_kernel"]

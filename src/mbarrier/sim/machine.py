@@ -35,10 +35,11 @@ from mbarrier.sim.address import (
     is_shared_generic,
 )
 from mbarrier.sim.compile import SPECIAL_CONSTANTS, CompiledFunction, Frame, Site
-from mbarrier.sim.errors import MemoryFault, SimError
+from mbarrier.sim.errors import KernelFault, MemoryFault, Unsupported
 from mbarrier.sim.memory import GlobalMemory
 from mbarrier.sim.printf import format_printf
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier, Wait
+from mbarrier.spec.checks import EXIT_INFLIGHT, REMOTE_EXITED, TRAP
 from mbarrier.spec.rules import rule
 
 RUNNABLE, BLOCKED, PARKED, EXITED, WAITING_DEPS, DONE = range(6)
@@ -328,7 +329,7 @@ class Machine:
         """CC.CF for addc/subc/madc: an error where no .cc instruction of this thread has written it
         since it started or since its latest call or return (the ISA leaves it undefined there)."""
         if t.cc is None:
-            raise SimError("the instruction reads the carry flag CC.CF, which no add.cc/sub.cc/mad.cc (or "
+            raise KernelFault("the instruction reads the carry flag CC.CF, which no add.cc/sub.cc/mad.cc (or "
                            "addc/subc/madc with .cc) of this thread has written since it started or since "
                            "its latest call or return: its value is undefined (PTX ISA 9.7.2)")
         return t.cc
@@ -637,7 +638,7 @@ class Machine:
         registers stay), and remember where to return."""
         callee = self.functions[name]
         if any(f.name == name for f, _, _, _ in t.frames) or t.func.name == name:
-            raise SimError(f"recursive call to {name}: its frame in local memory is already in use")
+            raise Unsupported(f"recursive call to {name}: its frame in local memory is already in use")
         mem = t.local
         for src, dst, n in moves_in:
             mem[dst:dst + n] = mem[src:src + n]
@@ -653,10 +654,11 @@ class Machine:
         i = addr - CODE_BASE
         name = self.code_names[i] if 0 <= i < len(self.code_names) else None
         if name is None or name not in self.functions:
-            raise SimError(f"indirect call to {addr:#x}, which is not the address of a function with a body")
+            raise KernelFault(f"indirect call to {addr:#x}, which is not the address of a function with a "
+                              "body")
         frame = self.frames[name]
         if len(args) != len(frame.params) or len(rets) != len(frame.returns):
-            raise SimError(f"indirect call to {name} with {len(args)} arguments and {len(rets)} results; "
+            raise KernelFault(f"indirect call to {name} with {len(args)} arguments and {len(rets)} results; "
                            f"it takes {len(frame.params)} and returns {len(frame.returns)}")
         moves_in = [(a[0], p[1], min(a[1], p[2])) for a, p in zip(args, frame.params, strict=True)]
         moves_out = [(p[1], x[0], min(x[1], p[2])) for x, p in zip(rets, frame.returns, strict=True)]
@@ -705,12 +707,12 @@ class Machine:
         t.func, t.code, t.regs, t.pc = func, func.code, regs, pc
 
     def trap(self, t: Thread) -> None:
-        raise SimError("trap: the kernel aborted")
+        raise KernelFault("trap: the kernel aborted", TRAP)
 
     def bar(self, t: Thread, ident: int, count: int | None, wait: bool) -> None:
         """bar.sync / bar.arrive: threads count one each; without a count, every live thread of the CTA."""
         if ident > 15:
-            raise SimError(f"barrier {ident}: bar.sync takes barriers 0..15")
+            raise KernelFault(f"barrier {ident}: bar.sync takes barriers 0..15")
         cta = t.cta
         nb = cta.bars.get(ident)
         if nb is None:
@@ -735,7 +737,7 @@ class Machine:
 
     def cluster_arrive(self, t: Thread) -> None:
         if t.cl_arrived:
-            raise SimError("barrier.cluster.arrive twice without a barrier.cluster.wait between")
+            raise KernelFault("barrier.cluster.arrive twice without a barrier.cluster.wait between")
         cl = t.cta.cluster
         t.cl_arrived = True
         t.cl_gen = cl.phase
@@ -745,7 +747,7 @@ class Machine:
 
     def cluster_wait(self, t: Thread) -> None:
         if not t.cl_arrived:
-            raise SimError("barrier.cluster.wait without a barrier.cluster.arrive before it")
+            raise KernelFault("barrier.cluster.wait without a barrier.cluster.arrive before it")
         cl = t.cta.cluster
         if cl.phase > t.cl_gen:
             t.cl_arrived = False
@@ -768,7 +770,7 @@ class Machine:
         w = t.warp
         assert w is not None
         if not mask >> t.lane & 1:
-            raise SimError(f"{kind}: the executing lane {t.lane} is not in membermask {mask:#x}")
+            raise KernelFault(f"{kind}: the executing lane {t.lane} is not in membermask {mask:#x}")
         key = (kind, mask)
         entry = w.pending.get(key)
         if entry is None:
@@ -798,7 +800,7 @@ class Machine:
 
     def cp_async(self, t: Thread, dst: int, src: int, size: int, src_size: int) -> None:
         if size not in (4, 8, 16) or src_size > size:
-            raise SimError(f"cp.async of {size} bytes (source {src_size}): cp-size must be 4, 8 or 16 and "
+            raise KernelFault(f"cp.async of {size} bytes (source {src_size}): cp-size must be 4, 8 or 16 and "
                            "src-size at most cp-size")
         if dst % size or src % size:
             raise MemoryFault(f"cp.async of {size} bytes from {src:#x} to shared {dst:#x}: addresses must be "
@@ -856,7 +858,7 @@ class Machine:
             for rank in range(16):
                 if cta_mask >> rank & 1:
                     if rank >= len(ctas):
-                        raise SimError(f"cp.async.bulk multicast to CTA rank {rank}, but the cluster has "
+                        raise KernelFault(f"cp.async.bulk multicast to CTA rank {rank}, but the cluster has "
                                        f"{len(ctas)} CTAs")
                     self.bulk_copy(t, "cluster", src_space, cluster_address(rank, dst & CTA_MASK), src, size,
                                    cluster_address(rank, bar & CTA_MASK))
@@ -867,7 +869,7 @@ class Machine:
         c.size = c.src_size = size
         bar_cta, bar_off = self._cta_of(t, bar)
         if bar_cta is not c.dst_cta:
-            raise SimError(f"cp.async.bulk: the mbarrier (CTA {bar_cta.name}) must be in the CTA of the "
+            raise KernelFault(f"cp.async.bulk: the mbarrier (CTA {bar_cta.name}) must be in the CTA of the "
                            f"destination (CTA {c.dst_cta.name})")
         c.bar_cta, c.bar_off = bar_cta, bar_off
         self._add(c)
@@ -882,7 +884,7 @@ class Machine:
         c.size = c.src_size = size
         c.bar_cta, c.bar_off = self._cta_of(t, bar)
         if c.bar_cta is not c.dst_cta:
-            raise SimError(f"{c.kind}: the mbarrier (CTA {c.bar_cta.name}) must be in the CTA of the "
+            raise KernelFault(f"{c.kind}: the mbarrier (CTA {c.bar_cta.name}) must be in the CTA of the "
                            f"destination (CTA {c.dst_cta.name})")
         self._add(c)
 
@@ -902,7 +904,8 @@ class Machine:
         for cta in (c.dst_cta, c.bar_cta, c.src[1]):
             if cta is not None and cta.live == 0:
                 raise MemoryFault(f"{c.name} completes in CTA {cta.name}, whose threads have all exited: its "
-                                  "shared memory is gone (wait for the copy before the CTA exits)")
+                                  "shared memory is gone (wait for the copy before the CTA exits)",
+                                  EXIT_INFLIGHT)
         if c.kind == "cp.async.mbarrier.arrive":
             assert c.bar_cta is not None
             b = c.bar_cta.barriers[c.bar_off]
@@ -957,7 +960,7 @@ class Machine:
 def _gone(cta: Cta, addr: int) -> NoReturn:
     raise MemoryFault(f"access to shared::cluster address {addr:#x} in CTA {cta.name}, whose threads have "
                       "all exited: its shared memory is gone (a CTA must outlive the remote accesses to it, "
-                      "e.g. by a cluster barrier before it exits)")
+                      "e.g. by a cluster barrier before it exits)", REMOTE_EXITED)
 
 
 def _cstring_at(m: Machine, t: Thread, addr: int, limit: int = 4096) -> str:

@@ -1,6 +1,7 @@
 """The findings the checker adds to the object's rules (`spec.rules`) and the memory model's
 (`spec.memmodel`), as data: a deadlock, an operation on the shared memory of a CTA that has exited,
-shared memory released under copies in flight, and the simulator's own stop. `explore.check` reports
+shared memory released under copies in flight, the kernel's own faults (the same findings in `run`),
+and the simulator's stop at an instruction it does not support (not a finding). `explore.check` reports
 them under these ids (`python -m mbarrier.spec.checks` prints the table of docs/checker.md)."""
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from mbarrier.spec.rules import Rule
 DEADLOCK: Final = "deadlock"
 REMOTE_EXITED: Final = "remote-cta-exited"
 EXIT_INFLIGHT: Final = "exit-with-copies-in-flight"
-SIM_ERROR: Final = "simulator-error"
+MEMORY_FAULT: Final = "memory-fault"
+TRAP: Final = "trap"
+KERNEL_FAULT: Final = "kernel-fault"
+UNSUPPORTED: Final = "unsupported"
 
 CHECKER_RULES: Final[tuple[Rule, ...]] = (
     Rule(DEADLOCK, "9.7.13.15.16", "deadlock",
@@ -23,15 +27,27 @@ CHECKER_RULES: Final[tuple[Rule, ...]] = (
     Rule(REMOTE_EXITED, "CUDA Programming Guide, Distributed Shared Memory", "remote CTA has exited",
          "An operation on the shared memory of a CTA of the cluster that has already exited (its shared "
          "memory, and any mbarrier object in it, is gone).",
-         "checker"),
+         "sim"),
     Rule(EXIT_INFLIGHT, "9.7.9.25 (cp.async), 9.7.9.25.4 (cp.async.bulk)", "copies in flight at exit",
          "Shared memory is released while asynchronous copies into it are still in flight: a thread exits "
          "with a cp.async that nothing tracks, or a CTA's last thread exits before its copies land.",
-         "checker"),
-    Rule(SIM_ERROR, "", "the simulator cannot go on",
-         "The run stops where the simulator cannot go on (an instruction or form it does not support, a "
-         "memory fault, a bad launch): the tool's limit or the kernel's fault, named with its line; never "
-         "a verdict on the protocol.",
+         "sim"),
+    Rule(MEMORY_FAULT, "", "access outside memory",
+         "An access outside every memory and window (shared memory of the CTA, the cluster's CTAs, the "
+         "thread's local memory, the global buffers), or an asynchronous copy whose addresses or size "
+         "are not aligned as the copy requires: an illegal address on the GPU.",
+         "sim"),
+    Rule(TRAP, "", "trap", "The kernel executed `trap`: the launch aborts.", "sim"),
+    Rule(KERNEL_FAULT, "", "undefined outside the object",
+         "Any other operation the ISA leaves undefined or the hardware refuses, outside the mbarrier "
+         "object's rules: reading an undefined CC.CF, a bar.sync barrier above 15, a lane outside its "
+         "collective's membermask, barrier.cluster.arrive twice, an indirect call to no function (the "
+         "message says which).",
+         "sim"),
+    Rule(UNSUPPORTED, "", "the simulator cannot run it",
+         "Not a finding: an instruction (or operand form) the simulator does not support, or whose "
+         "operands it cannot take apart. run and check stop there with the outcome `unsupported` "
+         "(exit 2), naming the instruction and its line; the tool's limit, never a verdict on the kernel.",
          "sim"),
 )
 CHECKER_RULES_BY_ID: Final[dict[str, Rule]] = {r.id: r for r in CHECKER_RULES}

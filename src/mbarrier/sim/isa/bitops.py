@@ -8,7 +8,7 @@ from __future__ import annotations
 from mbarrier.ptx import ast
 from mbarrier.sim import floatops, intops
 from mbarrier.sim.compile import Gen, is_literal, sext
-from mbarrier.sim.errors import SimError
+from mbarrier.sim.errors import KernelFault
 from mbarrier.sim.registry import Kind, instruction
 from mbarrier.sim.types import TYPES, Scalar
 
@@ -114,7 +114,7 @@ def _bfind(g: Gen, ins: ast.Instruction) -> None:
 
 def _fns(mask: int, base: int, offset: int) -> int:
     if base > 31:
-        raise SimError(f"fns with base {base}: a base above 31 is undefined behaviour (PTX ISA 9.7.1.17)")
+        raise KernelFault(f"fns with base {base}: a base above 31 is undefined behaviour (PTX ISA 9.7.1.17)")
     return intops.fns(mask, base, offset)
 
 
