@@ -11,6 +11,7 @@ import argparse
 import importlib
 import os
 import sys
+import time
 from collections.abc import Sequence
 
 EXIT_CLEAN = 0
@@ -45,8 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    started = time.monotonic()  # --timeout counts the command's whole wall time from here
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.started = started
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

@@ -13,13 +13,15 @@ import sys
 from collections.abc import Callable
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, options
+from mbarrier.cli.bounds import Deadline, TimeoutHit, add_bound_options, memory_bound
 from mbarrier.cli.interrupt import Interrupt
 from mbarrier.cli.progress import Progress, add_progress_options
-from mbarrier.cli.run import add_launch_options, launch_machine, launch_words, load_launch
+from mbarrier.cli.run import add_launch_options, launch_machine, launch_words, load_launch, timed_out
 from mbarrier.cli.schedules import launch_fingerprint
 from mbarrier.cli.source import display_name
+from mbarrier.explore.budget import TIMEOUT
 from mbarrier.explore.check import check_machine
-from mbarrier.explore.results import DEFAULT_MAX_STATES, CheckResult, Finding, Options
+from mbarrier.explore.results import DEFAULT_MAX_STATES, CheckResult, Finding, Options, Stats, Verdict
 from mbarrier.explore.run import TraceStep, run
 from mbarrier.explore.schedule import stamp
 from mbarrier.explore.schedulers import Replay
@@ -39,7 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_launch_options(p)
     p.add_argument("--max-states", type=options.positive, default=DEFAULT_MAX_STATES, metavar="N",
                    help=f"stop after N distinct states (exit 3; default {DEFAULT_MAX_STATES:,})")
-    p.add_argument("--timeout", type=options.seconds, metavar="S", help="stop after S seconds (exit 3)")
+    add_bound_options(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--warp", action="store_true",
                    help="warp granularity: lanes of a warp at the same instruction step together (faster, "
@@ -79,10 +81,20 @@ def replay_command(args: argparse.Namespace) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    module, m = load_launch(args, warn=not args.quiet)
+    deadline = Deadline(args.timeout, getattr(args, "started", None))
+    try:
+        module, m = load_launch(args, warn=not args.quiet, deadline=deadline)
+    except TimeoutHit as e:
+        if args.json:
+            nothing = CheckResult(Verdict.INCOMPLETE, [], Stats(),
+                                  f"{e.message()}; the search did not start", stopped_by=TIMEOUT)
+            json.dump(to_json(nothing), sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        return timed_out("check", e)
     fingerprint = launch_fingerprint(module, m, args.arg, args.dynamic_shared)
     progress = Progress.of("check", args)
-    opts = Options(max_states=args.max_states, timeout=args.timeout, reductions=not args.no_reduce,
+    opts = Options(max_states=args.max_states, timeout=deadline.remaining(), max_memory=memory_bound(args),
+                   reductions=not args.no_reduce,
                    races=not args.no_races, symmetry=args.symmetry, warp=args.warp,
                    max_findings=args.max_findings, sleep=not args.no_sleep, progress_every=progress.every,
                    progress=None if progress.mode == "off" else progress.states)

@@ -57,6 +57,25 @@ def seconds(text: str) -> float:
     return s
 
 
+_UNITS = {"": 0, "K": 10, "M": 20, "G": 30, "T": 40}
+
+
+def size(text: str) -> int:
+    """A positive number of bytes: an integer, or a number with a binary unit K, M, G or T (4G, 512M,
+    1.5G; also 4GiB, 4GB, 512k: each unit is a power of 1024)."""
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1:] if t[-1:] in _UNITS else ""
+    try:
+        value = float(t[:len(t) - len(unit)])
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a size such as 4G, 512M or 1000000 (bytes), not {text!r}") from None
+    n = int(value * (1 << _UNITS[unit])) if math.isfinite(value) else 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a size of at least 1 byte, not {text}")
+    return n
+
+
 DUMP_DEFAULT_WORDS = 16
 
 

@@ -14,11 +14,13 @@ import sys
 from collections.abc import Iterator
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, options
+from mbarrier.cli.bounds import Deadline, TimeoutHit, add_bound_options, memory_bound
 from mbarrier.cli.interrupt import Interrupt
 from mbarrier.cli.progress import Progress, add_progress_options
 from mbarrier.cli.schedules import launch_fingerprint, read_schedule
 from mbarrier.cli.source import STDIN_NAME, display_name, read_module
 from mbarrier.explore import RandomScheduler, Replay, ScheduleError, run
+from mbarrier.explore.budget import Budget
 from mbarrier.explore.run import DEFAULT_MAX_STEPS, RunResult
 from mbarrier.explore.schedule import stamp
 from mbarrier.ptx import ast
@@ -51,6 +53,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="switch off happens-before tracking and race findings (faster)")
     p.add_argument("--max-steps", type=options.positive, default=DEFAULT_MAX_STEPS, metavar="N",
                    help=f"stop after N steps (exit 3; default {DEFAULT_MAX_STEPS})")
+    add_bound_options(p)
     p.add_argument("--save-schedule", type=options.output_file, metavar="FILE",
                    help="write the run's schedule string to FILE")
     p.add_argument("--dump", action="append", default=[], type=options.dump, metavar="NAME[:COUNT]",
@@ -104,14 +107,28 @@ def parse_args(items: list[str]) -> dict[str | int, int | Buffer]:
     return out
 
 
-def load_launch(args: argparse.Namespace, warn: bool = True) -> tuple[ast.Module, Machine]:
+def load_launch(args: argparse.Namespace, warn: bool = True,
+                deadline: Deadline | None = None) -> tuple[ast.Module, Machine]:
     """The parsed module (FILE, or standard input for `-`) and the machine launched as the options
     describe (UsageError otherwise). Shared by run, check and export. `warn`: say on stderr when ptxas
-    would not assemble the module."""
-    module = read_module(args.file)
+    would not assemble the module. `deadline`: raise TimeoutHit, naming the phase, when it passes."""
+    deadline = deadline or Deadline(None)
+    name = display_name(args.file)
+    with deadline.phase(f"reading and parsing {name}"):
+        module = read_module(args.file)
     if warn:
-        warn_if_ptxas_rejects(module)
-    return module, launch_machine(module, args)
+        with deadline.phase(f"checking {name} as ptxas would"):
+            warn_if_ptxas_rejects(module)
+    with deadline.phase(f"compiling and launching the kernel of {name}"):
+        m = launch_machine(module, args)
+    return module, m
+
+
+def timed_out(command: str, e: TimeoutHit) -> int:
+    """A deadline passed before the run or search started: say where, exit 3."""
+    what = "the search" if command == "check" else "the run"
+    sys.stderr.write(f"mbarrier {command}: incomplete: {e.message()}; {what} did not start\n")
+    return EXIT_INCOMPLETE
 
 
 def launch_machine(module: ast.Module, args: argparse.Namespace) -> Machine:
@@ -163,7 +180,11 @@ def replay_notes(replay: Replay, result: RunResult) -> Iterator[str]:
 
 
 def main(args: argparse.Namespace) -> int:
-    module, m = load_launch(args, warn=not args.quiet)
+    deadline = Deadline(args.timeout, getattr(args, "started", None))
+    try:
+        module, m = load_launch(args, warn=not args.quiet, deadline=deadline)
+    except TimeoutHit as e:
+        return timed_out("run", e)
     for name, _ in args.dump:  # before the run: a typo must not cost the run's verdict
         if name not in m.buffers:
             raise UsageError(f"--dump {name}: no buffer of that name (buffers: {listing(list(m.buffers))})")
@@ -190,7 +211,8 @@ def main(args: argparse.Namespace) -> int:
             return stop()
 
         try:
-            result = run(m, scheduler, max_steps=args.max_steps, trace=args.trace, monitor=monitor)
+            result = run(m, scheduler, max_steps=args.max_steps, trace=args.trace, monitor=monitor,
+                         budget=Budget(deadline.at, memory_bound(args)))
         except ScheduleError as e:
             raise UsageError(str(e)) from None
         finally:

@@ -29,6 +29,7 @@ from typing import Any
 from mbarrier.core.barrier import Barrier
 from mbarrier.core.violations import Violation
 from mbarrier.explore import snapshot
+from mbarrier.explore.budget import MAX_STATES, Budget
 from mbarrier.explore.code import BRANCH, LOCAL, MB, Code, Ins, analyse
 from mbarrier.explore.deadlock import explain
 from mbarrier.explore.por import AllFootprints, Footprints, stubborn
@@ -331,7 +332,7 @@ class Explorer:
         opts, stats, m = self.opts, self.stats, self.m
         findings: list[Finding] = []
         seen_rules: set[tuple[str, str, int | None]] = set()
-        deadline = None if opts.timeout is None else stats.started + opts.timeout
+        budget = Budget(None if opts.timeout is None else stats.started + opts.timeout, opts.max_memory)
         last_progress = stats.started
         init_aids: list[int] = []
         try:
@@ -376,9 +377,9 @@ class Explorer:
                 stats.seconds = now - stats.started
                 stats.queue = len(queue)
                 opts.progress(stats)
-            if deadline is not None and now > deadline:
-                stopped_by = "timeout"
-            elif opts.stop is not None and opts.stop():
+            if not stopped_by:  # (set already when the state bound was hit while expanding the last state)
+                stopped_by = budget.exceeded()
+            if not stopped_by and opts.stop is not None and opts.stop():
                 stopped_by = "interrupt"
             if stopped_by:
                 complete = False
@@ -461,7 +462,7 @@ class Explorer:
                 if prev is None:
                     if stats.states >= opts.max_states:
                         complete = False
-                        stopped_by = "max-states"
+                        stopped_by = MAX_STATES
                         break
                     visited[h] = depth + 1
                     parents.append((node, tuple(aids)))
@@ -504,6 +505,9 @@ class Explorer:
                                        "transitions "
                                        f"and {stats.seconds:.1f} s, at depth {stats.depth}; "
                                        f"{len(queue)} states were left unexplored")
+        detail = budget.detail(stopped_by)
+        if detail:
+            covered += f" ({detail})"
         result = self._result(findings, complete, covered, unsupported)
         result.stopped_by = stopped_by
         return result

@@ -35,7 +35,8 @@ class FindingKind(StrEnum):
 @dataclass
 class Options:
     max_states: int = DEFAULT_MAX_STATES
-    timeout: float | None = None
+    timeout: float | None = None     # seconds from the start of the search
+    max_memory: int | None = None    # bytes of resident memory (explore.budget)
     reductions: bool = True          # eager local steps + stubborn sets
     warp: bool = False               # converged warps step together (weaker guarantee)
     sleep: bool = True               # with reductions: sleep sets (explore.sleep)
@@ -112,8 +113,9 @@ class CheckResult:
     stats: Stats
     covered: str = ""
     mode: str = ""
-    # What ended a search before it was complete: "max-states", "timeout", "interrupt", "local-steps"
-    # (a thread ran explore.check.LOCAL_LOOP_LIMIT local instructions in one go), "unsupported".
+    # What ended a search before it was complete: "max-states", "timeout", "max-memory" (the option that
+    # sets the bound), "interrupt", "local-steps" (a thread ran explore.check.LOCAL_LOOP_LIMIT local
+    # instructions in one go), "unsupported".
     stopped_by: str = ""
     # The first instruction the simulator could not run (kind and rule "unsupported", with its line and
     # the schedule that reaches it): the search stops there. The verdict is "unsupported" unless findings

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from mbarrier.core.violations import Violation
+from mbarrier.explore.budget import MAX_STEPS, Budget
 from mbarrier.explore.schedule import ScheduleError, agent_name, encode
 from mbarrier.explore.schedulers import RandomScheduler, Scheduler
 from mbarrier.explore.stuck import blocked
@@ -73,6 +74,7 @@ class RunResult:
     site: Site | None = None
     stuck: list[Stuck] = field(default_factory=list)
     trace: list[TraceStep] | None = None
+    stopped_by: str = ""          # outcome "limit": the bound hit, "max-steps", "timeout" or "max-memory"
 
     @property
     def ok(self) -> bool:
@@ -101,10 +103,13 @@ def _stuck(m: Machine) -> list[Stuck]:
 
 
 def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFAULT_MAX_STEPS,
-        trace: bool = False, monitor: Callable[[int], bool] | None = None) -> RunResult:
+        trace: bool = False, monitor: Callable[[int], bool] | None = None,
+        budget: Budget | None = None) -> RunResult:
     """Run until nothing can run (or a violation, an error, the step limit). Deterministic: the same
-    scheduler input gives the same run, with or without the trace. `monitor(steps)` is called about every
-    MONITOR_EVERY steps, between two steps; True stops the run there (outcome "interrupted")."""
+    scheduler input gives the same run, with or without the trace. About every MONITOR_EVERY steps,
+    between two steps: `budget` (time, memory) is checked, a bound hit ends the run there (outcome
+    "limit", `stopped_by` naming the bound); then `monitor(steps)` is called, True stops the run there
+    (outcome "interrupted")."""
     sched = scheduler or RandomScheduler(0)
     nthreads = len(m.threads)
     runs: list[int] = []  # flat (agent id, steps) pairs
@@ -113,15 +118,20 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
     runnable = m.runnable
     steps = 0
     a: Thread | Copy | None = None
-    poll = monitor or (lambda steps: False)
-    check_at = MONITOR_EVERY if monitor is not None else max_steps
-    stopped = False
+
+    def checkpoint(steps: int) -> str:
+        """What stops the run here: a bound's name, "interrupt", or ""."""
+        why = budget.exceeded() if budget is not None else ""
+        return why or ("interrupt" if monitor is not None and monitor(steps) else "")
+
+    check_at = MONITOR_EVERY if monitor is not None or budget is not None else max_steps
+    stopped = ""
     try:
         if trace or not isinstance(sched, RandomScheduler):
             while runnable and steps < max_steps:
                 if steps >= check_at:
-                    if poll(steps):
-                        stopped = True
+                    stopped = checkpoint(steps)
+                    if stopped:
                         break
                     check_at = steps + MONITOR_EVERY
                 a = sched.pick(m, steps)
@@ -139,8 +149,8 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
             burst = sched.burst
             while runnable and steps < max_steps:
                 if steps >= check_at:
-                    if poll(steps):
-                        stopped = True
+                    stopped = checkpoint(steps)
+                    if stopped:
                         break
                     check_at = steps + MONITOR_EVERY
                 a = runnable[int(rand() * len(runnable))]
@@ -167,12 +177,18 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
         return _failed(m, Outcome.UNSUPPORTED, steps, runs, a, str(e), steps_log)
     finally:
         m.tracing = False
-    if stopped:
+    if stopped == "interrupt":
         return RunResult(Outcome.INTERRUPTED, steps, runs, m, message=f"interrupted after {steps} steps",
                          stuck=_stuck(m), trace=steps_log)
+    if stopped:
+        assert budget is not None
+        detail = budget.detail(stopped)
+        return RunResult(Outcome.LIMIT, steps, runs, m,
+                         message=f"stopped after {steps} steps" + (f": {detail}" if detail else ""),
+                         stuck=_stuck(m), trace=steps_log, stopped_by=stopped)
     if runnable:
         return RunResult(Outcome.LIMIT, steps, runs, m, message=f"stopped after {steps} steps (the limit)",
-                         stuck=_stuck(m), trace=steps_log)
+                         stuck=_stuck(m), trace=steps_log, stopped_by=MAX_STEPS)
     if any(t.status != EXITED for t in m.threads):
         return RunResult(Outcome.STUCK, steps, runs, m, stuck=_stuck(m), trace=steps_log)
     return RunResult(Outcome.EXITED, steps, runs, m, trace=steps_log)

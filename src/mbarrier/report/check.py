@@ -25,10 +25,15 @@ def format_stats(s: Stats) -> str:
             f"{f', {s.symmetric_merges:,} symmetric merges' if s.symmetric_merges else ''}")
 
 
+# What ended an incomplete search (CheckResult.stopped_by), as the headline says it.
+STOPPED_BY = {"interrupt": "interrupted (Ctrl-C)", "max-states": "the state bound (--max-states) was hit",
+              "timeout": "the time bound (--timeout) was hit",
+              "max-memory": "the memory bound (--max-memory) was hit",
+              "unsupported": "the simulator met an instruction it does not support"}
+
+
 def _why(r: CheckResult) -> str:
-    if r.stopped_by == "unsupported":
-        return "the simulator met an instruction it does not support"
-    return "interrupted (Ctrl-C)" if r.stopped_by == "interrupt" else "a bound was hit"
+    return STOPPED_BY.get(r.stopped_by, "a bound was hit")
 
 
 def headline(r: CheckResult) -> str:

@@ -10,6 +10,10 @@ from mbarrier.explore.schedule import Fingerprint, stamp
 
 MAX_INLINE_SCHEDULE = 400
 
+# The bound that ended a run of outcome "limit" (RunResult.stopped_by), as the headline names it.
+BOUNDS = {"max-steps": "the step limit (--max-steps)", "timeout": "the time bound (--timeout)",
+          "max-memory": "the memory bound (--max-memory)"}
+
 HEADLINE = {
     "exited": "all {threads} threads exited after {steps} steps",
     "stuck": "STUCK after {steps} steps: no thread can move, {live} of {threads} threads have not exited",
@@ -18,7 +22,7 @@ HEADLINE = {
     "unsupported": "UNSUPPORTED at step {steps}: the simulator cannot run this instruction (not a finding "
                    "about the kernel)",
     "error": "ERROR at step {steps}",
-    "limit": "INCOMPLETE: stopped at the step limit ({steps} steps), {live} threads still running",
+    "limit": "INCOMPLETE: stopped at {bound} after {steps} steps, {live} threads still running",
     "interrupted": "INCOMPLETE: interrupted (Ctrl-C) after {steps} steps, {live} threads still running",
 }
 
@@ -49,8 +53,11 @@ def format_outcome(r: RunResult, *, schedule: bool = True,
     """The outcome's lines; the schedule stamped with `fingerprint` when given."""
     m = r.machine
     live = sum(1 for t in m.threads if t.status != 3)
-    head = HEADLINE[r.outcome].format(threads=len(m.threads), steps=r.steps, live=live)
+    head = HEADLINE[r.outcome].format(threads=len(m.threads), steps=r.steps, live=live,
+                                      bound=BOUNDS.get(r.stopped_by, "a bound"))
     lines = [f"outcome: {head}"]
+    if r.outcome == "limit" and r.stopped_by == "max-memory":
+        lines.append(f"  {r.message}")
     if r.outcome in ("violation", "race", "unsupported", "error"):
         source = f" ({r.site.source})" if r.site and r.site.source else ""
         where = f"{r.agent}, line {r.site.line}{source}: {r.site.text}" if r.site else ""
