@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from types import FrameType
 
 from mbarrier.cli import options
-from mbarrier.explore.budget import default_max_memory
+from mbarrier.explore.memory import default_max_memory
 
 
 class TimeoutHit(BaseException):
