@@ -38,7 +38,7 @@ SAMPLES: dict[type, dict[str, object]] = {
     ast.Directive: {"name": ".loc", "args": ("1", "2", "3"), "pos": P},
     ast.Block: {"body": (), "pos": P},
     ast.Param: {"space": ".param", "type": ".u64", "name": "p", "pos": P, "align": None, "dims": (),
-                "ptr": True},
+                "ptr": True, "ptr_space": ".global", "ptr_align": 16},
     ast.Function: {"kind": "entry", "name": "k", "params": (), "returns": (), "body": (), "pos": P,
                    "linkage": ".visible", "performance": ((".maxntid", (128, 1, 1)),)},
     ast.Module: {"version": (8, 0), "targets": ("sm_90",), "address_size": 64, "functions": (),
@@ -51,7 +51,7 @@ DEFAULTS: dict[type, dict[str, object]] = {
     ast.Address: {"items": ()},
     ast.Declarator: {"dims": (), "range": None, "init": None, "pos": ast.Pos(0, 0)},
     ast.Declaration: {"align": None, "vector": None, "linkage": None, "extra": ()},
-    ast.Param: {"align": None, "dims": (), "ptr": False},
+    ast.Param: {"align": None, "dims": (), "ptr": False, "ptr_space": None, "ptr_align": None},
     ast.Function: {"linkage": None, "performance": ()},
     ast.Module: {"path": "<input>", "source_lines": ()},
 }

@@ -64,7 +64,9 @@ def test_functions_params_and_returns() -> None:
     assert f.linkage == ".weak" and f.returns[0].space == ".reg" and f.body is not None
     assert k.kind == "entry" and k.linkage == ".visible"
     p0, p1, p2 = k.params
-    assert (p0.type, p0.ptr, p0.align, p0.dims) == (".u64", True, 16, ())
+    # `.ptr .global .align 16`: the pointee's space and alignment (PTX ISA 5.1.6.3), not the parameter's
+    assert (p0.type, p0.ptr, p0.align, p0.dims) == (".u64", True, None, ())
+    assert (p0.ptr_space, p0.ptr_align) == (".global", 16)
     assert (p1.type, p1.align, p1.dims) == (".b8", 8, (24,))
     assert (p2.name, p2.pos) == ("k_param_2", ast.Pos(10, 5))
     assert k.performance == ((".maxntid", (128, 1, 1)), (".reqntid", (128,)), (".minnctapersm", (2,)),

@@ -50,9 +50,9 @@ _KNOWN: dict[type[Any], set[str]] = {
     NamedBarrier: {"arrived", "count"}, Warp: {"threads", "pending"}, Collective: {"finish", "need", "parts"},
 }
 _MACHINE_STATE = {"runnable", "inflight", "next_aid", "parked", "gmem", "resolved"}
-# `output` is printf's text: a log that no step reads back.
+# `output` is printf's text: a log that no step reads back; `params` the kernel's parameters (read-only).
 _MACHINE_FIXED = {"threads", "ctas", "clusters", "tracing", "events", "buffers", "functions", "frames",
-                  "code_names", "output"}
+                  "code_names", "output", "params"}
 # `hb`: the happens-before state of a RaceMachine (sim.races), saved whole by RaceState.clone().
 _MACHINE_RACES = {"hb"}
 

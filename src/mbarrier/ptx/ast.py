@@ -375,17 +375,22 @@ class _Param(NamedTuple):
     align: int | None = None
     dims: tuple[int | None, ...] = ()
     ptr: bool = False
+    ptr_space: str | None = None
+    ptr_align: int | None = None
 
 
 class Param(_Node, _Param):
-    """A parameter of `.entry`/`.func`: `.param .u64 name`, `.param .align 8 .b8 name[16]`, `.reg .b32 x`."""
+    """A parameter of `.entry`/`.func`: `.param .u64 name`, `.param .align 8 .b8 name[16]`, `.reg .b32 x`.
+    A kernel pointer parameter's `.ptr` attribute (PTX ISA 5.1.6.3) may name the state space and the
+    alignment of what it points to (`ptr_space`, `ptr_align`); `align` is the parameter's own."""
 
     __slots__ = ()
-    __match_args__ = ("space", "type", "name", "pos", "align", "dims", "ptr")
+    __match_args__ = ("space", "type", "name", "pos", "align", "dims", "ptr", "ptr_space", "ptr_align")
 
     def __new__(cls, space: str, type: str, name: str, pos: Pos, align: int | None = None,
-                dims: tuple[int | None, ...] = (), ptr: bool = False) -> Param:
-        return _new(cls, (space, type, name, *pos, align, dims, ptr))
+                dims: tuple[int | None, ...] = (), ptr: bool = False, ptr_space: str | None = None,
+                ptr_align: int | None = None) -> Param:
+        return _new(cls, (space, type, name, *pos, align, dims, ptr, ptr_space, ptr_align))
 
 
 class _Function(NamedTuple):

@@ -343,11 +343,16 @@ class _Parser(DebugParser):
         type_ = ""
         align: int | None = None
         ptr = False
+        ptr_space: str | None = None
+        ptr_align: int | None = None
         while toks[self.i][0] == DOT:
             q = toks[self.i][1]
             self.i += 1
             if q == ".align":
-                align = self.integer("an alignment")
+                if ptr:  # `.ptr .space .align N`: the pointee's alignment (PTX ISA 5.1.6.3)
+                    ptr_align = self.integer("an alignment")
+                else:
+                    align = self.integer("an alignment")
             elif q == ".attribute":
                 self.i -= 1
                 self.attribute()
@@ -356,6 +361,8 @@ class _Parser(DebugParser):
             elif q in VARIABLE_TYPES and not type_:
                 type_ = q
             elif q in STATE_SPACES or q in _VAR_VECTORS:
+                if ptr and q in STATE_SPACES:
+                    ptr_space = q
                 continue
             else:
                 raise self.error("a parameter type", toks[self.i - 1])
@@ -367,7 +374,7 @@ class _Parser(DebugParser):
         else:
             name = self.ident("a parameter name")
         dims = self.dims(1)
-        return ast.Param(t[1], type_, name[1], Pos(t[2], t[3]), align, dims, ptr)
+        return ast.Param(t[1], type_, name[1], Pos(t[2], t[3]), align, dims, ptr, ptr_space, ptr_align)
 
     def dims(self, most: int = 1 << 30) -> tuple[int | None, ...]:
         """`[4][8]`, `[][8]`: sizes are integer literals, only the first may be left out (ptxas 13.0),

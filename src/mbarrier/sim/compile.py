@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from mbarrier.ptx import ast
-from mbarrier.sim.address import LOCAL_GENERIC, SHARED_GENERIC
+from mbarrier.sim.address import LOCAL_GENERIC, PARAM_GENERIC, SHARED_GENERIC
 from mbarrier.sim.errors import LaunchError, Unsupported
 from mbarrier.sim.registry import REGISTRY, Facts, Kind, facts_of
 from mbarrier.sim.types import TYPES, Scalar
@@ -82,12 +82,13 @@ class FrameVar:
 
 @dataclass
 class Layout:
-    """What the compiled code needs from the launch: symbol addresses, kernel parameter values, and every
-    function's frame."""
+    """What the compiled code needs from the launch: symbol addresses, kernel parameter values and their
+    `.param` addresses (offsets in the parameter memory), and every function's frame."""
 
     symbols: dict[str, Symbol]
     params: dict[str, bytes]
     frames: dict[str, Frame] = field(default_factory=dict)
+    param_at: dict[str, int] = field(default_factory=dict)
 
     @property
     def local_size(self) -> int:
@@ -253,6 +254,7 @@ class Gen:
     lines: list[str] = field(default_factory=list)
     sets_pc: bool = False
     consts: dict[str, object] = field(default_factory=dict)
+    entry: bool = True  # compiling a kernel (.entry), not a .func
 
     # -- names ---------------------------------------------------------------------------------------
     def lookup(self, name: str) -> Reg | None:
@@ -300,8 +302,9 @@ class Gen:
             sym = self.layout.symbols.get(op.name)
             if sym is not None:
                 return f"{sym.address & ty.mask:#x}"
-            if op.name in self.layout.params:
-                raise self.unsupported(f"the address of kernel parameter {op.name!r} as a value")
+            at = self.layout.param_at.get(op.name)
+            if at is not None:
+                return f"{at & ty.mask:#x}"  # mov d, param: its .param address (PTX ISA 5.1.6.1)
             raise self.unsupported(f"unknown name {op.name!r}")
         if isinstance(op, ast.Imm):
             if ty.float:
@@ -330,12 +333,13 @@ class Gen:
             if sep in text:
                 head, _, tail = text.partition(sep)
                 sym = self.layout.symbols.get(head)
-                if sym is not None:
+                base = sym.address if sym is not None else self.layout.param_at.get(head)
+                if base is not None:
                     try:
                         off = int(tail, 0)
                     except ValueError:
                         break
-                    return f"{(sym.address + (off if sep == '+' else -off)) & ty.mask:#x}"
+                    return f"{(base + (off if sep == '+' else -off)) & ty.mask:#x}"
         raise self.unsupported(f"expression {op.text!r}")
 
     def ssrc(self, op: ast.Operand, ty: Scalar) -> str:
@@ -385,6 +389,9 @@ class Gen:
         if sym is not None:
             base_addr = sym.address + (SHARED_GENERIC if space == "generic" and sym.space == "shared" else 0)
             return f"{(base_addr + op.offset) & mask:#x}"
+        at = self.layout.param_at.get(op.base.name)
+        if at is not None:
+            return f"{(at + (PARAM_GENERIC if space == 'generic' else 0) + op.offset) & mask:#x}"
         raise self.unsupported(f"address base {op.base.name!r}")
 
     def label(self, op: ast.Operand) -> int:
@@ -492,7 +499,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
         line = s.pos.line
         text = source_lines[line - 1].strip() if 0 < line <= len(source_lines) else s.text
         sites.append(Site(line, text, fn.name, loc, facts_of(s)))
-        gen = Gen(scope, layout, labels, index, s, frame)
+        gen = Gen(scope, layout, labels, index, s, frame, entry=fn.kind == "entry")
         source = _emit(gen, s, consts)
         if source.startswith(_RAISING):
             unsupported.add(index)

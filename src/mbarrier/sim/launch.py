@@ -25,7 +25,7 @@ from mbarrier.sim.compile import (
 )
 from mbarrier.sim.errors import LaunchError
 from mbarrier.sim.machine import Cluster, Cta, Machine, Thread, Warp
-from mbarrier.sim.memory import Buffer, GlobalMemory
+from mbarrier.sim.memory import Buffer, GlobalMemory, ParamMemory
 from mbarrier.sim.types import TYPES
 from mbarrier.spec.limits import MAX_CLUSTER_CTAS, MAX_THREADS_PER_CTA
 
@@ -178,6 +178,39 @@ def _param_value(p: ast.Param, given: ArgValue | None, gmem: GlobalMemory,
     return (given & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
 
 
+def param_align(p: ast.Param) -> int:
+    """A kernel parameter's alignment in the parameter memory: its `.align`, else its type's size."""
+    ty = TYPES.get(p.type)
+    return p.align or (ty.size if ty is not None else 1)
+
+
+def param_offsets(fn: ast.Function) -> dict[str, tuple[int, int]]:
+    """Each kernel parameter's (offset, size) in the parameter memory: in declaration order, each at
+    its alignment, as the CUDA driver lays out a kernel's argument buffer."""
+    out: dict[str, tuple[int, int]] = {}
+    off = 0
+    for p in fn.params:
+        ty = TYPES.get(p.type)
+        size = ty.size if ty is not None else 0
+        for dim in p.dims:
+            size *= dim or 0
+        align = param_align(p)
+        off = -(-off // align) * align
+        out[p.name] = (off, size)
+        off += size
+    return out
+
+
+def param_block(fn: ast.Function, values: Mapping[str, bytes]) -> ParamMemory:
+    """The parameter memory of a launch (PTX ISA 5.1.6.1): every parameter's bytes at its offset."""
+    names = param_offsets(fn)
+    end = max((off + size for off, size in names.values()), default=0)
+    data = bytearray(end)
+    for name, (off, size) in names.items():
+        data[off:off + size] = values[name][:size]
+    return ParamMemory(bytes(data), names)
+
+
 _CACHE: dict[tuple[object, ...], tuple[ast.Module, dict[str, CompiledFunction]]] = {}
 _CACHE_SIZE = 64
 
@@ -185,7 +218,7 @@ _CACHE_SIZE = 64
 def _compiled(module: ast.Module, funcs: list[ast.Function], layout: Layout) -> dict[str, CompiledFunction]:
     """Compiled code is immutable: launches of the same kernel with the same layout share it."""
     key = (id(module), funcs[0].name, tuple(sorted(layout.symbols.items())),
-           tuple(sorted(layout.params.items())))
+           tuple(sorted(layout.params.items())), tuple(sorted(layout.param_at.items())))
     hit = _CACHE.get(key)
     if hit is not None and hit[0] is module:
         return hit[1]
@@ -255,14 +288,17 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
             raise LaunchError(f"parameter {p.name!r} is given twice (by name and as {i})")
         params[p.name] = _param_value(p, value if value is not None else by_pos, gmem, buffers,
                                       module.address_size)
+    param_memory = param_block(fn, params)
     if given:
         unknown = ", ".join(str(k) for k in given)
         raise LaunchError(f"kernel {fn.name} has no parameter {unknown} ({len(fn.params)} parameters: "
                           f"{listing([p.name for p in fn.params])})")
 
     funcs = [fn] + [f for f in module.functions if f.kind == "func" and f.body is not None]
-    layout = Layout(symbols, params, plan_frames(funcs))
+    layout = Layout(symbols, params, plan_frames(funcs),
+                    {name: off for name, (off, _) in param_memory.names.items()})
     m = Machine(gmem)
+    m.params = param_memory
     m.functions = _compiled(module, funcs, layout)
     m.frames = layout.frames
     m.code_names = [f.name for f in module.functions]

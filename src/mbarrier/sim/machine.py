@@ -29,14 +29,16 @@ from mbarrier.sim.address import (
     CTA_BITS,
     CTA_MASK,
     LOCAL_GENERIC,
+    PARAM_GENERIC,
     SHARED_GENERIC,
     cluster_address,
     is_local_generic,
+    is_param_generic,
     is_shared_generic,
 )
 from mbarrier.sim.compile import SPECIAL_CONSTANTS, CompiledFunction, Frame, Site
 from mbarrier.sim.errors import KernelFault, MemoryFault, Unsupported
-from mbarrier.sim.memory import GlobalMemory
+from mbarrier.sim.memory import GlobalMemory, ParamMemory
 from mbarrier.sim.printf import format_printf
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier, Wait
 from mbarrier.spec.checks import EXIT_INFLIGHT, REMOTE_EXITED, TRAP
@@ -267,6 +269,7 @@ class Machine:
         self.frames: dict[str, Frame] = {}                # their regions of local memory
         self.code_names: list[str] = []                   # function i's opaque code address: CODE_BASE + i
         self.output: list[tuple[int, str]] = []           # what printf printed: (thread, text)
+        self.params = ParamMemory(b"", {})                # the kernel's parameters (read-only)
 
     # -- agents --------------------------------------------------------------------------------------
     def _add(self, a: Thread | Copy) -> None:
@@ -433,11 +436,20 @@ class Machine:
                               f"{len(t.local)} bytes of the thread's local memory")
         t.local[addr:addr + size] = (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
 
+    def ld_param(self, t: Thread, addr: int, size: int) -> int:
+        """A kernel parameter through its .param address: read-only memory, so no effect to count."""
+        return self.params.load(addr, size)
+
+    def st_param(self, t: Thread, addr: int, size: int, value: int) -> None:
+        self.params.store(addr, size)
+
     def ld_gen(self, t: Thread, addr: int, size: int) -> int:
         if is_shared_generic(addr):
             return self.ld_cluster(t, addr - SHARED_GENERIC, size)
         if is_local_generic(addr):
             return self.ld_local(t, addr - LOCAL_GENERIC, size)
+        if is_param_generic(addr):
+            return self.params.load(addr - PARAM_GENERIC, size)
         t.effects += 1
         return self.gmem.load(addr, size)
 
@@ -446,6 +458,8 @@ class Machine:
             self.st_cluster(t, addr - SHARED_GENERIC, size, value)
         elif is_local_generic(addr):
             self.st_local(t, addr - LOCAL_GENERIC, size, value)
+        elif is_param_generic(addr):
+            self.params.store(addr - PARAM_GENERIC, size)
         else:
             self.st_global(t, addr, size, value)
 
@@ -455,6 +469,8 @@ class Machine:
         store: Callable[[int, int, int], None]
         if space == "generic" and is_shared_generic(addr):
             space, addr = "cluster", addr - SHARED_GENERIC
+        if space == "generic" and is_param_generic(addr):
+            self.params.store(addr - PARAM_GENERIC, size, "an atomic")
         if space in ("cta", "cluster"):
             cta, off = (t.cta, addr) if space == "cta" else self._cta_of(t, addr)
             load = lambda a, n: self._sload(cta, a, n)  # noqa: E731
@@ -689,6 +705,8 @@ class Machine:
             return hi == 0 or (space == "cluster" and hi - 1 < len(t.cta.cluster.ctas))
         if space == "local":
             return is_local_generic(addr)
+        if space == "param":
+            return is_param_generic(addr) and addr - PARAM_GENERIC < len(self.params.data)
         try:
             self.gmem.region(addr, 1)
         except MemoryFault:

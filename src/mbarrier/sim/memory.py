@@ -1,4 +1,5 @@
-"""Global memory as sparse, lazily backed buffers, and the buffer specs a launch takes.
+"""Global memory as sparse, lazily backed buffers, the buffer specs a launch takes, and the kernel's
+parameter memory.
 
 Each buffer owns a 4 GiB slot of the address space (see `address`); only the 4 KiB pages that were
 written are backed, so a large or unbounded buffer costs nothing until it is used.
@@ -10,7 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from mbarrier.sim.address import BUFFER_SLOT_BITS, GLOBAL_BASE
-from mbarrier.sim.errors import MemoryFault
+from mbarrier.sim.errors import KernelFault, MemoryFault
+from mbarrier.spec.checks import PARAM_STORE
 
 PAGE_BITS = 12
 PAGE = 1 << PAGE_BITS
@@ -143,3 +145,36 @@ class GlobalMemory:
     def key(self) -> tuple[object, ...]:
         return tuple((r.base, tuple(sorted((k, bytes(v)) for k, v in r.pages.items() if any(v))))
                      for r in self.regions)
+
+
+class ParamMemory:
+    """The kernel parameters of a launch (PTX ISA 5.1.6.1): one read-only block of bytes that every
+    thread shares, each parameter at its offset. Addresses are offsets into the block (`.param`
+    addresses; the generic window adds `address.PARAM_GENERIC`)."""
+
+    __slots__ = ("data", "names")
+
+    def __init__(self, data: bytes, names: dict[str, tuple[int, int]]) -> None:
+        self.data = data
+        self.names = names  # parameter name -> (offset, size)
+
+    def _where(self, addr: int) -> str:
+        for name, (off, size) in self.names.items():
+            if off <= addr < off + size:
+                return f"{name}+{addr - off}" if addr > off else name
+        return f"{addr:#x}"
+
+    def load(self, addr: int, size: int) -> int:
+        if addr < 0 or addr + size > len(self.data):
+            raise MemoryFault(f"a {size}-byte load at .param address {addr:#x} is outside the "
+                              f"{len(self.data)} bytes of the kernel's parameters")
+        return int.from_bytes(self.data[addr:addr + size], "little")
+
+    def read(self, addr: int, size: int) -> bytes:
+        self.load(addr, size)
+        return self.data[addr:addr + size]
+
+    def store(self, addr: int, size: int, what: str = "a store") -> None:
+        """Kernel parameters are read-only (PTX ISA 5.1.6.1): any write is the kernel's fault."""
+        raise KernelFault(f"{what} of {size} bytes to kernel parameter {self._where(addr)} (.param address "
+                          f"{addr:#x}): kernel parameters are read-only", PARAM_STORE)

@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from mbarrier.core.violations import Violation
-from mbarrier.sim.address import is_local_generic, is_shared_generic
+from mbarrier.sim.address import is_local_generic, is_param_generic, is_shared_generic
 from mbarrier.sim.compile import Site
 from mbarrier.sim.hb import (
     ASYNC,
@@ -275,7 +275,7 @@ class RaceMachine(Machine):
 
     def ld_gen(self, t: Thread, addr: int, size: int) -> int:
         v = Machine.ld_gen(self, t, addr, size)  # shared and local go through ld_cluster / ld_local
-        if not is_shared_generic(addr) and not is_local_generic(addr):
+        if not is_shared_generic(addr) and not is_local_generic(addr) and not is_param_generic(addr):
             self._access(t, None, addr, size, False)
         return v
 

@@ -60,7 +60,8 @@ class Space(StrEnum):
 #: State-space qualifiers and the space an address operand then names.
 SPACES: dict[str, Space] = {
     ".shared": Space.CTA, ".shared::cta": Space.CTA, ".shared::cluster": Space.CLUSTER,
-    ".global": Space.GLOBAL, ".const": Space.GLOBAL, ".param": Space.PARAM, ".local": Space.LOCAL,
+    ".global": Space.GLOBAL, ".const": Space.GLOBAL, ".param": Space.PARAM, ".param::entry": Space.PARAM,
+    ".local": Space.LOCAL,
 }
 
 

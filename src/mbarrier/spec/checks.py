@@ -17,6 +17,7 @@ EXIT_INFLIGHT: Final = "exit-with-copies-in-flight"
 MEMORY_FAULT: Final = "memory-fault"
 TRAP: Final = "trap"
 KERNEL_FAULT: Final = "kernel-fault"
+PARAM_STORE: Final = "param-store"
 UNSUPPORTED: Final = "unsupported"
 
 CHECKER_RULES: Final[tuple[Rule, ...]] = (
@@ -38,6 +39,10 @@ CHECKER_RULES: Final[tuple[Rule, ...]] = (
          "are not aligned as the copy requires: an illegal address on the GPU.",
          "sim"),
     Rule(TRAP, "", "trap", "The kernel executed `trap`: the launch aborts.", "sim"),
+    Rule(PARAM_STORE, "5.1.6.1", "store to a kernel parameter",
+         "A store or atomic to a kernel parameter (by its name, through its .param address or its generic "
+         "address from cvta.param): kernel parameters are read-only.",
+         "sim"),
     Rule(KERNEL_FAULT, "", "undefined outside the object",
          "Any other operation the ISA leaves undefined or the hardware refuses, outside the mbarrier "
          "object's rules: reading an undefined CC.CF, a bar.sync barrier above 15, a lane outside its "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from mbarrier.ptx import ast
 from mbarrier.sim import registry
-from mbarrier.sim.address import LOCAL_GENERIC, SHARED_GENERIC
+from mbarrier.sim.address import LOCAL_GENERIC, PARAM_GENERIC, SHARED_GENERIC
 from mbarrier.sim.compile import Gen, sext
 from mbarrier.sim.registry import Access, CopyKind, CopyUse, Facts, Kind, instruction
 from mbarrier.sim.types import TYPES, Scalar
@@ -22,7 +22,7 @@ _NEUTRAL = frozenset({
     ".L2::evict_last", ".L2::64B", ".L2::128B", ".L2::256B", ".aligned",
 })
 _SPACES = {".shared": "cta", ".shared::cta": "cta", ".shared::cluster": "cluster", ".global": "global",
-           ".const": "global", ".param": "param", ".local": "local"}
+           ".const": "global", ".param": "param", ".param::entry": "param", ".local": "local"}
 _VECTOR = {".v2": 2, ".v4": 4}
 
 
@@ -98,9 +98,12 @@ def _ld(g: Gen, ins: ast.Instruction) -> None:
     if space == "param":
         if _frame_var(g, a):
             space = "local"
-        else:
+        elif _kernel_param(g, a):
             _ld_param(g, d, a, ty, n)
             return
+        elif not g.entry and ".param::entry" not in ins.qualifiers:
+            # In a .func, .param means .param::func: its own parameters, whose address is a local one.
+            raise g.unsupported("ld.param::func through a register")
     addr = g.address(a, space)
     if n == 1:
         _set_loaded(g, d, load_expr(space, addr, ty.size), ty)
@@ -118,10 +121,16 @@ def _frame_var(g: Gen, a: ast.Operand) -> bool:
     return isinstance(a, ast.Address) and a.base is not None and g.var(a.base.name) is not None
 
 
+def _kernel_param(g: Gen, a: ast.Operand) -> bool:
+    """`[name+offset]` where name is a kernel parameter (otherwise the address is in a register)."""
+    return isinstance(a, ast.Address) and a.base is not None and a.base.name in g.layout.params \
+        and g.lookup(a.base.name) is None
+
+
 def _ld_param(g: Gen, d: ast.Operand, a: ast.Operand, ty: Scalar, n: int) -> None:
-    """Kernel parameters are launch constants: the load compiles to their value."""
-    if not isinstance(a, ast.Address) or a.base is None or a.base.name not in g.layout.params:
-        raise g.unsupported("ld.param from something other than a kernel parameter")
+    """Kernel parameters are read-only launch constants (PTX ISA 5.1.6.1): a load by the parameter's
+    name compiles to its value; one through a register reads the parameter memory (`m.ld_param`)."""
+    assert isinstance(a, ast.Address) and a.base is not None
     blob = g.layout.params[a.base.name]
     items = d.items if isinstance(d, ast.Vector) else (d,)
     for i, item in enumerate(items[:n]):
@@ -166,10 +175,8 @@ def _st(g: Gen, ins: ast.Instruction) -> None:
     a, v = ins.operands
     v = _single(v, next((_VECTOR[q] for q in ins.qualifiers if q in _VECTOR), 1))
     space = space_of(g, ins)
-    if space == "param":
-        if not _frame_var(g, a):
-            raise g.unsupported("st.param to something other than a call's parameter")
-        space = "local"
+    if space == "param" and _frame_var(g, a):
+        space = "local"  # a call's argument or a .func's parameter: a variable of the frame
     addr = g.address(a, space)
     if isinstance(v, ast.Vector):
         parts = [f"({g.src(x, ty)} << {i * ty.bits})" for i, x in enumerate(v.items)]
@@ -227,6 +234,10 @@ def _cvta(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, f"{v} - {SHARED_GENERIC:#x}" if to else f"{v} + {SHARED_GENERIC:#x}", ty)
     elif space == "local":
         g.assign(d, f"{v} - {LOCAL_GENERIC:#x}" if to else f"{v} + {LOCAL_GENERIC:#x}", ty)
+    elif space == "param":
+        # cvta.param: a kernel parameter's generic address (PTX ISA 5.1.6.1, kernel parameters by
+        # generic addressing); the .param address is the offset in the parameter memory.
+        g.assign(d, f"{v} - {PARAM_GENERIC:#x}" if to else f"{v} + {PARAM_GENERIC:#x}", ty)
     elif space == "global":
         g.assign(d, v, ty, masked=True)
     else:
@@ -243,14 +254,14 @@ def _mapa(g: Gen, ins: ast.Instruction) -> None:
 
 
 _ISSPACE = {".shared": "cta", ".shared::cta": "cta", ".shared::cluster": "cluster", ".global": "global",
-            ".local": "local", ".const": "global", ".param": "param"}
+            ".local": "local", ".const": "global", ".param": "param", ".param::entry": "param"}
 
 
 @instruction("isspacep", facts=Kind.REGISTERS, writes=True)
 def _isspacep(g: Gen, ins: ast.Instruction) -> None:
     """isspacep.space p, a: whether the generic address a falls in the window of that state space."""
     spaces = [_ISSPACE[q] for q in ins.qualifiers if q in _ISSPACE]
-    if len(spaces) != 1 or spaces[0] == "param":
+    if len(spaces) != 1:
         raise g.unsupported()
     p, a = ins.operands
     g.assign(p, f"m.isspace(t, {g.src(a, TYPES['.u64'])}, {spaces[0]!r})", TYPES[".pred"])
