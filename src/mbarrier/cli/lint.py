@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, UsageError
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
 from mbarrier.ptx.parser import parse
-from mbarrier.ptx.validate import validate
+from mbarrier.ptx.validate import Coverage, coverage, validate
 from mbarrier.report.text import printable
 from mbarrier.spec.targets import TARGET_MIN_VERSION, parse_target
 
@@ -38,6 +38,8 @@ class FileResult:
     path: str
     diagnostics: list[Diagnostic]
     lines: tuple[str, ...]
+    coverage: Coverage | None = None
+    """What was judged (None: the text did not parse)."""
 
 
 def lint_text(text: str, path: str, target: str | None = None, strict: bool = False) -> FileResult:
@@ -51,7 +53,17 @@ def lint_text(text: str, path: str, target: str | None = None, strict: bool = Fa
     if strict:
         diags = [dataclasses.replace(d, severity="error") if d.severity == "warning" else d
                  for d in diags]
-    return FileResult(path, diags, lines)
+    return FileResult(path, diags, lines, coverage(module))
+
+
+def to_json(result: FileResult) -> dict[str, object]:
+    """One file's JSON object: its diagnostics, and how many instructions lint judged and left alone
+    (by opcode; null after a syntax error)."""
+    c = result.coverage
+    instructions = None if c is None else {
+        "judged": c.judged, "not_judged": sum(c.not_judged.values()), "not_judged_by_opcode": c.not_judged}
+    return {"file": result.path, "diagnostics": [d.to_json() for d in result.diagnostics],
+            "instructions": instructions}
 
 
 def _read(path: str) -> str:
@@ -92,7 +104,7 @@ def main(args: argparse.Namespace) -> int:
             continue
         results.append(lint_text(text, "<stdin>" if path == "-" else path, args.target, args.strict))
     if args.json:
-        objs = [{"file": r.path, "diagnostics": [d.to_json() for d in r.diagnostics]} for r in results]
+        objs = [to_json(r) for r in results]
         print(json.dumps(objs if len(args.files) > 1 else (objs[0] if objs else []), indent=2))
     else:
         for r in results:
@@ -100,8 +112,11 @@ def main(args: argparse.Namespace) -> int:
                 print(format_human(r))
         errors = sum(d.severity != "warning" for r in results for d in r.diagnostics)
         warnings = sum(d.severity == "warning" for r in results for d in r.diagnostics)
+        judged = sum(r.coverage.judged for r in results if r.coverage)
+        other = sum(sum(r.coverage.not_judged.values()) for r in results if r.coverage)
         if results:  # nothing was read: the errors above said why
-            sys.stderr.write(f"{len(results)} file(s): {errors} error(s), {warnings} warning(s)\n")
+            sys.stderr.write(f"{len(results)} file(s): {errors} error(s), {warnings} warning(s); {judged} "
+                             f"instruction(s) judged, {other} outside lint's scope\n")
     if unreadable:
         return EXIT_USAGE
     failed = any(d.severity != "warning" for r in results for d in r.diagnostics)

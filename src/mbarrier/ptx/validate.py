@@ -18,7 +18,7 @@ from mbarrier.ptx import ast
 from mbarrier.ptx.diagnostics import Diagnostic, Severity
 from mbarrier.ptx.validate_hazards import hazards
 from mbarrier.ptx.validate_module import address_bits, address_size, declared_address_size
-from mbarrier.ptx.validate_scope import Scope
+from mbarrier.ptx.validate_scope import TYPE_SIZE, Scope
 from mbarrier.ptx.validate_split import read, split_opcode
 from mbarrier.spec.forms import (
     CLASS_NAMES,
@@ -187,6 +187,28 @@ def validate(module: ast.Module, target: str | None = None) -> list[Diagnostic]:
     return sorted(out, key=lambda d: (d.line, d.column))
 
 
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """Which of a module's instructions lint judges as ptxas does (those of `spec.forms`, and the
+    words that run on past their names), and how many of each other opcode it leaves alone (their
+    names are resolved, nothing else)."""
+
+    judged: int
+    not_judged: dict[str, int]
+
+
+def coverage(module: ast.Module) -> Coverage:
+    judged = 0
+    other: dict[str, int] = {}
+    for fn in module.functions:
+        for instr in _instructions(fn.body or ()):
+            if resolve(instr)[0] is not None or split_opcode(instr) is not None:
+                judged += 1
+            else:
+                other[instr.opcode] = other.get(instr.opcode, 0) + 1
+    return Coverage(judged, dict(sorted(other.items())))
+
+
 def unknown_symbols(instr: ast.Instruction, scope: Scope, path: str) -> list[Diagnostic]:
     """ptxas's "Unknown symbol" errors of one instruction (reported only for a file without fatal
     errors)."""
@@ -247,6 +269,8 @@ def _marker_implied(form: Instr, mods: tuple[str, ...]) -> bool:
     group = FLAG_GROUPS.get(form.marker)
     if group is not None and any(FLAG_GROUPS.get(m) == group for m in mods):
         return False
+    if any(m in form.other_words for m in mods):
+        return False
     spaces = [m for m in mods if MODIFIERS.get(m) == "space" or _split_space(m)]
     return tuple(spaces[:2]) not in form.other_pairs
 
@@ -282,7 +306,8 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
         # ptxas reads directive words (`.func`, `.loc`, `.align` ...) as such wherever they stand: in
         # any instruction they end the parse (spec.modifiers, measured)
         directive = next((m for m in instr.qualifiers if "syntax" in WORD_MESSAGES.get(m, ())), None)
-        family = instr.opcode in FAMILY_OPCODES
+        words = (instr.opcode, *instr.qualifiers)
+        family = instr.opcode in FAMILY_OPCODES and not any(words[:len(u)] == u for u in UNCHECKED_PATHS)
         if family:
             for m in instr.qualifiers[:instr.qualifiers.index(directive) if directive else None]:
                 if m not in MODIFIERS and "unknown" in WORD_MESSAGES.get(m, ("unknown",)):
@@ -305,6 +330,9 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     facts = _check_modifiers(form, mods, line, legality)
     if _sink_misplaced(instr, line):
         return
+    if facts.clean and any(m in form.mismatch_words for m in mods):
+        line.add("operands", name=form.name)
+        return
     terminal = [m for m in TERMINAL_MODIFIERS  # of the words ptxas judges (a load mode: the last)
                 if m in facts.words and m not in (*form.flags, *form.load_modes)]
     if terminal:  # the first of them by ptxas's priority ends the line
@@ -313,6 +341,7 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     # words of other instructions that end the line too (spec.modifiers.HIDING_WORDS): the first
     # one's own messages
     hiding = next((m for m in mods if m in HIDING_WORDS and m not in MODIFIERS and m not in form.flags
+                   and m not in dict(form.words)
                    and not {"type", "syntax", "unknown"} & set(WORD_MESSAGES.get(m, ()))), None)
     if hiding is not None:
         for key, fmt in legality:
@@ -338,6 +367,10 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
         fmt.pop("word", None)
         if key == "vector-length" and not any(len(v.items) != fmt["size"] for v in _vectors(instr)):
             continue  # (a vector word is compared with every vector operand as written)
+        if key == "vector-wide" and facts.type and VECTORS[str(fmt["mod"])] * TYPE_SIZE[facts.type] <= 16:
+            continue  # (at most 128 bits: .v4 of a 32-bit type)
+        if key == "comparison-type" and facts.type and fmt["mod"] in COMPARISONS_OF.get(facts.type[1], ()):
+            continue  # (a comparison of the type's kind: .lo on .u32)
         if not (fmt.pop("late", False) and line.pending_fatal):
             line.emit(key, None, "error", fmt)
     if form.space_pairs:
@@ -372,6 +405,7 @@ class _Facts:
     spaces: list[str]
     clean: bool
     """The instruction type is right: ptxas goes on past the modifiers."""
+    type: str | None = None
 
 
 def _split_space(mod: str) -> tuple[str, str] | None:
@@ -391,8 +425,9 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
     words: set[str] = set()
     spaces: list[str] = []
     types: list[str] = []
-    classes = [("space" if _split_space(m) else MODIFIERS.get(m) or ("flag" if m in form.flags else None))
-               for m in mods]
+    own = dict(form.words)
+    classes = [("space" if _split_space(m) else own.get(m) or MODIFIERS.get(m)
+                or ("flag" if m in form.flags else None)) for m in mods]
     at = {c: [i for i, k in enumerate(classes) if k == c] for c in ("sem", "scope", "dim", "load_mode")}
     seen_flags: set[str] = set()
 
@@ -406,6 +441,7 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
     for i, (m, cls) in enumerate(zip(mods, classes, strict=True)):
         if cls is None:
             _other_word(form, i, mods, line, legality, seen_classes)
+            words.add("word:" + m)  # (for conditions on another instruction's word: red.async's .exch)
         elif cls in ("sem", "scope"):
             # ptxas keeps the last .sem/.scope written: it judges that one, and names the repeats
             allowed = form.sems if cls == "sem" else form.scopes
@@ -428,12 +464,15 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
                 line.add("space-multiple")
             if form.space_pairs or len(spaces) > 1:
                 continue  # copies: judged as a pair; others: ptxas judges the first only
-            words.add(m)
+            words.update((m, "space:" + m))
             if not form.spaces:  # the sub-qualifier gates do not apply then (measured)
                 illegal("space-none", name=name)
                 continue
             words.update((base, sub) if sub else ())
-            if base not in {s.partition("::")[0] for s in form.spaces}:
+            if form.space_expected and base == ".shared" and m not in form.spaces:
+                illegal("space-incorrect-expected", name=name, other=form.spaces[0])
+            elif base not in {s.partition("::")[0] for s in form.spaces} or (
+                    form.exact_spaces and m not in form.spaces):
                 illegal("space-incorrect", name=name)
             elif m not in form.spaces:
                 illegal("illegal-modifier", mod=sub, name=name)
@@ -450,6 +489,13 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
                     illegal("illegal-modifier", mod=CLASS_NAMES.get(cls, m), name=name)
         elif cls == "type":
             types.append(m)
+        elif cls == "silent":
+            continue
+        elif cls in ("op", "vec"):  # the instruction's own words (Instr.words)
+            if cls == "op" and "op" in words:  # (with the illegal modifiers; the first is judged)
+                illegal("op-multiple")
+                continue
+            words.update((m, cls))
         else:
             group = FLAG_GROUPS.get(m)
             # of a group (one of them at most), ptxas judges the last written
@@ -467,7 +513,9 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
     elif len(spaces) > 1 and form.spaces:
         illegal("space-count", name=name)
     types_ok = (len(types) == 1 and types[0] in form.types) if form.types else not types
-    return _Facts(words, spaces, types_ok)
+    if types_ok and types:
+        words.add(types[0])  # (for the conditions on the type: red.async's operations)
+    return _Facts(words, spaces, types_ok, types[0] if types_ok and types else None)
 
 
 def _other_word(form: Instr, i: int, mods: tuple[str, ...], line: _Line,
@@ -503,8 +551,8 @@ def _other_word(form: Instr, i: int, mods: tuple[str, ...], line: _Line,
         elif kind == "vector-wide":
             if form.types:  # (a type of 64 bits: .v2 fills the 128 bits)
                 legality.append(("vector-wide", {"mod": m}))
-        elif kind == "reduction":  # ptxas names the instruction with its type
-            typed = name + (form.types[0] if form.types else "")
+        elif kind == "reduction":  # ptxas names the instruction with its type (but red.async)
+            typed = name + (form.types[0] if form.types and form.name_types_reduction else "")
             legality.append(("illegal-reduction", {"mod": m, "name": typed}))
         elif kind == "type":  # a type ptxas reports and judges the line on (`.bf16`)
             line.add("types", name=name)
@@ -515,6 +563,9 @@ def _other_word(form: Instr, i: int, mods: tuple[str, ...], line: _Line,
             legality.append((f"illegal-{kind}", {"mod": m, "name": name}))
             if kind == "vector" and m in VECTORS:  # and the vector operands' lengths (measured)
                 legality.append(("vector-length", {"mod": m, "name": name, "size": VECTORS[m]}))
+                if form.types and VECTORS[m] * TYPE_SIZE.get(form.types[0], 0) > 16 \
+                        and "vector-wide" not in WORD_MESSAGES.get(m, ()):
+                    legality.append(("vector-wide", {"mod": m}))  # (a .b128 instruction's .v2)
         else:  # comparison-type, integer-only
             legality.append((kind, {"mod": m, "name": name}))
 
@@ -570,7 +621,9 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
     flags = {s.flag for slots in form.operands for s in slots if s.flag}
     present = flags & facts.words
     quiet = _Line(instr, line.path)
-    for slots in form.operands:
+    lists = tuple(tuple(dataclasses.replace(s, type=facts.type) if s.typed and facts.type else s
+                        for s in slots) for slots in form.operands)
+    for slots in lists:
         if len(slots) == len(ops) and {s.flag for s in slots if s.flag} == present and all(
                 _operand_fits(slot, op, i, form, scope, ctx, quiet)
                 for i, (slot, op) in enumerate(zip(slots, ops, strict=True))):
@@ -580,7 +633,7 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
     # a list of the forms that are not ours fits without a mismatch where no marker says which
     # form is meant (a copy with no completion mechanism: measured)
     other_soft = form.marker is None or form.marker in facts.words
-    for strict in (*form.operands, *form.other_operands):
+    for strict in (*lists, *form.other_operands):
         slots = tuple(dataclasses.replace(s, value_types=s.loose_types)
                       if s.loose_types and not present else s for s in strict)
         if len(slots) == len(ops) and present <= {s.flag for s in slots if s.flag} and all(
@@ -588,7 +641,7 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
                 for i, (slot, op) in enumerate(zip(slots, ops, strict=True))):
             for i, (slot, op) in enumerate(zip(slots, ops, strict=True)):
                 _operand_fits(slot, op, i, form, scope, ctx, line)
-            return slots, strict in form.operands or other_soft
+            return slots, strict in lists or other_soft
     return None, False
 
 
@@ -851,6 +904,14 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
                   line: _Line) -> bool:
     """Whether `op` can stand in `slot` (False: "Arguments mismatch", unless this reported a fatal
     error itself). Errors that do not stop ptxas's other checks are reported here too."""
+    if isinstance(op, ast.Vector) and slot.vector_message and not (len(op.items) == 1 and slot.vector1):
+        line.add("vector-operand", op.pos, name=form.name)
+        return True
+    if slot.length:  # a vector of values (st.async's .v2/.v4)
+        if not isinstance(op, ast.Vector) or len(op.items) != slot.length:
+            return False
+        one = dataclasses.replace(slot, length=0)
+        return all(_operand_fits(one, item, index, form, scope, ctx, line) for item in op.items)
     if isinstance(op, ast.Vector) and len(op.items) == 1 and slot.vector1:
         op = op.items[0]
     if isinstance(op, ast.Sink):
@@ -870,9 +931,19 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
             line.add("result-register", op.pos, name=form.name)
             return True
         return slot.imm
+    if isinstance(op, ast.FloatImm) and slot.typed:
+        return slot.type[1] in "bf"
+    if slot.typed and _not_a_register(op, slot, scope):
+        line.add("must-be-register", op.pos, index=index, name=form.name)  # (whatever its type)
+        return True
     if not isinstance(op, ast.Name):
         return False
     sym = scope.lookup(op.name)
+    if slot.typed and sym is not None and sym.special:
+        line.add("special-register", op.pos, name=form.name)
+        return True
+    if slot.typed and sym is not None and sym.space == ".reg":
+        return _typed_fits(slot.type, sym.type)
     if sym is None or sym.type not in TYPE_COMPATIBLE.get(slot.type, ()):
         return False
     if sym.special:
@@ -880,6 +951,34 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
     elif sym.space != ".reg":
         line.add("must-be-register", op.pos, index=index, name=form.name)
     return True
+
+
+def _typed_fits(want: str, reg: str) -> bool:
+    """A register for a value of type `want` (st.async, red.async; measured): of a `.b` type any
+    register of its size but a predicate, of a `.u`/`.s` type an integer one of its size."""
+    if want[1] == "b":
+        return reg != ".pred" and TYPE_SIZE.get(reg) == TYPE_SIZE.get(want)
+    return reg in TYPE_COMPATIBLE.get(want, ())
+
+
+def _not_a_register(op: ast.Operand, slot: Slot, scope: Scope) -> bool:
+    """Where st.async and red.async want a value: a variable, or an address of a variable or of a
+    register that would fit there, is "must be register"; other addresses a mismatch (measured)."""
+    name = op.base if isinstance(op, ast.Address) else op if isinstance(op, ast.Name) else None
+    sym = scope.lookup(name.name) if name is not None else None
+    if sym is None or sym.special:
+        return False
+    if sym.space != ".reg":
+        return True
+    return isinstance(op, ast.Address) and _typed_fits(slot.type, sym.type)
+
+
+#: The comparisons ptxas takes with an integer type of each kind, `u` or `s` (measured on
+#: cp.reduce.async.bulk; a `.b` type takes none of them).
+COMPARISONS_OF: dict[str, tuple[str, ...]] = {
+    "u": (".eq", ".ne", ".lt", ".le", ".gt", ".ge", ".lo", ".ls", ".hi", ".hs"),
+    "s": (".eq", ".ne", ".lt", ".le", ".gt", ".ge"),
+}
 
 
 # -- semantics, addresses, immediates, gates -------------------------------------------------------
@@ -936,6 +1035,8 @@ def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...
             continue
         if slot.governed_by is not None:  # with fewer state spaces than slots, the last one
             given = facts.spaces[min(slot.governed_by, len(facts.spaces) - 1)] if facts.spaces else None
+        elif form.address_space < 0:  # every state space written (try_cancel, measured)
+            given = next((sp for sp in facts.spaces if sp.partition("::")[0] != sym.space), None)
         else:
             given = facts.spaces[min(form.address_space, len(facts.spaces) - 1)] if facts.spaces else None
         if given is not None and given.partition("::")[0] != sym.space:

@@ -178,8 +178,11 @@ def _instr(words: tuple[str, ...], ops: tuple[ast.Operand, ...]) -> ast.Instruct
 
 #: Forms the generator leaves out: `cp.async` is ours only as a misspelt `cp.async.mbarrier.WORD`
 #: (spec.forms._cp_async_typo), checked on the lines of tests/ptx/test_validate_module.py; the
-#: copy's own operand values and modifier classes are not modelled.
-UNGENERATED: tuple[str, ...] = ("cp.async",)
+#: copy's own operand values and modifier classes are not modelled. `tcgen05.commit` is modelled
+#: for its well-formed lines, gates and required modifiers only (a second operand without
+#: `.multicast::cluster` and the order of its checks are not), checked on the lines of
+#: tests/ptx/test_family_ptxas.py.
+UNGENERATED: tuple[str, ...] = ("cp.async", "tcgen05.commit")
 GENERATED: tuple[Instr, ...] = tuple(f for f in INSTRUCTIONS if f.name not in UNGENERATED)
 
 
@@ -214,7 +217,9 @@ def _marked_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
     if form.dims:
         yield from _tensor_variants(form)
         return
-    path = (*form.path, form.marker) if form.marker else form.path
+    # (with its first operation, where it takes one: red.async's .add)
+    first_op = next((w for w, cls in form.words if cls == "op"), None)
+    path = (*form.path, *((form.marker,) if form.marker else ()), *((first_op,) if first_op else ()))
     ty = form.types[0] if form.types else ""
     spaces = ["".join(p) for p in form.space_pairs] or list(form.spaces)
     base_space = "".join((*form.canonical, spaces[0] if spaces else ""))
@@ -253,6 +258,13 @@ def _marked_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
     # 5. the type: missing, wrong, doubled
     for t in ("", ".b32", ".u64", ".b64", ".b64.b64"):
         yield f"type {t!r}", _instr((*path, base_space, t), base_ops)
+    # 5b. every operation with every type, none, two (red.async, cp.reduce.async.bulk)
+    op_words = [w for w, cls in form.words if cls == "op"]
+    if op_words:
+        bare = tuple(w for w in path if w not in op_words)
+        for o in ("", *op_words, op_words[0] + op_words[-1]):
+            for t in form.types:
+                yield f"op/type {o}{t}", _instr((*bare, o, base_space, t), base_ops)
     # 6. operand count: every legal list shortened and lengthened
     for slots in form.operands:
         ops = tuple(canonical(s)[0] for s in slots)

@@ -90,6 +90,10 @@ TYPE_COMPATIBLE: Final[dict[str, tuple[str, ...]]] = {
     ".b32": (".b32", ".u32", ".s32"),
     ".b64": (".b64", ".u64", ".s64"),
     ".pred": (".pred",),
+    # the value of st.async/red.async of these types (measured)
+    ".u32": (".b32", ".u32", ".s32"), ".s32": (".b32", ".u32", ".s32"),
+    ".u64": (".b64", ".u64", ".s64"), ".s64": (".b64", ".u64", ".s64"),
+    ".f32": (".f32", ".b32", ".u32", ".s32"), ".f64": (".f64", ".b64", ".u64", ".s64"),
 }
 
 #: Register types ptxas refuses as an address base ("Use integer or bit only").
@@ -154,6 +158,7 @@ MESSAGES: Final[dict[str, str]] = {
     "types": "Unexpected instruction types specified for '{name}'",
     "space-count": "Unexpected number of state spaces specified in instruction '{name}'",
     "space-incorrect": "State space incorrect for instruction '{name}'",
+    "space-incorrect-expected": "State space incorrect for instruction '{name}', expected '{other}'",
     "space-none": "No state space qualifier expected for instruction '{name}'",
     "space-multiple": "Multiple state spaces specified",
     "sem-needs-scope": "Modifier '{mod}' requires scope with '{name}' instruction",
@@ -216,6 +221,14 @@ MESSAGES: Final[dict[str, str]] = {
     "repeat-class": "{text}",  # spec.modifiers.CLASS_REPEATS: "Multiple rounding modifiers specified" ...
     # an opcode word that runs on past an instruction's name (ptx.validate_split)
     "unknown-field": "Unknown field '{mod}'",
+    # st.async, red.async
+    "requires-modifier-for": "Modifier '{mod}' requires modifier '{other}' for instruction '{name}'",
+    "order-required": "order modifier required for instruction '{name}'",
+    "op-required": "Reduction operation is required for instruction '{name}'",
+    "op-type": "Incorrect type '{mod}' for operation '{other}' in instruction '{name}'",
+    "requires-space": "Modifier '{mod}' requires '{other}' space for instruction '{name}'",
+    "illegal-type-dst": "Illegal type for {name} with {other} destination state space",
+    "op-multiple": "Multiple instruction post-operation flags set",
     "array-index": "Array indexing on non-array",
 }
 
@@ -340,6 +353,12 @@ class Slot:
     (load mode, a, b) for a * dimension + b; the first entry whose load mode is written counts, "" for
     any. `arg` is ptxas's number of the vector in its messages."""
     arg: int = 0
+    typed: bool = False
+    """A value of the instruction's type (st.async's, red.async's `b`), `TYPE_COMPATIBLE` of it."""
+    vector_message: bool = False
+    """A vector here is ptxas's "Vector operand is not allowed" (and the operand fits)."""
+    length: int = 0
+    """A vector of that many values (st.async with `.v2`/`.v4`)."""
     exact_space: bool = False
     """An address governed by a state space that is not written is compared with none (not the last
     one written): the tensor load's mbar when the tensorMap operand is no address (measured)."""
@@ -387,7 +406,7 @@ class Instr:
     address_space: int = 0
     """Which of several state-space modifiers ptxas compares with the address's variable: 0 the
     first, 1 the second (the last of two, the first of one; measured: it differs between
-    instructions, and of three or four the arrive and wait forms take the second)."""
+    instructions, and of three or four the arrive and wait forms take the second), -1 each."""
     marker: str | None = None
     """A modifier that makes the instruction ours wherever it stands (fence's `.mbarrier_init`)."""
     marker_implied: bool = False
@@ -417,6 +436,26 @@ class Instr:
     dims: tuple[str, ...] = ()
     load_modes: tuple[str, ...] = ()
     """The dimension and load-mode modifiers it takes (the tensor copy)."""
+    words: tuple[tuple[str, str], ...] = ()
+    """Modifier words this instruction takes beyond `MODIFIERS`, with their class: "op" (a reduction
+    operation, one required: red.async's `.add`), "vec" (`.v2`, `.v4`), "type", "sem", or "silent"
+    (ptxas says nothing of it there). Elsewhere these words are judged by `spec.modifiers`."""
+    exact_spaces: bool = False
+    """Whether ptxas calls any state space but those of `spaces` "incorrect" (tcgen05.commit's
+    `.shared::cta`; elsewhere another sub-qualifier of `.shared` is an illegal modifier)."""
+    space_expected: bool = False
+    """Whether ptxas names the state space it expects in "State space incorrect" (measured on
+    clusterlaunchcontrol.try_cancel.async)."""
+    mismatch_words: tuple[str, ...] = ()
+    """Types and modifiers ptxas takes for the instruction but for none of our operand lists:
+    "Arguments mismatch", which hides the rest of the line (cp.reduce.async.bulk's float types and
+    .L2::cache_hint, measured)."""
+    other_words: tuple[str, ...] = ()
+    """With `marker_implied`: words of the instruction's forms that are not ours (st.async's `.global`,
+    `.release`, `.mmio`): a line with one of them and without the marker is left alone."""
+    name_types_reduction: bool = True
+    """Whether ptxas names the instruction with its type in "Illegal reduction operation" (the
+    family's `mbarrier.arrive.b64`; not `red.async`)."""
     unaddressed: tuple[tuple[Cond, tuple[Slot, ...]], ...] = ()
     """The tensor copy's operand lists ptxas matches when the tensor operand is no `[tensorMap,
     {...}]` address, each with the modifiers it needs (measured): ptxas then says "Vector expected"
@@ -748,6 +787,190 @@ def _tensor_copy() -> Instr:
     )
 
 
+_ASYNC_TYPES = (".u32", ".b32", ".b64", ".u64", ".s32", ".s64", ".f32", ".f64")
+#: red.async's operations and the types each takes (PTX ISA 9.7.12.7, measured with ptxas 13.0)
+_RED_ASYNC_OPS: Final[dict[str, tuple[str, ...]]] = {
+    ".add": (".u32", ".s32", ".u64", ".s64"), ".inc": (".u32",), ".dec": (".u32",), ".min": (".u32", ".s32"),
+    ".max": (".u32", ".s32"), ".and": (".b32",), ".or": (".b32",), ".xor": (".b32",),
+}
+
+
+def _async_store(op: str) -> Instr:
+    """st.async / red.async with .mbarrier::complete_tx::bytes (PTX ISA 9.7.9.12, 9.7.12.7): a store or
+    a reduction into another CTA's shared memory that completes a transaction on that CTA's
+    mbarrier: `st.async{.weak}{.shared::cluster}.mbarrier::complete_tx::bytes{.v2,.v4}.type [a], b,
+    [mbar]`, `red.async.relaxed.cluster{.shared::cluster}.mbarrier::complete_tx::bytes.op.type [a], b,
+    [mbar]`. Ours only with `.mbarrier::complete_tx::bytes` (`marker`): the forms without it
+    (`.release`, `.global`, PTX ISA 8.7 and sm_100) complete on no mbarrier, and ptxas judges a
+    line without it by what earlier lines of the module said (measured: it reports "requires
+    modifier '.completion_mechanism'" once per module), which lint does not model."""
+    name = f"{op}.async"
+    red = op == "red"
+    a = _addr("a", space_message=False, governed_by=0)
+    mbar = _addr("mbar", space_message=False, governed_by=0)
+    # ptxas takes any register of the type's size there, a float too, or any immediate (measured)
+    value = Slot("b", "value", typed=True, vector1=not red, vector_message=red)
+    alone = Slot("b", "value", typed=True, vector_message=True)  # (the form without an mbarrier)
+    lists: list[tuple[Slot, ...]] = [(a, value, mbar), (a, alone)]
+    section = "9.7.12.7" if red else "9.7.9.12"
+    pair = "st.async/red.async with {} "
+    gates = [Gate(_feature(name), ALWAYS, section, version=(8, 1), sm=90),
+             Gate(_feature(_BYTES), ALWAYS, section, version=(8, 0), sm=90),
+             Gate(_feature(".cluster scope"), Cond(has=(".cluster",)), section, version=(7, 8), sm=90),
+             Gate(_feature(pair.format(".global") + "state space"), Cond(has=(".global",)), section,
+                  version=(8, 7), sm=100),
+             Gate(_feature(pair.format(".release") + "modifier"), Cond(has=(".release",)), section,
+                  version=(8, 7), sm=100),
+             Gate(_feature(pair.format(".mmio") + "modifier"), Cond(has=(".mmio",)), section,
+                  version=(8, 7), sm=100)]
+    # the scopes and the state space of the forms without an mbarrier (measured)
+    constraints = [
+        *(Constraint(Cond(has=(w,)), "illegal-modifier-with", section, mod=_BYTES, other=w)
+          for w in (".gpu", ".sys", ".global")),
+        *(Constraint(Cond(has=(w, ".shared")), "requires-space", section, mod=w, other=".global")
+          for w in (".gpu", ".sys")),
+        *(Constraint(Cond(has=(".cluster", w)), "requires-space", section, mod=".cluster",
+                     other=".shared::cluster") for w in (".shared::cta", "space:.shared", ".global")),
+        # .global where its gate is closed is also a wrong state space
+        Constraint(Cond(has=(".global",)), "space-incorrect", section, below_sm=100,
+                   below_version=(8, 7)),
+        # .release goes with .gpu/.sys and .global only (the forms without an mbarrier)
+        *(Constraint(Cond(has=(".release", w)), "illegal-modifier-with", section,
+                     mod=w.removeprefix("space:"), other=".release")
+          for w in (".shared::cluster", "space:.shared", ".shared::cta", ".cta", ".cluster")),
+        # .release where its gate is closed (below sm_100 or PTX ISA 8.7) is also illegal
+        Constraint(Cond(has=(".release",)), "illegal-modifier", section, mod=".release", below_sm=100,
+                   below_version=(8, 7)),
+    ]
+    if red:
+        constraints += [
+            # (.exch and .cas, operations of other reductions, count as one: measured)
+            Constraint(Cond(lacks=("op", "word:.exch", "word:.cas")), "op-required", section),
+            Constraint(Cond(lacks=("sem",)), "order-required", section),
+            *(Constraint(Cond(has=(o, t)), "op-type", section, mod=t, other=o)
+              for o, ok in _RED_ASYNC_OPS.items() for t in _ASYNC_TYPES[:6] if t not in ok)]
+    else:
+        constraints += [*(Constraint(Cond(has=(".weak", c)), "combine", section, mod=".weak", other=c)
+                          for c in (".cluster", ".gpu", ".sys")),
+                        # the form without an mbarrier operand takes no vector
+                        Constraint(Cond(has=("vec",), no_roles=("mbar",)), "illegal-vector", section),
+                        *(Constraint(Cond(has=(".v4", t)), "vector-wide", section, mod=".v4")
+                          for t in (".b64", ".u64", ".s64", ".f64"))]
+    return Instr(
+        (op, ".async"), section, operands=tuple(lists),
+        types=_ASYNC_TYPES[:6] if red else _ASYNC_TYPES,
+        spaces=(".shared::cluster", ".shared", ".shared::cta", ".global"),
+        sems=(".relaxed", ".release") if red else (".weak", ".release"), scopes=(".cluster", ".gpu", ".sys"),
+        scope_needs_sem=False,
+        flags=(_BYTES,), marker=_BYTES, name_types_reduction=not red,
+        # (ptxas takes .weak for a .sem on st.async: "Duplicate .release modifier" after it, measured)
+        words=tuple((o, "op") for o in _RED_ASYNC_OPS) if red else ((".v2", "vec"), (".v4", "vec"),
+                                                                   (".weak", "sem")),
+        gates=tuple(gates), constraints=tuple(constraints),
+    )
+
+
+_REDUCE = "cp.reduce.async.bulk"
+#: cp.reduce.async.bulk's integer operations and the types each takes in any of its forms (PTX ISA
+#: 9.7.9.25.4.2, measured with ptxas 13.0: "Incorrect type" otherwise); into .shared::cluster a 64-bit
+#: type but .add.u64 is refused besides.
+_REDUCE_OPS: Final[dict[str, tuple[str, ...]]] = {
+    ".add": (".u32", ".s32", ".u64"), ".and": (".b32", ".b64"), ".or": (".b32", ".b64"),
+    ".xor": (".b32", ".b64"), ".inc": (".u32",), ".dec": (".u32",), ".min": (".u32", ".s32", ".u64", ".s64"),
+    ".max": (".u32", ".s32", ".u64", ".s64"),
+}
+
+
+def _reduce_bulk() -> Instr:
+    """cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.redOp.type [dstMem],
+    [srcMem], size, [mbar] (PTX ISA 9.7.9.25.4.2): the bulk reduction into another CTA's shared
+    memory, which completes a transaction on that CTA's mbarrier. The `.bulk_group` forms (a .global
+    destination) take no mbarrier and are not ours."""
+    dst = _addr("dstMem", space_message=False, governed_by=0)
+    src = _addr("srcMem", space_message=False, governed_by=1)
+    size = Slot("size", "value", ".b32", checks=(ImmCheck("multiple", 16, view="u32"),
+                                                 ImmCheck("range", 0, 1048560, view="s32")))
+    # (ptxas also takes a 64-bit register or an immediate as mbar, measured)
+    mbar = _addr("mbar", space_message=False, governed_by=0, value_types=(".b64",))
+    pair = "".join(p := (".shared::cluster", ".shared::cta"))
+    ints = (".u32", ".b32", ".s32", ".b64", ".u64", ".s64")
+    return Instr(
+        ("cp", ".reduce", ".async", ".bulk"), "9.7.9.25.4.2", types=(*ints, ".f32", ".f64", ".f16", ".bf16"),
+        # (the float types and .L2::cache_hint are the .global forms': no list of ours, a mismatch)
+        mismatch_words=(".f32", ".f64", ".f16", ".bf16", _L2), spaces=(), space_pairs=(p,),
+        other_pairs=((".global", ".shared::cta"),), flags=(_BYTES,), marker=_BYTES, object_rules=False,
+        # (.pred: ptxas takes it silently there, measured)
+        words=((".bf16", "type"), (".pred", "silent"), *((o, "op") for o in _REDUCE_OPS)),
+        operands=((dst, src, size, mbar),), other_operands=((dst, src, size),),
+        constraints=(
+            Constraint(Cond(lacks=("op",)), "op-required", _REDUCE),
+            *(Constraint(Cond(has=(o, t)), "op-type", _REDUCE, mod=t, other=o)
+              for o, ok in _REDUCE_OPS.items() for t in ints if t not in ok),
+            # the 64-bit types but .add.u64: ptxas names the instruction with its state spaces and type
+            *(Constraint(Cond(has=(t,), lacks=(".add",)), "illegal-reduction", _REDUCE,
+                         name_suffix=pair + t) for t in (".b64", ".u64")),
+            Constraint(Cond(has=(".s64",)), "illegal-type-dst", _REDUCE, other=".shared::cluster"),
+        ),
+        gates=(Gate(_feature(_REDUCE), ALWAYS, _REDUCE, version=(8, 0), sm=90),
+               Gate(_feature(_BYTES), Cond(has=(_BYTES,)), _REDUCE, version=(8, 0), sm=90)),
+    )
+
+
+_COMMIT = "tcgen05.commit"
+_ARRIVE_ONE = ".mbarrier::arrive::one"
+
+
+def _rot13(word: str) -> str:
+    """ptxas 13.0 names `.mbarrier::arrive::one` in its gate rot13-encoded (measured)."""
+    return word.translate(str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm"))
+
+
+def _tcgen05_commit() -> Instr:
+    """tcgen05.commit.cta_group.mbarrier::arrive::one{.shared::cluster}{.multicast::cluster}.b64 [mbar]
+    {, ctaMask} (PTX ISA 9.7.16.12.5): the tensor core's completed operations arrive, once, on an
+    mbarrier (of each CTA in ctaMask with .multicast::cluster). PTX ISA 8.6, the sm_100 family."""
+    mbar = _addr("mbar", space_message=False)
+    mask = Slot("ctaMask", "value", ".b16", flag=_MC, imm=False)
+    return Instr(
+        ("tcgen05", ".commit"), _COMMIT, operands=((mbar,), (mbar, mask)), exact_spaces=True,
+        spaces=(".shared::cluster",), flags=(_ARRIVE_ONE, _MC, *_CTA_GROUPS), marker=_ARRIVE_ONE,
+        marker_implied=True,
+        constraints=(Constraint(Cond(lacks=_CTA_GROUPS), "required-modifier", _COMMIT, mod=".cta_group",
+                                early=True),
+                     Constraint(Cond(lacks=(_ARRIVE_ONE,)), "required-modifier", _COMMIT,
+                                mod=".completion_mechanism", early=True)),
+        gates=(Gate(_feature(_COMMIT), ALWAYS, _COMMIT, version=(8, 6)),
+               Gate(f"Instruction '{_COMMIT}'", ALWAYS, _COMMIT, targets=_SM100_FAMILY),
+               Gate(_feature(_rot13(_ARRIVE_ONE)), Cond(has=(_ARRIVE_ONE,)), _COMMIT, version=(8, 6), sm=90),
+               Gate(f"Modifier '{_MC}'", Cond(has=(_MC,)), _COMMIT, version=(8, 0), sm=90),
+               *(g for c in _CTA_GROUPS for g in (
+                   Gate(_feature(c), Cond(has=(c,)), _COMMIT, version=(8, 6)),
+                   Gate(_feature(c), Cond(has=(c,)), _COMMIT, targets=_SM100_FAMILY)))),
+    )
+
+
+_CANCEL = "clusterlaunchcontrol.try_cancel.async"
+_ALL = ".multicast::cluster::all"
+
+
+def _try_cancel() -> Instr:
+    """clusterlaunchcontrol.try_cancel.async{.shared::cta}.mbarrier::complete_tx::bytes
+    {.multicast::cluster::all}.b128 [addr], [mbar] (PTX ISA 9.7.12.21.1): asks to cancel a cluster
+    not yet launched; the 16-byte response completes a transaction on the mbarrier. PTX ISA 8.6,
+    sm_100."""
+    addr = _addr("addr", space_message=False)
+    mbar = _addr("mbar", space_message=False)
+    return Instr(
+        ("clusterlaunchcontrol", ".try_cancel", ".async"), _CANCEL, operands=((addr, mbar),),
+        types=(".b128",), spaces=(".shared::cta",), exact_spaces=True, space_expected=True,
+        flags=(_BYTES, _ALL), marker=_BYTES, marker_implied=True, address_space=-1,
+        constraints=(Constraint(Cond(lacks=(_BYTES,)), "required-modifier", _CANCEL, mod=_BYTES),),
+        gates=(Gate(_feature(_CANCEL), ALWAYS, _CANCEL, version=(8, 6), sm=100),
+               Gate(_feature(_BYTES), Cond(has=(_BYTES,)), _CANCEL, version=(8, 0), sm=90),
+               Gate(_feature(_ALL), Cond(has=(_ALL,)), _CANCEL, version=(8, 6), targets=_SM100_FAMILY)),
+    )
+
+
 _CP_ASYNC = "cp.async"
 
 
@@ -786,6 +1009,7 @@ def _cp_async_typo() -> Instr:
 UNCHECKED_PATHS: Final[tuple[tuple[str, ...], ...]] = (
     ("cp", ".async", ".bulk", ".prefetch"),
     ("cp", ".async", ".bulk", ".commit_group"), ("cp", ".async", ".bulk", ".wait_group"),
+    ("clusterlaunchcontrol", ".query_cancel"),
 )
 
 INSTRUCTIONS: Final[tuple[Instr, ...]] = (
@@ -806,14 +1030,19 @@ INSTRUCTIONS: Final[tuple[Instr, ...]] = (
           flags=(".noinc",), gates=(_intro("cp.async.mbarrier.arrive"),)),
     _fence_mbarrier_init(),
     _bulk_copy(),
+    _reduce_bulk(),
     _tensor_copy(),
     _cp_async_typo(),
+    _async_store("st"),
+    _async_store("red"),
+    _tcgen05_commit(),
+    _try_cancel(),
 )
 
 INSTRUCTIONS_BY_PATH: Final[dict[tuple[str, ...], Instr]] = {i.path: i for i in INSTRUCTIONS}
 
 #: Opcodes whose every instruction belongs to the family: an unknown path under them is an error.
-FAMILY_OPCODES: Final[tuple[str, ...]] = ("mbarrier",)
+FAMILY_OPCODES: Final[tuple[str, ...]] = ("mbarrier", "clusterlaunchcontrol")
 
 
 
