@@ -134,7 +134,7 @@ class Explorer:
         if a is None:
             return None
         base: Any = t.regs[a.base] if a.base is not None else 0   # a register holds any value
-        v = (int(base) + a.offset) & ((1 << 64) - 1)
+        v = (int(base) + a.offset) & a.mask
         if a.space == "generic":
             if not is_shared_generic(v):
                 return None

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from mbarrier.ptx import ast
+from mbarrier.sim.address import SHARED_GENERIC, address_mask
 from mbarrier.sim.compile import SPECIAL_CONSTANTS, SPECIAL_DYNAMIC, SPECIAL_SLOT, CompiledFunction
 from mbarrier.sim.registry import REGISTRY, Access, CopyKind, Kind, Space, facts_of
 from mbarrier.sim.types import TYPES
@@ -48,6 +49,7 @@ class Addr:
     base: int | None
     offset: int
     space: str   # "cta", "cluster", "global", "generic"
+    mask: int = (1 << 64) - 1  # base + offset wraps here, as the compiled code's (sim.address.address_mask)
 
 
 @dataclass
@@ -138,23 +140,32 @@ def _names(op: ast.Operand) -> list[str]:
     return []
 
 
-def _addr(op: ast.Operand, regs: dict[str, int], symbols: dict[str, int], space: str) -> Addr | None:
+def _addr(op: ast.Operand, regs: dict[str, int], symbols: dict[str, int], space: Space,
+          reg_bits: list[int]) -> Addr | None:
+    """The address as the compiled code forms it (`Gen.address`): wrapped at the narrower of the base
+    register's and the state space's widths; a shared variable named in a generic instruction stands for
+    its generic address."""
     if not isinstance(op, ast.Address) or op.items:
         return None
+    view = _SPACE[space]
     if op.base is None:
-        return Addr(None, op.offset, space)
+        mask = address_mask(space)
+        return Addr(None, op.offset & mask, view, mask)
     if op.base.name in regs:
-        return Addr(regs[op.base.name], op.offset, space)
+        slot = regs[op.base.name]
+        return Addr(slot, op.offset, view, address_mask(space, reg_bits[slot]))
     if op.base.name in symbols:
-        return Addr(None, symbols[op.base.name] + op.offset, space)
+        mask = address_mask(space)
+        window = SHARED_GENERIC if space == Space.GENERIC else 0
+        return Addr(None, (window + symbols[op.base.name] + op.offset) & mask, view, mask)
     return None
 
 
-def _access(s: ast.Instruction, a: Access | None, regs: dict[str, int],
-            symbols: dict[str, int]) -> Addr | None:
+def _access(s: ast.Instruction, a: Access | None, regs: dict[str, int], symbols: dict[str, int],
+            reg_bits: list[int]) -> Addr | None:
     if a is None or a.operand >= len(s.operands):
         return None
-    return _addr(s.operands[a.operand], regs, symbols, _SPACE[a.space])
+    return _addr(s.operands[a.operand], regs, symbols, a.space, reg_bits)
 
 
 def _imm(s: ast.Instruction, index: int | None) -> int | None:
@@ -162,8 +173,10 @@ def _imm(s: ast.Instruction, index: int | None) -> int | None:
     return op.value if isinstance(op, ast.Imm) else None
 
 
-def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[str, int]) -> Ins:
-    """The checker's view of one instruction, from its facts in the registry."""
+def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[str, int],
+              reg_bits: list[int]) -> Ins:
+    """The checker's view of one instruction, from its facts in the registry. `reg_bits`: the width of
+    each register slot (addresses wrap at it)."""
     f = facts_of(s)
     guard = None
     if s.guard is not None and s.guard.predicate in regs:
@@ -180,11 +193,11 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
     elif f.kind in (Kind.LOAD, Kind.STORE, Kind.ATOMIC):
         assert f.access is not None
         x.size = f.access.size
-        x.addr = _access(s, f.access, regs, symbols)
+        x.addr = _access(s, f.access, regs, symbols, reg_bits)
     elif f.mbarrier is not None:
         mb = f.mbarrier
         x.mb_op, x.mb_plain = mb.op, mb.plain
-        x.addr = _access(s, mb.address, regs, symbols)
+        x.addr = _access(s, mb.address, regs, symbols, reg_bits)
         if mb.result is not None:
             dst = s.operands[mb.result]
             if isinstance(dst, ast.Name) and dst.name in regs:
@@ -205,13 +218,13 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
     elif f.copy is not None:
         c = f.copy
         if f.kind == Kind.COPY_ARRIVE:
-            x.bar = x.addr = _access(s, c.dst, regs, symbols)
+            x.bar = x.addr = _access(s, c.dst, regs, symbols, reg_bits)
             return x
         x.kind = _COPIES[c.kind]
-        x.addr = _access(s, c.dst, regs, symbols)
-        x.addr2 = _access(s, c.src, regs, symbols)
+        x.addr = _access(s, c.dst, regs, symbols, reg_bits)
+        x.addr2 = _access(s, c.src, regs, symbols, reg_bits)
         x.reads_source = c.src is not None
-        x.bar = _access(s, c.barrier, regs, symbols)
+        x.bar = _access(s, c.barrier, regs, symbols, reg_bits)
         x.size = c.dst.size if c.size is None else _imm(s, c.size)
     return x
 
@@ -219,13 +232,14 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
 def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[str, int]) -> Code:
     """Build the checker's view of a kernel: instructions, control flow, reachable register writes."""
     ins: list[Ins] = []
+    reg_bits = [ty.bits for ty in compiled.reg_types]
     for i, (s, regs) in enumerate(_slot_maps(fn)):
         if i in compiled.unsupported:
             # Its step stops the run: nothing to analyse (its operands may not even be complete), and
             # as a step that touches everything no reduction moves anything past it.
             ins.append(Ins(i, ATOM, s.opcode, s.pos.line))
             continue
-        x = _classify(i, s, regs, shared_symbols)
+        x = _classify(i, s, regs, shared_symbols, reg_bits)
         if x.kind == BRANCH:
             target = s.operands[0]
             x.target = compiled.labels.get(target.name, -1) if isinstance(target, ast.Name) else -1

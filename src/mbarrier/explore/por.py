@@ -82,7 +82,7 @@ class Footprints:
         v = t.regs[a.base] if not future else value(self.code, t, pc, env, a.base)
         if not isinstance(v, int):
             return None
-        return (v + a.offset) & ((1 << 64) - 1)
+        return (v + a.offset) & a.mask
 
     def _shared(self, t: Thread, space: str, v: int | None) -> tuple[int | None, int | None] | None:
         """(cta index, offset) of a shared address, None when it is not shared; unknowns as None."""

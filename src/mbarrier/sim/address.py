@@ -10,6 +10,8 @@ The PTX ISA fixes the windows' existence, not their numbers; these are the simul
   region of it: see `compile.Frame`).
 * kernel parameter (`.param::entry`) addresses are byte offsets into the launch's parameter memory: each
   parameter at its declaration's alignment after the one before, as the CUDA driver lays them out.
+* An address operand wraps as PTX ISA 6.4.1 says (`address_mask`): `[%r+384]` with a 32-bit register
+  is taken modulo 2^32, and any address of a 32-bit state space is truncated to 32 bits.
 * generic addresses: the shared window starts at SHARED_GENERIC (generic = SHARED_GENERIC + the 32-bit
   `.shared::cluster` address); the local window at LOCAL_GENERIC (each thread sees its own); the kernel
   parameter window at PARAM_GENERIC (`cvta.param`); global buffer k starts at GLOBAL_BASE + k * 2^32.
@@ -18,6 +20,8 @@ The PTX ISA fixes the windows' existence, not their numbers; these are the simul
 from __future__ import annotations
 
 from typing import Final
+
+from mbarrier.spec.limits import ADDRESS_BITS
 
 CTA_BITS: Final = 24
 CTA_MASK: Final = (1 << CTA_BITS) - 1
@@ -48,3 +52,13 @@ def is_local_generic(addr: int) -> bool:
 
 def is_param_generic(addr: int) -> bool:
     return PARAM_GENERIC <= addr < PARAM_GENERIC + PARAM_WINDOW
+#: The simulator's names of the state spaces an address operand is in, as the PTX ISA spells them.
+SPACE_NAMES: Final = {"cta": ".shared::cta", "cluster": ".shared::cluster", "local": ".local",
+                      "param": ".param", "global": ".global", "generic": "generic"}
+
+
+def address_mask(space: str, reg_bits: int | None = None) -> int:
+    """The mask an address of this state space wraps at, held in a register of `reg_bits` bits (None: a
+    constant or a variable's address): the narrower of the two widths (spec.limits.ADDRESS_BITS)."""
+    bits = ADDRESS_BITS[SPACE_NAMES[space]]
+    return (1 << (bits if reg_bits is None else min(bits, reg_bits))) - 1

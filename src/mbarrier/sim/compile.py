@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from mbarrier.ptx import ast
-from mbarrier.sim.address import LOCAL_GENERIC, PARAM_GENERIC, SHARED_GENERIC
+from mbarrier.sim.address import LOCAL_GENERIC, PARAM_GENERIC, SHARED_GENERIC, address_mask
 from mbarrier.sim.errors import LaunchError, Unsupported
 from mbarrier.sim.registry import REGISTRY, Facts, Kind, facts_of
 from mbarrier.sim.types import TYPES, Scalar
@@ -370,18 +370,23 @@ class Gen:
         else:
             self.lines.append(f"r[{reg.slot}] = {fold(f'({expr}) & {(1 << bits) - 1:#x}')}")
 
-    def address(self, op: ast.Operand, space: str = "", bits: int = 64) -> str:
-        """Source of the address an `[...]` operand names. In a generic-addressing instruction
-        (space "generic") a shared variable's name stands for its generic address."""
+    def address(self, op: ast.Operand, space: str) -> str:
+        """Source of the address an `[...]` operand of this state space ("cta", "cluster", "local",
+        "param", "global", "generic") names, wrapped as PTX ISA 6.4.1 says (`sim.address.address_mask`:
+        `[%r+384]` with a 32-bit register is modulo 2^32). In a generic-addressing instruction a shared
+        variable's name stands for its generic address."""
         if not isinstance(op, ast.Address) or op.items:
             raise self.unsupported("address operand form")
-        mask = (1 << bits) - 1
+        mask = address_mask(space)
         if op.base is None:
             return f"{op.offset & mask:#x}"
         reg = self.lookup(op.base.name)
         if reg is not None:
             base = f"r[{reg.slot}]"
-            return base if op.offset == 0 else f"(({base} + {op.offset}) & {mask:#x})"
+            wrap = address_mask(space, reg.type.bits)
+            if op.offset == 0 and wrap >= reg.type.mask:
+                return base
+            return f"(({base} + {op.offset}) & {wrap:#x})"
         var = self.var(op.base.name)
         if var is not None:
             return f"{(var.address + (LOCAL_GENERIC if space == 'generic' else 0) + op.offset) & mask:#x}"

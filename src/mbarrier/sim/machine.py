@@ -486,6 +486,18 @@ class Machine:
         store(addr, size, new & mask)
         return old
 
+    def cvta_to(self, t: Thread, space: str, addr: int) -> int:
+        """cvta.to.shared / .local / .param: the generic address's offset in its window. The PTX ISA
+        leaves the result undefined for an address outside the window: a fault here, where the kernel
+        made it, rather than an access that would land anywhere."""
+        name, inside, base = {"local": ("local", is_local_generic, LOCAL_GENERIC),
+                              "param": ("param", is_param_generic, PARAM_GENERIC)}.get(
+                                  space, ("shared", is_shared_generic, SHARED_GENERIC))
+        if not inside(addr):
+            raise KernelFault(f"cvta.to.{name} of generic address {addr:#x}, which is not in the {name} "
+                              "window: the result is undefined (PTX ISA, cvta)")
+        return addr - base
+
     def mapa(self, t: Thread, addr: int, rank: int, generic: bool) -> int:
         n = len(t.cta.cluster.ctas)
         if rank >= n:

@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from mbarrier.core.violations import Violation
-from mbarrier.sim.address import is_local_generic, is_param_generic, is_shared_generic
+from mbarrier.sim.address import SHARED_GENERIC, is_local_generic, is_param_generic, is_shared_generic
 from mbarrier.sim.compile import Site
 from mbarrier.sim.hb import (
     ASYNC,
@@ -283,7 +283,7 @@ class RaceMachine(Machine):
         old = Machine.atom(self, t, space, addr, size, op, kind, b, c)
         cta: Cta | None = None
         if space == "generic" and is_shared_generic(addr):
-            space, addr = "cluster", addr - 0x7000_0000_0000
+            space, addr = "cluster", addr - SHARED_GENERIC
         if space == "cta":
             cta = t.cta
         elif space == "cluster":

@@ -44,3 +44,13 @@ MAX_THREADS_PER_CTA: Final = 1024
 #: A cluster has at most 16 CTAs on sm_90 (8 portably; 16 with the non-portable cluster size: CUDA
 #: Programming Guide, "Thread Block Clusters").
 MAX_CLUSTER_CTAS: Final = 16
+
+#: PTX ISA 6.4.1 (Addresses as Operands, which every mbarrier instruction's `addr` refers to, 9.7.13.15.9
+#: ff.): "The address size may be either 32-bit or 64-bit ... Addresses are zero-extended to the
+#: specified width as needed, and truncated if the register width exceeds the state space address width
+#: for the target architecture", and address arithmetic is integer arithmetic: `[reg+imm]` wraps at the
+#: register's width (2^32 for a 32-bit register, as nvcc's 32-bit shared pointers rely on), then at the
+#: state space's. The shared (::cta and ::cluster), local and param windows are 32-bit; generic and global
+#: addresses are 64-bit (.address_size 64).
+ADDRESS_BITS: Final = {".shared::cta": 32, ".shared::cluster": 32, ".local": 32, ".param": 32,
+                       ".global": 64, "generic": 64}

@@ -87,7 +87,8 @@ def _cp_async(g: Gen, ins: ast.Instruction, rest: tuple[str, ...]) -> None:
         raise g.unsupported("ignore-src or cache-policy operands")
     size = g.src(ops[2], U32)
     src_size = g.src(ops[3], U32) if len(ops) == 4 else size
-    g.lines.append(f"m.cp_async(t, {g.address(ops[0])}, {g.address(ops[1])}, {size}, {src_size})")
+    g.lines.append(f"m.cp_async(t, {g.address(ops[0], 'cta')}, {g.address(ops[1], 'global')}, {size}, "
+                   f"{src_size})")
 
 
 def _bulk(g: Gen, ins: ast.Instruction, rest: tuple[str, ...]) -> None:
@@ -112,16 +113,18 @@ def _bulk(g: Gen, ins: ast.Instruction, rest: tuple[str, ...]) -> None:
         if dst is None or (multicast and dst != "cluster"):
             raise g.unsupported()
         mask = g.src(ops[4], TYPES[".u16"]) if multicast else "None"
-        g.lines.append(f"m.bulk_copy(t, {dst!r}, 'global', {g.address(ops[0])}, {g.address(ops[1])}, "
-                       f"{g.src(ops[2], U32)}, {g.address(ops[3])}, {mask})")
+        g.lines.append(f"m.bulk_copy(t, {dst!r}, 'global', {g.address(ops[0], dst)}, "
+                       f"{g.address(ops[1], 'global')}, {g.src(ops[2], U32)}, {g.address(ops[3], dst)}, "
+                       f"{mask})")
         return
     if multicast:
         raise g.unsupported()
     if rest == (".shared::cluster", ".shared::cta", ".mbarrier::complete_tx::bytes") and len(ops) == 4:
-        g.lines.append(f"m.bulk_copy(t, 'cluster', 'cta', {g.address(ops[0])}, {g.address(ops[1])}, "
-                       f"{g.src(ops[2], U32)}, {g.address(ops[3])})")
+        g.lines.append(f"m.bulk_copy(t, 'cluster', 'cta', {g.address(ops[0], 'cluster')}, "
+                       f"{g.address(ops[1], 'cta')}, {g.src(ops[2], U32)}, {g.address(ops[3], 'cluster')})")
         return
     if rest == (".global", ".shared::cta", ".bulk_group") and len(ops) == 3:
-        g.lines.append(f"m.bulk_store(t, {g.address(ops[0])}, {g.address(ops[1])}, {g.src(ops[2], U32)})")
+        g.lines.append(f"m.bulk_store(t, {g.address(ops[0], 'global')}, {g.address(ops[1], 'cta')}, "
+                       f"{g.src(ops[2], U32)})")
         return
     raise g.unsupported()

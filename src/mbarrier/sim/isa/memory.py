@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from mbarrier.ptx import ast
 from mbarrier.sim import registry
-from mbarrier.sim.address import LOCAL_GENERIC, PARAM_GENERIC, SHARED_GENERIC
+from mbarrier.sim.address import LOCAL_GENERIC, PARAM_GENERIC, SHARED_GENERIC, address_mask
 from mbarrier.sim.compile import Gen, sext
 from mbarrier.sim.registry import Access, CopyKind, CopyUse, Facts, Kind, instruction
 from mbarrier.sim.types import TYPES, Scalar
@@ -24,6 +24,7 @@ _NEUTRAL = frozenset({
 _SPACES = {".shared": "cta", ".shared::cta": "cta", ".shared::cluster": "cluster", ".global": "global",
            ".const": "global", ".param": "param", ".param::entry": "param", ".local": "local"}
 _VECTOR = {".v2": 2, ".v4": 4}
+_WINDOWS = {"cta": SHARED_GENERIC, "cluster": SHARED_GENERIC, "local": LOCAL_GENERIC, "param": PARAM_GENERIC}
 
 
 def space_of(g: Gen, ins: ast.Instruction) -> str:
@@ -158,8 +159,8 @@ def _store_async(g: Gen, ins: ast.Instruction, op: str | None) -> None:
     else:
         value = g.src(v, ty)
     kind = "f" if ty.float else ("s" if ty.signed else "u")
-    g.lines.append(f"m.st_async(t, {g.address(a)}, {value}, {ty.size * n}, {g.address(bar)}, {op!r}, "
-                   f"{kind!r})")
+    g.lines.append(f"m.st_async(t, {g.address(a, 'cluster')}, {value}, {ty.size * n}, "
+                   f"{g.address(bar, 'cluster')}, {op!r}, {kind!r})")
 
 
 @instruction("st", facts=memory_facts)
@@ -230,14 +231,13 @@ def _cvta(g: Gen, ins: ast.Instruction) -> None:
         raise g.unsupported()
     space = _SPACES[spaces[0]]
     v = g.src(a, ty)
-    if space in ("cta", "cluster"):
-        g.assign(d, f"{v} - {SHARED_GENERIC:#x}" if to else f"{v} + {SHARED_GENERIC:#x}", ty)
-    elif space == "local":
-        g.assign(d, f"{v} - {LOCAL_GENERIC:#x}" if to else f"{v} + {LOCAL_GENERIC:#x}", ty)
-    elif space == "param":
-        # cvta.param: a kernel parameter's generic address (PTX ISA 5.1.6.1, kernel parameters by
-        # generic addressing); the .param address is the offset in the parameter memory.
-        g.assign(d, f"{v} - {PARAM_GENERIC:#x}" if to else f"{v} + {PARAM_GENERIC:#x}", ty)
+    if space in ("cta", "cluster", "local", "param"):
+        if to:  # the generic address must lie in the window (the machine checks)
+            g.assign(d, f"m.cvta_to(t, {space!r}, {v})", ty)
+        else:  # an address of these spaces is 32 bits wide (PTX ISA 6.4.1): the rest of a register is not.
+            # cvta.param: a kernel parameter's generic address (PTX ISA 5.1.6.1, kernel parameters by
+            # generic addressing); the .param address is the offset in the parameter memory.
+            g.assign(d, f"({v} & {address_mask(space):#x}) + {_WINDOWS[space]:#x}", ty)
     elif space == "global":
         g.assign(d, v, ty, masked=True)
     else:
@@ -273,7 +273,7 @@ def _prefetch(g: Gen, ins: ast.Instruction) -> None:
     address is still evaluated). The tensor-map form is a different instruction."""
     if any(q.startswith(".tensormap") for q in ins.qualifiers) or len(ins.operands) != 1:
         raise g.unsupported()
-    g.address(ins.operands[0])
+    g.address(ins.operands[0], space_of(g, ins))
 
 
 @instruction("getctarank", facts=Kind.OPAQUE, writes=True)
