@@ -10,10 +10,13 @@ import re
 import shlex
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from mbarrier.cli import COMMANDS, build_parser, main
 from mbarrier.examples import HERE
+from mbarrier.examples.races import HERE as RACES
+from mbarrier.report.schema import schema
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 TEXT = DOC.read_text(encoding="utf-8")
@@ -55,11 +58,14 @@ def _examples() -> list[tuple[str, str]]:
 @pytest.mark.parametrize(("command", "documented"), _examples(), ids=[c for c, _ in _examples()])
 def test_json_examples_have_the_keys_the_command_prints(command: str, documented: str,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
-    argv = shlex.split(command.replace("$E", str(HERE)).replace("$C", str(HERE / "corpus")))[1:]
+    argv = shlex.split(command.replace("$E", str(HERE)).replace("$C", str(HERE / "corpus"))
+                       .replace("$R", str(RACES)))[1:]
     main(argv)
     printed = json.loads(capsys.readouterr().out)
     assert _shape(printed) == _shape(json.loads(documented)), command
+    if argv[0] != "conform":  # the documented example is a valid document of the schema too
+        jsonschema.Draft202012Validator(schema()).validate(json.loads(documented))
 
 
 def test_there_are_json_examples() -> None:
-    assert {c.split()[1] for c, _ in _examples()} == {"lint", "check", "conform"}
+    assert {c.split()[1] for c, _ in _examples()} == {"lint", "run", "check", "conform"}

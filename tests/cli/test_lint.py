@@ -62,25 +62,39 @@ def test_warnings_pass_unless_strict(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "error:" in capsys.readouterr().out
 
 
-def test_json_is_one_object_per_file_and_an_array_for_several(
+def test_json_is_one_document_for_any_number_of_files(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = write(tmp_path, "bad.ptx", BAD)
     assert main(["lint", "--json", bad]) == 1
     one = json.loads(capsys.readouterr().out)
-    assert one["file"] == bad
-    (d,) = one["diagnostics"]
+    assert one["schema_version"] == 1 and one["command"] == "lint" and one["target"] is None
+    (f,) = one["files"]
+    assert f["file"] == bad and f["error"] is None
+    (d,) = f["diagnostics"]
     assert d == {"severity": "error", "line": 10, "column": 16, "rule": "ptxas-sem-needs-scope",
                  "message": "Modifier '.release' requires scope with 'mbarrier.arrive' instruction"}
+    assert one["summary"] == {"files": 1, "errors": 1, "warnings": 0}
     good = write(tmp_path, "good.ptx", GOOD)
-    assert main(["lint", "--json", good, bad]) == 1
+    assert main(["lint", "--format", "json", good, bad]) == 1  # one shape for any number of files
     many = json.loads(capsys.readouterr().out)
-    assert [m["file"] for m in many] == [good, bad]
-    assert many[0]["diagnostics"] == []
+    assert [m["file"] for m in many["files"]] == [good, bad]
+    assert many["files"][0]["diagnostics"] == []
+    assert many["summary"] == {"files": 2, "errors": 1, "warnings": 0}
+
+
+def test_an_unreadable_file_is_in_the_json_with_its_error(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    good = write(tmp_path, "good.ptx", GOOD)
+    assert main(["lint", "--json", good, str(tmp_path / "missing.ptx")]) == 2
+    out, err = capsys.readouterr()
+    d = json.loads(out)
+    assert d["files"][1]["error"].startswith(f"{tmp_path / 'missing.ptx'}: cannot read")
+    assert d["summary"]["files"] == 1 and err == ""
 
 
 def test_a_syntax_error_is_a_fatal_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["lint", "--json", write(tmp_path, "syntax.ptx", SYNTAX)]) == 1
-    (d,) = json.loads(capsys.readouterr().out)["diagnostics"]
+    (d,) = json.loads(capsys.readouterr().out)["files"][0]["diagnostics"]
     assert d["severity"] == "fatal" and d["line"] == 9
 
 

@@ -7,16 +7,23 @@ the report then says what was covered; findings found before the stop still exit
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from collections.abc import Callable
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, options
 from mbarrier.cli.bounds import Deadline, TimeoutHit, add_bound_options, memory_bound
+from mbarrier.cli.formats import JSON, TEXT, add_format_option, write_json
 from mbarrier.cli.interrupt import Interrupt
 from mbarrier.cli.progress import Progress, add_progress_options
-from mbarrier.cli.run import add_launch_options, launch_machine, launch_words, load_launch, timed_out
+from mbarrier.cli.run import (
+    add_launch_options,
+    launch_machine,
+    launch_words,
+    load_launch,
+    parse_args,
+    timed_out,
+)
 from mbarrier.cli.schedules import launch_fingerprint
 from mbarrier.cli.source import display_name
 from mbarrier.explore.budget import TIMEOUT
@@ -26,7 +33,8 @@ from mbarrier.explore.run import TraceStep, run
 from mbarrier.explore.schedule import stamp
 from mbarrier.explore.schedulers import Replay
 from mbarrier.ptx import ast
-from mbarrier.report.check import format_result, to_json
+from mbarrier.report.check import format_result
+from mbarrier.report.model import check_report, launch_of
 from mbarrier.sim import SimError
 
 EXIT_BY_VERDICT = {"verified": EXIT_CLEAN, "finding": EXIT_FINDINGS, "incomplete": EXIT_INCOMPLETE,
@@ -42,7 +50,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--max-states", type=options.positive, default=DEFAULT_MAX_STATES, metavar="N",
                    help=f"stop after N distinct states (exit 3; default {DEFAULT_MAX_STATES:,})")
     add_bound_options(p)
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_format_option(p, (TEXT, JSON))
     p.add_argument("--warp", action="store_true",
                    help="warp granularity: lanes of a warp at the same instruction step together (faster, "
                    "a weaker guarantee: interleavings inside a converged warp are not explored)")
@@ -85,11 +93,10 @@ def main(args: argparse.Namespace) -> int:
     try:
         module, m = load_launch(args, warn=not args.quiet, deadline=deadline)
     except TimeoutHit as e:
-        if args.json:
+        if args.format == JSON:
             nothing = CheckResult(Verdict.INCOMPLETE, [], Stats(),
                                   f"{e.message()}; the search did not start", stopped_by=TIMEOUT)
-            json.dump(to_json(nothing), sys.stdout, indent=2)
-            sys.stdout.write("\n")
+            write_json(check_report(nothing, display_name(args.file), None, None))
         return timed_out("check", e)
     fingerprint = launch_fingerprint(module, m, args.arg, args.dynamic_shared)
     progress = Progress.of("check", args)
@@ -100,7 +107,7 @@ def main(args: argparse.Namespace) -> int:
                    progress=None if progress.mode == "off" else progress.states)
     try:
         with Interrupt() as stop:
-            if not args.json:  # what is being checked, while it runs
+            if args.format == TEXT:  # what is being checked, while it runs
                 ctas = len(m.ctas)
                 sys.stdout.write(f"{display_name(args.file)}: kernel {m.threads[0].func.name}, {ctas} "
                                  f"CTA{'s' if ctas > 1 else ''} of {len(m.ctas[0].threads)} threads\n")
@@ -114,9 +121,9 @@ def main(args: argparse.Namespace) -> int:
     if args.save_schedule and result.findings:
         options.write_output(args.save_schedule, stamp(fingerprint, result.findings[0].schedule) + "\n",
                              "--save-schedule")
-    if args.json:
-        json.dump(to_json(result, fingerprint), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+    if args.format == JSON:
+        launch = launch_of(module, m, parse_args(args.arg), args.dynamic_shared)
+        write_json(check_report(result, display_name(args.file), launch, fingerprint))
     else:
         for line in format_result(result, trace_of(module, args), replay_command(args), fingerprint):
             sys.stdout.write(line + "\n")

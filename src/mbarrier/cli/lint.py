@@ -1,5 +1,5 @@
-"""`mbarrier lint FILE.ptx [FILE ...] [--target sm_XX] [--strict] [--json]`: ptxas's verdict and
-wording on every mbarrier-family instruction, plus warnings for what ptxas accepts but PTX ISA
+"""`mbarrier lint FILE.ptx [FILE ...] [--target sm_XX] [--strict] [--format FORMAT]`: ptxas's verdict
+and wording on every mbarrier-family instruction, plus warnings for what ptxas accepts but PTX ISA
 9.7.13.15 leaves undefined. `-` reads standard input.
 
 Exit codes: 0 clean (warnings allowed unless --strict), 1 findings (an error, a syntax error, or a
@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from dataclasses import dataclass
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, UsageError
+from mbarrier.cli.formats import JSON, TEXT, add_format_option, write_json
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
 from mbarrier.ptx.parser import parse
 from mbarrier.ptx.validate import Coverage, coverage, validate
+from mbarrier.report.model import LintFile, lint_file, lint_report
 from mbarrier.report.text import printable
 from mbarrier.spec.targets import TARGET_MIN_VERSION, parse_target
 
@@ -29,7 +30,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--target", help="judge for this target (sm_80, sm_90a, ...) instead of the "
                                     "module's .target")
     p.add_argument("--strict", action="store_true", help="treat warnings as errors")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_format_option(p, (TEXT, JSON))
     p.set_defaults(handler=main)
 
 
@@ -54,16 +55,6 @@ def lint_text(text: str, path: str, target: str | None = None, strict: bool = Fa
         diags = [dataclasses.replace(d, severity="error") if d.severity == "warning" else d
                  for d in diags]
     return FileResult(path, diags, lines, coverage(module))
-
-
-def to_json(result: FileResult) -> dict[str, object]:
-    """One file's JSON object: its diagnostics, and how many instructions lint judged and left alone
-    (by opcode; null after a syntax error)."""
-    c = result.coverage
-    instructions = None if c is None else {
-        "judged": c.judged, "not_judged": sum(c.not_judged.values()), "not_judged_by_opcode": c.not_judged}
-    return {"file": result.path, "diagnostics": [d.to_json() for d in result.diagnostics],
-            "instructions": instructions}
 
 
 def _read(path: str) -> str:
@@ -94,30 +85,32 @@ def main(args: argparse.Namespace) -> int:
     if args.files.count("-") > 1:
         raise UsageError("'-' (standard input) may be given once")
     results: list[FileResult] = []
-    unreadable = False
+    files: list[LintFile] = []
     for path in args.files:
         try:
             text = _read(path)
         except OSError as e:
-            sys.stderr.write(f"mbarrier lint: error: {e}\n")
-            unreadable = True
+            if args.format == TEXT:
+                sys.stderr.write(f"mbarrier lint: error: {e}\n")
+            files.append(LintFile(path, (), None, str(e)))
             continue
         results.append(lint_text(text, "<stdin>" if path == "-" else path, args.target, args.strict))
-    if args.json:
-        objs = [to_json(r) for r in results]
-        print(json.dumps(objs if len(args.files) > 1 else (objs[0] if objs else []), indent=2))
+        r = results[-1]
+        c = r.coverage
+        files.append(lint_file(r.path, r.diagnostics, None if c is None else (c.judged, c.not_judged)))
+    report = lint_report(files, args.target, args.strict)
+    if args.format == JSON:
+        write_json(report)
     else:
         for r in results:
             if r.diagnostics:
                 print(format_human(r))
-        errors = sum(d.severity != "warning" for r in results for d in r.diagnostics)
-        warnings = sum(d.severity == "warning" for r in results for d in r.diagnostics)
-        judged = sum(r.coverage.judged for r in results if r.coverage)
-        other = sum(sum(r.coverage.not_judged.values()) for r in results if r.coverage)
+        s = report.summary
+        judged = sum(f.instructions.judged for f in files if f.instructions)
+        other = sum(f.instructions.not_judged for f in files if f.instructions)
         if results:  # nothing was read: the errors above said why
-            sys.stderr.write(f"{len(results)} file(s): {errors} error(s), {warnings} warning(s); {judged} "
+            sys.stderr.write(f"{s.files} file(s): {s.errors} error(s), {s.warnings} warning(s); {judged} "
                              f"instruction(s) judged, {other} outside lint's scope\n")
-    if unreadable:
+    if any(f.error is not None for f in files):
         return EXIT_USAGE
-    failed = any(d.severity != "warning" for r in results for d in r.diagnostics)
-    return EXIT_FINDINGS if failed else EXIT_CLEAN
+    return EXIT_FINDINGS if report.failed else EXIT_CLEAN

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, options
 from mbarrier.cli.bounds import Deadline, TimeoutHit, add_bound_options, memory_bound
+from mbarrier.cli.formats import JSON, TEXT, add_format_option, write_json
 from mbarrier.cli.interrupt import Interrupt
 from mbarrier.cli.progress import Progress, add_progress_options
 from mbarrier.cli.schedules import launch_fingerprint, read_schedule
@@ -25,6 +26,7 @@ from mbarrier.explore.run import DEFAULT_MAX_STEPS, RunResult
 from mbarrier.explore.schedule import stamp
 from mbarrier.ptx import ast
 from mbarrier.ptx.validate import validate
+from mbarrier.report.model import Scheduler, launch_of, run_report
 from mbarrier.report.run import format_outcome, format_trace
 from mbarrier.sim import Buffer, LaunchError, Machine, launch
 from mbarrier.sim.launch import listing
@@ -58,6 +60,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="write the run's schedule string to FILE")
     p.add_argument("--dump", action="append", default=[], type=options.dump, metavar="NAME[:COUNT]",
                    help="print the first COUNT (default 16) 32-bit words of a buffer argument or variable")
+    add_format_option(p, (TEXT, JSON))
     add_progress_options(p)
     p.set_defaults(handler=main)
 
@@ -195,13 +198,16 @@ def main(args: argparse.Namespace) -> int:
     else:
         scheduler = RandomScheduler(args.seed, burst=args.burst)
         how = f"random schedule, seed {args.seed}, bursts of 1..{args.burst} steps"
+    if args.trace and args.format != TEXT:
+        raise UsageError("--trace prints text: it goes with --format text only")
     out = sys.stdout
     ctas = len(m.ctas)
     with Interrupt() as stop:
-        out.write(f"{display_name(args.file)}: kernel {m.threads[0].func.name}, {ctas} "
-                  f"CTA{'s' if ctas > 1 else ''} of {len(m.ctas[0].threads)} threads, "
-                  f"clusters of {len(m.ctas[0].cluster.ctas)}; {how}\n")
-        out.flush()  # what is being run, while it runs
+        if args.format == TEXT:
+            out.write(f"{display_name(args.file)}: kernel {m.threads[0].func.name}, {ctas} "
+                      f"CTA{'s' if ctas > 1 else ''} of {len(m.ctas[0].threads)} threads, "
+                      f"clusters of {len(m.ctas[0].cluster.ctas)}; {how}\n")
+            out.flush()  # what is being run, while it runs
         if not args.no_races:
             track(m)
         progress = Progress.of("run", args)
@@ -219,6 +225,21 @@ def main(args: argparse.Namespace) -> int:
             progress.close()
     if result.outcome == "error" and result.site is None:
         raise UsageError(result.message)
+    notes = list(replay_notes(scheduler, result)) if isinstance(scheduler, Replay) else []
+    dumps = {}
+    for name, count in args.dump:
+        base, size = m.buffers[name]
+        dumps[name] = [m.gmem.load(base + 4 * i, 4) for i in range(min(count, size // 4))]
+    if args.save_schedule:
+        options.write_output(args.save_schedule, stamp(fingerprint, result.schedule) + "\n",
+                             "--save-schedule")
+    if args.format == JSON:
+        sched = (Scheduler("replay") if isinstance(scheduler, Replay)
+                 else Scheduler("random", args.seed, args.burst))
+        launch = launch_of(module, m, parse_args(args.arg), args.dynamic_shared)
+        write_json(run_report(result, display_name(args.file), launch, fingerprint, sched, not args.no_races,
+                              dumps, notes))
+        return EXIT_BY_OUTCOME[result.outcome]
     if result.trace is not None:
         for line in format_trace(result.trace):
             out.write(line + "\n")
@@ -226,14 +247,8 @@ def main(args: argparse.Namespace) -> int:
         out.write(f"[thread {aid}] {text}" + ("" if text.endswith("\n") else "\n"))
     for line in format_outcome(result, fingerprint=fingerprint):
         out.write(line + "\n")
-    if isinstance(scheduler, Replay):
-        for line in replay_notes(scheduler, result):
-            out.write(line + "\n")
-    for name, count in args.dump:
-        base, size = m.buffers[name]
-        words = [m.gmem.load(base + 4 * i, 4) for i in range(min(count, size // 4))]
+    for line in notes:
+        out.write(line + "\n")
+    for name, words in dumps.items():
         out.write(f"{name}: {' '.join(str(w) for w in words)}\n")
-    if args.save_schedule:
-        options.write_output(args.save_schedule, stamp(fingerprint, result.schedule) + "\n",
-                             "--save-schedule")
     return EXIT_BY_OUTCOME[result.outcome]

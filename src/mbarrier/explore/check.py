@@ -577,8 +577,11 @@ class Explorer:
 
     def _violation(self, v: Violation | KernelFault, aids: list[int]) -> Finding:
         """A core Violation, a race or a fault of the kernel: the kernel's bug, at the step that raised."""
-        kind = FindingKind.RACE if isinstance(v, Race) else FindingKind.VIOLATION
-        return self._at(kind, v.rule, v.section, str(v), aids)
+        if isinstance(v, Race):
+            f = self._at(FindingKind.RACE, v.rule, v.section, str(v), aids)
+            f.accesses, f.edge = v.accesses, v.edge
+            return f
+        return self._at(FindingKind.VIOLATION, v.rule, v.section, str(v), aids)
 
     def _unsupported(self, e: SimError, aids: list[int]) -> Finding:
         return self._at(FindingKind.UNSUPPORTED, UNSUPPORTED, "", str(e), aids)

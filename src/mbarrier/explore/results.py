@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from mbarrier.core.barrier import Barrier
 from mbarrier.explore.schedule import encode
+from mbarrier.sim.races import RaceAccess
 
 DEFAULT_MAX_STATES = 2_000_000
 
@@ -99,6 +100,8 @@ class Finding:
     text: str | None = None
     waiters: list[Waiter] = field(default_factory=list)
     arrivers: dict[str, list[str]] = field(default_factory=dict)
+    accesses: tuple[RaceAccess, ...] = ()   # a race: its two accesses, earlier first
+    edge: str | None = None                 # a race: the happens-before edge that would order them
 
     @property
     def schedule(self) -> str:

@@ -21,7 +21,7 @@ from mbarrier.explore.stuck import blocked
 from mbarrier.sim.compile import Site
 from mbarrier.sim.errors import KernelFault, SimError
 from mbarrier.sim.machine import EXITED, BarrierEvent, Copy, Machine, Thread, short_state
-from mbarrier.sim.races import Race
+from mbarrier.sim.races import Race, RaceAccess
 
 DEFAULT_MAX_STEPS = 20_000_000
 # Steps between two calls of run's `monitor` (progress, Ctrl-C): about a hundredth of a second.
@@ -75,6 +75,8 @@ class RunResult:
     stuck: list[Stuck] = field(default_factory=list)
     trace: list[TraceStep] | None = None
     stopped_by: str = ""          # outcome "limit": the bound hit, "max-steps", "timeout" or "max-memory"
+    accesses: tuple[RaceAccess, ...] = ()   # outcome "race": its two accesses, earlier first
+    edge: str | None = None                 # outcome "race": the happens-before edge that would order them
 
     @property
     def ok(self) -> bool:
@@ -166,8 +168,11 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
                     steps += i
     except Violation as v:
         assert a is not None
-        outcome = Outcome.RACE if isinstance(v, Race) else Outcome.VIOLATION
-        return _failed(m, outcome, steps, runs, a, str(v), steps_log, v.rule, v.section)
+        if isinstance(v, Race):
+            r = _failed(m, Outcome.RACE, steps, runs, a, str(v), steps_log, v.rule, v.section)
+            r.accesses, r.edge = v.accesses, v.edge
+            return r
+        return _failed(m, Outcome.VIOLATION, steps, runs, a, str(v), steps_log, v.rule, v.section)
     except KernelFault as e:  # the kernel's bug, as a Violation is
         assert a is not None
         return _failed(m, Outcome.VIOLATION, steps, runs, a, str(e), steps_log, e.rule, e.section)

@@ -1,16 +1,15 @@
-"""Text and JSON for a check: the verdict, each finding explained in the user's terms, and its schedule
-as a trace of the steps that matter (thread, source line, barrier changes)."""
+"""Text for a check (its JSON: `report.model`): the verdict, each finding explained in the user's
+terms, and its schedule as a trace of the steps that matter (thread, source line, barrier changes)."""
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from typing import Any
 
-from mbarrier.core.barrier import Barrier
 from mbarrier.explore.results import CheckResult, Finding, Stats, Waiter
 from mbarrier.explore.run import TraceStep
 from mbarrier.explore.schedule import Fingerprint, stamp
+from mbarrier.report.model import describe_barrier
 from mbarrier.report.run import _ranges
 
 MAX_TRACE_LINES = 60
@@ -51,20 +50,6 @@ def headline(r: CheckResult) -> str:
     return f"FOUND {n} problem{'s' if n != 1 else ''} ({r.mode})"
 
 
-def _barrier_state(b: Barrier | None) -> str:
-    if b is None:
-        return "never initialized"
-    if not b.valid:
-        return "not a valid object (invalidated)"
-    parts = [f"phase {b.phase} (parity {b.phase & 1})",
-             f"{b.pending} of {b.expected} arrival{'s' if b.expected != 1 else ''} still pending"]
-    if b.tx > 0:
-        parts.append(f"{b.tx} transaction bytes still outstanding")
-    elif b.tx < 0:
-        parts.append(f"{-b.tx} transaction bytes delivered ahead of expect_tx")
-    return ", ".join(parts)
-
-
 def _waiter_groups(ws: list[Waiter]) -> list[tuple[list[int], Waiter]]:
     groups: dict[tuple[object, ...], list[Waiter]] = {}
     for w in ws:
@@ -90,7 +75,7 @@ def explain(f: Finding) -> list[str]:
         lines.append(f"  {who} at line {w.line}: {w.text}")
         lines.append(f"      {w.detail}")
         if w.what == "mbarrier":
-            lines.append(f"      {w.barrier}: {_barrier_state(w.state)}")
+            lines.append(f"      {w.barrier}: {describe_barrier(w.state)}")
     for sym, arrivers in f.arrivers.items():
         if arrivers:
             lines.append(f"  who could still arrive on {sym}: " + "; ".join(arrivers))
@@ -159,32 +144,3 @@ def format_result(r: CheckResult, trace: Callable[[Finding], list[TraceStep]] | 
                      + (f": {replay} --schedule {shlex.quote(sched)}"
                         if replay and len(u.schedule) <= max_schedule else ""))
     return lines
-
-
-def to_json(r: CheckResult, fingerprint: Fingerprint | None = None) -> dict[str, Any]:
-    """The JSON of `mbarrier check --json` (docs/cli.md); schedules stamped with `fingerprint` when given."""
-    findings = []
-    for f in r.findings:
-        item = _item(f, fingerprint)
-        if f.kind == "deadlock":
-            item["waiters"] = [{"thread": w.thread, "line": w.line, "instruction": w.text, "waits_on": w.what,
-                                "barrier": w.barrier, "address": w.address, "cta": w.cta, "wants": w.wants,
-                                "state": _barrier_state(w.state) if w.what == "mbarrier" else w.detail}
-                               for w in f.waiters]
-            item["could_arrive"] = f.arrivers
-        findings.append(item)
-    s = r.stats
-    return {"verdict": r.verdict, "findings": findings,
-            "stats": {"states": s.states, "transitions": s.transitions, "seconds": round(s.seconds, 3),
-                      "sleep_pruned": s.sleep_pruned, "sleep_woken": s.sleep_woken,
-                      "depth": s.depth, "local_steps": s.local_steps, "enabled": s.enabled,
-                      "pruned": s.pruned, "full_expansions": s.full_expansions,
-                      "symmetric_merges": s.symmetric_merges},
-            "mode": r.mode, "covered": r.covered, "stopped_by": r.stopped_by,
-            "unsupported": None if r.unsupported is None else _item(r.unsupported, fingerprint)}
-
-
-def _item(f: Finding, fingerprint: Fingerprint | None) -> dict[str, Any]:
-    sched = f.schedule if fingerprint is None else stamp(fingerprint, f.schedule)
-    return {"kind": f.kind, "rule": f.rule, "message": f.message, "schedule": sched,
-            "section": f.section, "line": f.line, "instruction": f.text, "agent": f.agent}

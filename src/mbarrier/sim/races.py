@@ -28,6 +28,7 @@ The edges (9.7.13.15.16 and the PTX memory model, as far as mbarrier kernels nee
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from mbarrier.core.violations import Violation
@@ -69,17 +70,36 @@ def quals(site: Site) -> frozenset[str]:
 
 
 # -- findings ---------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class RaceAccess:
+    """One of a race's two accesses, as data (the reports' JSON, SARIF and timelines read it)."""
+
+    thread: int             # the thread that made it, or that issued the copy that made it
+    agent: str              # the agent in words: "thread 2 (cta 1, tid 0)", "cp.async.bulk c4 (issued ...)"
+    copy: int | None        # the copy engine's agent id when a copy made it (schedules name it c<id>)
+    line: int
+    instruction: str
+    operation: str          # "read", "write", "atomic write", "the complete-tx of cp.async.bulk...", ...
+    space: str              # "shared" or "global"
+    cta: int | None         # shared memory: the index of the CTA whose memory it is
+    address: int            # shared: the offset in that CTA's shared memory; global: the address
+    size: int               # bytes
+
+
 class Race(Violation):
     """A finding of kind "race": two accesses (or an access and an object's lifetime) unordered by
-    happens-before. `.first` and `.second` describe the two accesses, `.edge` the missing edge."""
+    happens-before. `.first` and `.second` describe the two accesses in words and `.accesses` as data
+    (earlier first), `.edge` the missing edge."""
 
     rule: ClassVar[str] = "data-race"
 
-    def __init__(self, message: str, first: str, second: str, edge: str) -> None:
+    def __init__(self, message: str, first: str, second: str, edge: str,
+                 accesses: tuple[RaceAccess, ...] = ()) -> None:
         super().__init__(message)
         self.first = first
         self.second = second
         self.edge = edge
+        self.accesses = accesses
 
     @property
     def spec_rule(self) -> Rule:
@@ -324,9 +344,16 @@ class RaceMachine(Machine):
                 second = f"{t.name}, line {self._site(t).line}: `{self._site(t).text}`"
                 edge = (f"the {c.kind} still has to perform its "
                         f"{'arrive-on' if c.kind.endswith('arrive') else 'complete-tx'} on {b.name}")
+                site = self._site(t)
+                accesses = (
+                    RaceAccess(c.thread.aid, c.name, c.aid, c.site.line, c.site.text,
+                               "arrive-on" if c.kind.endswith("arrive") else "complete-tx", "shared",
+                               cta.index, off, 8),
+                    RaceAccess(t.aid, t.name, None, site.line, site.text, "mbarrier.inval", "shared",
+                               cta.index, off, 8))
                 raise InvalInflight(f"mbarrier.inval of {b.name} while {c.name} will still signal it\n"
                                     f"  in flight: {first}\n  inval: {second}\n  {edge}",
-                                    first, second, edge)
+                                    first, second, edge, accesses)
         Machine.mb_inval(self, t, space, addr)
         self._mb_access(self.hb.agents[t.aid], self._site(t), cta, off, THREAD | WRITE, "mbarrier.inval")
 
@@ -616,7 +643,16 @@ class RaceMachine(Machine):
                 "mbarrier-init-visibility": "mbarrier operation not ordered after the init"}[c.rule]
         msg = (f"{head} on {self._where(c.later, c.addr)}\n  first:  {first}\n  second: {second}\n"
                f"  missing edge: {edge}")
-        return _RACES[c.rule](msg, first, second, edge)
+        accesses = (self._access_of(c.earlier), self._access_of(c.later))
+        return _RACES[c.rule](msg, first, second, edge, accesses)
+
+    def _access_of(self, info: Info) -> RaceAccess:
+        aid, site, flags, space, cta, addr, size, what = info
+        s: Site = site  # type: ignore[assignment]
+        op = what or (("atomic " if flags & ATOMIC else "") + ("write" if flags & WRITE else "read"))
+        copy = aid if aid in self.hb.copies else None
+        return RaceAccess(self._thread_of(aid), self._who(aid), copy, s.line, s.text, op, space,
+                          None if cta < 0 else cta, addr, size)
 
     def _thread_of(self, aid: int) -> int:
         info = self.hb.copies.get(aid)

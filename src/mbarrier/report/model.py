@@ -1,0 +1,403 @@
+"""The results of lint, run and check as typed data: what `--json` prints (schema version
+`SCHEMA_VERSION`, `report/schemas/`), what the Python API (`mbarrier.api`) returns, and what the SARIF,
+GitHub, Perfetto and SVG writers read. A field's name is its JSON key; `to_json` writes one.
+
+Builders (`lint_report`, `run_report`, `check_report`) turn the front end's and the explorer's own
+results into these, with the file, the kernel and the launch they are about."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mbarrier import __version__
+from mbarrier.core.barrier import Barrier
+from mbarrier.explore.results import CheckResult, FindingKind, Verdict
+from mbarrier.explore.results import Finding as ExploreFinding
+from mbarrier.explore.results import Waiter as ExploreWaiter
+from mbarrier.explore.run import Outcome, RunResult
+from mbarrier.explore.schedule import Fingerprint, stamp
+from mbarrier.ptx import ast
+from mbarrier.ptx.diagnostics import Diagnostic as PtxDiagnostic
+from mbarrier.ptx.diagnostics import Severity
+from mbarrier.sim.compile import SPECIAL_SLOT
+from mbarrier.sim.machine import EXITED, Machine
+from mbarrier.sim.memory import Buffer
+from mbarrier.sim.races import RaceAccess
+
+#: The version of the JSON documents (`schema_version`); docs/cli.md keeps the compatibility notes.
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str = "mbarrier"
+    version: str = __version__
+
+
+# -- lint -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Diagnostic:
+    """One lint finding at line:column of its file (`rule`: a stable id, docs/lint.md)."""
+
+    severity: Severity          # "error", "warning", or "fatal" (a syntax error: the file's judgement stops)
+    line: int
+    column: int
+    message: str
+    rule: str
+
+
+@dataclass(frozen=True)
+class Instructions:
+    """How many instructions lint judged as ptxas does, and how many (by opcode) it left alone beyond
+    resolving their names."""
+
+    judged: int
+    not_judged: int
+    not_judged_by_opcode: dict[str, int]
+
+
+@dataclass(frozen=True)
+class LintFile:
+    file: str
+    diagnostics: tuple[Diagnostic, ...]
+    instructions: Instructions | None = None   # null: the file did not parse, or could not be read
+    error: str | None = None    # the file could not be read (then there are no diagnostics)
+
+
+@dataclass(frozen=True)
+class LintSummary:
+    files: int                  # files read
+    errors: int                 # diagnostics that are not warnings (fatal included)
+    warnings: int
+
+
+@dataclass(frozen=True)
+class LintReport:
+    files: tuple[LintFile, ...]
+    target: str | None          # --target, or null: each module's own .target
+    strict: bool
+    summary: LintSummary
+    schema_version: int = SCHEMA_VERSION
+    tool: Tool = field(default_factory=Tool)
+    command: Literal["lint"] = "lint"
+
+    @property
+    def failed(self) -> bool:
+        """A finding: an error, a syntax error, or (strict) a warning."""
+        return any(d.severity != "warning" for f in self.files for d in f.diagnostics)
+
+
+def lint_file(path: str, diagnostics: Sequence[PtxDiagnostic],
+              coverage: tuple[int, Mapping[str, int]] | None = None) -> LintFile:
+    """One file's result; `coverage`: the instructions judged and, by opcode, those left alone."""
+    instructions = None if coverage is None else Instructions(
+        coverage[0], sum(coverage[1].values()), dict(coverage[1]))
+    return LintFile(path, tuple(Diagnostic(d.severity, d.line, d.column, d.message, d.rule)
+                                for d in diagnostics), instructions)
+
+
+def lint_report(files: Sequence[LintFile], target: str | None, strict: bool) -> LintReport:
+    read = [f for f in files if f.error is None]
+    diags = [d for f in read for d in f.diagnostics]
+    summary = LintSummary(len(read), sum(d.severity != "warning" for d in diags),
+                          sum(d.severity == "warning" for d in diags))
+    return LintReport(tuple(files), target, strict, summary)
+
+
+# -- the launch -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Argument:
+    """A kernel argument as given: an integer `value`, or a zero-filled buffer of `buffer` bytes."""
+
+    param: str
+    value: int | None = None
+    buffer: int | None = None
+
+
+@dataclass(frozen=True)
+class Launch:
+    """The launch as the machine has it (shapes X, Y, Z; a cluster from .reqnctapercluster counts)."""
+
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    cluster: tuple[int, int, int]
+    threads: int
+    args: tuple[Argument, ...]
+    dynamic_shared: int | None   # bytes given; null: the default (48 KiB when the kernel has extern shared)
+
+
+def _dims(m: Machine, prefix: str) -> tuple[int, int, int]:
+    regs = m.threads[0].regs
+    x, y, z = (regs[SPECIAL_SLOT[f"{prefix}.{axis}"]] for axis in "xyz")
+    assert isinstance(x, int) and isinstance(y, int) and isinstance(z, int)
+    return x, y, z
+
+
+def launch_of(module: ast.Module, m: Machine, args: Mapping[str | int, int | Buffer | bytes],
+              dynamic_shared: int | None) -> Launch:
+    """The launch of machine `m` of `module` with these arguments (keyed by name or position)."""
+    kernel = m.threads[0].func.name
+    params = module.function(kernel).params
+    out = []
+    for key, value in args.items():
+        name = params[key].name if isinstance(key, int) and key < len(params) else str(key)
+        if isinstance(value, Buffer):
+            out.append(Argument(name, buffer=value.size))
+        elif isinstance(value, bytes):
+            out.append(Argument(name, buffer=len(value)))
+        else:
+            out.append(Argument(name, value=value))
+    return Launch(kernel, _dims(m, "%nctaid"), _dims(m, "%ntid"), _dims(m, "%cluster_nctaid"),
+                  len(m.threads), tuple(out), dynamic_shared)
+
+
+# -- findings ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Access:
+    """One of a race's two accesses."""
+
+    thread: int                 # the thread that made it, or that issued the copy that made it
+    agent: str                  # in words: "thread 2 (cta 1, tid 0)", "cp.async.bulk c4 (issued by ...)"
+    copy: int | None            # the copy engine (schedules name it c<copy>) when a copy made it
+    line: int
+    instruction: str
+    operation: str              # "read", "write", "atomic write", "the complete-tx of ...", ...
+    space: str                  # "shared" or "global"
+    cta: int | None             # shared: the index of the CTA whose shared memory it is
+    address: int                # shared: the offset in that CTA's shared memory; global: the address
+    size: int                   # bytes
+
+
+@dataclass(frozen=True)
+class BarrierState:
+    """An mbarrier object's state (null fields: never initialized)."""
+
+    valid: bool
+    phase: int                  # the full phase number (the hardware keeps its parity)
+    pending: int                # arrivals still pending in the current phase
+    expected: int               # arrivals each phase expects
+    tx: int                     # transaction bytes outstanding (negative: delivered ahead of expect_tx)
+
+
+def _state(b: Barrier | None) -> BarrierState | None:
+    return None if b is None else BarrierState(b.valid, b.phase, b.pending, b.expected, b.tx)
+
+
+@dataclass(frozen=True)
+class Waiter:
+    """A thread that waits forever in a deadlock, and what for."""
+
+    thread: int
+    line: int
+    instruction: str
+    waits_on: str               # "mbarrier", "bar", "cluster", "warp", "cp.wait", "running"
+    reason: str                 # in words (the words `mbarrier run` prints for a stuck thread)
+    barrier: str | None         # an mbarrier's symbol
+    address: int | None         # its offset in the shared memory of its CTA
+    cta: str | None             # that CTA, as its ctaid prints ("0", "(1,0,0)")
+    wants: str | None           # "parity 0", "the phase of token ..."
+    state: str                  # the barrier's state in words (or the reason, for other waits)
+    barrier_state: BarrierState | None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A deadlock, an undefined behaviour (`violation`) or a data race, with the schedule that reaches
+    it; or, as `unsupported` of a run or a check, the instruction the simulator stopped at."""
+
+    kind: FindingKind
+    rule: str
+    section: str
+    message: str
+    line: int | None            # where it happened (a deadlock: the first waiter's line)
+    instruction: str | None
+    agent: str | None
+    schedule: str               # `mbarrier run --schedule S` replays it (stamped with the launch)
+    steps: int                  # the schedule's length in steps
+    accesses: tuple[Access, ...] = ()          # a race: its two accesses, earlier first
+    missing_edge: str | None = None            # a race: the happens-before edge that would order them
+    waiters: tuple[Waiter, ...] = ()           # a deadlock: each thread that waits forever
+    could_arrive: dict[str, list[str]] = field(default_factory=dict)  # a deadlock: per barrier, who
+
+
+def _waiter(w: ExploreWaiter) -> Waiter:
+    address = int(w.address, 0) if w.address else None
+    state = describe_barrier(w.state) if w.what == "mbarrier" else w.detail
+    return Waiter(w.thread, w.line, w.text, w.what, w.detail, w.barrier, address, w.cta, w.wants, state,
+                  _state(w.state) if w.what == "mbarrier" else None)
+
+
+def describe_barrier(b: Barrier | None) -> str:
+    """A barrier's state in words, as the reports print it."""
+    if b is None:
+        return "never initialized"
+    if not b.valid:
+        return "not a valid object (invalidated)"
+    parts = [f"phase {b.phase} (parity {b.phase & 1})",
+             f"{b.pending} of {b.expected} arrival{'s' if b.expected != 1 else ''} still pending"]
+    if b.tx > 0:
+        parts.append(f"{b.tx} transaction bytes still outstanding")
+    elif b.tx < 0:
+        parts.append(f"{-b.tx} transaction bytes delivered ahead of expect_tx")
+    return ", ".join(parts)
+
+
+def _access(a: RaceAccess) -> Access:
+    return Access(a.thread, a.agent, a.copy, a.line, a.instruction, a.operation, a.space, a.cta, a.address,
+                  a.size)
+
+
+def finding_of(f: ExploreFinding, fingerprint: Fingerprint | None = None) -> Finding:
+    """A check's finding; its schedule stamped with `fingerprint` when given."""
+    sched = f.schedule if fingerprint is None else stamp(fingerprint, f.schedule)
+    return Finding(f.kind, f.rule, f.section, f.message, f.line, f.text, f.agent, sched,
+                   len(f.aids), tuple(_access(a) for a in f.accesses), f.edge,
+                   tuple(_waiter(w) for w in f.waiters), {k: list(v) for k, v in f.arrivers.items()})
+
+
+# -- check ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CheckStats:
+    states: int
+    transitions: int
+    seconds: float
+    sleep_pruned: int
+    sleep_woken: int
+    depth: int
+    local_steps: int
+    enabled: int
+    pruned: int
+    full_expansions: int
+    symmetric_merges: int
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    file: str
+    launch: Launch | None       # null only when a bound stopped the command before the launch
+    fingerprint: str | None     # the launch's fingerprint, as schedules carry it
+    verdict: Verdict
+    findings: tuple[Finding, ...]
+    stats: CheckStats
+    mode: str                   # what was explored, in words
+    covered: str                # incomplete: what was covered, in words ("" when complete)
+    stopped_by: str | None      # why a search stopped early: "max-states", "timeout", "max-memory", ...
+    unsupported: Finding | None
+    schema_version: int = SCHEMA_VERSION
+    tool: Tool = field(default_factory=Tool)
+    command: Literal["check"] = "check"
+
+    @property
+    def verified(self) -> bool:
+        return self.verdict == Verdict.VERIFIED
+
+
+def check_report(r: CheckResult, file: str, launch: Launch | None,
+                 fingerprint: Fingerprint | None) -> CheckReport:
+    s = r.stats
+    stats = CheckStats(s.states, s.transitions, round(s.seconds, 3), s.sleep_pruned, s.sleep_woken, s.depth,
+                       s.local_steps, s.enabled, s.pruned, s.full_expansions, s.symmetric_merges)
+    return CheckReport(file, launch, None if fingerprint is None else str(fingerprint), r.verdict,
+                       tuple(finding_of(f, fingerprint) for f in r.findings), stats, r.mode, r.covered,
+                       r.stopped_by or None,
+                       None if r.unsupported is None else finding_of(r.unsupported, fingerprint))
+
+
+# -- run --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StuckThread:
+    """A thread that has not exited at the end of a run, and why it cannot move."""
+
+    thread: int
+    line: int
+    instruction: str
+    reason: str
+    barrier: str | None
+    state: str | None
+
+
+@dataclass(frozen=True)
+class BarrierAtEnd:
+    cta: int
+    address: int                # its offset in the CTA's shared memory
+    name: str
+    state: BarrierState
+
+
+@dataclass(frozen=True)
+class Printed:
+    """One printf of the kernel, in the order the schedule produced them."""
+
+    thread: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Scheduler:
+    kind: Literal["random", "replay"]
+    seed: int | None = None
+    burst: int | None = None
+
+
+@dataclass(frozen=True)
+class RunReport:
+    file: str
+    launch: Launch
+    fingerprint: str
+    scheduler: Scheduler
+    races_tracked: bool
+    outcome: Outcome
+    steps: int
+    exited: int                 # threads that exited
+    message: str
+    finding: Finding | None     # a violation or a race: where, which rule, the schedule to it
+    unsupported: Finding | None # the instruction the simulator could not run
+    stopped_by: str | None      # outcome "limit": "max-steps", "timeout" or "max-memory"
+    stuck: tuple[StuckThread, ...]
+    barriers: tuple[BarrierAtEnd, ...]
+    output: tuple[Printed, ...]
+    dumps: dict[str, list[int]]  # --dump NAME: the first 32-bit words of the buffer
+    notes: tuple[str, ...]      # where a replayed schedule and the run parted
+    schedule: str               # the whole run's schedule, stamped with the launch
+    schema_version: int = SCHEMA_VERSION
+    tool: Tool = field(default_factory=Tool)
+    command: Literal["run"] = "run"
+
+
+def run_report(r: RunResult, file: str, launch: Launch, fingerprint: Fingerprint, scheduler: Scheduler,
+               races: bool, dumps: Mapping[str, list[int]] | None = None,
+               notes: Sequence[str] = ()) -> RunReport:
+    m = r.machine
+    problem = None
+    if r.outcome in (Outcome.VIOLATION, Outcome.RACE, Outcome.UNSUPPORTED):
+        kind = FindingKind(r.outcome.value)
+        problem = Finding(kind, r.rule or kind.value, r.section or "", r.message,
+                          r.site.line if r.site else None, r.site.text if r.site else None, r.agent,
+                          stamp(fingerprint, r.schedule), r.steps, tuple(_access(a) for a in r.accesses),
+                          r.edge)
+    stuck = tuple(StuckThread(s.thread, s.site.line, s.site.text, s.reason, s.barrier, s.state)
+                  for s in r.stuck)
+    barriers = tuple(BarrierAtEnd(cta.index, off, b.name or f"{off:#x}", BarrierState(
+        b.valid, b.phase, b.pending, b.expected, b.tx))
+        for cta in m.ctas for off, b in sorted(cta.barriers.items()))
+    return RunReport(file, launch, str(fingerprint), scheduler, races, r.outcome, r.steps,
+                     sum(t.status == EXITED for t in m.threads), r.message,
+                     problem if r.outcome != Outcome.UNSUPPORTED else None,
+                     problem if r.outcome == Outcome.UNSUPPORTED else None, r.stopped_by or None,
+                     stuck, barriers, tuple(Printed(aid, text) for aid, text in m.output),
+                     dict(dumps or {}), tuple(notes), stamp(fingerprint, r.schedule))
+
+
+# -- JSON -------------------------------------------------------------------------------------------
+Report = LintReport | RunReport | CheckReport
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    """The JSON document of a report: its fields by name, schema_version, tool and command first."""
+    body = dataclasses.asdict(report)
+    head = {k: body.pop(k) for k in ("schema_version", "tool", "command")}
+    return head | body
