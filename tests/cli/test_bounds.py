@@ -42,15 +42,15 @@ def test_a_timeout_while_parsing_is_in_the_json(tmp_path: Path, capsys: pytest.C
 
 
 def test_check_names_the_memory_bound(capsys: pytest.CaptureFixture[str]) -> None:
-    # One byte: the first reading of resident memory is over it.
-    assert main(["check", CORPUS_RING, "--grid", "1", "--block", "3", "--max-memory", "1"]) == 3
+    # 5 MiB: room for the launch (a few KiB), not for the interpreter: the first reading is over it.
+    assert main(["check", CORPUS_RING, "--grid", "1", "--block", "3", "--max-memory", "5M"]) == 3
     out = capsys.readouterr().out
     assert "INCOMPLETE: the memory bound (--max-memory) was hit before every interleaving was explored" in out
-    assert "resident, over the 1 bytes of --max-memory" in out
+    assert "resident, over the 5.0 MiB of --max-memory" in out
 
 
 def test_check_json_names_the_memory_bound(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", CORPUS_RING, "--grid", "1", "--block", "3", "--max-memory", "1", "--json"]) == 3
+    assert main(["check", CORPUS_RING, "--grid", "1", "--block", "3", "--max-memory", "5M", "--json"]) == 3
     assert json.loads(capsys.readouterr().out)["stopped_by"] == "max-memory"
 
 
@@ -66,10 +66,19 @@ def test_a_roomy_memory_bound_changes_nothing(capsys: pytest.CaptureFixture[str]
 
 def test_run_names_the_memory_bound(capsys: pytest.CaptureFixture[str]) -> None:
     # The 160-thread ring runs longer than one chunk of steps between two checks of the bounds.
-    assert main(["run", RING, "--grid", "1", "--block", "160", "--max-memory", "1"]) == 3
+    assert main(["run", RING, "--grid", "1", "--block", "160", "--max-memory", "5M"]) == 3
     out = capsys.readouterr().out
     assert "outcome: INCOMPLETE: stopped at the memory bound (--max-memory) after" in out
-    assert "resident, over the 1 bytes of --max-memory" in out
+    assert "resident, over the 5.0 MiB of --max-memory" in out
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_a_launch_past_the_memory_bound_is_refused_before_it_is_made(capsys: pytest.CaptureFixture[str],
+                                                                     command: str) -> None:
+    assert main([command, RING, "--grid", "100000", "--block", "1024", "--max-memory", "4G"]) == 2
+    err = capsys.readouterr().err
+    assert "before its first step (100,000 CTAs of 1,024 threads" in err
+    assert "more than the memory bound of 4,294,967,296 bytes" in err
 
 
 def test_run_names_the_step_limit(capsys: pytest.CaptureFixture[str]) -> None:

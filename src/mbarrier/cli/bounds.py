@@ -44,8 +44,8 @@ def add_bound_options(p: argparse.ArgumentParser) -> None:
 
 
 def memory_bound(args: argparse.Namespace) -> int:
-    """--max-memory, or its default."""
-    given: int | None = args.max_memory
+    """--max-memory, or its default (also for a command without the option: `export`)."""
+    given: int | None = getattr(args, "max_memory", None)
     return given if given is not None else default_max_memory()
 
 

@@ -139,7 +139,8 @@ def launch_machine(module: ast.Module, args: argparse.Namespace) -> Machine:
     try:
         return launch(module, args.kernel, grid=parse_dims(args.grid, "grid") or 1,
                       block=parse_dims(args.block, "block") or 1, cluster=parse_dims(args.cluster, "cluster"),
-                      args=parse_args(args.arg), dynamic_shared=getattr(args, "dynamic_shared", None))
+                      args=parse_args(args.arg), dynamic_shared=getattr(args, "dynamic_shared", None),
+                      max_memory=memory_bound(args))
     except LaunchError as e:
         raise UsageError(str(e)) from None
 

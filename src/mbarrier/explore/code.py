@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 
 from mbarrier.ptx import ast
 from mbarrier.sim.address import SHARED_GENERIC, address_mask
-from mbarrier.sim.compile import SPECIAL_CONSTANTS, SPECIAL_DYNAMIC, SPECIAL_SLOT, CompiledFunction
+from mbarrier.sim.compile import (
+    SPECIAL_CONSTANTS,
+    SPECIAL_DYNAMIC,
+    SPECIAL_SLOT,
+    CompiledFunction,
+    declared_names,
+    named_in,
+)
 from mbarrier.sim.registry import REGISTRY, Access, CopyKind, Kind, Space, facts_of
 from mbarrier.sim.types import TYPES
 
@@ -99,6 +106,7 @@ class Code:
 def _slot_maps(fn: ast.Function) -> Iterator[tuple[ast.Instruction, dict[str, int]]]:
     """Each instruction with the register names in scope, resolved to the compiler's slots."""
     next_slot = len(SPECIAL_CONSTANTS)
+    named = named_in(fn)
     scope: list[dict[str, int]] = [{}]
     for p in fn.params:
         if p.space == ".reg":
@@ -114,7 +122,7 @@ def _slot_maps(fn: ast.Function) -> Iterator[tuple[ast.Instruction, dict[str, in
                 scope.pop()
             elif isinstance(s, ast.Declaration) and s.space == ".reg" and s.type in TYPES:
                 for d in s.names:
-                    for name in ([d.name] if d.range is None else [f"{d.name}{i}" for i in range(d.range)]):
+                    for name in declared_names(d, named):
                         scope[-1][name] = next_slot
                         next_slot += 1
             elif isinstance(s, ast.Instruction):

@@ -428,14 +428,59 @@ def _statements(body: tuple[ast.Statement, ...]) -> Iterator[tuple[str, object]]
             yield "stmt", s
 
 
+_IDENTIFIER = re.compile(r"[%$A-Za-z_][\w$]*")
+
+
+def _operand_names(op: ast.Operand, out: set[str]) -> None:
+    if isinstance(op, ast.Name):
+        out.add(op.name)
+    elif isinstance(op, ast.Address):
+        if op.base is not None:
+            out.add(op.base.name)
+        for item in op.items:
+            _operand_names(item, out)
+    elif isinstance(op, (ast.Vector, ast.ParenList)):
+        for item in op.items:
+            _operand_names(item, out)
+    elif isinstance(op, ast.Not):
+        _operand_names(op.operand, out)
+    elif isinstance(op, ast.Expr):
+        out.update(_IDENTIFIER.findall(op.text))
+
+
+def named_in(fn: ast.Function) -> frozenset[str]:
+    """Every name an instruction of the function mentions (operands, guards): a superset of the
+    registers its code reads or writes."""
+    out: set[str] = set()
+    for kind, s in _statements(fn.body or ()):
+        if kind == "stmt" and isinstance(s, ast.Instruction):
+            if s.guard is not None:
+                out.add(s.guard.predicate)
+            for op in s.operands:
+                _operand_names(op, out)
+    return frozenset(out)
+
+
+def declared_names(d: ast.Declarator, named: frozenset[str]) -> list[str]:
+    """The registers a declarator declares that get a slot: its name, or for a range `%r<N>` (the
+    names %r0 .. %r<N-1>, PTX ISA 5.4.6) those of them the code names (`named`: `named_in`), in index
+    order. A declared range costs nothing until used: `.reg .pred %p<0xffffffff>;` is one declaration,
+    not four billion slots in every thread's register file."""
+    if d.range is None:
+        return [d.name]
+    n, limit = len(d.name), d.range
+    found = [(int(u[n:]), u) for u in named
+             if u.startswith(d.name) and u[n:].isdigit() and (u[n] != "0" or u[n:] == "0")]
+    return [u for i, u in sorted(found) if i < limit]
+
+
 def _declare(frame: dict[str, Reg | FrameVar], decl: ast.Declaration, next_slot: int,
-             types: list[Scalar]) -> int:
+             types: list[Scalar], named: frozenset[str]) -> int:
     ty = TYPES.get(decl.type)
     if ty is None:
         raise LaunchError(f"line {decl.pos.line}: registers of type {decl.type} are not supported")
     for d in decl.names:
-        names = [d.name] if d.range is None else [f"{d.name}{i}" for i in range(d.range)]
-        for name in names:
+        for name in declared_names(d, named):
             frame[name] = Reg(next_slot, ty)
             types.append(ty)
             next_slot += 1
@@ -465,6 +510,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
             elif isinstance(s, ast.Instruction):
                 count += 1
     # Pass 2: registers in scope and code.
+    named = named_in(fn)
     reg_types: list[Scalar] = [TYPES[".b32"]] * len(SPECIAL_CONSTANTS)
     next_slot = len(SPECIAL_CONSTANTS)
     scope: list[dict[str, Reg | FrameVar]] = [{}]
@@ -492,7 +538,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
             scope.pop()
             continue
         if isinstance(s, ast.Declaration) and s.space == ".reg":
-            next_slot = _declare(scope[-1], s, next_slot, reg_types)
+            next_slot = _declare(scope[-1], s, next_slot, reg_types, named)
         elif isinstance(s, ast.Declaration) and s.space in (".local", ".param"):
             for _ in s.names:
                 name, address, size = next(decls)

@@ -27,7 +27,14 @@ from mbarrier.sim.errors import LaunchError
 from mbarrier.sim.machine import Cluster, Cta, Machine, Thread, Warp
 from mbarrier.sim.memory import Buffer, GlobalMemory, ParamMemory
 from mbarrier.sim.types import TYPES
-from mbarrier.spec.limits import MAX_CLUSTER_CTAS, MAX_THREADS_PER_CTA
+from mbarrier.spec.limits import (
+    MAX_CLUSTER_CTAS,
+    MAX_LOCAL_PER_THREAD,
+    MAX_NCTAID,
+    MAX_NTID,
+    MAX_SHARED_PER_CTA,
+    MAX_THREADS_PER_CTA,
+)
 
 Dim3 = tuple[int, int, int]
 ArgValue = int | Buffer | bytes
@@ -41,6 +48,17 @@ GLOBAL_GRANULE = 256
 DEFAULT_DYNAMIC_SHARED = 48 * 1024
 # The reserved shared memory that %reserved_smem_offset_* name: 16 bytes after the kernel's own.
 RESERVED_SMEM = 16
+# What a launch costs before its first step, for its check against a memory bound: a thread's object,
+# lists and share of its warp (tracemalloc on ring_buffer.ptx, 20 CTAs of 1024 threads: 2,340 bytes a
+# thread, 1,400 of them its 175 register slots), and a CTA's objects beside its shared memory.
+THREAD_BYTES = 1024
+REGISTER_BYTES = 8
+CTA_BYTES = 2048
+
+
+def thread_bytes(nregs: int, local_size: int) -> int:
+    """About what one thread of a launch takes in memory before its first step."""
+    return THREAD_BYTES + REGISTER_BYTES * nregs + local_size
 
 
 def dim3(value: int | tuple[int, ...] | list[int], what: str) -> Dim3:
@@ -232,9 +250,11 @@ def _compiled(module: ast.Module, funcs: list[ast.Function], layout: Layout) -> 
 
 def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[int, ...] = 1,
            block: int | tuple[int, ...] = 1, cluster: int | tuple[int, ...] | None = None,
-           args: Mapping[str | int, ArgValue] | None = None, dynamic_shared: int | None = None) -> Machine:
+           args: Mapping[str | int, ArgValue] | None = None, dynamic_shared: int | None = None,
+           max_memory: int | None = None) -> Machine:
     """A machine ready to run `kernel` over the grid (see `mbarrier.explore.run`). `dynamic_shared`:
-    bytes of dynamic shared memory for `.extern .shared` arrays (default 48 KiB when the kernel has any)."""
+    bytes of dynamic shared memory for `.extern .shared` arrays (default 48 KiB when the kernel has any).
+    `max_memory`: a LaunchError, before any thread is made, if the machine would take more bytes."""
     fn = pick_kernel(module, kernel)
     if dynamic_shared is None:
         dynamic_shared = DEFAULT_DYNAMIC_SHARED if _has_extern_shared(module, fn) else 0
@@ -250,6 +270,11 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
                               f"but {nthreads} were given")
     if nthreads > MAX_THREADS_PER_CTA:
         raise LaunchError(f"a CTA of {nthreads} threads is more than {MAX_THREADS_PER_CTA}")
+    for what, dims, most in (("block", b, MAX_NTID), ("grid", g, MAX_NCTAID)):
+        for axis, n, top in zip("xyz", dims, most, strict=True):
+            if n > top:
+                raise LaunchError(f"a {what} of {n} along {axis} is more than the {top:,} a launch can have "
+                                  f"(%{'ntid' if what == 'block' else 'nctaid'}.{axis}, PTX ISA)")
     if any(gi % ci for gi, ci in zip(g, c, strict=True)):
         raise LaunchError(f"the grid {g} is not a whole number of clusters {c}")
     if c[0] * c[1] * c[2] > MAX_CLUSTER_CTAS:
@@ -276,6 +301,10 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
                 base = gmem.allocate(backed, d.name, _initial_bytes(decl, d, size, names))
                 symbols[d.name] = Symbol("global", base, size)
                 buffers[d.name] = (base, size)
+    if offset > MAX_SHARED_PER_CTA:
+        raise LaunchError(f"kernel {fn.name} declares {offset:,} bytes of shared memory"
+                          f"{f' ({dynamic_shared:,} of them dynamic)' if dynamic_shared else ''}: more than "
+                          f"the {MAX_SHARED_PER_CTA:,} bytes a CTA can have")
     reserved = -(-offset // 16) * 16
     shared_size = -(-(reserved + RESERVED_SMEM) // SHARED_GRANULE) * SHARED_GRANULE
 
@@ -303,6 +332,17 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
     m.frames = layout.frames
     m.code_names = [f.name for f in module.functions]
     code = m.functions[fn.name]
+    if layout.local_size > MAX_LOCAL_PER_THREAD:
+        raise LaunchError(f"kernel {fn.name} needs {layout.local_size:,} bytes of local memory per thread "
+                          f"(its .local and .param frames): more than the {MAX_LOCAL_PER_THREAD:,} a thread "
+                          "can have")
+    nctas = g[0] * g[1] * g[2]
+    need = nctas * (shared_size + CTA_BYTES) + nctas * nthreads * thread_bytes(code.nregs, layout.local_size)
+    if max_memory is not None and need > max_memory:
+        raise LaunchError(f"the launch needs about {need:,} bytes before its first step ({nctas:,} CTA"
+                          f"{'s' if nctas > 1 else ''} of {nthreads:,} threads, about "
+                          f"{thread_bytes(code.nregs, layout.local_size):,} bytes per thread): more than the "
+                          f"memory bound of {max_memory:,} bytes")
     m.buffers = buffers
 
     def symbol_at(off: int) -> str:

@@ -54,3 +54,19 @@ MAX_CLUSTER_CTAS: Final = 16
 #: addresses are 64-bit (.address_size 64).
 ADDRESS_BITS: Final = {".shared::cta": 32, ".shared::cluster": 32, ".local": 32, ".param": 32,
                        ".global": 64, "generic": 64}
+
+#: The largest %ntid.x, %ntid.y, %ntid.z: threads of a CTA along each dimension (PTX ISA, Special
+#: Registers, %ntid: 1024, 1024, 64 for sm_20 and later); their product is MAX_THREADS_PER_CTA at most.
+MAX_NTID: Final = (1024, 1024, 64)
+
+#: The largest %nctaid.x, %nctaid.y, %nctaid.z: CTAs of a grid along each dimension (PTX ISA, Special
+#: Registers, %nctaid: 2^31 - 1, 65535, 65535 for sm_30 and later).
+MAX_NCTAID: Final = ((1 << 31) - 1, 65535, 65535)
+
+#: Shared memory of one CTA, static and dynamic together: 227 KB on sm_90 (CUDA Programming Guide,
+#: "Technical Specifications per Compute Capability", 9.0; the most of any target the tool models).
+MAX_SHARED_PER_CTA: Final = 227 * 1024
+
+#: Local memory of one thread: 512 KB (CUDA Programming Guide, "Technical Specifications per Compute
+#: Capability").
+MAX_LOCAL_PER_THREAD: Final = 512 * 1024
