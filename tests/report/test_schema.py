@@ -78,6 +78,9 @@ def test_run_documents(outcome: str, argv: list[str], code: int, capsys: pytest.
         assert d["stuck"] and all(isinstance(s["line"], int) for s in d["stuck"])
     if outcome == "limit":
         assert d["stopped_by"] == "max-steps"
+    if outcome == "race":  # the copy engine as schedules number it
+        first = d["finding"]["accesses"][0]
+        assert first["copy"] == 0 and first["agent"].startswith("cp.async.bulk ") and ",c0," in d["schedule"]
 
 
 def test_run_violation_unsupported_and_replay(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, options
 from mbarrier.cli.bounds import Deadline, TimeoutHit, add_bound_options, memory_bound
-from mbarrier.cli.formats import JSON, TEXT, add_format_option, write_json
+from mbarrier.cli.formats import GITHUB, JSON, SARIF, TEXT, add_format_option, write_document, write_json
 from mbarrier.cli.interrupt import Interrupt
 from mbarrier.cli.progress import Progress, add_progress_options
 from mbarrier.cli.run import (
@@ -34,7 +34,9 @@ from mbarrier.explore.schedule import stamp
 from mbarrier.explore.schedulers import Replay
 from mbarrier.ptx import ast
 from mbarrier.report.check import format_result
+from mbarrier.report.github import check_annotations
 from mbarrier.report.model import check_report, launch_of
+from mbarrier.report.sarif import check_sarif
 from mbarrier.sim import SimError
 
 EXIT_BY_VERDICT = {"verified": EXIT_CLEAN, "finding": EXIT_FINDINGS, "incomplete": EXIT_INCOMPLETE,
@@ -50,7 +52,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--max-states", type=options.positive, default=DEFAULT_MAX_STATES, metavar="N",
                    help=f"stop after N distinct states (exit 3; default {DEFAULT_MAX_STATES:,})")
     add_bound_options(p)
-    add_format_option(p, (TEXT, JSON))
+    add_format_option(p, (TEXT, JSON, SARIF, GITHUB))
     p.add_argument("--warp", action="store_true",
                    help="warp granularity: lanes of a warp at the same instruction step together (faster, "
                    "a weaker guarantee: interleavings inside a converged warp are not explored)")
@@ -73,13 +75,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=main)
 
 
+def replay_trace(module: ast.Module, args: argparse.Namespace, schedule: str, steps: int) -> list[TraceStep]:
+    """The steps of a finding's schedule, replayed on a fresh machine of the same launch."""
+    r = run(launch_machine(module, args), Replay(schedule), max_steps=steps, trace=True)
+    return r.trace or []
+
+
 def trace_of(module: ast.Module, args: argparse.Namespace) -> Callable[[Finding], list[TraceStep]]:
-    """The trace of a finding's schedule, replayed on a fresh machine of the same launch."""
-    def trace(f: Finding) -> list[TraceStep]:
-        m = launch_machine(module, args)
-        r = run(m, Replay(f.schedule), max_steps=len(f.aids), trace=True)
-        return r.trace or []
-    return trace
+    """The trace of a finding's schedule (the text report's)."""
+    return lambda f: replay_trace(module, args, f.schedule, len(f.aids))
 
 
 def replay_command(args: argparse.Namespace) -> str:
@@ -121,9 +125,16 @@ def main(args: argparse.Namespace) -> int:
     if args.save_schedule and result.findings:
         options.write_output(args.save_schedule, stamp(fingerprint, result.findings[0].schedule) + "\n",
                              "--save-schedule")
-    if args.format == JSON:
+    if args.format != TEXT:
         launch = launch_of(module, m, parse_args(args.arg), args.dynamic_shared)
-        write_json(check_report(result, display_name(args.file), launch, fingerprint))
+        report = check_report(result, display_name(args.file), launch, fingerprint)
+        if args.format == JSON:
+            write_json(report)
+        elif args.format == SARIF:
+            write_document(check_sarif(report, lambda f: replay_trace(module, args, f.schedule, f.steps)))
+        else:
+            for line in check_annotations(report, replay_command(args)):
+                sys.stdout.write(line + "\n")
     else:
         for line in format_result(result, trace_of(module, args), replay_command(args), fingerprint):
             sys.stdout.write(line + "\n")

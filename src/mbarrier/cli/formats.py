@@ -26,5 +26,9 @@ def dumps(document: object) -> str:
     return json.dumps(document, indent=2).replace("\x7f", "\\u007f")
 
 
+def write_document(document: object) -> None:
+    sys.stdout.write(dumps(document) + "\n")
+
+
 def write_json(report: Report) -> None:
-    sys.stdout.write(dumps(to_json(report)) + "\n")
+    write_document(to_json(report))

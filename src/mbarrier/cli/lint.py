@@ -14,11 +14,13 @@ import sys
 from dataclasses import dataclass
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, UsageError
-from mbarrier.cli.formats import JSON, TEXT, add_format_option, write_json
+from mbarrier.cli.formats import GITHUB, JSON, SARIF, TEXT, add_format_option, write_document, write_json
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
 from mbarrier.ptx.parser import parse
 from mbarrier.ptx.validate import Coverage, coverage, validate
+from mbarrier.report.github import lint_annotations
 from mbarrier.report.model import LintFile, lint_file, lint_report
+from mbarrier.report.sarif import lint_sarif
 from mbarrier.report.text import printable
 from mbarrier.spec.targets import TARGET_MIN_VERSION, parse_target
 
@@ -30,7 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--target", help="judge for this target (sm_80, sm_90a, ...) instead of the "
                                     "module's .target")
     p.add_argument("--strict", action="store_true", help="treat warnings as errors")
-    add_format_option(p, (TEXT, JSON))
+    add_format_option(p, (TEXT, JSON, SARIF, GITHUB))
     p.set_defaults(handler=main)
 
 
@@ -101,6 +103,11 @@ def main(args: argparse.Namespace) -> int:
     report = lint_report(files, args.target, args.strict)
     if args.format == JSON:
         write_json(report)
+    elif args.format == SARIF:
+        write_document(lint_sarif(report))
+    elif args.format == GITHUB:
+        for line in lint_annotations(report):
+            print(line)
     else:
         for r in results:
             if r.diagnostics:

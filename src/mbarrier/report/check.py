@@ -84,14 +84,15 @@ def explain(f: Finding) -> list[str]:
     return lines
 
 
-def _visible(s: TraceStep) -> bool:
+def visible(s: TraceStep) -> bool:
+    """A step others can see: it changed a barrier, or touched shared state."""
     return bool(s.events) or not s.site.facts.private
 
 
 def format_trace(steps: list[TraceStep], limit: int = MAX_TRACE_LINES) -> list[str]:
     """The steps that touch shared state (barriers, memory, other threads), one per line; local
     arithmetic and branches are left out (they are in the schedule)."""
-    shown = [s for s in steps if _visible(s)]
+    shown = [s for s in steps if visible(s)]
     out = ["  step  agent  line   instruction"]
     cut = len(shown) - limit
     if cut > 0:

@@ -76,7 +76,7 @@ class RaceAccess:
 
     thread: int             # the thread that made it, or that issued the copy that made it
     agent: str              # the agent in words: "thread 2 (cta 1, tid 0)", "cp.async.bulk c4 (issued ...)"
-    copy: int | None        # the copy engine's agent id when a copy made it (schedules name it c<id>)
+    copy: int | None        # the copy engine when a copy made it, as schedules number it (c<copy>)
     line: int
     instruction: str
     operation: str          # "read", "write", "atomic write", "the complete-tx of cp.async.bulk...", ...
@@ -346,7 +346,7 @@ class RaceMachine(Machine):
                         f"{'arrive-on' if c.kind.endswith('arrive') else 'complete-tx'} on {b.name}")
                 site = self._site(t)
                 accesses = (
-                    RaceAccess(c.thread.aid, c.name, c.aid, c.site.line, c.site.text,
+                    RaceAccess(c.thread.aid, c.name, c.aid - len(self.threads), c.site.line, c.site.text,
                                "arrive-on" if c.kind.endswith("arrive") else "complete-tx", "shared",
                                cta.index, off, 8),
                     RaceAccess(t.aid, t.name, None, site.line, site.text, "mbarrier.inval", "shared",
@@ -650,7 +650,7 @@ class RaceMachine(Machine):
         aid, site, flags, space, cta, addr, size, what = info
         s: Site = site  # type: ignore[assignment]
         op = what or (("atomic " if flags & ATOMIC else "") + ("write" if flags & WRITE else "read"))
-        copy = aid if aid in self.hb.copies else None
+        copy = aid - len(self.threads) if aid in self.hb.copies else None
         return RaceAccess(self._thread_of(aid), self._who(aid), copy, s.line, s.text, op, space,
                           None if cta < 0 else cta, addr, size)
 
