@@ -45,7 +45,7 @@ from mbarrier.explore.results import (
 from mbarrier.explore.sleep import EMPTY, Expansion, Sleep
 from mbarrier.explore.symmetry import Symmetry
 from mbarrier.ptx import ast
-from mbarrier.sim.address import CTA_BITS, CTA_MASK, SHARED_GENERIC, is_shared_generic
+from mbarrier.sim.address import CTA_BITS, OWN, shared_address
 from mbarrier.sim.errors import KernelFault, SimError
 from mbarrier.sim.launch import pick_kernel
 from mbarrier.sim.machine import DONE, EXITED, RUNNABLE, Copy, Machine, Thread, TokenWord
@@ -135,18 +135,16 @@ class Explorer:
             return None
         base: Any = t.regs[a.base] if a.base is not None else 0   # a register holds any value
         v = (int(base) + a.offset) & a.mask
-        if a.space == "generic":
-            if not is_shared_generic(v):
-                return None
-            v -= SHARED_GENERIC
-        hi = v >> CTA_BITS
-        if a.space == "cta" and hi:
+        found = shared_address(a.space, v)
+        if found is None:
             return None
-        if hi:
+        rank, off = found
+        if off >> CTA_BITS:  # outside the shared::cta window
+            return None
+        if rank != OWN:
             ctas = t.cta.cluster.ctas
-            if hi - 1 >= len(ctas) or ctas[hi - 1] is not t.cta:
+            if rank >= len(ctas) or ctas[rank] is not t.cta:
                 return None
-        off = v & CTA_MASK
         return t.cta.index, off, t.cta.barriers.get(off)
 
     def spins_back(self, t: Thread, x: Ins) -> bool:

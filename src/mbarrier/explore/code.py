@@ -84,6 +84,9 @@ class Ins:
     spin: bool = False                             # a wait whose failure leads straight back to it
     reads: frozenset[int] = frozenset()            # register slots the instruction reads
     pure: bool = False                             # a function of its register operands (Facts.pure)
+    mb_expect: bool = False                        # an arrive.expect_tx (it raises the tx-count too)
+    count: tuple[int | None, int] | None = (None, 1)   # an arrive's count: (slot, 0) or (None, constant)
+    size_arg: tuple[int | None, int] | None = None     # a copy's byte count, when not constant: (slot, 0)
     reads_source: bool = True                      # a copy that reads memory (st.async takes a value)
 
 
@@ -181,6 +184,22 @@ def _imm(s: ast.Instruction, index: int | None) -> int | None:
     return op.value if isinstance(op, ast.Imm) else None
 
 
+def _value(s: ast.Instruction, index: int | None, regs: dict[str, int],
+           absent: tuple[int | None, int] | None) -> tuple[int | None, int] | None:
+    """A value operand as (register slot, 0) or (None, constant); `absent` when the instruction has no
+    such operand; None when it is neither (an expression the checker does not evaluate)."""
+    if index is None or index >= len(s.operands):
+        return absent
+    op = s.operands[index]
+    if isinstance(op, ast.Vector) and len(op.items) == 1:  # ptxas takes `{%r1}` for an arrive's count
+        op = op.items[0]
+    if isinstance(op, ast.Imm):
+        return None, op.value
+    if isinstance(op, ast.Name) and op.name in regs:
+        return regs[op.name], 0
+    return None
+
+
 def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[str, int],
               reg_bits: list[int]) -> Ins:
     """The checker's view of one instruction, from its facts in the registry. `reg_bits`: the width of
@@ -204,7 +223,9 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         x.addr = _access(s, f.access, regs, symbols, reg_bits)
     elif f.mbarrier is not None:
         mb = f.mbarrier
-        x.mb_op, x.mb_plain = mb.op, mb.plain
+        x.mb_op, x.mb_plain, x.mb_expect = mb.op, mb.plain, mb.expect_tx
+        if mb.op in ("arrive", "arrive_drop"):  # .expect_tx arrives with count 1: its operand is bytes
+            x.count = (None, 1) if mb.expect_tx else _value(s, mb.count, regs, (None, 1))
         x.addr = _access(s, mb.address, regs, symbols, reg_bits)
         if mb.result is not None:
             dst = s.operands[mb.result]
@@ -234,6 +255,8 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         x.reads_source = c.src is not None
         x.bar = _access(s, c.barrier, regs, symbols, reg_bits)
         x.size = c.dst.size if c.size is None else _imm(s, c.size)
+        if x.size is None:
+            x.size_arg = _value(s, c.size, regs, None)
     return x
 
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mbarrier.explore.code import ATOM, BULK, CP_MB, EXIT, MB, Addr, Code, Ins, backward_union
-from mbarrier.explore.values import Env, flow, opcode, operand, value
+from mbarrier.explore.values import Env, flow, value
 from mbarrier.sim.machine import Copy, Machine, Thread
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ class Frozen:
             k = _target(fp, t, x.addr, pc, future, env)
             n = INF if cycle[x.pc] else self._count(fp, t, x, pc, future, env)
             out = [(x.pc, ARRIVE, k, n)]
-            if not x.mb_plain and ".expect_tx" in opcode(fp.code, x):
+            if x.mb_expect:
                 out.append((x.pc, TX_UP, k, 1))
             return out
         if x.kind == MB and x.mb_op in ("expect_tx", "complete_tx"):
@@ -243,8 +243,7 @@ class Frozen:
 
     def _count(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int:
         """The arrive's count operand (1 when absent or with .expect_tx); INF when unknown."""
-        # .expect_tx arrives with count 1: its third operand is the tx count.
-        found = (None, 1) if ".expect_tx" in opcode(fp.code, x) else operand(fp.code, x, 2, (None, 1))
+        found = x.count
         if found is None:
             return INF
         slot, const = found

@@ -45,8 +45,8 @@ from mbarrier.explore.code import (
     Ins,
 )
 from mbarrier.explore.frozen import Frozen
-from mbarrier.explore.values import Env, operand, value
-from mbarrier.sim.address import CTA_BITS, CTA_MASK, SHARED_GENERIC, is_shared_generic
+from mbarrier.explore.values import Env, value
+from mbarrier.sim.address import OWN, shared_address
 from mbarrier.sim.machine import WAITING_DEPS, Copy, Cta, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
 
@@ -86,23 +86,16 @@ class Footprints:
 
     def _shared(self, t: Thread, space: str, v: int | None) -> tuple[int | None, int | None] | None:
         """(cta index, offset) of a shared address, None when it is not shared; unknowns as None."""
-        if space == "cta":
-            return t.cta.index, v
-        if space == "generic":
-            if v is None:
-                return None, None
-            if not is_shared_generic(v):
-                return None
-            v -= SHARED_GENERIC
         if v is None:
-            return None, None
-        hi = v >> CTA_BITS
+            return (t.cta.index, None) if space == "cta" else (None, None)
+        found = shared_address(space, v)
+        if found is None:
+            return None
+        rank, off = found
+        if rank == OWN:
+            return t.cta.index, off
         ctas = t.cta.cluster.ctas
-        if hi == 0:
-            return t.cta.index, v & CTA_MASK
-        if hi - 1 < len(ctas):
-            return ctas[hi - 1].index, v & CTA_MASK
-        return None, None
+        return (ctas[rank].index, off) if rank < len(ctas) else (None, None)
 
     def _mem(self, t: Thread, a: Addr | None, size: int | None, mode: int, pc: int,
              future: bool, env: Env | None = None) -> list[Item]:
@@ -198,7 +191,7 @@ class Footprints:
         """A bulk copy's size: its immediate, or its register's value where known (nvcc puts it in one)."""
         if x.size is not None:
             return x.size
-        found = operand(self.code, x, 2)
+        found = x.size_arg
         if found is None:
             return None
         slot, const = found

@@ -20,10 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mbarrier.explore.check import shared_symbols
-from mbarrier.explore.code import Code, Ins, _slot_maps, analyse
+from mbarrier.explore.code import BAR, BULK, MB, Code, Ins, _slot_maps, analyse
 from mbarrier.ptx import ast
 from mbarrier.sim.launch import pick_kernel
 from mbarrier.sim.machine import Machine
+from mbarrier.sim.registry import Kind, Space, facts_of
 
 BUF_SHIFT = 24          # a pointer to buffer k is k << 24 | offset
 GLOBAL_BYTES = 512      # bytes of each global buffer the model keeps (stores beyond fail an assertion)
@@ -114,7 +115,8 @@ class Exporter:
     def body(self, c: _Ctx, pc: int) -> str:
         """The statement's effect (C-like Promela), without control flow."""
         s, q, ops = c.ins, c.ins.qualifiers, c.ins.operands
-        op = s.opcode
+        op, f = s.opcode, facts_of(s)
+        space = f.access.space if f.access is not None else None
         if op in ("fence", "membar", "nanosleep"):
             return "skip"
         if op == "mov":
@@ -143,23 +145,22 @@ class Exporter:
             d = self.dst(c, ops[0])
             return (f"{d} = ({self.src(c, ops[3])} -> {self.src(c, ops[1])} : {self.src(c, ops[2])})"
                     if d else "skip")
-        if op == "ld" and ".param" in q:
+        if op == "ld" and space == Space.PARAM:
             a = ops[1]
             if not isinstance(a, ast.Address) or a.base is None or a.base.name not in self.params:
                 raise self.fail(c, "parameter")
             d = self.dst(c, ops[0])
             return f"{d} = {self.params[a.base.name]}" if d else "skip"
         if op in ("ld", "st"):
-            size = 4 if (".u32" in q or ".b32" in q or ".s32" in q) else None
-            if size is None:
+            if f.kind not in (Kind.LOAD, Kind.STORE) or f.access is None or f.access.size != 4:
                 raise self.fail(c, "only 32-bit loads and stores")
-            space = "sh" if (".shared" in q or ".shared::cta" in q) else "gl" if ".global" in q else None
-            if space is None:
+            mem = {Space.CTA: "sh", Space.GLOBAL: "gl"}.get(f.access.space)
+            if mem is None:
                 raise self.fail(c, "state space")
             if op == "ld":
                 d = self.dst(c, ops[0])
-                return f"{space}_ld({d}, {self.addr(c, ops[1])})"
-            return f"{space}_st({self.addr(c, ops[0])}, {self.src(c, ops[1])})"
+                return f"{mem}_ld({d}, {self.addr(c, ops[1])})"
+            return f"{mem}_st({self.addr(c, ops[0])}, {self.src(c, ops[1])})"
         if op == "bar" or op == "barrier":
             if c.info.sync_all != "cta" or not (ops and isinstance(ops[0], ast.Imm) and ops[0].value == 0):
                 raise self.fail(c, "only bar.sync 0 without a count")
@@ -167,7 +168,7 @@ class Exporter:
         if op == "mbarrier":
             return self.mbarrier(c)
         if op == "cp":
-            if c.info.kind != 13 or c.info.size is None:  # BULK with a constant size
+            if c.info.kind != BULK or c.info.size is None:
                 raise self.fail(c, "only cp.async.bulk global -> shared with a constant size")
             k = self.copies.index((pc, -1))
             bar = self.addr(c, ops[3])
@@ -179,8 +180,8 @@ class Exporter:
     def mbarrier(self, c: _Ctx) -> str:
         x, ops = c.info, c.ins.operands
         sub = x.mb_op
-        q = c.ins.qualifiers
-        if ".shared::cluster" in q or not (".shared" in q or ".shared::cta" in q):
+        mb = facts_of(c.ins).mbarrier
+        if mb is None or mb.address is None or mb.address.space != Space.CTA:
             raise self.fail(c, "only .shared::cta mbarrier objects")
         if sub == "init":
             return f"mb_init(MB({self.addr(c, ops[0])}), {self.src(c, ops[1])})"
@@ -191,11 +192,11 @@ class Exporter:
             d = self.dst(c, ops[0])
             tok = d if d is not None else "tok_sink"
             count, tx = "1", "0"
-            if ".expect_tx" in q:
+            if mb.expect_tx:
                 tx = self.src(c, ops[2])
             elif len(ops) > 2:
                 count = self.src(c, ops[2])
-            nc = "1" if ".noComplete" in q else "0"
+            nc = "1" if mb.no_complete else "0"
             drop = "1" if sub == "arrive_drop" else "0"
             return f"mb_arrive(MB({self.addr(c, ops[1])}), {count}, {tx}, {nc}, {drop}, {tok})"
         if sub in ("test_wait", "try_wait"):
@@ -232,7 +233,7 @@ class Exporter:
             if guard is None:
                 return [f"atomic {{ {pre}{eff} }}"]
             return [f"atomic {{ {pre}if :: {guard} -> {eff} :: else -> goto {nxt} fi }}"]
-        if x.kind == 3 and x.mb_op in ("test_wait", "try_wait"):  # MB wait
+        if x.kind == MB and x.mb_op in ("test_wait", "try_wait"):
             cond = self.wait_cond(c)
             d = f"v{x.wait_dst}" if x.wait_dst is not None else "tok_sink"
             bar = f"MB({self.addr(c, c.ins.operands[1])})"
@@ -247,7 +248,7 @@ class Exporter:
             eff = f"mb_valid({bar}); {stale}if :: {cond} -> {ok} :: else -> {d} = 0 fi"
             return [f"atomic {{ {pre}{eff}; goto {nxt} }}"]
         eff = self.body(c, pc)
-        if x.kind == 7 and x.sync_all == "cta":  # bar.sync: the next instruction waits for the release
+        if x.kind == BAR and x.sync_all == "cta":  # bar.sync: the next instruction waits for the release
             self.after_bar.add(pc + 1)
         if guard is None:
             return [f"atomic {{ {pre}{eff}; goto {nxt} }}"]

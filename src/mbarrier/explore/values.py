@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from mbarrier.explore.code import LOCAL, Code, Ins
-from mbarrier.ptx.literals import int_value
 from mbarrier.sim.compile import SPECIAL_DYNAMIC
 from mbarrier.sim.machine import Machine, Thread
 
@@ -120,63 +119,4 @@ def _transfer(m: Machine, code: Code, t: Thread, shadow: Thread, x: Ins, pc: int
         v = regs[d]
         if not isinstance(v, Unknown):
             out[d] = v
-    return out
-
-
-# -- operands the checker's view of an instruction does not keep ----------------------------------------
-_OPERANDS: dict[tuple[int, int, int], tuple[int | None, int] | None] = {}
-
-
-def opcode(code: Code, x: Ins) -> str:
-    """The instruction's opcode with its qualifiers (`mbarrier.arrive.expect_tx.shared::cta.b64`)."""
-    return _text(code, x)[0]
-
-
-def operand(code: Code, x: Ins, i: int, absent: tuple[int | None, int] | None = None
-            ) -> tuple[int | None, int] | None:
-    """Operand i of an instruction as (register slot, 0) or (None, constant), read from its text: the
-    count of an arrive, the size of a bulk copy. `absent` when there is no such operand; None when it
-    is neither a literal nor a register that can be told apart from the address registers."""
-    key = (id(code), x.pc, i)
-    if key not in _OPERANDS:
-        ops = [o.strip() for o in _split(_text(code, x)[1])]
-        found: tuple[int | None, int] | None = None
-        if len(ops) <= i:
-            found = absent
-        elif (v := int_value(ops[i])) is not None:
-            found = (None, v)
-        elif ops[i].startswith("%"):
-            skip = {x.guard[0]} if x.guard is not None else set()
-            skip |= {a.base for a in (x.addr, x.addr2, x.bar) if a is not None and a.base is not None}
-            cand = set(x.reads) - skip
-            if len(cand) == 1 and sum(o.startswith("%") for o in ops[1:]) == 1:
-                found = (cand.pop(), 0)
-        _OPERANDS[key] = found
-    return _OPERANDS[key]
-
-
-def _text(code: Code, x: Ins) -> tuple[str, str]:
-    """The instruction's opcode with its qualifiers, and its operand text (no guard, no comment)."""
-    text = code.fn.sites[x.pc].text.split("//")[0].replace("\t", " ").strip().rstrip(";").strip()
-    if text.startswith("@"):
-        text = text.partition(" ")[2].strip()
-    head, _, rest = text.partition(" ")
-    return head, rest
-
-
-def _split(ops: str) -> list[str]:
-    """Operands separated by top-level commas (not those inside brackets or braces)."""
-    out, depth, cur = [], 0, ""
-    for ch in ops:
-        if ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur)
     return out

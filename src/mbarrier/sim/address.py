@@ -52,6 +52,8 @@ def is_local_generic(addr: int) -> bool:
 
 def is_param_generic(addr: int) -> bool:
     return PARAM_GENERIC <= addr < PARAM_GENERIC + PARAM_WINDOW
+
+
 #: The simulator's names of the state spaces an address operand is in, as the PTX ISA spells them.
 SPACE_NAMES: Final = {"cta": ".shared::cta", "cluster": ".shared::cluster", "local": ".local",
                       "param": ".param", "global": ".global", "generic": "generic"}
@@ -62,3 +64,24 @@ def address_mask(space: str, reg_bits: int | None = None) -> int:
     constant or a variable's address): the narrower of the two widths (spec.limits.ADDRESS_BITS)."""
     bits = ADDRESS_BITS[SPACE_NAMES[space]]
     return (1 << (bits if reg_bits is None else min(bits, reg_bits))) - 1
+
+
+#: `shared_address`'s rank for the executing CTA's own shared memory.
+OWN = -1
+
+
+def shared_address(space: str, addr: int) -> tuple[int, int] | None:
+    """What an address of state space `space` ("cta", "cluster" or "generic") names in shared memory:
+    (rank of the CTA in the cluster, or OWN for the executing CTA; the offset in its shared memory), or
+    None for a generic address outside the shared window. A `.shared::cta` address is the executing
+    CTA's offset as it is (one past the 2^24 window is the caller's to refuse); a `.shared::cluster`
+    address below 2^24 too; above, `(rank + 1) << 24 | offset` (see `cluster_address`). The one decoder
+    of shared addresses: the machine, the race tracker and the checker's footprints all read it."""
+    if space == "generic":
+        if not SHARED_GENERIC <= addr < SHARED_GENERIC + SHARED_WINDOW:
+            return None
+        addr -= SHARED_GENERIC
+    elif space == "cta":
+        return OWN, addr
+    hi = addr >> CTA_BITS
+    return (OWN, addr) if hi == 0 else (hi - 1, addr & CTA_MASK)

@@ -29,12 +29,14 @@ from mbarrier.sim.address import (
     CTA_BITS,
     CTA_MASK,
     LOCAL_GENERIC,
+    OWN,
     PARAM_GENERIC,
     SHARED_GENERIC,
     cluster_address,
     is_local_generic,
     is_param_generic,
     is_shared_generic,
+    shared_address,
 )
 from mbarrier.sim.compile import SPECIAL_CONSTANTS, CompiledFunction, Frame, Site
 from mbarrier.sim.errors import KernelFault, MemoryFault, Unsupported
@@ -351,19 +353,23 @@ class Machine:
         return sum(1 << th.lane for th in t.warp.threads if th.status != EXITED)
 
     # -- shared memory -------------------------------------------------------------------------------
-    def _cta_of(self, t: Thread, addr: int) -> tuple[Cta, int]:
-        """The CTA and offset a `.shared::cluster` address names."""
-        hi = addr >> CTA_BITS
-        if hi == 0:
-            return t.cta, addr
+    def _cta_of(self, t: Thread, addr: int, space: str = "cluster") -> tuple[Cta, int]:
+        """The CTA and offset a shared address names (`.shared::cluster` unless `space` says; a generic
+        one must be in the shared window)."""
+        found = shared_address(space, addr)
+        if found is None:
+            raise MemoryFault(f"generic address {addr:#x} is not in the shared window")
+        rank, off = found
+        if rank == OWN:
+            return t.cta, off
         ctas = t.cta.cluster.ctas
-        if hi - 1 >= len(ctas):
-            raise MemoryFault(f"shared::cluster address {addr:#x} names CTA rank {hi - 1}, but the cluster "
+        if rank >= len(ctas):
+            raise MemoryFault(f"shared::cluster address {addr:#x} names CTA rank {rank}, but the cluster "
                               f"has {len(ctas)} CTAs")
-        cta = ctas[hi - 1]
+        cta = ctas[rank]
         if cta.live == 0 and cta is not t.cta:
             _gone(cta, addr)
-        return cta, addr & CTA_MASK
+        return cta, off
 
     def _guard(self, cta: Cta, off: int, size: int, what: str) -> None:
         if off + size > cta.size:
@@ -467,12 +473,10 @@ class Machine:
         """atom/red: read-modify-write in one step; returns the old value."""
         load: Callable[[int, int], int]
         store: Callable[[int, int, int], None]
-        if space == "generic" and is_shared_generic(addr):
-            space, addr = "cluster", addr - SHARED_GENERIC
         if space == "generic" and is_param_generic(addr):
             self.params.store(addr - PARAM_GENERIC, size, "an atomic")
-        if space in ("cta", "cluster"):
-            cta, off = (t.cta, addr) if space == "cta" else self._cta_of(t, addr)
+        if space in ("cta", "cluster") or space == "generic" and is_shared_generic(addr):
+            cta, off = self._cta_of(t, addr, space)
             load = lambda a, n: self._sload(cta, a, n)  # noqa: E731
             store = lambda a, n, v: self._sstore(cta, a, n, v)  # noqa: E731
             addr = off
@@ -520,23 +524,20 @@ class Machine:
         return hit
 
     def _resolve(self, t: Thread, space: str, addr: int, op: str, local: bool) -> tuple[Cta, int, Barrier]:
-        if space == "generic":
-            if not is_shared_generic(addr):
-                raise _violation(violations.AddressWindow,
-                                 f"{op} at generic address {addr:#x}, which is not in the shared window")
-            addr -= SHARED_GENERIC
-            space = "cluster"
-        if space == "cta" and addr >> CTA_BITS:
+        found = shared_address(space, addr)
+        if found is None:
+            raise _violation(violations.AddressWindow,
+                             f"{op} at generic address {addr:#x}, which is not in the shared window")
+        rank, off = found
+        if off >> CTA_BITS:
             raise _violation(violations.AddressWindow,
                              f"{op}.shared::cta at {addr:#x}, which is outside the shared::cta window")
-        hi = addr >> CTA_BITS
         ctas = t.cta.cluster.ctas
-        if hi and hi - 1 >= len(ctas):
+        if rank >= len(ctas):
             raise _violation(violations.AddressWindow,
-                             f"{op} at shared::cluster address {addr:#x}: no CTA of rank {hi - 1} in the "
-                             f"cluster of {len(ctas)}")
-        cta = t.cta if hi == 0 else ctas[hi - 1]
-        off = addr & CTA_MASK
+                             f"{op} at shared::cluster address {addr & 0xFFFFFFFF:#x}: no CTA of rank {rank} "
+                             f"in the cluster of {len(ctas)}")
+        cta = t.cta if rank == OWN else ctas[rank]
         if local and cta is not t.cta:
             raise _violation(violations.ClusterOperation,
                              f"{op} on the mbarrier at offset {off:#x} of CTA {cta.name}, another CTA of the "
@@ -702,19 +703,17 @@ class Machine:
             self.st_local(t, address, min(size, 4), used)
 
     def ctarank(self, t: Thread, addr: int, generic: bool) -> int:
-        if generic:
-            if not is_shared_generic(addr):
-                raise MemoryFault(f"getctarank of generic address {addr:#x}: not in the shared window")
-            addr -= SHARED_GENERIC
-        cta, _ = self._cta_of(t, addr & 0xFFFFFFFF)
+        if generic and not is_shared_generic(addr):
+            raise MemoryFault(f"getctarank of generic address {addr:#x}: not in the shared window")
+        cta, _ = self._cta_of(t, addr if generic else addr & 0xFFFFFFFF, "generic" if generic else "cluster")
         return cta.rank
 
     def isspace(self, t: Thread, addr: int, space: str) -> bool:
         if space in ("cta", "cluster"):
-            if not is_shared_generic(addr):
+            found = shared_address("generic", addr)
+            if found is None:
                 return False
-            hi = (addr - SHARED_GENERIC) >> CTA_BITS
-            return hi == 0 or (space == "cluster" and hi - 1 < len(t.cta.cluster.ctas))
+            return found[0] == OWN or (space == "cluster" and found[0] < len(t.cta.cluster.ctas))
         if space == "local":
             return is_local_generic(addr)
         if space == "param":

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from mbarrier.core.violations import Violation
-from mbarrier.sim.address import SHARED_GENERIC, is_local_generic, is_param_generic, is_shared_generic
+from mbarrier.sim.address import is_local_generic, is_param_generic, is_shared_generic
 from mbarrier.sim.compile import Site
 from mbarrier.sim.hb import (
     ASYNC,
@@ -50,23 +50,11 @@ from mbarrier.sim.hb import (
     join,
 )
 from mbarrier.sim.machine import DONE, Copy, Cta, Machine, Thread, Warp
+from mbarrier.sim.registry import FenceKind, Order, Scope, Sem
 from mbarrier.sim.waits import AtCluster
 from mbarrier.spec.memmodel import NO_ORDER_SEM
 from mbarrier.spec.memmodel import race_rule as _race_rule
 from mbarrier.spec.rules import Rule
-
-_STRONG = frozenset({".volatile", ".relaxed", ".acquire", ".release", ".acq_rel"})
-_QUALS: dict[Site, frozenset[str]] = {}
-
-
-def quals(site: Site) -> frozenset[str]:
-    """The qualifiers of the instruction at `site`, read from its source text (cached)."""
-    q = _QUALS.get(site)
-    if q is None:
-        words = [w for w in site.text.replace("{", " ").split() if not w.startswith("@")]
-        q = frozenset("." + p for p in words[0].split(".")[1:]) if words else frozenset()
-        _QUALS[site] = q
-    return q
 
 
 # -- findings ---------------------------------------------------------------------------------------
@@ -230,15 +218,15 @@ class RaceMachine(Machine):
     def _access(self, t: Thread, cta: Cta | None, addr: int, size: int, write: bool, atomic: bool = False,
                 what: str = "") -> None:
         site = t.func.sites[t.pc]
-        q = quals(site)
-        strong = atomic or not q.isdisjoint(_STRONG)
+        order = site.facts.order
+        strong = atomic or order.strong
         flags = THREAD | (WRITE if write else 0) | (ATOMIC if strong else 0)
         ag = self.hb.agents[t.aid]
         info: Info = (t.aid, site, flags, "global" if cta is None else "shared",
                       -1 if cta is None else cta.index, addr, size, what)
         self._check(self.hb.gmem if cta is None else self.hb.smem[cta.index], addr, size, ag, info)
         if strong:
-            self._strong(t, self.hb.agent(t.aid), q, _space_key(cta, addr), write, atomic)
+            self._strong(t, self.hb.agent(t.aid), order, _space_key(cta, addr), write, atomic)
 
     def _check(self, shadow: Shadow, addr: int, size: int, ag: Agent, info: Info, clk: int | None = None,
                pvc: VC | None = None) -> None:
@@ -247,11 +235,10 @@ class RaceMachine(Machine):
         except Conflict as c:
             raise self._race(c) from None
 
-    def _strong(self, t: Thread, ag: Agent, q: frozenset[str], key: tuple[int, int], write: bool,
+    def _strong(self, t: Thread, ag: Agent, order: Order, key: tuple[int, int], write: bool,
                 rmw: bool) -> None:
         """Release/acquire through a location, and the fence patterns for relaxed accesses."""
-        acquire = ".acquire" in q or ".acq_rel" in q
-        release = ".release" in q or ".acq_rel" in q
+        acquire, release = order.acquires, order.releases
         if (not write or rmw) and key in self.hb.sync:
             if acquire:
                 ag.acquire(self.hb.sync[key])
@@ -302,12 +289,8 @@ class RaceMachine(Machine):
     def atom(self, t: Thread, space: str, addr: int, size: int, op: str, kind: str, b: int, c: int) -> int:
         old = Machine.atom(self, t, space, addr, size, op, kind, b, c)
         cta: Cta | None = None
-        if space == "generic" and is_shared_generic(addr):
-            space, addr = "cluster", addr - SHARED_GENERIC
-        if space == "cta":
-            cta = t.cta
-        elif space == "cluster":
-            cta, addr = self._cta_of(t, addr)
+        if space in ("cta", "cluster") or space == "generic" and is_shared_generic(addr):
+            cta, addr = self._cta_of(t, addr, space)
         self._access(t, cta, addr, size, True, atomic=True)
         return old
 
@@ -373,10 +356,11 @@ class RaceMachine(Machine):
         ag = self.hb.agent(t.aid)
         self._mb_access(ag, site, cta, off, THREAD | ATOMIC, name)
         bc = self._clocks(cta, off)
-        q = quals(site)
-        relaxed = NO_ORDER_SEM in q
+        order = site.facts.order
+        relaxed = order.sem == NO_ORDER_SEM
+        cluster = order.scope == Scope.CLUSTER
         what = f"the {name.split('.')[1]} on {b.name} at line {site.line}"
-        into = [bc.acc_cta, bc.acc_cluster] if cta is t.cta else [bc.acc_cluster] if ".cluster" in q else []
+        into = [bc.acc_cta, bc.acc_cluster] if cta is t.cta else [bc.acc_cluster] if cluster else []
         if relaxed:
             bc.notes.append((t.aid, f"{what} (thread {t.aid}) is .relaxed: it releases nothing", False))
             for acc in into if ag.frel is not None else ():
@@ -384,7 +368,7 @@ class RaceMachine(Machine):
         else:
             ag.release(into, what)
         if (not relaxed or ag.frel is not None) and cta is not t.cta:
-            if ".cluster" in q:
+            if cluster:
                 bc.notes.append((t.aid, f"{what} comes from CTA {t.cta.name} with .cluster scope, but the "
                                  f"wait has .cta scope: it acquires only from its own CTA", True))
             else:
@@ -404,10 +388,10 @@ class RaceMachine(Machine):
         if not ok:
             return ok
         bc = self._clocks(cta, off)
-        q = quals(site)
-        cluster = ".cluster" in q
+        order = site.facts.order
+        cluster = order.scope == Scope.CLUSTER
         done = bc.done_cluster if cluster else bc.done_cta
-        if NO_ORDER_SEM in q:
+        if order.sem == NO_ORDER_SEM:
             join(ag.facq, done)
             ag.note(bc.done_arrivers, f"the wait at line {site.line} on {b.name} is .relaxed: it acquires "
                     "nothing")
@@ -482,7 +466,7 @@ class RaceMachine(Machine):
         self.hb.agent(t.aid).groups["bulk"].append([])
 
     def cp_wait(self, t: Thread, n: int, which: str) -> None:
-        reads_only = which != "cp.async" and ".read" in quals(self._site(t, before=True))
+        reads_only = which != "cp.async" and self._site(t, before=True).facts.reads_only
         ag = self.hb.agent(t.aid)
         groups = ag.groups["cp.async" if which == "cp.async" else "bulk"]
         done = max(0, len(groups) - 1 - n)   # all committed groups but the n most recent
@@ -552,7 +536,7 @@ class RaceMachine(Machine):
         ag = self.hb.agent(t.aid)
         cl = t.cta.cluster
         what = f"the barrier.cluster.arrive at line {site.line}"
-        rel = ag.frel if NO_ORDER_SEM in quals(site) else ag.tick(what)
+        rel = ag.frel if site.facts.order.sem == NO_ORDER_SEM else ag.tick(what)
         acc = self.hb.cluster.setdefault((cl.index, cl.phase), {})
         if rel is not None:
             join(acc, rel)
@@ -595,20 +579,18 @@ class RaceMachine(Machine):
         if self.threads[t.aid] is not t:
             return  # a probe on a scratch copy of the thread (the checker's spin analysis): no effect
         site = self._site(t)
-        q = quals(site)
+        kind, sem = site.facts.fence, site.facts.order.sem
         ag = self.hb.agent(t.aid)
-        if ".proxy" in q:
-            if ".async" in q or ".async::generic" in q:
-                self.hb.proxy_fences.add(t.aid, ag.clk, ag.vc)
-                ag.tick(f"the fence.proxy.async at line {site.line}")
-            return
-        if ".mbarrier_init" in q:
+        if kind == FenceKind.PROXY_ASYNC:
+            self.hb.proxy_fences.add(t.aid, ag.clk, ag.vc)
+            ag.tick(f"the fence.proxy.async at line {site.line}")
+        elif kind == FenceKind.MBARRIER_INIT:
             ag.frel = ag.tick(f"the fence.mbarrier_init at line {site.line}")
-            return
-        if ".release" not in q:   # fence.acquire, .acq_rel, .sc, membar: the acquire half
-            ag.acquire(ag.facq)
-        if ".acquire" not in q:   # fence.release, .acq_rel, .sc, membar: the release half
-            ag.frel = ag.tick(f"the {site.text.split()[0]} at line {site.line}")
+        elif kind == FenceKind.ORDER:
+            if sem != Sem.RELEASE:   # fence.acquire, .acq_rel, .sc, membar: the acquire half
+                ag.acquire(ag.facq)
+            if sem != Sem.ACQUIRE:   # fence.release, .acq_rel, .sc, membar: the release half
+                ag.frel = ag.tick(f"the {site.text.split()[0]} at line {site.line}")
 
     # -- explanations --------------------------------------------------------------------------------
     def _who(self, aid: int) -> str:

@@ -13,11 +13,12 @@ cannot drift apart: an opcode with an executor has facts, or it cannot be declar
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import IntEnum, StrEnum
 from typing import TYPE_CHECKING
 
 from mbarrier.ptx import ast
+from mbarrier.spec.forms import MODIFIERS
 
 if TYPE_CHECKING:
     from mbarrier.sim.compile import Gen
@@ -65,13 +66,76 @@ SPACES: dict[str, Space] = {
 }
 
 
+def spaces_of(quals: tuple[str, ...]) -> list[Space]:
+    """The state spaces the qualifiers name, in order (an executor refuses more than one)."""
+    return [SPACES[q] for q in quals if q in SPACES]
+
+
 def space_of(quals: tuple[str, ...]) -> Space:
     """The state space the qualifiers name (the first one), generic when none."""
-    for q in quals:
-        found = SPACES.get(q)
-        if found is not None:
-            return found
-    return Space.GENERIC
+    found = spaces_of(quals)
+    return found[0] if found else Space.GENERIC
+
+
+class Sem(StrEnum):
+    """A memory-ordering qualifier as written (PTX ISA 8; `.volatile` orders like `.relaxed`)."""
+
+    RELAXED = ".relaxed"
+    ACQUIRE = ".acquire"
+    RELEASE = ".release"
+    ACQ_REL = ".acq_rel"
+    SC = ".sc"
+    VOLATILE = ".volatile"
+
+
+class Scope(StrEnum):
+    CTA = ".cta"
+    CLUSTER = ".cluster"
+    GPU = ".gpu"
+    SYS = ".sys"
+
+
+# The words of each class, as spec.forms knows them (`.volatile` is a flag there).
+_SEMS = {w: Sem(w) for w, c in MODIFIERS.items() if c == "sem"} | {".volatile": Sem.VOLATILE}
+_SCOPES = {w: Scope(w) for w, c in MODIFIERS.items() if c == "scope"}
+
+
+@dataclass(frozen=True, slots=True)
+class Order:
+    """The ordering an instruction asks for: its `.sem` and `.scope` as written (None: none written)."""
+
+    sem: Sem | None = None
+    scope: Scope | None = None
+
+    @property
+    def strong(self) -> bool:
+        """A strong access (volatile, relaxed, acquire, release): not a plain (weak) one."""
+        return self.sem in (Sem.RELAXED, Sem.ACQUIRE, Sem.RELEASE, Sem.ACQ_REL, Sem.VOLATILE)
+
+    @property
+    def acquires(self) -> bool:
+        return self.sem in (Sem.ACQUIRE, Sem.ACQ_REL)
+
+    @property
+    def releases(self) -> bool:
+        return self.sem in (Sem.RELEASE, Sem.ACQ_REL)
+
+
+UNORDERED = Order()
+
+
+def order_of(quals: tuple[str, ...]) -> Order:
+    """The first `.sem` and the first `.scope` among the qualifiers."""
+    sem = next((_SEMS[q] for q in quals if q in _SEMS), None)
+    scope = next((_SCOPES[q] for q in quals if q in _SCOPES), None)
+    return UNORDERED if sem is None and scope is None else Order(sem, scope)
+
+
+class FenceKind(StrEnum):
+    ORDER = "order"                  # fence.sc/.acq_rel/.acquire/.release, membar: the two (or one) halves
+    PROXY_ASYNC = "proxy.async"      # fence.proxy.async: generic-proxy writes reach the async proxy
+    PROXY_OTHER = "proxy"            # another proxy fence (tensormap, alias): nothing the model tracks
+    MBARRIER_INIT = "mbarrier_init"  # fence.mbarrier_init: a release of the mbarrier inits before it
 
 
 class CopyKind(StrEnum):
@@ -101,6 +165,7 @@ class MbarrierUse:
     address: Access | None
     plain: bool = False       # an arrive without .expect_tx and .noComplete
     expect_tx: bool = False   # an arrive.expect_tx
+    no_complete: bool = False  # an arrive.noComplete
     parity: bool = False      # a wait with .parity
     count: int | None = None  # operand index of count / txCount
     phase: int | None = None  # operand index of a wait's state or phaseParity
@@ -135,7 +200,8 @@ class Facts:
     """What one instruction does, as far as the checker and the race tracker must know before it runs.
     `name`: the operation as reports name it (`mbarrier.try_wait`, `bar.sync`, the opcode otherwise).
     `writes`: its first operand is a register destination, written in full when the guard holds.
-    `reads_carry`: it reads CC.CF (addc, subc, madc), thread state beyond its register operands."""
+    `reads_carry`: it reads CC.CF (addc, subc, madc), thread state beyond its register operands.
+    `order`: its `.sem` and `.scope` (filled in for every instruction by `facts_of`)."""
 
     kind: Kind
     name: str
@@ -145,6 +211,9 @@ class Facts:
     mbarrier: MbarrierUse | None = None
     copy: CopyUse | None = None
     sync: SyncUse | None = None
+    order: Order = UNORDERED
+    fence: FenceKind | None = None
+    reads_only: bool = False     # a cp.async.bulk.wait_group.read: waits for the copies' reads only
 
     @property
     def private(self) -> bool:
@@ -200,6 +269,9 @@ def undeclared(ins: ast.Instruction) -> Facts:
 
 
 def facts_of(ins: ast.Instruction) -> Facts:
-    """The facts of one instruction (those of `undeclared` for an opcode with no declaration)."""
+    """The facts of one instruction (those of `undeclared` for an opcode with no declaration), with the
+    ordering its qualifiers ask for."""
     d = REGISTRY.get(ins.opcode)
-    return undeclared(ins) if d is None else d.facts(ins)
+    f = undeclared(ins) if d is None else d.facts(ins)
+    order = order_of(ins.qualifiers)
+    return f if order is UNORDERED else replace(f, order=order)

@@ -30,7 +30,7 @@ def cp_facts(ins: ast.Instruction) -> Facts:
     if rest[-1:] == (".commit_group",):
         return Facts(Kind.COPY_COMMIT, name)
     if ".wait_group" in rest or ".wait_all" in rest:
-        return Facts(Kind.COPY_WAIT, name)
+        return Facts(Kind.COPY_WAIT, name, reads_only=".read" in rest)
     spaces = [SPACES[x] for x in rest if x in SPACES]
     if rest[:1] == (".bulk",) and spaces[:1] == [Space.GLOBAL]:
         return Facts(Kind.COPY, name, copy=CopyUse(CopyKind.BULK_STORE, Access(0, Space.GLOBAL),

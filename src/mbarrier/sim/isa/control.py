@@ -11,7 +11,7 @@ from typing import cast
 
 from mbarrier.ptx import ast
 from mbarrier.sim.compile import Gen
-from mbarrier.sim.registry import Facts, Kind, SyncUse, instruction
+from mbarrier.sim.registry import Facts, FenceKind, Kind, SyncUse, instruction
 from mbarrier.sim.types import TYPES
 
 U32 = TYPES[".u32"]
@@ -51,7 +51,18 @@ def _nanosleep(g: Gen, ins: ast.Instruction) -> None:
     g.src(ins.operands[0], U32)
 
 
-@instruction("fence", "membar", facts=Kind.FENCE)
+def fence_facts(ins: ast.Instruction) -> Facts:
+    """Which fence: a proxy fence (the async proxy's, or another), fence.mbarrier_init, or an ordering
+    fence whose halves its `.sem` says (membar and fence.sc/.acq_rel: both)."""
+    q = ins.qualifiers
+    if ".proxy" in q:
+        kind = FenceKind.PROXY_ASYNC if ".async" in q or ".async::generic" in q else FenceKind.PROXY_OTHER
+    else:
+        kind = FenceKind.MBARRIER_INIT if ".mbarrier_init" in q else FenceKind.ORDER
+    return Facts(Kind.FENCE, ins.opcode, fence=kind)
+
+
+@instruction("fence", "membar", facts=fence_facts)
 def _fence(g: Gen, ins: ast.Instruction) -> None:
     # Memory is sequentially consistent, so a fence changes no value; with race tracking on,
     # `sim.races` gives it its ordering meaning (proxy, mbarrier_init, acquire/release halves).

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from mbarrier.ptx import ast
 from mbarrier.sim.compile import Gen
-from mbarrier.sim.registry import Access, Facts, Kind, MbarrierUse, instruction, space_of
+from mbarrier.sim.registry import (
+    SPACES,
+    Access,
+    Facts,
+    Kind,
+    MbarrierUse,
+    Space,
+    instruction,
+    space_of,
+    spaces_of,
+)
 from mbarrier.sim.types import TYPES
 from mbarrier.spec.forms import INSTRUCTIONS, INSTRUCTIONS_BY_PATH
 
@@ -19,12 +29,15 @@ _SEM_SCOPE = frozenset(q for i in INSTRUCTIONS if i.path[0] == "mbarrier" for q 
 
 
 def mbar_space(g: Gen, quals: tuple[str, ...]) -> str:
-    spaces = [q for q in quals if q.startswith(".shared")]
-    if not spaces:
-        return "generic"
+    """The state space of an mbarrier operand (`sim.registry.SPACES`): shared::cta, shared::cluster or
+    generic; two spaces, or another one, are refused."""
+    spaces = spaces_of(quals)
     if len(spaces) > 1:
         raise g.unsupported("two state spaces")
-    return "cluster" if spaces[0] == ".shared::cluster" else "cta"
+    space = spaces[0] if spaces else Space.GENERIC
+    if space not in (Space.CTA, Space.CLUSTER, Space.GENERIC):
+        raise g.unsupported(f"qualifier {next(q for q in quals if q in SPACES)}")
+    return space.value
 
 
 def _check(g: Gen, quals: tuple[str, ...], allowed: set[str]) -> None:
@@ -63,7 +76,7 @@ def mbarrier_facts(ins: ast.Instruction) -> Facts:
     use = MbarrierUse(
         sub, None if addr is None else Access(addr, space_of(q), 8),
         plain=sub in ("arrive", "arrive_drop") and ".expect_tx" not in q and ".noComplete" not in q,
-        expect_tx=".expect_tx" in q, parity=".parity" in q,
+        expect_tx=".expect_tx" in q, no_complete=".noComplete" in q, parity=".parity" in q,
         count=roles.get("count", roles.get("txCount")),
         phase=roles.get("phaseParity", roles.get("state")) if sub in ("test_wait", "try_wait") else None,
         result=dests.get("waitComplete"))

@@ -11,7 +11,17 @@ from mbarrier.ptx import ast
 from mbarrier.sim import registry
 from mbarrier.sim.address import LOCAL_GENERIC, PARAM_GENERIC, SHARED_GENERIC, address_mask
 from mbarrier.sim.compile import Gen, sext
-from mbarrier.sim.registry import Access, CopyKind, CopyUse, Facts, Kind, instruction
+from mbarrier.sim.registry import (
+    SPACES,
+    Access,
+    CopyKind,
+    CopyUse,
+    Facts,
+    Kind,
+    Space,
+    instruction,
+    spaces_of,
+)
 from mbarrier.sim.types import TYPES, Scalar
 
 # Qualifiers with no effect on the value: ordering (modelled by the memory-model layer) and caching.
@@ -21,17 +31,16 @@ _NEUTRAL = frozenset({
     ".L1::evict_first", ".L1::evict_last", ".L1::no_allocate", ".L2::evict_normal", ".L2::evict_first",
     ".L2::evict_last", ".L2::64B", ".L2::128B", ".L2::256B", ".aligned",
 })
-_SPACES = {".shared": "cta", ".shared::cta": "cta", ".shared::cluster": "cluster", ".global": "global",
-           ".const": "global", ".param": "param", ".param::entry": "param", ".local": "local"}
 _VECTOR = {".v2": 2, ".v4": 4}
 _WINDOWS = {"cta": SHARED_GENERIC, "cluster": SHARED_GENERIC, "local": LOCAL_GENERIC, "param": PARAM_GENERIC}
 
 
 def space_of(g: Gen, ins: ast.Instruction) -> str:
-    spaces = [_SPACES[q] for q in ins.qualifiers if q in _SPACES]
+    """The state space of a load, store or atomic (`sim.registry.SPACES`); two of them are refused."""
+    spaces = spaces_of(ins.qualifiers)
     if len(spaces) > 1:
         raise g.unsupported("more than one state space")
-    return spaces[0] if spaces else "generic"
+    return (spaces[0] if spaces else Space.GENERIC).value
 
 
 def memory_facts(ins: ast.Instruction) -> Facts:
@@ -51,7 +60,7 @@ def memory_facts(ins: ast.Instruction) -> Facts:
 
 def _check_quals(g: Gen, ins: ast.Instruction, allowed: frozenset[str]) -> None:
     for q in ins.qualifiers:
-        known = q in _NEUTRAL or q in _SPACES or q in TYPES or q in _VECTOR
+        known = q in _NEUTRAL or q in SPACES or q in TYPES or q in _VECTOR
         if q not in allowed and not known:
             raise g.unsupported(f"qualifier {q}")
 
@@ -148,8 +157,8 @@ _ASYNC = frozenset({".async", ".weak", ".release", ".relaxed", ".mbarrier::compl
 def _store_async(g: Gen, ins: ast.Instruction, op: str | None) -> None:
     """st.async / red.async to distributed shared memory: an engine lands the store (or reduction) later
     and performs complete-tx of its size on the mbarrier of the destination CTA."""
-    spaces = [q for q in ins.qualifiers if q in _SPACES]
-    if spaces not in ([".shared::cluster"], []) or ".mbarrier::complete_tx::bytes" not in ins.qualifiers:
+    spaces = spaces_of(ins.qualifiers)
+    if spaces not in ([Space.CLUSTER], []) or ".mbarrier::complete_tx::bytes" not in ins.qualifiers:
         raise g.unsupported("st.async/red.async form")
     ty = g.type_of(ins)
     n = next((_VECTOR[q] for q in ins.qualifiers if q in _VECTOR), 1)
@@ -226,10 +235,10 @@ def _cvta(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a = ins.operands
     to = ".to" in ins.qualifiers
-    spaces = [q for q in ins.qualifiers if q in _SPACES]
+    spaces = spaces_of(ins.qualifiers)
     if not spaces or ty.bits != 64:
         raise g.unsupported()
-    space = _SPACES[spaces[0]]
+    space = spaces[0].value
     v = g.src(a, ty)
     if space in ("cta", "cluster", "local", "param"):
         if to:  # the generic address must lie in the window (the machine checks)
@@ -241,30 +250,26 @@ def _cvta(g: Gen, ins: ast.Instruction) -> None:
     elif space == "global":
         g.assign(d, v, ty, masked=True)
     else:
-        raise g.unsupported(f"the {spaces[0]} state space")
+        raise g.unsupported(f"the {space} state space")
 
 
 @instruction("mapa", facts=Kind.REGISTERS, writes=True)
 def _mapa(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b = ins.operands
-    generic = not any(q in _SPACES for q in ins.qualifiers)
+    generic = not spaces_of(ins.qualifiers)
     rank = g.src(b, TYPES[".u32"])
     g.assign(d, f"m.mapa(t, {g.src(a, ty)}, {rank}, {generic})", ty)
-
-
-_ISSPACE = {".shared": "cta", ".shared::cta": "cta", ".shared::cluster": "cluster", ".global": "global",
-            ".local": "local", ".const": "global", ".param": "param", ".param::entry": "param"}
 
 
 @instruction("isspacep", facts=Kind.REGISTERS, writes=True)
 def _isspacep(g: Gen, ins: ast.Instruction) -> None:
     """isspacep.space p, a: whether the generic address a falls in the window of that state space."""
-    spaces = [_ISSPACE[q] for q in ins.qualifiers if q in _ISSPACE]
+    spaces = spaces_of(ins.qualifiers)
     if len(spaces) != 1:
         raise g.unsupported()
     p, a = ins.operands
-    g.assign(p, f"m.isspace(t, {g.src(a, TYPES['.u64'])}, {spaces[0]!r})", TYPES[".pred"])
+    g.assign(p, f"m.isspace(t, {g.src(a, TYPES['.u64'])}, {spaces[0].value!r})", TYPES[".pred"])
 
 
 @instruction("prefetch", "prefetchu", facts=Kind.NOP)
