@@ -352,6 +352,7 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
         line.add("types", name=form.name)
         return
     _check_semantics(form, facts, frozenset(), False, ctx, line, early=True)
+    _check_gates(form, facts, frozenset(), False, ctx, line, early=True)
     if form.dims:
         if tuple(facts.spaces[:2]) in form.other_pairs:
             # the store direction: ptxas judges the store form's operands, which lint leaves alone
@@ -365,7 +366,8 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
         return
     for key, fmt in legality:  # a refused sink stops ptxas before it judges some modifiers
         fmt.pop("word", None)
-        if key == "vector-length" and not any(len(v.items) != fmt["size"] for v in _vectors(instr)):
+        if key == "vector-length" and not fmt.pop("always", False) and not any(
+                len(v.items) != fmt["size"] for v in _vectors(instr)):
             continue  # (a vector word is compared with every vector operand as written)
         if key == "vector-wide" and facts.type and VECTORS[str(fmt["mod"])] * TYPE_SIZE[facts.type] <= 16:
             continue  # (at most 128 bits: .v4 of a 32-bit type)
@@ -470,7 +472,7 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
                 continue
             words.update((base, sub) if sub else ())
             if form.space_expected and base == ".shared" and m not in form.spaces:
-                illegal("space-incorrect-expected", name=name, other=form.spaces[0])
+                illegal("space-incorrect-expected", name=name, other=form.space_expected)
             elif base not in {s.partition("::")[0] for s in form.spaces} or (
                     form.exact_spaces and m not in form.spaces):
                 illegal("space-incorrect", name=name)
@@ -491,6 +493,10 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
             types.append(m)
         elif cls == "silent":
             continue
+        elif cls == "vecdest":  # a vector word on mapa, whose destination is a scalar: more (measured)
+            _other_word(form, i, mods, line, legality, seen_classes)
+            illegal("result-vector")
+            illegal("vector-length", mod=m, name=name, size=0, always=True)
         elif cls in ("op", "vec"):  # the instruction's own words (Instr.words)
             if cls == "op" and "op" in words:  # (with the illegal modifiers; the first is judged)
                 illegal("op-multiple")
@@ -642,6 +648,14 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
             for i, (slot, op) in enumerate(zip(slots, ops, strict=True)):
                 _operand_fits(slot, op, i, form, scope, ctx, line)
             return slots, strict in lists or other_soft
+    # a mismatch; ptxas still compares the state space of a variable where mapa and getctarank want
+    # an address (measured)
+    for slots in lists:
+        if len(slots) == len(ops):
+            for i, (slot, op) in enumerate(zip(slots, ops, strict=True)):
+                if isinstance(op, ast.Address) and slot.typed and not slot.special_message:
+                    _operand_fits(slot, op, i, form, scope, ctx, line)
+            break
     return None, False
 
 
@@ -914,10 +928,40 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
         return all(_operand_fits(one, item, index, form, scope, ctx, line) for item in op.items)
     if isinstance(op, ast.Vector) and len(op.items) == 1 and slot.vector1:
         op = op.items[0]
+    if slot.imm_only and not isinstance(op, ast.Imm | ast.Sink):
+        return False
+    if slot.kind == "pair":  # `d|p` (elect.sync): a register of the slot's type or `_`, then a predicate
+        if isinstance(op, ast.Imm | ast.Name | ast.Sink):  # one destination: the predicate wanted
+            sym = scope.lookup(op.name) if isinstance(op, ast.Name) else None
+            if isinstance(op, ast.Name) and (sym is None or sym.space != ".reg" or (
+                    sym.type not in TYPE_COMPATIBLE[slot.type] and not sym.special)):
+                return False
+            line.add("pred-output", op.pos, name=form.name)
+            if isinstance(op, ast.Imm):
+                line.add("result-register", op.pos, name=form.name)
+            elif sym is not None and sym.special:
+                line.add("special-register", op.pos, name=form.name)
+            return True
+        halves = op.text.split("|") if isinstance(op, ast.Expr) else []
+        return len(halves) == 2 and all(
+            h == "_" or ((sym := scope.lookup(h)) is not None and sym.space == ".reg" and not sym.special
+                         and sym.type in TYPE_COMPATIBLE[t])
+            for h, t in zip(halves, (slot.type, ".pred"), strict=True))
     if isinstance(op, ast.Sink):
         if slot.kind != "dest" or slot.sink_from is None or ctx.version < slot.sink_from:
             line.defer("sink-discard", op.pos, severity="fatal", name=form.name)
         return True
+    if isinstance(op, ast.Address) and slot.typed and not slot.special_message:
+        # mapa, getctarank: `[imm]` or `[register]` of the type is "must be register", `[variable]` a
+        # mismatch (measured)
+        base = scope.lookup(op.base.name) if op.base is not None else None
+        if op.base is None or (base is not None and base.space == ".reg" and not base.special
+                               and _typed_fits(slot.type, base.type)):
+            line.add("must-be-register", op.pos, index=index, name=form.name)
+            return True
+        if base is not None and base.space not in (".reg", ".shared") and slot.kind != "dest":  # (measured)
+            line.add("address-mismatch", op.pos, name=form.name)
+        return False
     if slot.kind == "addr":
         if isinstance(op, ast.Address) or not slot.value_types:
             return isinstance(op, ast.Address)
@@ -933,15 +977,19 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
         return slot.imm
     if isinstance(op, ast.FloatImm) and slot.typed:
         return slot.type[1] in "bf"
-    if slot.typed and _not_a_register(op, slot, scope):
+    if slot.symbol_ok and isinstance(op, ast.Name) and (sym := scope.lookup(op.name)) is not None \
+            and sym.space != ".reg":
+        return True
+    if slot.typed and slot.special_message and _not_a_register(op, slot, scope):
         line.add("must-be-register", op.pos, index=index, name=form.name)  # (whatever its type)
         return True
     if not isinstance(op, ast.Name):
         return False
     sym = scope.lookup(op.name)
     if slot.typed and sym is not None and sym.special:
-        line.add("special-register", op.pos, name=form.name)
-        return True
+        if slot.special_message:
+            line.add("special-register", op.pos, name=form.name)
+        return slot.special_message
     if slot.typed and sym is not None and sym.space == ".reg":
         return _typed_fits(slot.type, sym.type)
     if sym is None or sym.type not in TYPE_COMPATIBLE.get(slot.type, ()):
@@ -1046,6 +1094,8 @@ def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...
 def _check_immediates(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...],
                       line: _Line) -> None:
     for index, (slot, op) in enumerate(zip(slots, instr.operands, strict=True)):
+        if isinstance(op, ast.Sink) and slot.imm_only:  # ptxas judges the refused sink as 0 there
+            op = ast.Imm(0, "0", op.pos)
         if not isinstance(op, ast.Imm):
             continue
         for c in slot.checks:
@@ -1054,15 +1104,16 @@ def _check_immediates(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ..
                       or (c.kind == "multiple" and w % c.lo != 0)
                       or (c.kind == "range" and not c.lo <= w <= c.hi))
             if failed:
-                line.add(f"imm-{c.kind}", op.pos, index=index, name=form.name, value=w, lo=c.lo,
+                line.add(f"imm-{c.kind}", op.pos, index=slot.arg or index, name=form.name, value=w, lo=c.lo,
                          hi=c.hi)
 
 
 def _check_gates(form: Instr, facts: _Facts, roles: frozenset[str], sink: bool, ctx: Context,
-                 line: _Line) -> None:
+                 line: _Line, early: bool = False) -> None:
+    """The feature gates (those ptxas checks with the modifiers when `early`)."""
     words = frozenset(facts.words)
     for g in (*(MODIFIER_GATES if form.object_rules else ()), *form.gates):
-        if not g.when.holds(words, roles, sink) or (g.late and line.pending_fatal):
+        if g.early != early or not g.when.holds(words, roles, sink) or (g.late and line.pending_fatal):
             continue
         if g.version is not None and ctx.version < g.version:
             line.add("gate-version", subject=g.subject, version=format_version(g.version))

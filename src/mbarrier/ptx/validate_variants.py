@@ -55,6 +55,8 @@ def render_operand(op: ast.Operand) -> str:
         return f"[{op.base.name}{off}{items}]"
     if isinstance(op, ast.Vector):
         return "{" + ", ".join(render_operand(o) for o in op.items) + "}"
+    if isinstance(op, ast.Expr):  # `%r1|%p1` (elect.sync's destinations), an expression
+        return op.text
     raise ValueError(f"cannot render operand {op!r}")
 
 
@@ -150,11 +152,15 @@ def canonical(slot: Slot) -> list[ast.Operand]:
         return [_tensor_addr("%rd3", _regs("%r", 2))]
     if slot.kind == "vector":
         return [ast.Vector(_regs("%h", 1), P0)]
+    if slot.kind == "pair":
+        return [ast.Expr("%r1|%p1", None, P0), ast.Expr("_|%p1", None, P0)]
     if slot.kind == "dest":
-        reg = {".b64": "%rd1", ".b32": "%r1", ".pred": "%p1"}[slot.type]
+        reg = {".b64": "%rd1", ".b32": "%r1", ".pred": "%p1", ".u32": "%r1", ".u64": "%rd1"}[slot.type]
         return [_name(reg), ast.Sink(P0)] if slot.sink_from else [_name(reg)]
     reg = {".b64": "%rd2", ".b32": "%r2", ".b16": "%h2"}[slot.type]
     imm = next((c.lo for c in slot.checks if c.kind == "multiple"), 1)
+    if slot.typed and slot.symbol_ok:  # an address (mapa's a): a register first
+        return [_name(reg), _imm(imm)]
     return [_imm(imm), _name(reg)] if slot.imm else [_name(reg)]
 
 

@@ -229,6 +229,8 @@ MESSAGES: Final[dict[str, str]] = {
     "requires-space": "Modifier '{mod}' requires '{other}' space for instruction '{name}'",
     "illegal-type-dst": "Illegal type for {name} with {other} destination state space",
     "op-multiple": "Multiple instruction post-operation flags set",
+    "pred-output": "Predicate output expected for instruction '{name}'",
+    "result-vector": "Result vector expected",
     "array-index": "Array indexing on non-array",
 }
 
@@ -275,6 +277,8 @@ class Gate:
     targets: tuple[str, ...] = ()
     """The only targets that have the feature (family-specific ones, "sm_100a" ...): on any other,
     ptxas says it is "not supported on .target"."""
+    early: bool = False
+    """ptxas checks it with the modifiers, before the operands (a mismatch does not hide it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,7 +302,7 @@ class Constraint:
 
 # -- operand slots ---------------------------------------------------------------------------------
 
-SlotKind = Literal["dest", "addr", "value", "tensor", "vector"]
+SlotKind = Literal["dest", "addr", "value", "tensor", "vector", "pair"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,6 +359,13 @@ class Slot:
     arg: int = 0
     typed: bool = False
     """A value of the instruction's type (st.async's, red.async's `b`), `TYPE_COMPATIBLE` of it."""
+    special_message: bool = False
+    """A special register here is "Special register argument not allowed" (and fits); else a
+    mismatch (of a typed slot: st.async's value says so, mapa's address does not)."""
+    symbol_ok: bool = False
+    """A variable's name fits here (mapa's and getctarank's address `a`)."""
+    imm_only: bool = False
+    """An immediate only (setmaxnreg's count): a register is "Arguments mismatch"."""
     vector_message: bool = False
     """A vector here is ptxas's "Vector operand is not allowed" (and the operand fits)."""
     length: int = 0
@@ -443,9 +454,10 @@ class Instr:
     exact_spaces: bool = False
     """Whether ptxas calls any state space but those of `spaces` "incorrect" (tcgen05.commit's
     `.shared::cta`; elsewhere another sub-qualifier of `.shared` is an illegal modifier)."""
-    space_expected: bool = False
-    """Whether ptxas names the state space it expects in "State space incorrect" (measured on
-    clusterlaunchcontrol.try_cancel.async)."""
+    space_expected: str = ""
+    """What ptxas names as expected in "State space incorrect" of a `.shared` space it does not
+    take ('.shared::cta' for clusterlaunchcontrol.try_cancel.async, '::cluster' for mapa; measured);
+    "": it names nothing."""
     mismatch_words: tuple[str, ...] = ()
     """Types and modifiers ptxas takes for the instruction but for none of our operand lists:
     "Arguments mismatch", which hides the rest of the line (cp.reduce.async.bulk's float types and
@@ -809,8 +821,8 @@ def _async_store(op: str) -> Instr:
     a = _addr("a", space_message=False, governed_by=0)
     mbar = _addr("mbar", space_message=False, governed_by=0)
     # ptxas takes any register of the type's size there, a float too, or any immediate (measured)
-    value = Slot("b", "value", typed=True, vector1=not red, vector_message=red)
-    alone = Slot("b", "value", typed=True, vector_message=True)  # (the form without an mbarrier)
+    value = Slot("b", "value", typed=True, vector1=not red, vector_message=red, special_message=True)
+    alone = Slot("b", "value", typed=True, vector_message=True, special_message=True)  # (no mbarrier)
     lists: list[tuple[Slot, ...]] = [(a, value, mbar), (a, alone)]
     section = "9.7.12.7" if red else "9.7.9.12"
     pair = "st.async/red.async with {} "
@@ -962,7 +974,7 @@ def _try_cancel() -> Instr:
     mbar = _addr("mbar", space_message=False)
     return Instr(
         ("clusterlaunchcontrol", ".try_cancel", ".async"), _CANCEL, operands=((addr, mbar),),
-        types=(".b128",), spaces=(".shared::cta",), exact_spaces=True, space_expected=True,
+        types=(".b128",), spaces=(".shared::cta",), exact_spaces=True, space_expected=".shared::cta",
         flags=(_BYTES, _ALL), marker=_BYTES, marker_implied=True, address_space=-1,
         constraints=(Constraint(Cond(lacks=(_BYTES,)), "required-modifier", _CANCEL, mod=_BYTES),),
         gates=(Gate(_feature(_CANCEL), ALWAYS, _CANCEL, version=(8, 6), sm=100),
@@ -1008,11 +1020,12 @@ def _cp_async_typo() -> Instr:
 #: tensor store (`.bulk_group`), prefetches and the bulk-group bookkeeping.
 UNCHECKED_PATHS: Final[tuple[tuple[str, ...], ...]] = (
     ("cp", ".async", ".bulk", ".prefetch"),
-    ("cp", ".async", ".bulk", ".commit_group"), ("cp", ".async", ".bulk", ".wait_group"),
     ("clusterlaunchcontrol", ".query_cancel"),
 )
 
-INSTRUCTIONS: Final[tuple[Instr, ...]] = (
+#: The instructions that arrive on or complete a transaction on an mbarrier (and fence.mbarrier_init,
+#: and the misspelt cp.async.mbarrier.WORD).
+FAMILY: Final[tuple[Instr, ...]] = (
     Instr(("mbarrier", ".init"), "9.7.13.15.9", operands=((ADDR, Slot("count", "value", ".b32")),),
           gates=_mbarrier(_intro("mbarrier.init")), constraints=(_NO_COMPLETE_CLUSTER,)),
     Instr(("mbarrier", ".inval"), "9.7.13.15.10", operands=((ADDR,),),
@@ -1038,6 +1051,13 @@ INSTRUCTIONS: Final[tuple[Instr, ...]] = (
     _tcgen05_commit(),
     _try_cancel(),
 )
+
+# The companion instructions (spec.companions builds them from this module's classes, so it is
+# imported once they exist).
+from mbarrier.spec.companions import COMPANIONS  # noqa: E402
+
+#: Every instruction lint judges as ptxas does.
+INSTRUCTIONS: Final[tuple[Instr, ...]] = (*FAMILY, *COMPANIONS)
 
 INSTRUCTIONS_BY_PATH: Final[dict[tuple[str, ...], Instr]] = {i.path: i for i in INSTRUCTIONS}
 
