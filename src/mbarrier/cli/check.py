@@ -35,7 +35,8 @@ from mbarrier.explore.schedulers import Replay
 from mbarrier.ptx import ast
 from mbarrier.report.check import format_result
 from mbarrier.report.github import check_annotations
-from mbarrier.report.model import check_report, launch_of
+from mbarrier.report.launch import launch_of
+from mbarrier.report.model import check_report
 from mbarrier.report.sarif import check_sarif
 from mbarrier.sim import SimError
 

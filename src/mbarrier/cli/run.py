@@ -26,7 +26,8 @@ from mbarrier.explore.run import DEFAULT_MAX_STEPS, RunResult
 from mbarrier.explore.schedule import stamp
 from mbarrier.ptx import ast
 from mbarrier.ptx.validate import validate
-from mbarrier.report.model import Scheduler, launch_of, run_report
+from mbarrier.report.launch import launch_of
+from mbarrier.report.model import Scheduler, run_report
 from mbarrier.report.run import format_outcome, format_trace
 from mbarrier.sim import Buffer, LaunchError, Machine, launch
 from mbarrier.sim.launch import listing

@@ -4,45 +4,25 @@ naming what differs, instead of replaying agent numbers that mean something else
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
 from mbarrier.cli import UsageError
 from mbarrier.explore.schedule import Fingerprint, ScheduleError, split
 from mbarrier.ptx import ast
-from mbarrier.sim.compile import SPECIAL_SLOT
+from mbarrier.report.launch import launch_fingerprint as fingerprint_of
 from mbarrier.sim.machine import Machine
-
-DIGEST_HEX = 8
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:DIGEST_HEX]
-
-
-def _dims(m: Machine, prefix: str) -> str:
-    regs = m.threads[0].regs
-    return ",".join(str(regs[SPECIAL_SLOT[f"{prefix}.{axis}"]]) for axis in "xyz")
 
 
 def launch_fingerprint(module: ast.Module, m: Machine, arg_items: Sequence[str] = (),
                        dynamic_shared: int | None = None) -> Fingerprint:
-    """The fingerprint of the launch `m` of `module` with these `--arg` items and `--dynamic-shared`.
-    Shapes are read from the machine (so `--grid 2` and `--grid 2,1,1` agree, and a cluster from
-    .reqnctapercluster counts); arguments are keyed by parameter name, given by name or position."""
-    kernel = m.threads[0].func.name
-    params = module.function(kernel).params
-    given = {}
+    """The fingerprint of the launch `m` of `module` with these `--arg` items and `--dynamic-shared`
+    (arguments keyed by parameter name, given by name or position: `report.launch`)."""
+    given: dict[str | int, str] = {}
     for item in arg_items:
         key, _, value = item.partition("=")
-        name = params[int(key)].name if key.isdigit() and int(key) < len(params) else key
-        given[name] = value
-    launch_args = [f"{p.name}={given.get(p.name, '')}" for p in params]
-    launch_args.append(f"dynamic_shared={dynamic_shared}")
-    return Fingerprint(module=_digest("\n".join(module.source_lines)), kernel=kernel,
-                       grid=_dims(m, "%nctaid"), block=_dims(m, "%ntid"), cluster=_dims(m, "%cluster_nctaid"),
-                       args=_digest("\n".join(launch_args)))
+        given[int(key) if key.isdigit() else key] = value
+    return fingerprint_of(module, m, given, dynamic_shared)
 
 
 def read_schedule(spec: str, here: Fingerprint) -> str:

@@ -19,12 +19,9 @@ from mbarrier.explore.results import Finding as ExploreFinding
 from mbarrier.explore.results import Waiter as ExploreWaiter
 from mbarrier.explore.run import Outcome, RunResult
 from mbarrier.explore.schedule import Fingerprint, stamp
-from mbarrier.ptx import ast
 from mbarrier.ptx.diagnostics import Diagnostic as PtxDiagnostic
 from mbarrier.ptx.diagnostics import Severity
-from mbarrier.sim.compile import SPECIAL_SLOT
-from mbarrier.sim.machine import EXITED, Machine
-from mbarrier.sim.memory import Buffer
+from mbarrier.sim.machine import EXITED
 from mbarrier.sim.races import RaceAccess
 
 #: The version of the JSON documents (`schema_version`); docs/cli.md keeps the compatibility notes.
@@ -118,7 +115,7 @@ class Argument:
 
 
 @dataclass(frozen=True)
-class Launch:
+class LaunchInfo:
     """The launch as the machine has it (shapes X, Y, Z; a cluster from .reqnctapercluster counts)."""
 
     kernel: str
@@ -128,31 +125,6 @@ class Launch:
     threads: int
     args: tuple[Argument, ...]
     dynamic_shared: int | None   # bytes given; null: the default (48 KiB when the kernel has extern shared)
-
-
-def _dims(m: Machine, prefix: str) -> tuple[int, int, int]:
-    regs = m.threads[0].regs
-    x, y, z = (regs[SPECIAL_SLOT[f"{prefix}.{axis}"]] for axis in "xyz")
-    assert isinstance(x, int) and isinstance(y, int) and isinstance(z, int)
-    return x, y, z
-
-
-def launch_of(module: ast.Module, m: Machine, args: Mapping[str | int, int | Buffer | bytes],
-              dynamic_shared: int | None) -> Launch:
-    """The launch of machine `m` of `module` with these arguments (keyed by name or position)."""
-    kernel = m.threads[0].func.name
-    params = module.function(kernel).params
-    out = []
-    for key, value in args.items():
-        name = params[key].name if isinstance(key, int) and key < len(params) else str(key)
-        if isinstance(value, Buffer):
-            out.append(Argument(name, buffer=value.size))
-        elif isinstance(value, bytes):
-            out.append(Argument(name, buffer=len(value)))
-        else:
-            out.append(Argument(name, value=value))
-    return Launch(kernel, _dims(m, "%nctaid"), _dims(m, "%ntid"), _dims(m, "%cluster_nctaid"),
-                  len(m.threads), tuple(out), dynamic_shared)
 
 
 # -- findings ---------------------------------------------------------------------------------------
@@ -278,7 +250,7 @@ class CheckStats:
 @dataclass(frozen=True)
 class CheckReport:
     file: str
-    launch: Launch | None       # null only when a bound stopped the command before the launch
+    launch: LaunchInfo | None   # null only when a bound stopped the command before the launch
     fingerprint: str | None     # the launch's fingerprint, as schedules carry it
     verdict: Verdict
     findings: tuple[Finding, ...]
@@ -296,7 +268,7 @@ class CheckReport:
         return self.verdict == Verdict.VERIFIED
 
 
-def check_report(r: CheckResult, file: str, launch: Launch | None,
+def check_report(r: CheckResult, file: str, launch: LaunchInfo | None,
                  fingerprint: Fingerprint | None) -> CheckReport:
     s = r.stats
     stats = CheckStats(s.states, s.transitions, round(s.seconds, 3), s.sleep_pruned, s.sleep_woken, s.depth,
@@ -346,7 +318,7 @@ class Scheduler:
 @dataclass(frozen=True)
 class RunReport:
     file: str
-    launch: Launch
+    launch: LaunchInfo
     fingerprint: str
     scheduler: Scheduler
     races_tracked: bool
@@ -368,7 +340,7 @@ class RunReport:
     command: Literal["run"] = "run"
 
 
-def run_report(r: RunResult, file: str, launch: Launch, fingerprint: Fingerprint, scheduler: Scheduler,
+def run_report(r: RunResult, file: str, launch: LaunchInfo, fingerprint: Fingerprint, scheduler: Scheduler,
                races: bool, dumps: Mapping[str, list[int]] | None = None,
                notes: Sequence[str] = ()) -> RunReport:
     m = r.machine
