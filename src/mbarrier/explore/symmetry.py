@@ -257,7 +257,7 @@ def hb_key(hb: RaceState, ren: list[int], lane_of: list[int], top: int,
     def shadow(s: Shadow) -> frozenset[object]:
         return frozenset((addr, r(c[0]), c[1],  # type: ignore[call-overload]
                           frozenset(zip(map(r, c[3]), (v[0] for v in c[3].values()), strict=True)))  # type: ignore
-                         for addr, c in s.cells.items())
+                         for addr, c in s.items())
 
     def clocks(b: BarrierClocks) -> tuple[object, ...]:
         return (b.phase, vc(b.acc_cta), vc(b.acc_cluster), vc(b.done_cta), vc(b.done_cluster))

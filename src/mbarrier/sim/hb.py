@@ -17,6 +17,7 @@ Nothing here knows the machine: `sim.races` feeds the events in and explains wha
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterator
 
 VC = dict[int, int]
 
@@ -53,21 +54,26 @@ class Conflict(Exception):
         self.writer = writer      # a racing read's byte: the write before it (info, clock), if any
 
 
+PAGE_BITS = 6  # a shadow page covers 64 bytes: the unit that copies share until one side changes it
+
+
 class Shadow:
     """The per-byte access history of one memory (a CTA's shared memory, or global memory).
 
-    A cell is [writer, its clock, its info, {reader: (clock, info)}]. Copies share cells until one side
-    changes them (`owned`: the cells this copy may change in place), so a run changes cells in place and
-    a checker snapshot is a shallow copy of the dictionary."""
+    A cell is [writer, its clock, its info, {reader: (clock, info)}]. Cells live in pages of
+    2^PAGE_BITS bytes. A copy (`clone`) shares every page and every cell; each side copies a page before
+    its first change (`owned_pages`) and a cell likewise (`owned`), so a run changes them in place and a
+    checker's snapshot costs the pages its last step touched, not the whole history. Each page's part
+    of `key()` is kept (`hashes`) and recomputed only for the pages changed since (`stale`)."""
 
-    __slots__ = ("cells", "owned", "keyed")
+    __slots__ = ("pages", "owned_pages", "owned", "hashes", "stale")
 
     def __init__(self) -> None:
-        self.cells: dict[int, list[object]] = {}
+        self.pages: dict[int, dict[int, list[object]]] = {}
+        self.owned_pages: set[int] = set()
         self.owned: set[int] = set()
-        # Each cell's part of `key()`, kept across copies: a cell outside `owned` is never changed in
-        # place, so its part stays right; the owned ones are recomputed whenever the key is asked for.
-        self.keyed: dict[int, object] = {}
+        self.hashes: dict[int, int] = {}
+        self.stale: set[int] = set()
 
     def access(self, addr: int, size: int, vc: VC, me: int, clk: int, info: Info,
                pvc: VC | None = None) -> None:
@@ -77,10 +83,14 @@ class Shadow:
         flags = info[2]
         write = flags & WRITE
         atomic = flags & ATOMIC
-        cells = self.cells
         owned = self.owned
         get = vc.get
+        p = -1
+        cells: dict[int, list[object]] = {}
         for a in range(addr, addr + size):
+            if a >> PAGE_BITS != p:
+                p = a >> PAGE_BITS
+                cells = self._page(p)
             cell = cells.get(a)
             if cell is None:
                 cells[a] = [me, clk, info, {}] if write else [-1, 0, None, {me: (clk, info)}]
@@ -106,24 +116,50 @@ class Shadow:
                 cells[a] = [wc, wk, winfo, {**reads, me: (clk, info)}]  # type: ignore[dict-item]
                 owned.add(a)
 
-    def clone(self) -> Shadow:
+    def _page(self, p: int) -> dict[int, list[object]]:
+        """Page `p`, this copy's own (copied first if shared), marked for a new hash."""
+        self.stale.add(p)
+        page = self.pages.get(p)
+        if page is None:
+            page = self.pages[p] = {}
+            self.owned_pages.add(p)
+        elif p not in self.owned_pages:
+            page = self.pages[p] = dict(page)
+            self.owned_pages.add(p)
+        return page
+
+    def freeze(self) -> None:
+        """Make this shadow shareable as it is: its key up to date, nothing of it changed in place again
+        (a later change copies the page and cell first)."""
         self._refresh()
-        out = Shadow()
-        out.cells = dict(self.cells)
-        out.keyed = dict(self.keyed)
+        self.owned_pages = set()
         self.owned = set()
+
+    def clone(self) -> Shadow:
+        """A copy that shares every page and cell with this one until either side changes them."""
+        self.freeze()
+        out = Shadow()
+        out.pages = dict(self.pages)
+        out.hashes = dict(self.hashes)
         return out
 
     def _refresh(self) -> None:
-        keyed, cells = self.keyed, self.cells
-        for a in self.owned:
-            c = cells[a]
-            keyed[a] = (a, c[0], c[1], frozenset((r, v[0]) for r, v in c[3].items()))  # type: ignore
+        pages, hashes = self.pages, self.hashes
+        for p in self.stale:
+            hashes[p] = hash(frozenset((a, c[0], c[1], frozenset((r, v[0]) for r, v in c[3].items()))  # type: ignore
+                                       for a, c in pages[p].items()))
+        self.stale = set()
 
-    def key(self) -> frozenset[object]:
-        """Who accessed each byte at which clock (which instruction did it decides only the wording)."""
+    def items(self) -> Iterator[tuple[int, list[object]]]:
+        """Every cell: (address, cell), page by page."""
+        for page in self.pages.values():
+            yield from page.items()
+
+    def key(self) -> int:
+        """Who accessed each byte at which clock (which instruction did it decides only the wording), as
+        a hash: the pages' hashes, each of the set of its cells' (address, writer, clock, readers)."""
         self._refresh()
-        return frozenset(self.keyed.values())
+        return hash(frozenset(self.hashes.items()))
 
 
 def _rule(earlier: Info, later: Info) -> str:
@@ -181,7 +217,7 @@ class Agent:
         # The thread's copies by commit group, not yet waited for ("cp.async", "bulk"); the last is open.
         self.groups: dict[str, list[list[int]]] = {"cp.async": [[]], "bulk": [[]]}
         self.pvc: VC | None = None          # a bulk copy: what fences made visible to the async proxy
-        self._key: tuple[object, ...] | None = None   # cached once shared (a shared agent never changes)
+        self._key: int | None = None   # the key's hash, cached once shared (a shared agent never changes)
 
     def clone(self) -> Agent:
         out = Agent(self.me, dict(self.vc))
@@ -227,10 +263,11 @@ class Agent:
         i = bisect_right(clocks, clk - 1)
         return what[i] if i < len(what) else None
 
-    def key(self) -> tuple[object, ...]:
-        """Only called on snapshots, whose agents never change again: computed once."""
+    def key(self) -> int:
+        """Only called on snapshots, whose agents never change again: computed once, kept as its hash
+        (a state's key is only ever hashed)."""
         if self._key is None:
-            self._key = self._compute_key()
+            self._key = hash(self._compute_key())
         return self._key
 
     def _compute_key(self) -> tuple[object, ...]:

@@ -127,22 +127,34 @@ class CopyInfo:
         self.phase: int | None = None                   # the phase its complete-tx or arrive-on fell in
         self.tracked: tuple[str, int] | None = None     # cp.async: (barrier, line) of its mbarrier.arrive
 
+    def clone(self) -> CopyInfo:
+        out = CopyInfo(self.kind, self.thread, self.line, self.barrier)
+        out.phase, out.tracked = self.phase, self.tracked
+        return out
+
 
 class RaceState:
-    """All happens-before state of one machine (copied and hashed with it)."""
+    """All happens-before state of one machine (copied and hashed with it).
+
+    A checker snapshot is a `clone()`; the live state and its snapshots share every agent, shadow
+    memory, barrier's clocks and copy's description until the live one changes it: it copies the part
+    first (`agent`, `shadow`, `clocks`, `copy_info`), so a snapshot costs what its last step changed."""
 
     def __init__(self, m: Machine) -> None:
         self.agents: dict[int, Agent] = {t.aid: Agent(t.aid) for t in m.threads}
         self.private: set[int] = set(self.agents)   # agents no snapshot shares: changed in place
         self.smem: list[Shadow] = [Shadow() for _ in m.ctas]
         self.gmem = Shadow()
+        self.own_shadows: set[int] = set(range(-1, len(m.ctas)))  # likewise, by CTA index (-1: global)
         self.barriers: dict[tuple[int, int], BarrierClocks] = {}
+        self.own_barriers: set[tuple[int, int]] = set()
         self.bars: dict[tuple[int, int], tuple[VC, list[int]]] = {}   # bar.sync: releases, waiters
         self.cluster: dict[tuple[int, int], VC] = {}                   # (cluster, generation) -> releases
         self.warp_sync: dict[tuple[int, int], VC] = {}                 # bar.warp.sync in progress
         self.sync: dict[tuple[int, int], VC] = {}                      # strong stores' releases per address
         self.proxy_fences = Fences()
         self.copies: dict[int, CopyInfo] = {}
+        self.own_copies: set[int] = set()
 
     def agent(self, aid: int) -> Agent:
         """An agent's state to change: copied first if a snapshot shares it (copy on write)."""
@@ -157,25 +169,68 @@ class RaceState:
         self.private.add(a.me)
         return a
 
+    def shadow(self, cta: int) -> Shadow:
+        """The shadow memory of CTA `cta` (-1: global memory) to check an access against and record it
+        in: copied first if a snapshot shares it."""
+        if cta in self.own_shadows:
+            return self.gmem if cta < 0 else self.smem[cta]
+        self.own_shadows.add(cta)
+        if cta < 0:
+            self.gmem = self.gmem.clone()
+            return self.gmem
+        s = self.smem[cta] = self.smem[cta].clone()
+        return s
+
+    def clocks(self, key: tuple[int, int], phase: int) -> BarrierClocks:
+        """The clocks of the barrier at `key` (cta, offset) to change (new ones in `phase` if it has none
+        yet): copied first if a snapshot shares them."""
+        bc = self.barriers.get(key)
+        if bc is None:
+            bc = BarrierClocks(phase)
+        elif key in self.own_barriers:
+            return bc
+        else:
+            bc = bc.clone()
+        self.barriers[key] = bc
+        self.own_barriers.add(key)
+        return bc
+
+    def copy_info(self, aid: int) -> CopyInfo:
+        """A copy engine's description to change: copied first if a snapshot shares it."""
+        info = self.copies[aid]
+        if aid not in self.own_copies:
+            info = self.copies[aid] = info.clone()
+            self.own_copies.add(aid)
+        return info
+
+    def add_copy(self, aid: int, info: CopyInfo) -> None:
+        self.copies[aid] = info
+        self.own_copies.add(aid)
+
     def clone(self) -> RaceState:
-        """An independent copy (for the checker's snapshots): agents are shared until one side changes
-        them (`agent`), the shadows are shallow copies of immutable cells."""
+        """An independent copy (for the checker's snapshots). What this state owns becomes shared with
+        the copy; either side copies a part before changing it."""
+        for cta in self.own_shadows:
+            (self.gmem if cta < 0 else self.smem[cta]).freeze()
         out = RaceState.__new__(RaceState)
         out.agents = dict(self.agents)
         out.private = set()
         self.private = set()
-        out.smem = [s.clone() for s in self.smem]
-        out.gmem = self.gmem.clone()
-        out.barriers = {k: b.clone() for k, b in self.barriers.items()}
+        out.smem = list(self.smem)
+        out.gmem = self.gmem
+        out.own_shadows = set()
+        self.own_shadows = set()
+        out.barriers = dict(self.barriers)
+        out.own_barriers = set()
+        self.own_barriers = set()
         out.bars = {k: (dict(vc), list(w)) for k, (vc, w) in self.bars.items()}
         out.cluster = {k: dict(v) for k, v in self.cluster.items()}
         out.warp_sync = {k: dict(v) for k, v in self.warp_sync.items()}
         out.sync = {k: dict(v) for k, v in self.sync.items()}
         out.proxy_fences = self.proxy_fences.clone()
-        out.copies = {}
-        for k, c in self.copies.items():
-            info = out.copies[k] = CopyInfo(c.kind, c.thread, c.line, c.barrier)
-            info.phase, info.tracked = c.phase, c.tracked
+        out.copies = dict(self.copies)
+        out.own_copies = set()
+        self.own_copies = set()
         return out
 
     def key(self) -> tuple[object, ...]:
@@ -224,7 +279,7 @@ class RaceMachine(Machine):
         ag = self.hb.agents[t.aid]
         info: Info = (t.aid, site, flags, "global" if cta is None else "shared",
                       -1 if cta is None else cta.index, addr, size, what)
-        self._check(self.hb.gmem if cta is None else self.hb.smem[cta.index], addr, size, ag, info)
+        self._check(self.hb.shadow(-1 if cta is None else cta.index), addr, size, ag, info)
         if strong:
             self._strong(t, self.hb.agent(t.aid), order, _space_key(cta, addr), write, atomic)
 
@@ -295,29 +350,32 @@ class RaceMachine(Machine):
         return old
 
     # -- mbarrier ------------------------------------------------------------------------------------
-    def _clocks(self, cta: Cta, off: int) -> BarrierClocks:
+    def _clocks(self, cta: Cta, off: int, change: bool = True) -> BarrierClocks:
+        """The clocks of the barrier at `off` of `cta`; `change`: to change them (copied if shared)."""
         bc = self.hb.barriers.get((cta.index, off))
-        if bc is None:
+        if bc is None or change:
             # barrier_at: a copy may complete on memory that holds no object (the violation is the core's)
-            bc = self.hb.barriers[(cta.index, off)] = BarrierClocks(self.barrier_at(cta, off).phase)
+            bc = self.hb.clocks((cta.index, off), self.barrier_at(cta, off).phase)
         return bc
 
     def _mb_access(self, ag: Agent, site: Site, cta: Cta, off: int, flags: int, what: str,
                    clk: int | None = None) -> None:
         info: Info = (ag.me, site, flags | MBAR, "shared", cta.index, off, 8, what)
-        self._check(self.hb.smem[cta.index], off, 8, ag, info, clk)
+        self._check(self.hb.shadow(cta.index), off, 8, ag, info, clk)
 
-    def _rolled(self, cta: Cta, off: int, bc: BarrierClocks) -> None:
+    def _rolled(self, cta: Cta, off: int) -> None:
+        """The phase of the barrier at `off` of `cta` completed: roll its clocks."""
         phase = cta.barriers[off].phase
-        if phase != bc.phase:
-            bc.roll(phase)
+        if phase != self._clocks(cta, off, change=False).phase:
+            self._clocks(cta, off).roll(phase)
 
     def mb_init(self, t: Thread, space: str, addr: int, count: int) -> None:
         Machine.mb_init(self, t, space, addr, count)
         cta, off, b = self._mbar(t, space, addr, "mbarrier.init", True)
         ag = self.hb.agent(t.aid)
         self._mb_access(ag, self._site(t), cta, off, THREAD | WRITE, "mbarrier.init")
-        self.hb.barriers[(cta.index, off)] = BarrierClocks(b.phase)
+        self.hb.barriers.pop((cta.index, off), None)
+        self.hb.clocks((cta.index, off), b.phase)
 
     def mb_inval(self, t: Thread, space: str, addr: int) -> None:
         cta, off, b = self._mbar(t, space, addr, "mbarrier.inval", True)
@@ -345,7 +403,7 @@ class RaceMachine(Machine):
         Machine.mb_tx(self, t, space, addr, count, expect)
         cta, off, _ = self._mbar(t, space, addr, name, False)
         self._mb_access(self.hb.agents[t.aid], self._site(t), cta, off, THREAD | ATOMIC, name)
-        self._rolled(cta, off, self._clocks(cta, off))
+        self._rolled(cta, off)
 
     def mb_arrive(self, t: Thread, space: str, addr: int, count: int | None, tx: int | None,
                   no_complete: bool, drop: bool, want: bool) -> int:
@@ -375,7 +433,7 @@ class RaceMachine(Machine):
                 bc.notes.append((t.aid, f"{what} (thread {t.aid}) has .cta scope but the waiter is in CTA "
                                  f"{cta.name}", False))
         bc.arrivers.add(t.aid)
-        self._rolled(cta, off, bc)
+        self._rolled(cta, off)
         return word
 
     def mb_wait(self, t: Thread, space: str, addr: int, value: int, parity: bool, is_try: bool) -> bool:
@@ -387,7 +445,7 @@ class RaceMachine(Machine):
         self._mb_access(ag, site, cta, off, THREAD | ATOMIC, name)
         if not ok:
             return ok
-        bc = self._clocks(cta, off)
+        bc = self._clocks(cta, off, change=False)
         order = site.facts.order
         cluster = order.scope == Scope.CLUSTER
         done = bc.done_cluster if cluster else bc.done_cta
@@ -415,7 +473,7 @@ class RaceMachine(Machine):
         bar = None
         if c.bar_cta is not None:
             bar = c.bar_cta.barriers[c.bar_off].name if c.bar_off in c.bar_cta.barriers else None
-        self.hb.copies[c.aid] = CopyInfo(c.kind, t.aid, c.site.line, bar)
+        self.hb.add_copy(c.aid, CopyInfo(c.kind, t.aid, c.site.line, bar))
         return c
 
     def cp_async(self, t: Thread, dst: int, src: int, size: int, src_size: int) -> None:
@@ -451,11 +509,10 @@ class RaceMachine(Machine):
         snap[a.aid] = 2
         arr = self.hb.add(Agent(a.aid, snap))
         arr.cp_issued = dict(ag.cp_issued)  # rule 2: every cp.async the thread requested before it
-        self.hb.copies[a.aid] = CopyInfo(a.kind, t.aid, a.site.line, b.name)
+        self.hb.add_copy(a.aid, CopyInfo(a.kind, t.aid, a.site.line, b.name))
         for c in ag.cp_issued:
-            info = self.hb.copies[c]
-            if info.tracked is None:
-                info.tracked = (b.name or f"{off:#x}", a.site.line)
+            if self.hb.copies[c].tracked is None:
+                self.hb.copy_info(c).tracked = (b.name or f"{off:#x}", a.site.line)
 
     def cp_commit(self, t: Thread) -> None:
         Machine.cp_commit(self, t)
@@ -483,9 +540,8 @@ class RaceMachine(Machine):
         cag = hb.agents[c.aid]
         bar_cta, off = c.bar_cta, c.bar_off
         bc = self._clocks(bar_cta, off) if bar_cta is not None else None
-        info = hb.copies[c.aid]
-        if bc is not None:
-            info.phase = bc.phase
+        if bc is not None and hb.copies[c.aid].phase != bc.phase:
+            hb.copy_info(c.aid).phase = bc.phase
         Machine.finish_async(self, c)
         if c.kind == "cp.async.mbarrier.arrive":
             assert bar_cta is not None and bc is not None
@@ -493,7 +549,7 @@ class RaceMachine(Machine):
             join(bc.acc_cta, cag.cp_issued)
             join(bc.acc_cluster, cag.cp_issued)
             bc.arrivers.add(c.aid)
-            self._rolled(bar_cta, off, bc)
+            self._rolled(bar_cta, off)
             return
         bulk = c.kind.startswith("cp.async.bulk")
         proxy = ASYNC if bulk else 0
@@ -501,18 +557,18 @@ class RaceMachine(Machine):
         if kind != "value":  # st.async/red.async carry their value from the issue
             rinfo: Info = (c.aid, c.site, proxy, "global" if kind == "global" else "shared",
                            -1 if scta is None else scta.index, saddr, c.size, "")
-            self._check(hb.gmem if kind == "global" else hb.smem[scta.index],  # type: ignore[union-attr]
+            self._check(hb.shadow(-1 if kind == "global" else scta.index),  # type: ignore[union-attr]
                         saddr, c.src_size if kind == "global" else c.size, cag, rinfo, 1, cag.pvc)
         dcta = c.dst_cta
         winfo: Info = (c.aid, c.site, proxy | WRITE, "global" if dcta is None else "shared",
                        -1 if dcta is None else dcta.index, c.dst, c.size, "")
-        self._check(hb.gmem if dcta is None else hb.smem[dcta.index], c.dst, c.size, cag, winfo, 2, cag.pvc)
+        self._check(hb.shadow(-1 if dcta is None else dcta.index), c.dst, c.size, cag, winfo, 2, cag.pvc)
         if bar_cta is not None and bc is not None:
             self._mb_access(cag, c.site, bar_cta, off, ATOMIC | proxy, "the complete-tx of " + c.kind, 2)
             join(bc.acc_cta, {c.aid: 2})
             join(bc.acc_cluster, {c.aid: 2})
             bc.arrivers.add(c.aid)
-            self._rolled(bar_cta, off, bc)
+            self._rolled(bar_cta, off)
 
     # -- barriers and fences -------------------------------------------------------------------------
     def bar(self, t: Thread, ident: int, count: int | None, wait: bool) -> None:
