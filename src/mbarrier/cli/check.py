@@ -10,14 +10,26 @@ import argparse
 import shlex
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, options
 from mbarrier.cli.bounds import Deadline, TimeoutHit, add_bound_options, memory_bound
-from mbarrier.cli.formats import GITHUB, JSON, SARIF, TEXT, add_format_option, write_document, write_json
+from mbarrier.cli.formats import (
+    GITHUB,
+    JSON,
+    SARIF,
+    TEXT,
+    add_format_option,
+    add_timeline_options,
+    write_document,
+    write_json,
+    write_timelines,
+)
 from mbarrier.cli.interrupt import Interrupt
 from mbarrier.cli.progress import Progress, add_progress_options
 from mbarrier.cli.run import (
     add_launch_options,
+    fresh_machine,
     launch_machine,
     launch_words,
     load_launch,
@@ -28,7 +40,15 @@ from mbarrier.cli.schedules import launch_fingerprint
 from mbarrier.cli.source import display_name
 from mbarrier.explore.budget import TIMEOUT
 from mbarrier.explore.check import check_machine
-from mbarrier.explore.results import DEFAULT_MAX_STATES, CheckResult, Finding, Options, Stats, Verdict
+from mbarrier.explore.results import (
+    DEFAULT_MAX_STATES,
+    CheckResult,
+    Finding,
+    FindingKind,
+    Options,
+    Stats,
+    Verdict,
+)
 from mbarrier.explore.run import TraceStep, run
 from mbarrier.explore.schedule import stamp
 from mbarrier.explore.schedulers import Replay
@@ -38,6 +58,7 @@ from mbarrier.report.github import check_annotations
 from mbarrier.report.launch import launch_of
 from mbarrier.report.model import check_report
 from mbarrier.report.sarif import check_sarif
+from mbarrier.report.timeline import record
 from mbarrier.sim import SimError
 
 EXIT_BY_VERDICT = {"verified": EXIT_CLEAN, "finding": EXIT_FINDINGS, "incomplete": EXIT_INCOMPLETE,
@@ -54,6 +75,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help=f"stop after N distinct states (exit 3; default {DEFAULT_MAX_STATES:,})")
     add_bound_options(p)
     add_format_option(p, (TEXT, JSON, SARIF, GITHUB))
+    add_timeline_options(p, "dir")
     p.add_argument("--warp", action="store_true",
                    help="warp granularity: lanes of a warp at the same instruction step together (faster, "
                    "a weaker guarantee: interleavings inside a converged warp are not explored)")
@@ -85,6 +107,28 @@ def replay_trace(module: ast.Module, args: argparse.Namespace, schedule: str, st
 def trace_of(module: ast.Module, args: argparse.Namespace) -> Callable[[Finding], list[TraceStep]]:
     """The trace of a finding's schedule (the text report's)."""
     return lambda f: replay_trace(module, args, f.schedule, len(f.aids))
+
+
+def timelines(module: ast.Module, args: argparse.Namespace, result: CheckResult) -> None:
+    """--perfetto DIR: a trace per finding (finding-N-KIND.json); --svg FILE: the first finding's."""
+    if not result.findings:
+        if not args.quiet:
+            sys.stderr.write("note: no finding: --perfetto and --svg write nothing\n")
+        return
+    if args.perfetto is not None:
+        try:
+            args.perfetto.mkdir(exist_ok=True)
+        except OSError as e:
+            raise UsageError(f"--perfetto {args.perfetto}: cannot create it: {e.strerror or e}") from None
+    for i, f in enumerate(result.findings, 1):
+        if args.perfetto is None and i > 1:
+            break
+        tl = record(fresh_machine(module, args), f.schedule, len(f.aids),
+                    settle=f.kind == FindingKind.DEADLOCK)
+        head = f.message.splitlines()[0]
+        title = f"{Path(display_name(args.file)).name}: [{i}] {f.kind.value} ({f.rule}): {head}"
+        trace = args.perfetto / f"finding-{i}-{f.kind.value}.json" if args.perfetto else None
+        write_timelines(tl, title, trace, args.svg if i == 1 else None)
 
 
 def replay_command(args: argparse.Namespace) -> str:
@@ -126,6 +170,8 @@ def main(args: argparse.Namespace) -> int:
     if args.save_schedule and result.findings:
         options.write_output(args.save_schedule, stamp(fingerprint, result.findings[0].schedule) + "\n",
                              "--save-schedule")
+    if args.perfetto or args.svg:
+        timelines(module, args, result)
     if args.format != TEXT:
         launch = launch_of(module, m, parse_args(args.arg), args.dynamic_shared)
         report = check_report(result, display_name(args.file), launch, fingerprint)

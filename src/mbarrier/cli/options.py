@@ -111,6 +111,20 @@ def output_file(text: str) -> Path:
     return path
 
 
+def output_dir(text: str) -> Path:
+    """A directory the command will write files into: refused now when it is a file, or when it does
+    not exist and its parent does not either; created when needed (`make_dir`)."""
+    path = Path(text)
+    if not text:
+        raise argparse.ArgumentTypeError("expected a directory name")
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is not a directory")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not path.exists() and not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: directory {parent} does not exist")
+    return path
+
+
 def write_output(path: Path, text: str, what: str) -> None:
     """Write a result file; a failure (disk full, the directory removed meanwhile) is the user's to fix."""
     try:

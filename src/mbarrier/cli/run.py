@@ -11,11 +11,19 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, options
 from mbarrier.cli.bounds import Deadline, TimeoutHit, add_bound_options, memory_bound
-from mbarrier.cli.formats import JSON, TEXT, add_format_option, write_json
+from mbarrier.cli.formats import (
+    JSON,
+    TEXT,
+    add_format_option,
+    add_timeline_options,
+    write_json,
+    write_timelines,
+)
 from mbarrier.cli.interrupt import Interrupt
 from mbarrier.cli.progress import Progress, add_progress_options
 from mbarrier.cli.schedules import launch_fingerprint, read_schedule
@@ -29,6 +37,7 @@ from mbarrier.ptx.validate import validate
 from mbarrier.report.launch import launch_of
 from mbarrier.report.model import Scheduler, run_report
 from mbarrier.report.run import format_outcome, format_trace
+from mbarrier.report.timeline import record
 from mbarrier.sim import Buffer, LaunchError, Machine, launch
 from mbarrier.sim.launch import listing
 from mbarrier.sim.races import track
@@ -62,6 +71,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--dump", action="append", default=[], type=options.dump, metavar="NAME[:COUNT]",
                    help="print the first COUNT (default 16) 32-bit words of a buffer argument or variable")
     add_format_option(p, (TEXT, JSON))
+    add_timeline_options(p, "file")
     add_progress_options(p)
     p.set_defaults(handler=main)
 
@@ -144,6 +154,16 @@ def launch_machine(module: ast.Module, args: argparse.Namespace) -> Machine:
                       max_memory=memory_bound(args))
     except LaunchError as e:
         raise UsageError(str(e)) from None
+
+
+def fresh_machine(module: ast.Module, args: argparse.Namespace) -> Callable[[], Machine]:
+    """A maker of fresh machines of the launch, race tracking on unless --no-races (for replays)."""
+    def make() -> Machine:
+        m = launch_machine(module, args)
+        if not args.no_races:
+            track(m)
+        return m
+    return make
 
 
 def launch_words(args: argparse.Namespace) -> list[str]:
@@ -235,6 +255,11 @@ def main(args: argparse.Namespace) -> int:
     if args.save_schedule:
         options.write_output(args.save_schedule, stamp(fingerprint, result.schedule) + "\n",
                              "--save-schedule")
+    if args.perfetto or args.svg:
+        tl = record(fresh_machine(module, args), result.schedule, result.steps)
+        title = (f"{Path(display_name(args.file)).name}: kernel {m.threads[0].func.name}, {len(m.threads)} "
+                 f"threads: {result.outcome.value} after {result.steps} steps")
+        write_timelines(tl, title, args.perfetto, args.svg)
     if args.format == JSON:
         sched = (Scheduler("replay") if isinstance(scheduler, Replay)
                  else Scheduler("random", args.seed, args.burst))
