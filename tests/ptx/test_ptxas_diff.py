@@ -14,7 +14,7 @@ from mbarrier.ptx.parser import parse
 from mbarrier.ptx.validate import validate
 from mbarrier.ptx.validate_oracle import CRASHED, Outcome, compare, ptxas_verdicts, run_ptxas
 from mbarrier.ptx.validate_variants import Case, cases
-from mbarrier.spec.forms import INSTRUCTIONS
+from mbarrier.spec.instructions import INSTRUCTIONS
 from mbarrier.spec.modifiers import WORD_MESSAGES
 from mbarrier.spec.targets import Version, format_version
 

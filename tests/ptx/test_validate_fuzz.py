@@ -11,7 +11,8 @@ from mbarrier.ptx import ast
 from mbarrier.ptx.validate import Context, _Line, check_instruction
 from mbarrier.ptx.validate_scope import Scope
 from mbarrier.ptx.validate_variants import MODIFIER_POOL, OPERAND_POOL, P0, declarations
-from mbarrier.spec.forms import INSTRUCTIONS, RULE_IDS
+from mbarrier.spec.forms import RULE_IDS
+from mbarrier.spec.instructions import INSTRUCTIONS
 from mbarrier.spec.targets import TARGET_MIN_VERSION, parse_target
 
 WORDS = st.sampled_from((*MODIFIER_POOL, ".b64", ".shared::cta", ".mbarrier::complete_tx::bytes",

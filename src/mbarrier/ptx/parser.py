@@ -18,7 +18,8 @@ from mbarrier.ptx.cursor import GUARDED_BASE, INIT_BASE, MAX_BLOCKS
 from mbarrier.ptx.debug import DebugParser
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
 from mbarrier.ptx.lexer import BUILT, DOT, EOF, FLOAT, IDENT, INT, PUNCT, STRING, Token, scan, tokenize
-from mbarrier.spec.forms import INSTRUCTIONS_BY_PATH, STATE_SPACES, TYPES, VARIABLE_TYPES, VECTORS
+from mbarrier.spec.forms import STATE_SPACES, TYPES, VARIABLE_TYPES, VECTORS
+from mbarrier.spec.instructions import INSTRUCTIONS_BY_PATH
 
 # ptxas takes nearly 10,000 nested parentheses (cursor.PARSER_STACK) and the expression parser
 # recurses twice per level; Python 3.11 makes Python-to-Python calls without the C stack.

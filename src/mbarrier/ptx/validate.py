@@ -26,7 +26,6 @@ from mbarrier.spec.forms import (
     FAMILY_OPCODES,
     FLAG_GROUPS,
     IM2COL_MODES,
-    INSTRUCTIONS,
     MAX_VECTOR,
     MESSAGES,
     MODIFIER_GATES,
@@ -42,6 +41,7 @@ from mbarrier.spec.forms import (
     Instr,
     Slot,
 )
+from mbarrier.spec.instructions import INSTRUCTIONS
 from mbarrier.spec.modifiers import (
     CLASS_REPEATS,
     EVERY_WORD_CLASSES,

@@ -7,7 +7,7 @@ from mbarrier.ptx import ast
 from mbarrier.ptx.diagnostics import Diagnostic
 from mbarrier.ptx.validate_scope import Scope
 from mbarrier.spec import limits
-from mbarrier.spec.forms import INSTRUCTIONS
+from mbarrier.spec.instructions import INSTRUCTIONS
 from mbarrier.spec.rules import rule
 
 #: Which operand of which instruction is a count, and the range the manual allows it.

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from mbarrier.ptx import ast
 from mbarrier.ptx.operands import _RESERVED
-from mbarrier.spec.forms import INSTRUCTIONS_BY_PATH
+from mbarrier.spec.instructions import INSTRUCTIONS_BY_PATH
 
 _IDENTIFIER = re.compile(r"[A-Za-z][\w$]*|[_$%][\w$]+")
 

@@ -15,7 +15,8 @@ from itertools import combinations
 from random import Random
 
 from mbarrier.ptx import ast
-from mbarrier.spec.forms import INSTRUCTIONS, Instr, Slot
+from mbarrier.spec.forms import Instr, Slot
+from mbarrier.spec.instructions import INSTRUCTIONS
 
 P0 = ast.Pos(0, 0)
 

@@ -1052,15 +1052,6 @@ FAMILY: Final[tuple[Instr, ...]] = (
     _try_cancel(),
 )
 
-# The companion instructions (spec.companions builds them from this module's classes, so it is
-# imported once they exist).
-from mbarrier.spec.companions import COMPANIONS  # noqa: E402
-
-#: Every instruction lint judges as ptxas does.
-INSTRUCTIONS: Final[tuple[Instr, ...]] = (*FAMILY, *COMPANIONS)
-
-INSTRUCTIONS_BY_PATH: Final[dict[tuple[str, ...], Instr]] = {i.path: i for i in INSTRUCTIONS}
-
 #: Opcodes whose every instruction belongs to the family: an unknown path under them is an error.
 FAMILY_OPCODES: Final[tuple[str, ...]] = ("mbarrier", "clusterlaunchcontrol")
 
@@ -1080,5 +1071,5 @@ if __name__ == "__main__":  # pragma: no cover - a docs generator
     if sys.argv[1:] == ["--markdown"]:
         sys.stdout.write(markdown_table())
     else:
-        for i in INSTRUCTIONS:
+        for i in FAMILY:
             print(f"{i.name:32} {i.section:14} {len(i.operands)} operand list(s), {len(i.gates)} gate(s)")

@@ -20,7 +20,7 @@ from mbarrier.sim.registry import (
     spaces_of,
 )
 from mbarrier.sim.types import TYPES
-from mbarrier.spec.forms import INSTRUCTIONS, INSTRUCTIONS_BY_PATH
+from mbarrier.spec.instructions import INSTRUCTIONS, INSTRUCTIONS_BY_PATH
 
 U32 = TYPES[".u32"]
 B64 = TYPES[".b64"]
