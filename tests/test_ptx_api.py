@@ -121,3 +121,32 @@ def test_a_callers_mypy_strict_sees_the_types(tmp_path: Path) -> None:
         else:
             assert proc.returncode == 1 and 'incompatible types in assignment (expression has type "int"' \
                 in proc.stdout.lower(), proc.stdout
+
+
+STRUCT_TEXT = """.version 8.6
+.target sm_90
+.address_size 64
+.visible .entry k(.param .align 8 .b8 s[16])
+{
+    .reg .b64 %rd<3>;
+    .reg .b32 %r<2>;
+    mov.b64 %rd1, s;
+    ld.param.u64 %rd2, [%rd1];
+    ld.param.u32 %r1, [%rd1+8];
+    st.global.u32 [%rd2], %r1;
+    ret;
+}
+"""
+
+
+def test_run_and_check_take_a_launch_file() -> None:
+    """A launch file's `sim.Launch` (struct parameters, named buffers) is a launch the API takes."""
+    from mbarrier import examples, sim
+    spec = sim.read_launch(examples.HERE / "struct_ring.launch.json")
+    assert mbarrier.run(examples.path("struct_ring").read_text(), spec, seed=2).outcome == "exited"
+    small = sim.launch_from_dict({"block": 1, "buffers": {"o": {"size": 8}}, "params": {"s": {"fields": [
+        {"offset": 0, "pointer": "o"}, {"offset": 8, "type": "u32", "value": 5}]}}})
+    assert mbarrier.check(STRUCT_TEXT, small).verdict == "verified"
+    with pytest.raises(mbarrier.InputError, match="field 0"):
+        mbarrier.run(STRUCT_TEXT, sim.launch_from_dict({"params": {"s": {"fields": [
+            {"offset": 12, "type": "u64", "value": 1}]}}}))

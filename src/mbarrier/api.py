@@ -21,7 +21,7 @@ from mbarrier.explore.check import check_machine
 from mbarrier.explore.results import DEFAULT_MAX_STATES, Options
 from mbarrier.explore.run import DEFAULT_MAX_STEPS, Outcome
 from mbarrier.explore.run import run as run_machine
-from mbarrier.explore.schedule import ScheduleError
+from mbarrier.explore.schedule import Fingerprint, ScheduleError
 from mbarrier.explore.schedulers import RandomScheduler, Replay
 from mbarrier.ptx import ast
 from mbarrier.ptx.diagnostics import PtxSyntaxError
@@ -31,6 +31,7 @@ from mbarrier.report.launch import ArgValue, arg_text, launch_fingerprint, launc
 from mbarrier.report.model import (
     CheckReport,
     Finding,
+    LaunchInfo,
     LintReport,
     RunReport,
     Scheduler,
@@ -40,6 +41,7 @@ from mbarrier.report.model import (
     run_report,
 )
 from mbarrier.sim import Buffer, LaunchError, Machine, SimError
+from mbarrier.sim import Launch as LaunchSpec
 from mbarrier.sim import launch as launch_kernel
 from mbarrier.sim.races import track
 from mbarrier.spec.targets import TARGET_MIN_VERSION, parse_target
@@ -96,28 +98,40 @@ def _module(text: str, path: str) -> ast.Module:
         raise InputError(f"{path} does not parse:\n{e}") from None
 
 
-def _machine(module: ast.Module, launch: Launch) -> Machine:
+def _machine(module: ast.Module, launch: Launch | LaunchSpec) -> Machine:
     try:
+        if isinstance(launch, LaunchSpec):
+            return launch_kernel(module, spec=launch)
         return launch_kernel(module, launch.kernel, grid=launch.grid, block=launch.block,
                              cluster=launch.cluster, args=launch.args, dynamic_shared=launch.dynamic_shared)
     except LaunchError as e:
         raise InputError(str(e)) from None
 
 
-def _fingerprint_args(launch: Launch) -> dict[str | int, str]:
-    return {k: arg_text(v) for k, v in launch.args.items()}
+def _fingerprint(module: ast.Module, m: Machine, launch: Launch | LaunchSpec) -> Fingerprint:
+    if isinstance(launch, LaunchSpec):  # a launch file: its digest stands for its arguments
+        return launch_fingerprint(module, m, {}, launch.dynamic_shared, launch.digest())
+    return launch_fingerprint(module, m, {k: arg_text(v) for k, v in launch.args.items()},
+                              launch.dynamic_shared)
 
 
-def run(text: str, launch: Launch, *, seed: int = 0, burst: int = 8, schedule: str | None = None,
+def _launch_info(module: ast.Module, m: Machine, launch: Launch | LaunchSpec) -> LaunchInfo:
+    args = launch.args if isinstance(launch, Launch) else {}
+    return launch_of(module, m, args, launch.dynamic_shared)
+
+
+def run(text: str, launch: Launch | LaunchSpec, *, seed: int = 0, burst: int = 8, schedule: str | None = None,
         races: bool = True, max_steps: int = DEFAULT_MAX_STEPS, path: str = DEFAULT_PATH) -> RunReport:
     """One run of the kernel on the simulator, as `mbarrier run --json` gives it: under the random
     schedule of `seed` (each pick runs 1..`burst` steps of one agent), or replaying `schedule` (a string
-    `mbarrier run`, `check` or a report printed). `races`: happens-before tracking and race findings."""
+    `mbarrier run`, `check` or a report printed). `races`: happens-before tracking and race findings.
+    `launch` is a `Launch`, or a launch file's `mbarrier.sim.Launch` (`sim.read_launch(path)`: struct
+    parameters, named buffers, tensor maps; docs/launch.md)."""
     if burst < 1 or max_steps < 1:
         raise InputError("burst and max_steps must be at least 1")
     module = _module(text, path)
     m = _machine(module, launch)
-    fingerprint = launch_fingerprint(module, m, _fingerprint_args(launch), launch.dynamic_shared)
+    fingerprint = _fingerprint(module, m, launch)
     scheduler = Replay(schedule) if schedule is not None else RandomScheduler(seed, burst=burst)
     if races:
         track(m)
@@ -128,13 +142,14 @@ def run(text: str, launch: Launch, *, seed: int = 0, burst: int = 8, schedule: s
     if result.outcome == Outcome.ERROR:
         raise InputError(result.message)
     sched = Scheduler("replay") if schedule is not None else Scheduler("random", seed, burst)
-    return run_report(result, path, launch_of(module, m, launch.args, launch.dynamic_shared), fingerprint,
+    return run_report(result, path, _launch_info(module, m, launch), fingerprint,
                       sched, races)
 
 
-def check(text: str, launch: Launch, *, max_states: int = DEFAULT_MAX_STATES, timeout: float | None = None,
-          max_findings: int = 8, races: bool = True, warp: bool = False, reductions: bool = True,
-          sleep: bool = True, symmetry: bool = False, path: str = DEFAULT_PATH) -> CheckReport:
+def check(text: str, launch: Launch | LaunchSpec, *, max_states: int = DEFAULT_MAX_STATES,
+          timeout: float | None = None, max_findings: int = 8, races: bool = True, warp: bool = False,
+          reductions: bool = True, sleep: bool = True, symmetry: bool = False,
+          path: str = DEFAULT_PATH) -> CheckReport:
     """Every interleaving of the launch, as `mbarrier check --json` gives it: `verified`, each finding
     with its shortest schedule, `incomplete` (a bound: `max_states`, `timeout` seconds) or
     `unsupported`. The options are `mbarrier check`'s (`warp`: a weaker guarantee; `reductions=False`
@@ -144,11 +159,11 @@ def check(text: str, launch: Launch, *, max_states: int = DEFAULT_MAX_STATES, ti
         raise InputError("max_states and max_findings must be at least 1, timeout above 0")
     module = _module(text, path)
     m = _machine(module, launch)
-    fingerprint = launch_fingerprint(module, m, _fingerprint_args(launch), launch.dynamic_shared)
+    fingerprint = _fingerprint(module, m, launch)
     opts = Options(max_states=max_states, timeout=timeout, reductions=reductions, races=races,
                    symmetry=symmetry, warp=warp, max_findings=max_findings, sleep=sleep)
     try:
         result = check_machine(m, module, opts)
     except SimError as e:
         raise InputError(str(e)) from None
-    return check_report(result, path, launch_of(module, m, launch.args, launch.dynamic_shared), fingerprint)
+    return check_report(result, path, _launch_info(module, m, launch), fingerprint)

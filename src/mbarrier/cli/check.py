@@ -30,6 +30,7 @@ from mbarrier.cli.progress import Progress, add_progress_options
 from mbarrier.cli.run import (
     add_launch_options,
     fresh_machine,
+    launch_digest,
     launch_machine,
     launch_words,
     load_launch,
@@ -147,7 +148,7 @@ def main(args: argparse.Namespace) -> int:
                                   f"{e.message()}; the search did not start", stopped_by=TIMEOUT)
             write_json(check_report(nothing, display_name(args.file), None, None))
         return timed_out("check", e)
-    fingerprint = launch_fingerprint(module, m, args.arg, args.dynamic_shared)
+    fingerprint = launch_fingerprint(module, m, args.arg, args.dynamic_shared, launch_digest(args))
     progress = Progress.of("check", args)
     opts = Options(max_states=args.max_states, timeout=deadline.remaining(), max_memory=memory_bound(args),
                    reductions=not args.no_reduce,

@@ -38,8 +38,9 @@ from mbarrier.report.launch import launch_of
 from mbarrier.report.model import Scheduler, run_report
 from mbarrier.report.run import format_outcome, format_trace
 from mbarrier.report.timeline import record
-from mbarrier.sim import Buffer, LaunchError, Machine, launch
+from mbarrier.sim import Buffer, Launch, LaunchError, Machine, launch, read_launch
 from mbarrier.sim.launch import listing
+from mbarrier.sim.launchfile import output_option, write_outputs
 from mbarrier.sim.races import track
 
 EXIT_BY_OUTCOME = {"exited": EXIT_CLEAN, "stuck": EXIT_FINDINGS, "violation": EXIT_FINDINGS,
@@ -72,6 +73,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="print the first COUNT (default 16) 32-bit words of a buffer argument or variable")
     add_format_option(p, (TEXT, JSON))
     add_timeline_options(p, "file")
+    p.add_argument("--write", action="append", default=[], metavar="NAME=FILE",
+                   help="after the run, write buffer NAME to FILE (.npy or .bin); with the launch file's "
+                   "outputs, this one wins for NAME")
     add_progress_options(p)
     p.set_defaults(handler=main)
 
@@ -79,9 +83,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def add_launch_options(p: argparse.ArgumentParser) -> None:
     """The launch options `run` shares with `check`."""
     p.add_argument("file", metavar="FILE.ptx", help="the PTX module ('-' reads standard input)")
+    p.add_argument("--launch", metavar="FILE", help="a launch file (JSON, or TOML for .toml; see "
+                   "docs/launch.md): kernel, shapes, buffers, parameters, tensor maps; options override it")
     p.add_argument("--kernel", help="the kernel (.entry) to launch; optional when the module has one")
-    p.add_argument("--grid", required=True, metavar="X[,Y,Z]", help="CTAs in the grid")
-    p.add_argument("--block", required=True, metavar="X[,Y,Z]", help="threads in a CTA")
+    p.add_argument("--grid", metavar="X[,Y,Z]", help="CTAs in the grid (required unless --launch gives it)")
+    p.add_argument("--block", metavar="X[,Y,Z]", help="threads in a CTA (required unless --launch gives it)")
     p.add_argument("--cluster", metavar="X[,Y,Z]", help="CTAs in a cluster (default: the kernel's "
                    ".reqnctapercluster, else 1)")
     p.add_argument("--arg", action="append", default=[], metavar="P=VALUE|P=buf:BYTES",
@@ -145,13 +151,35 @@ def timed_out(command: str, e: TimeoutHit) -> int:
     return EXIT_INCOMPLETE
 
 
+def launch_spec(args: argparse.Namespace) -> Launch:
+    """The launch file of `--launch` (read once), or an empty launch; `--grid` and `--block` are required
+    unless it gives them."""
+    spec: Launch | None = getattr(args, "launch_spec", None)
+    if spec is None:
+        try:
+            spec = read_launch(args.launch) if getattr(args, "launch", None) else Launch()
+        except LaunchError as e:
+            raise UsageError(str(e)) from None
+        args.launch_spec = spec
+    for what in ("grid", "block"):
+        if getattr(args, what) is None and getattr(spec, what) is None:
+            raise UsageError(f"--{what} is required (or a launch file that gives the {what})")
+    return spec
+
+
+def launch_digest(args: argparse.Namespace) -> str:
+    """What the launch file adds to a schedule's fingerprint ('' without one)."""
+    return launch_spec(args).digest() if getattr(args, "launch", None) else ""
+
+
 def launch_machine(module: ast.Module, args: argparse.Namespace) -> Machine:
     """A fresh machine of the launch the options describe (check replays each finding on one)."""
+    spec = launch_spec(args)
     try:
-        return launch(module, args.kernel, grid=parse_dims(args.grid, "grid") or 1,
-                      block=parse_dims(args.block, "block") or 1, cluster=parse_dims(args.cluster, "cluster"),
+        return launch(module, args.kernel, grid=parse_dims(args.grid, "grid"),
+                      block=parse_dims(args.block, "block"), cluster=parse_dims(args.cluster, "cluster"),
                       args=parse_args(args.arg), dynamic_shared=getattr(args, "dynamic_shared", None),
-                      max_memory=memory_bound(args))
+                      max_memory=memory_bound(args), spec=spec)
     except LaunchError as e:
         raise UsageError(str(e)) from None
 
@@ -169,7 +197,7 @@ def fresh_machine(module: ast.Module, args: argparse.Namespace) -> Callable[[], 
 def launch_words(args: argparse.Namespace) -> list[str]:
     """The launch as `mbarrier run` arguments: FILE and the options given (for replay commands)."""
     words = [args.file]
-    for option in ("kernel", "grid", "block", "cluster", "dynamic_shared"):
+    for option in ("launch", "kernel", "grid", "block", "cluster", "dynamic_shared"):
         value = getattr(args, option, None)
         if value is not None:
             words += [f"--{option.replace('_', '-')}", str(value)]
@@ -210,10 +238,16 @@ def main(args: argparse.Namespace) -> int:
         module, m = load_launch(args, warn=not args.quiet, deadline=deadline)
     except TimeoutHit as e:
         return timed_out("run", e)
-    for name, _ in args.dump:  # before the run: a typo must not cost the run's verdict
+    try:
+        writes = {o.buffer: o for o in launch_spec(args).outputs} | \
+            {o.buffer: o for o in (output_option(w) for w in args.write)}
+    except LaunchError as e:
+        raise UsageError(str(e)) from None
+    # before the run: a typo must not cost the run's verdict
+    for option, name in [("--dump", n) for n, _ in args.dump] + [("--write", n) for n in writes]:
         if name not in m.buffers:
-            raise UsageError(f"--dump {name}: no buffer of that name (buffers: {listing(list(m.buffers))})")
-    fingerprint = launch_fingerprint(module, m, args.arg, args.dynamic_shared)
+            raise UsageError(f"{option} {name}: no buffer of that name (buffers: {listing(list(m.buffers))})")
+    fingerprint = launch_fingerprint(module, m, args.arg, args.dynamic_shared, launch_digest(args))
     if args.schedule is not None:
         scheduler: Replay | RandomScheduler = Replay(read_schedule(args.schedule, fingerprint))
         how = "replay of the given schedule"
@@ -260,6 +294,10 @@ def main(args: argparse.Namespace) -> int:
         title = (f"{Path(display_name(args.file)).name}: kernel {m.threads[0].func.name}, {len(m.threads)} "
                  f"threads: {result.outcome.value} after {result.steps} steps")
         write_timelines(tl, title, args.perfetto, args.svg)
+    try:
+        written = write_outputs(list(writes.values()), m.buffers, m.gmem.read, launch_spec(args).array_types)
+    except LaunchError as e:
+        raise UsageError(str(e)) from None
     if args.format == JSON:
         sched = (Scheduler("replay") if isinstance(scheduler, Replay)
                  else Scheduler("random", args.seed, args.burst))
@@ -278,4 +316,6 @@ def main(args: argparse.Namespace) -> int:
         out.write(line + "\n")
     for name, words in dumps.items():
         out.write(f"{name}: {' '.join(str(w) for w in words)}\n")
+    for path in written:
+        out.write(f"wrote {path}\n")
     return EXIT_BY_OUTCOME[result.outcome]

@@ -15,14 +15,15 @@ from mbarrier.sim.machine import Machine
 
 
 def launch_fingerprint(module: ast.Module, m: Machine, arg_items: Sequence[str] = (),
-                       dynamic_shared: int | None = None) -> Fingerprint:
+                       dynamic_shared: int | None = None, launch_file: str = "") -> Fingerprint:
     """The fingerprint of the launch `m` of `module` with these `--arg` items and `--dynamic-shared`
-    (arguments keyed by parameter name, given by name or position: `report.launch`)."""
+    (arguments keyed by parameter name, given by name or position: `report.launch`), and the digest of
+    its launch file (`Launch.digest`; '' without one)."""
     given: dict[str | int, str] = {}
     for item in arg_items:
         key, _, value = item.partition("=")
         given[int(key) if key.isdigit() else key] = value
-    return fingerprint_of(module, m, given, dynamic_shared)
+    return fingerprint_of(module, m, given, dynamic_shared, launch_file)
 
 
 def read_schedule(spec: str, here: Fingerprint) -> str:

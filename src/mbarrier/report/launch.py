@@ -61,10 +61,11 @@ def arg_text(value: ArgValue) -> str:
 
 
 def launch_fingerprint(module: ast.Module, m: Machine, given: Mapping[str | int, str] | None = None,
-                       dynamic_shared: int | None = None) -> Fingerprint:
+                       dynamic_shared: int | None = None, launch_file: str = "") -> Fingerprint:
     """The fingerprint of the launch `m` of `module` with these arguments (by name or position, each as
-    its `--arg` text) and `--dynamic-shared`. Shapes are read from the machine (so `--grid 2` and
-    `--grid 2,1,1` agree, and a cluster from .reqnctapercluster counts)."""
+    its `--arg` text), `--dynamic-shared` and the digest of a launch file (`sim.Launch.digest`, '' for
+    none). Shapes are read from the machine (so `--grid 2` and `--grid 2,1,1` agree, and a cluster from
+    .reqnctapercluster counts)."""
     kernel = m.threads[0].func.name
     params = module.function(kernel).params
     given = given or {}
@@ -72,6 +73,8 @@ def launch_fingerprint(module: ast.Module, m: Machine, given: Mapping[str | int,
     by_name = {names[k]: v for k, v in given.items()}
     launch_args = [f"{p.name}={by_name.get(p.name, '')}" for p in params]
     launch_args.append(f"dynamic_shared={dynamic_shared}")
+    if launch_file:
+        launch_args.append(f"launch={launch_file}")
     grid, block, cluster = (",".join(map(str, _dims(m, p))) for p in ("%nctaid", "%ntid", "%cluster_nctaid"))
     return Fingerprint(module=_digest("\n".join(module.source_lines)), kernel=kernel, grid=grid, block=block,
                        cluster=cluster, args=_digest("\n".join(launch_args)))

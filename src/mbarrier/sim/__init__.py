@@ -7,8 +7,24 @@
 
 from mbarrier.sim.errors import KernelFault, LaunchError, MemoryFault, SimError, Unsupported
 from mbarrier.sim.launch import launch, load, pick_kernel
+from mbarrier.sim.launchfile import from_dict as launch_from_dict
+from mbarrier.sim.launchfile import read as read_launch
+from mbarrier.sim.launchspec import (
+           Field,
+           Fields,
+           Launch,
+           Output,
+           Pointer,
+           Raw,
+           Scalar,
+           TensorMapArg,
+           TensorMapRef,
+)
 from mbarrier.sim.machine import Copy, Machine, Thread
 from mbarrier.sim.memory import Buffer
+from mbarrier.sim.tensormap import TensorMap, TensorMapError
 
-__all__ = ["Buffer", "Copy", "KernelFault", "LaunchError", "Machine", "MemoryFault", "SimError", "Thread",
-           "Unsupported", "launch", "load", "pick_kernel"]
+__all__ = ["Buffer", "Copy", "Field", "Fields", "KernelFault", "Launch", "LaunchError", "Machine",
+           "MemoryFault", "Output", "Pointer", "Raw", "Scalar", "SimError", "TensorMap", "TensorMapArg",
+           "TensorMapError", "TensorMapRef", "Thread", "Unsupported", "launch", "launch_from_dict", "load",
+           "pick_kernel", "read_launch"]

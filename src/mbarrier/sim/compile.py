@@ -170,6 +170,7 @@ class CompiledFunction:
     nregs: int
     reg_types: list[Scalar]
     unsupported: frozenset[int] = frozenset()  # the pcs that stop the run (not supported, malformed)
+    reasons: dict[int, str] = field(default_factory=dict)  # what each of them raises
 
 
 class UnsupportedForm(Exception):
@@ -526,6 +527,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
             next_slot += 1
     sources: list[str] = []
     unsupported: set[int] = set()
+    reasons: dict[int, str] = {}
     consts: dict[str, object] = {}
     sites: list[Site] = []
     index = 0
@@ -551,7 +553,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
         text = source_lines[line - 1].strip() if 0 < line <= len(source_lines) else s.text
         sites.append(Site(line, text, fn.name, loc, facts_of(s)))
         gen = Gen(scope, layout, labels, index, s, frame, entry=fn.kind == "entry")
-        source = _emit(gen, s, consts)
+        source = _emit(gen, s, consts, reasons)
         if source.startswith(_RAISING):
             unsupported.add(index)
         sources.append(source)
@@ -565,18 +567,19 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
     exec(compile("\n".join(sources), f"<ptx:{fn.name}>", "exec"), namespace)  # noqa: S102
     code = [namespace[f"_i{i}"] for i in range(index + 1)]
     return CompiledFunction(fn.name, code, sites, labels, next_slot, reg_types,  # type: ignore[arg-type]
-                            frozenset(unsupported))
+                            frozenset(unsupported), reasons)
 
 
 _RAISING = "# raises\n"
 
 
-def _raising(index: int, why: str) -> str:
+def _raising(index: int, why: str, reasons: dict[int, str]) -> str:
+    reasons[index] = why
     return (f"{_RAISING}def _i{index}(m, t):\n"
             f"    raise Unsupported({why!r})\n")
 
 
-def _emit(gen: Gen, ins: ast.Instruction, consts: dict[str, object]) -> str:
+def _emit(gen: Gen, ins: ast.Instruction, consts: dict[str, object], reasons: dict[int, str]) -> str:
     i = gen.index
     declared = REGISTRY.get(ins.opcode)
     try:
@@ -585,13 +588,14 @@ def _emit(gen: Gen, ins: ast.Instruction, consts: dict[str, object]) -> str:
         declared.emit(gen, ins)
     except UnsupportedForm as e:
         why = f" ({e})" if str(e) else ""
-        return _raising(i, f"`{ins.text}` is not supported{why}")
+        return _raising(i, f"`{ins.text}` is not supported{why}", reasons)
     except (IndexError, ValueError):
         # The emitter could not take the operands apart: too few or too many for the instruction (ptxas
         # refuses it: "Arguments mismatch"), or a form of it the simulator does not know.
         n = len(ins.operands)
         return _raising(i, f"`{ins.text}` is not supported ({n} operand{'s' if n != 1 else ''}: not a form "
-                           f"of {ins.opcode} the simulator knows; `mbarrier lint` judges it as ptxas does)")
+                           f"of {ins.opcode} the simulator knows; `mbarrier lint` judges it as ptxas does)",
+                        reasons)
     consts.update(gen.consts)
     body = list(gen.lines)
     if not gen.sets_pc:
@@ -601,7 +605,7 @@ def _emit(gen: Gen, ins: ast.Instruction, consts: dict[str, object]) -> str:
     if ins.guard is not None:
         reg = gen.lookup(ins.guard.predicate)
         if reg is None:
-            return _raising(i, f"`{ins.text}`: unknown guard predicate {ins.guard.predicate!r}")
+            return _raising(i, f"`{ins.text}`: unknown guard predicate {ins.guard.predicate!r}", reasons)
         taken, skipped = (body[0][7:], i + 1) if not ins.guard.negated else (i + 1, body[0][7:])
         if len(body) == 1 and body[0].startswith("t.pc = ") and gen.sets_pc:
             # A guarded branch: one conditional assignment.

@@ -24,6 +24,7 @@ from mbarrier.sim.compile import (
     source_files,
 )
 from mbarrier.sim.errors import LaunchError
+from mbarrier.sim.launchspec import Context, Launch, Value, param_bytes
 from mbarrier.sim.machine import Cluster, Cta, Machine, Thread, Warp
 from mbarrier.sim.memory import Buffer, GlobalMemory, ParamMemory
 from mbarrier.sim.types import TYPES
@@ -37,7 +38,7 @@ from mbarrier.spec.limits import (
 )
 
 Dim3 = tuple[int, int, int]
-ArgValue = int | Buffer | bytes
+ArgValue = int | Buffer | bytes | Value
 
 # Allocation granularity: a CTA's shared memory and each module variable are backed in whole units, so
 # an access that runs a little past a variable's declared end stays in bounds, as on hardware.
@@ -160,7 +161,7 @@ def _collect_vars(body: tuple[ast.Statement, ...]) -> list[ast.Declaration]:
     return out
 
 
-def _param_value(p: ast.Param, given: ArgValue | None, gmem: GlobalMemory,
+def _param_value(p: ast.Param, given: int | Buffer | bytes | None, gmem: GlobalMemory,
                  buffers: dict[str, tuple[int, int]], address_size: int) -> bytes:
     ty = TYPES.get(p.type)
     if ty is None:
@@ -183,6 +184,7 @@ def _param_value(p: ast.Param, given: ArgValue | None, gmem: GlobalMemory,
                               "of address space a buffer has")
         base = gmem.allocate(given.size, given.name or p.name, given.data)
         buffers[p.name] = (base, given.size)
+        _check_pointer(p, base)
         return base.to_bytes(size, "little")
     if isinstance(given, bytes):
         if len(given) != size:
@@ -194,6 +196,38 @@ def _param_value(p: ast.Param, given: ArgValue | None, gmem: GlobalMemory,
     if not lo <= given < (1 << (8 * size)):
         raise LaunchError(f"argument {given} does not fit parameter {p.name!r} ({p.type})")
     return (given & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+
+
+def _by_name(fn: ast.Function, given: Mapping[str | int, object]) -> dict[str, ArgValue]:
+    """Arguments keyed by parameter name (given by name or 0-based position)."""
+    out: dict[str, ArgValue] = {}
+    names = [p.name for p in fn.params]
+    for key, value in given.items():
+        if isinstance(key, int) or key.isdigit() and key not in names:
+            if not 0 <= int(key) < len(names):
+                raise LaunchError(f"kernel {fn.name} has no parameter {key} ({len(names)} parameters: "
+                                  f"{listing(names)})")
+            name = names[int(key)]
+        elif key in names:
+            name = key
+        else:
+            raise LaunchError(f"kernel {fn.name} has no parameter {key} ({len(names)} parameters: "
+                              f"{listing(names)})")
+        if name in out:
+            raise LaunchError(f"parameter {name!r} is given twice (by name and as {names.index(name)})")
+        out[name] = value  # type: ignore[assignment]
+    return out
+
+
+def _check_pointer(p: ast.Param, address: int) -> None:
+    """A pointer against the parameter's `.ptr` attribute (PTX ISA 5.1.6.3): the space and alignment it
+    promises the compiler."""
+    if p.ptr_space not in (None, ".global"):
+        raise LaunchError(f"parameter {p.name!r} is declared `.ptr {p.ptr_space}`; a launch's buffers are "
+                          "global memory")
+    if p.ptr_align and address % p.ptr_align:
+        raise LaunchError(f"parameter {p.name!r} is declared `.ptr .align {p.ptr_align}` (PTX ISA 5.1.6.3), "
+                          f"but its pointer {address:#x} is not {p.ptr_align}-byte aligned")
 
 
 def param_align(p: ast.Param) -> int:
@@ -248,17 +282,25 @@ def _compiled(module: ast.Module, funcs: list[ast.Function], layout: Layout) -> 
     return code
 
 
-def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[int, ...] = 1,
-           block: int | tuple[int, ...] = 1, cluster: int | tuple[int, ...] | None = None,
+def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[int, ...] | None = None,
+           block: int | tuple[int, ...] | None = None, cluster: int | tuple[int, ...] | None = None,
            args: Mapping[str | int, ArgValue] | None = None, dynamic_shared: int | None = None,
-           max_memory: int | None = None) -> Machine:
+           max_memory: int | None = None, spec: Launch | None = None) -> Machine:
     """A machine ready to run `kernel` over the grid (see `mbarrier.explore.run`). `dynamic_shared`:
     bytes of dynamic shared memory for `.extern .shared` arrays (default 48 KiB when the kernel has any).
-    `max_memory`: a LaunchError, before any thread is made, if the machine would take more bytes."""
-    fn = pick_kernel(module, kernel)
+    `max_memory`: a LaunchError, before any thread is made, if the machine would take more bytes.
+    `spec`: a launch described as data (`sim.Launch`, what a launch file holds); the other arguments
+    override its fields, and its buffers and tensor maps are there for the arguments to point at. Grid and
+    block default to 1."""
+    spec = spec or Launch()
+    fn = pick_kernel(module, kernel if kernel is not None else spec.kernel)
+    if dynamic_shared is None:
+        dynamic_shared = spec.dynamic_shared
     if dynamic_shared is None:
         dynamic_shared = DEFAULT_DYNAMIC_SHARED if _has_extern_shared(module, fn) else 0
-    g, b = dim3(grid, "grid"), dim3(block, "block")
+    g = dim3(grid if grid is not None else spec.grid or 1, "grid")
+    b = dim3(block if block is not None else spec.block or 1, "block")
+    cluster = cluster if cluster is not None else spec.cluster
     c = _cluster_dims(fn, None if cluster is None else dim3(cluster, "cluster"))
     nthreads = b[0] * b[1] * b[2]
     for directive, dims in fn.performance:
@@ -308,20 +350,25 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
     reserved = -(-offset // 16) * 16
     shared_size = -(-(reserved + RESERVED_SMEM) // SHARED_GRANULE) * SHARED_GRANULE
 
-    given = dict(args or {})
+    for name, buf in spec.buffers.items():
+        if name in buffers:
+            raise LaunchError(f"buffer {name!r}: the module has a variable of that name")
+        if buf.size > 1 << BUFFER_SLOT_BITS:
+            raise LaunchError(f"buffer {name!r}: {buf.size} bytes is more than the 4 GiB of address space "
+                              "a buffer has")
+        buffers[name] = (gmem.allocate(buf.size, name, buf.data), buf.size)
+    values = {**_by_name(fn, spec.params), **_by_name(fn, args or {})}
+    offsets = param_offsets(fn)
+    ctx = Context(buffers, spec.tensor_maps, module.address_size)
     params: dict[str, bytes] = {}
-    for i, p in enumerate(fn.params):
-        value = given.pop(p.name, None)
-        by_pos = given.pop(i, given.pop(str(i), None))
-        if value is not None and by_pos is not None:
-            raise LaunchError(f"parameter {p.name!r} is given twice (by name and as {i})")
-        params[p.name] = _param_value(p, value if value is not None else by_pos, gmem, buffers,
-                                      module.address_size)
+    for p in fn.params:
+        value = values.get(p.name)
+        if value is None or isinstance(value, (int, Buffer, bytes)):
+            params[p.name] = _param_value(p, value, gmem, buffers, module.address_size)
+        else:
+            off, size = offsets[p.name]
+            params[p.name] = param_bytes(p, size, off, value, ctx, _check_pointer)
     param_memory = param_block(fn, params)
-    if given:
-        unknown = ", ".join(str(k) for k in given)
-        raise LaunchError(f"kernel {fn.name} has no parameter {unknown} ({len(fn.params)} parameters: "
-                          f"{listing([p.name for p in fn.params])})")
 
     funcs = [fn] + [f for f in module.functions if f.kind == "func" and f.body is not None]
     layout = Layout(symbols, params, plan_frames(funcs),

@@ -26,6 +26,9 @@ gen cluster_handshake_bug_count cluster_handshake.cu -DBUG_COUNT
 gen arrive_drop arrive_drop.cu
 gen arrive_drop_bug_no_drop arrive_drop.cu -DBUG_NO_DROP
 gen calls calls.cu
+# Kernels launched by launch files (../*.launch.json): a struct parameter, a CUtensorMap parameter.
+gen struct_ring struct_ring.cu
+gen tma_tile tma_tile.cu
 # Debug builds (-G): device-function calls, local memory, no optimization; the tests check they compute
 # what the optimized builds compute.
 gen ring_buffer.G ring_buffer.cu -G

@@ -1,0 +1,91 @@
+"""The CUDA driver API's tensor maps as data: the enums of `cuTensorMapEncodeTiled` and
+`cuTensorMapEncodeIm2col` (their names and values) and the limits those functions refuse with
+CUDA_ERROR_INVALID_VALUE, as the CUDA 13.0 driver API documents them (cuda.h, "Tensor Map Object
+Managment"). The PTX side (`cp.async.bulk.tensor`, PTX ISA 9.7.9.25.5.2) reads a tensor map as an opaque
+128-byte object; `sim.tensormap` encodes and decodes the simulator's own layout of it.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: The error both encode functions return for any argument outside the limits below.
+INVALID_VALUE: Final = "CUDA_ERROR_INVALID_VALUE"
+
+#: sizeof(CUtensorMap), and the alignment cuTensorMapEncode* requires of its address.
+TENSOR_MAP_SIZE: Final = 128
+TENSOR_MAP_ALIGN: Final = 64
+
+#: CUtensorMapDataType: name -> (value, element size in bytes; 0 for the packed sub-byte types).
+DATA_TYPES: Final[dict[str, tuple[int, int]]] = {
+    "CU_TENSOR_MAP_DATA_TYPE_UINT8": (0, 1),
+    "CU_TENSOR_MAP_DATA_TYPE_UINT16": (1, 2),
+    "CU_TENSOR_MAP_DATA_TYPE_UINT32": (2, 4),
+    "CU_TENSOR_MAP_DATA_TYPE_INT32": (3, 4),
+    "CU_TENSOR_MAP_DATA_TYPE_UINT64": (4, 8),
+    "CU_TENSOR_MAP_DATA_TYPE_INT64": (5, 8),
+    "CU_TENSOR_MAP_DATA_TYPE_FLOAT16": (6, 2),
+    "CU_TENSOR_MAP_DATA_TYPE_FLOAT32": (7, 4),
+    "CU_TENSOR_MAP_DATA_TYPE_FLOAT64": (8, 8),
+    "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16": (9, 2),
+    "CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ": (10, 4),
+    "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32": (11, 4),
+    "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ": (12, 4),
+    "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B": (13, 0),
+    "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B": (14, 0),
+    "CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B": (15, 0),
+}
+#: The floating-point types: the only ones CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA may fill.
+FLOAT_TYPES: Final = frozenset({
+    "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "CU_TENSOR_MAP_DATA_TYPE_FLOAT32", "CU_TENSOR_MAP_DATA_TYPE_FLOAT64",
+    "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", "CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ",
+    "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32", "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ",
+})
+
+#: CUtensorMapInterleave.
+INTERLEAVES: Final[dict[str, int]] = {
+    "CU_TENSOR_MAP_INTERLEAVE_NONE": 0, "CU_TENSOR_MAP_INTERLEAVE_16B": 1, "CU_TENSOR_MAP_INTERLEAVE_32B": 2,
+}
+#: CUtensorMapSwizzle: name -> (value, the swizzle span in bytes that bounds the box's inner dimension).
+SWIZZLES: Final[dict[str, tuple[int, int]]] = {
+    "CU_TENSOR_MAP_SWIZZLE_NONE": (0, 0),
+    "CU_TENSOR_MAP_SWIZZLE_32B": (1, 32),
+    "CU_TENSOR_MAP_SWIZZLE_64B": (2, 64),
+    "CU_TENSOR_MAP_SWIZZLE_128B": (3, 128),
+    "CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B": (4, 128),
+    "CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B": (5, 128),
+    "CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B": (6, 128),
+}
+#: CUtensorMapL2promotion.
+L2_PROMOTIONS: Final[dict[str, int]] = {
+    "CU_TENSOR_MAP_L2_PROMOTION_NONE": 0, "CU_TENSOR_MAP_L2_PROMOTION_L2_64B": 1,
+    "CU_TENSOR_MAP_L2_PROMOTION_L2_128B": 2, "CU_TENSOR_MAP_L2_PROMOTION_L2_256B": 3,
+}
+#: CUtensorMapFloatOOBfill.
+OOB_FILLS: Final[dict[str, int]] = {
+    "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE": 0, "CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA": 1,
+}
+
+#: tensorRank: 1..5 (tiled; at least 3 when interleaved), 3..5 (im2col).
+RANK_MAX: Final = 5
+RANK_MIN_INTERLEAVED: Final = 3
+RANK_MIN_IM2COL: Final = 3
+#: globalAddress: 16-byte aligned; 32 with CU_TENSOR_MAP_INTERLEAVE_32B.
+ADDRESS_ALIGN: Final = 16
+ADDRESS_ALIGN_INTERLEAVE_32B: Final = 32
+#: globalDim[i]: 1..2^32.
+GLOBAL_DIM_MAX: Final = 1 << 32
+#: globalStrides[i] (bytes, rank - 1 of them): a multiple of 16 (32 with INTERLEAVE_32B), below 2^40.
+STRIDE_MULTIPLE: Final = 16
+STRIDE_MULTIPLE_INTERLEAVE_32B: Final = 32
+STRIDE_LIMIT: Final = 1 << 40
+#: boxDim[i] (tiled): 1..256; with INTERLEAVE_NONE, boxDim[0] * element size a multiple of 16 bytes.
+BOX_DIM_MAX: Final = 256
+BOX_INNER_MULTIPLE: Final = 16
+#: elementStrides[i]: 1..8.
+ELEMENT_STRIDE_MAX: Final = 8
+#: im2col: channelsPerPixel 1..256, pixelsPerColumn 1..1024, and the pixel box corners' ranges by rank
+#: (one offset for rank 3, two for rank 4, three for rank 5).
+CHANNELS_PER_PIXEL_MAX: Final = 256
+PIXELS_PER_COLUMN_MAX: Final = 1024
+CORNER_RANGE: Final[dict[int, tuple[int, int]]] = {3: (-32768, 32767), 4: (-128, 127), 5: (-16, 15)}
