@@ -1,0 +1,183 @@
+"""The asynchronous copies of the machine: cp.async and its groups, cp.async.mbarrier.arrive,
+cp.async.bulk (into shared memory with complete-tx, multicast, shared::cta to shared::cluster, to global
+with bulk groups), st.async/red.async. Issuing one creates an engine agent; `finish_async` is its one
+step: the bytes land, then the mbarrier side effect (9.7.13.15.5.2, 9.7.13.15.15)."""
+
+from __future__ import annotations
+
+from mbarrier.sim.address import CTA_MASK, cluster_address
+from mbarrier.sim.errors import KernelFault, MemoryFault
+from mbarrier.sim.machine.agents import BLOCKED, DONE, RUNNABLE, WAITING_DEPS, Copy, Thread, short_state
+from mbarrier.sim.machine.mbarrier import MbarrierOps
+from mbarrier.sim.machine.memory import _atom_value
+from mbarrier.sim.waits import ForCopies
+from mbarrier.spec.checks import EXIT_INFLIGHT
+
+
+class CopyOps(MbarrierOps):
+    """Copies in flight as agents: issue, groups, waits, landing."""
+
+    def _new_copy(self, kind: str, t: Thread) -> Copy:
+        c = Copy(self.next_aid, kind, t)
+        self.next_aid += 1
+        self.inflight.append(c)
+        t.effects += 1
+        return c
+
+    def cp_async(self, t: Thread, dst: int, src: int, size: int, src_size: int) -> None:
+        if size not in (4, 8, 16) or src_size > size:
+            raise KernelFault(f"cp.async of {size} bytes (source {src_size}): cp-size must be 4, 8 or 16 and "
+                           "src-size at most cp-size")
+        if dst % size or src % size:
+            raise MemoryFault(f"cp.async of {size} bytes from {src:#x} to shared {dst:#x}: addresses must be "
+                              f"aligned to {size}")
+        c = self._new_copy("cp.async", t)
+        c.dst_cta, c.dst = t.cta, dst
+        c.src = ("global", None, src)
+        c.size, c.src_size = size, src_size
+        self._guard(t.cta, dst, size, "cp.async")
+        t.cp_open.append(c)
+        self._add(c)
+
+    def cp_commit(self, t: Thread) -> None:
+        t.cp_groups.append(t.cp_open)
+        t.cp_open = []
+
+    def bulk_commit(self, t: Thread) -> None:
+        t.bulk_groups.append(t.bulk_open)
+        t.bulk_open = []
+
+    def cp_wait(self, t: Thread, n: int, which: str) -> None:
+        """cp.async.wait_group / cp.async.bulk.wait_group: block until at most n recent groups pend."""
+        groups = t.cp_groups if which == "cp.async" else t.bulk_groups
+        while groups and all(c.status == DONE for c in groups[0]):
+            groups.pop(0)
+        if len(groups) > n:
+            self.block(t, ForCopies(which, n))
+
+    def cp_mb_arrive(self, t: Thread, space: str, addr: int, noinc: bool) -> None:
+        cta, off, b = self._mbar(t, space, addr, "cp.async.mbarrier.arrive", True)
+        before = short_state(b) if self.tracing else None
+        b.cp_async_arrive(noinc=noinc)
+        self._changed(cta, off, b, before)
+        a = self._new_copy("cp.async.mbarrier.arrive", t)
+        a.bar_cta, a.bar_off = cta, off
+        t.cp_open = [c for c in t.cp_open if c.status != DONE]
+        for c in [c for g in t.cp_groups for c in g] + t.cp_open:
+            if c.status != DONE:
+                c.watchers.append(a)
+                a.deps += 1
+        if a.deps:
+            a.status = WAITING_DEPS
+        else:
+            self._add(a)
+
+    def bulk_copy(self, t: Thread, dst_space: str, src_space: str, dst: int, src: int, size: int,
+                  bar: int, cta_mask: int | None = None) -> None:
+        """cp.async.bulk into shared memory, completing `size` bytes of tx on the mbarrier; with
+        `.multicast::cluster`, into the same offsets of every CTA of `cta_mask` (one engine each)."""
+        if size % 16 or dst % 16 or src % 16:
+            raise MemoryFault(f"cp.async.bulk of {size} bytes from {src:#x} to {dst:#x}: size and addresses "
+                              "must be multiples of 16")
+        if cta_mask is not None:
+            ctas = t.cta.cluster.ctas
+            for rank in range(16):
+                if cta_mask >> rank & 1:
+                    if rank >= len(ctas):
+                        raise KernelFault(f"cp.async.bulk multicast to CTA rank {rank}, but the cluster has "
+                                       f"{len(ctas)} CTAs")
+                    self.bulk_copy(t, "cluster", src_space, cluster_address(rank, dst & CTA_MASK), src, size,
+                                   cluster_address(rank, bar & CTA_MASK))
+            return
+        c = self._new_copy("cp.async.bulk", t)
+        c.dst_cta, c.dst = (t.cta, dst) if dst_space == "cta" else self._cta_of(t, dst)
+        c.src = ("global", None, src) if src_space == "global" else ("shared", t.cta, src)
+        c.size = c.src_size = size
+        bar_cta, bar_off = self._cta_of(t, bar)
+        if bar_cta is not c.dst_cta:
+            raise KernelFault(f"cp.async.bulk: the mbarrier (CTA {bar_cta.name}) must be in the CTA of the "
+                           f"destination (CTA {c.dst_cta.name})")
+        c.bar_cta, c.bar_off = bar_cta, bar_off
+        self._add(c)
+
+    def st_async(self, t: Thread, dst: int, value: int, size: int, bar: int, op: str | None,
+                 kind: str) -> None:
+        """st.async / red.async (.shared::cluster, .mbarrier::complete_tx::bytes): the value is taken now;
+        an engine writes (or reduces) it later and completes `size` bytes of tx on the mbarrier."""
+        c = self._new_copy("st.async" if op is None else f"red.async.{op}.{kind}", t)
+        c.dst_cta, c.dst = self._cta_of(t, dst)
+        c.src = ("value", None, value)
+        c.size = c.src_size = size
+        c.bar_cta, c.bar_off = self._cta_of(t, bar)
+        if c.bar_cta is not c.dst_cta:
+            raise KernelFault(f"{c.kind}: the mbarrier (CTA {c.bar_cta.name}) must be in the CTA of the "
+                           f"destination (CTA {c.dst_cta.name})")
+        self._add(c)
+
+    def bulk_store(self, t: Thread, dst: int, src: int, size: int) -> None:
+        if size % 16 or dst % 16 or src % 16:
+            raise MemoryFault(f"cp.async.bulk of {size} bytes from shared {src:#x} to {dst:#x}: size and "
+                              "addresses must be multiples of 16")
+        c = self._new_copy("cp.async.bulk.store", t)
+        c.src = ("shared", t.cta, src)
+        c.dst = dst
+        c.size = c.src_size = size
+        t.bulk_open.append(c)
+        self._add(c)
+
+    def finish_async(self, c: Copy) -> None:
+        """One engine step: the copy lands (and signals), or the pending arrive-on happens."""
+        for cta in (c.dst_cta, c.bar_cta, c.src[1]):
+            if cta is not None and cta.live == 0:
+                raise MemoryFault(f"{c.name} completes in CTA {cta.name}, whose threads have all exited: its "
+                                  "shared memory is gone (wait for the copy before the CTA exits)",
+                                  EXIT_INFLIGHT)
+        if c.kind == "cp.async.mbarrier.arrive":
+            assert c.bar_cta is not None
+            b = c.bar_cta.barriers[c.bar_off]
+            before = short_state(b) if self.tracing else None
+            b.async_arrive()
+            self._changed(c.bar_cta, c.bar_off, b, before)
+        else:
+            kind, scta, saddr = c.src
+            if kind == "global":
+                data = self.gmem.read(saddr, c.src_size) + bytes(c.size - c.src_size)
+            elif kind == "value":
+                value = saddr
+                if c.kind.startswith("red.async."):
+                    assert c.dst_cta is not None
+                    _, _, op, sign = c.kind.split(".")
+                    old = self._sload(c.dst_cta, c.dst, c.size)
+                    value = _atom_value(op, sign, old, value, 0, 8 * c.size)
+                data = (value & ((1 << (8 * c.size)) - 1)).to_bytes(c.size, "little")
+            else:
+                assert scta is not None
+                self._guard(scta, saddr, c.size, c.kind + " source")
+                data = bytes(scta.smem[saddr:saddr + c.size])
+            if c.dst_cta is None:
+                self.gmem.write(c.dst, data)
+            else:
+                self._guard(c.dst_cta, c.dst, c.size, c.kind)
+                c.dst_cta.smem[c.dst:c.dst + c.size] = data
+            if c.bar_cta is not None:
+                cta, off = c.bar_cta, c.bar_off
+                b = self.barrier_at(cta, off)
+                before = short_state(b) if self.tracing else None
+                b.complete_tx(c.size)
+                self._changed(cta, off, b, before)
+        c.status = DONE
+        self._remove(c)
+        self.inflight.remove(c)
+        for w in c.watchers:
+            w.deps -= 1
+            if w.deps == 0:
+                w.status = RUNNABLE
+                self._add(w)
+        t = c.thread
+        why = t.wait
+        if t.status == BLOCKED and isinstance(why, ForCopies):
+            groups = t.cp_groups if why.which == "cp.async" else t.bulk_groups
+            while groups and all(x.status == DONE for x in groups[0]):
+                groups.pop(0)
+            if len(groups) <= why.pending:
+                self.unblock(t)
