@@ -132,3 +132,16 @@ def test_the_bundled_nvcc_modules_lint_clean(capsys: pytest.CaptureFixture[str])
     files = sorted(str(p) for p in root.glob("*.ptx"))
     assert len(files) >= 10
     assert main(["lint", "--strict", *files]) == 0
+
+
+def test_json_counts_the_instructions_judged_and_those_left_alone(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Three of the family (judged), ret and two movs outside lint's scope; none after a syntax error."""
+    text = GOOD.replace("ret;", "mov.u64 %rd1, 0;\nmov.u64 %rd1, 1;\nret;")
+    assert main(["lint", write(tmp_path, "k.ptx", text), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files"][0]["instructions"] == {
+        "judged": 3, "not_judged": 3, "not_judged_by_opcode": {"mov": 2, "ret": 1}}
+    assert main(["lint", write(tmp_path, "s.ptx", SYNTAX), "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["files"][0]["instructions"] is None
+    main(["lint", write(tmp_path, "k.ptx", text)])
+    assert "3 instruction(s) judged, 3 outside lint's scope" in capsys.readouterr().err

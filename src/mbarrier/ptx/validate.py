@@ -921,10 +921,12 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
     if isinstance(op, ast.Vector) and slot.vector_message and not (len(op.items) == 1 and slot.vector1):
         line.add("vector-operand", op.pos, name=form.name)
         return True
-    if slot.length:  # a vector of values (st.async's .v2/.v4)
-        if not isinstance(op, ast.Vector) or len(op.items) != slot.length:
-            return False
+    if slot.length:  # a vector of values (st.async's .v2/.v4): a scalar fits too (measured)
         one = dataclasses.replace(slot, length=0)
+        if not isinstance(op, ast.Vector):
+            return _operand_fits(one, op, index, form, scope, ctx, line)
+        if len(op.items) != slot.length:
+            line.add("vector-length", op.pos, name=form.name)
         return all(_operand_fits(one, item, index, form, scope, ctx, line) for item in op.items)
     if isinstance(op, ast.Vector) and len(op.items) == 1 and slot.vector1:
         op = op.items[0]

@@ -155,6 +155,8 @@ def canonical(slot: Slot) -> list[ast.Operand]:
         return [ast.Vector(_regs("%h", 1), P0)]
     if slot.kind == "pair":
         return [ast.Expr("%r1|%p1", None, P0), ast.Expr("_|%p1", None, P0)]
+    if slot.length:  # a vector of values (st.async's .v2/.v4)
+        return [ast.Vector(_regs("%r", slot.length), P0)]
     if slot.kind == "dest":
         reg = {".b64": "%rd1", ".b32": "%r1", ".pred": "%p1", ".u32": "%r1", ".u64": "%rd1"}[slot.type]
         return [_name(reg), ast.Sink(P0)] if slot.sink_from else [_name(reg)]
@@ -238,13 +240,15 @@ def _marked_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
     most = len(optional) if len(optional) <= MANY_FLAGS else 2
     flag_sets = ["".join(c) for n in range(most + 1) for c in combinations(optional, n)]
     shape_flags = flag_sets if len(optional) <= MANY_FLAGS else ["", *optional]
-    # 1. every modifier combination x every operand list x canonical operands
+    # 1. every modifier combination x every operand list x canonical operands (with the words of
+    # the instruction's own that bring an operand: st.async's .v2)
     for space in ("", *spaces):
         for ss in semscopes:
             for flag in flag_sets:
                 for slots in form.operands:
+                    own = "".join(s.flag for s in slots if s.flag and s.flag not in form.flags)
                     for ops in _canonical_lists(slots):
-                        yield "combination", _instr((*path, flag, ss, space, ty), ops)
+                        yield "combination", _instr((*path, flag, own, ss, space, ty), ops)
     base_ops = tuple(canonical(s)[0] for s in form.operands[-1])
     # 2. one word from the pool, after the opcode or before the type
     for w in MODIFIER_POOL:
@@ -285,11 +289,12 @@ def _marked_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
     # 7. every operand shape in every slot of every list, with each flag
     for slots in form.operands:
         ops = tuple(canonical(s)[0] for s in slots)
+        own = "".join(s.flag for s in slots if s.flag and s.flag not in form.flags)
         for flag in shape_flags:
             for i in range(len(slots)):
                 for op in OPERAND_POOL:
                     new = (*ops[:i], op, *ops[i + 1:])
-                    yield f"operand {i} = {render_operand(op)}", _instr((*path, flag, base_space, ty),
+                    yield f"operand {i} = {render_operand(op)}", _instr((*path, flag, own, base_space, ty),
                                                                          new)
 
 

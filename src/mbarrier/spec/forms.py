@@ -823,7 +823,12 @@ def _async_store(op: str) -> Instr:
     # ptxas takes any register of the type's size there, a float too, or any immediate (measured)
     value = Slot("b", "value", typed=True, vector1=not red, vector_message=red, special_message=True)
     alone = Slot("b", "value", typed=True, vector_message=True, special_message=True)  # (no mbarrier)
-    lists: list[tuple[Slot, ...]] = [(a, value, mbar), (a, alone)]
+    # .v2/.v4: a vector of that many values (ptxas takes a scalar there too; a vector of another
+    # length is "Argument vector size mismatch", measured)
+    vectors = [] if red else [
+        (a, Slot("b", "value", typed=True, length=n, flag=f".v{n}", special_message=True), mbar)
+        for n in (2, 4)]
+    lists: list[tuple[Slot, ...]] = [*vectors, (a, alone), (a, value, mbar)]
     section = "9.7.12.7" if red else "9.7.9.12"
     pair = "st.async/red.async with {} "
     gates = [Gate(_feature(name), ALWAYS, section, version=(8, 1), sm=90),
