@@ -245,3 +245,14 @@ def test_outputs_are_written_as_npy_and_bin(tmp_path: Path) -> None:
     o = np.load(tmp_path / "o.npy")
     assert o.shape == (8, 8) and (o == 0x07070707).all()
     json.dumps(doc)  # the document is plain JSON
+
+
+def test_ptx_held_as_text_launches_like_a_file() -> None:
+    text = examples.path("struct_ring").read_text()
+    for source in (text, text.encode()):
+        m = sim.launch(sim.load_text(source, "triton.ptx"), spec=sim.read_launch(
+            examples.HERE / "struct_ring.launch.json"))
+        assert explore.run(m, explore.RoundRobin()).outcome == "exited"
+    from mbarrier.ptx.diagnostics import PtxSyntaxError
+    with pytest.raises(PtxSyntaxError, match="k.ptx"):
+        sim.load_text(".version 8.6\n.target sm_90\n.entry k( {", "k.ptx")

@@ -6,7 +6,7 @@
 """
 
 from mbarrier.sim.errors import KernelFault, LaunchError, MemoryFault, SimError, Unsupported
-from mbarrier.sim.launch import launch, load, pick_kernel
+from mbarrier.sim.launch import launch, load, load_text, pick_kernel
 from mbarrier.sim.launchfile import from_dict as launch_from_dict
 from mbarrier.sim.launchfile import read as read_launch
 from mbarrier.sim.launchspec import (
@@ -27,4 +27,4 @@ from mbarrier.sim.tensormap import TensorMap, TensorMapError
 __all__ = ["Buffer", "Copy", "Field", "Fields", "KernelFault", "Launch", "LaunchError", "Machine",
            "MemoryFault", "Output", "Pointer", "Raw", "Scalar", "SimError", "TensorMap", "TensorMapArg",
            "TensorMapError", "TensorMapRef", "Thread", "Unsupported", "launch", "launch_from_dict", "load",
-           "pick_kernel", "read_launch"]
+           "load_text", "pick_kernel", "read_launch"]

@@ -75,6 +75,13 @@ def load(path: str | Path) -> ast.Module:
     return parse_file(path)
 
 
+def load_text(text: str | bytes, name: str = "<string>") -> ast.Module:
+    """Parse PTX held in memory, as Triton, Gluon and CuTe DSL hand it out (`name` stands for the file in
+    messages; raises ptx.diagnostics.PtxSyntaxError on bad input)."""
+    from mbarrier.ptx.parser import parse, parse_bytes
+    return parse_bytes(text, name) if isinstance(text, bytes) else parse(text, name)
+
+
 def listing(names: list[str], first: int = 5) -> str:
     """Names for a message: the first few and how many more (a module may hold hundreds of kernels)."""
     if not names:
