@@ -43,7 +43,7 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     "bfe": ("bfe.u32 %r1, %r2, 4, 8;",), "bfi": ("bfi.b32 %r1, %r2, %r3, 4, 8;",),
     "prmt": ("prmt.b32 %r1, %r2, %r3, 0x3210;",), "selp": ("selp.u32 %r1, %r2, %r3, %p1;",),
     "setp": ("setp.lt.u32 %p1, %r2, %r3;",), "mov": ("mov.u32 %r1, %r2;", "mov.u32 %r1, %clock;"),
-    "cvt": ("cvt.u64.u32 %rd1, %r2;",),
+    "cvt": ("cvt.u64.u32 %rd1, %r2;", "cvt.rn.bf16x2.f32 %r1, %f2, %f3;", "cvt.rn.relu.f16.f32 %h1, %f2;"),
     "lop3": ("lop3.b32 %r1, %r2, %r3, %r4, 0x96;",), "shf": ("shf.l.wrap.b32 %r1, %r2, %r3, %r4;",),
     "bfind": ("bfind.u32 %r1, %r2;",), "fns": ("fns.b32 %r1, %r2, 0, 1;",),
     "bmsk": ("bmsk.clamp.b32 %r1, %r2, %r3;",), "szext": ("szext.wrap.s32 %r1, %r2, %r3;",),
@@ -55,7 +55,8 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     "rcp": ("rcp.rn.f32 %f1, %f2;",), "sqrt": ("sqrt.rn.f32 %f1, %f2;",),
     "cvta": ("cvta.shared.u64 %rd1, %rd2;",), "mapa": ("mapa.shared::cluster.u32 %r1, %r2, 0;",),
     "isspacep": ("isspacep.shared %p1, %rd2;",), "getctarank": ("getctarank.shared::cluster.u32 %r1, %r2;",),
-    "prefetch": ("prefetch.global.L2 [%rd2];",), "prefetchu": ("prefetchu.L1 [%rd2];",),
+    "prefetch": ("prefetch.global.L2 [%rd2];", "prefetch.param.tensormap [out];"),
+    "prefetchu": ("prefetchu.L1 [%rd2];",),
     "setmaxnreg": ("setmaxnreg.inc.sync.aligned.u32 240;",), "griddepcontrol": ("griddepcontrol.wait;",),
     "nanosleep": ("nanosleep.u32 20;",), "fence": ("fence.acq_rel.cta;", "fence.proxy.async;"),
     "membar": ("membar.cta;",),
@@ -87,6 +88,10 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     "elect": ("elect.sync %r1|%p1, 0xffffffff;",), "vote": ("vote.sync.ballot.b32 %r1, %p1, 0xffffffff;",),
     "shfl": ("shfl.sync.idx.b32 %r1, %r2, 0, 0x1f, 0xffffffff;",), "activemask": ("activemask.b32 %r1;",),
     "redux": ("redux.sync.add.u32 %r1, %r2, 0xffffffff;",),
+    "match": ("match.any.sync.b64 %r1, %rd2, 0xffffffff;", "match.all.sync.b32 %r1|%p1, %r2, 0xffffffff;"),
+    "brkpt": ("brkpt;",),
+    "ldmatrix": ("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r1, %r2}, [buf];",),
+    "stmatrix": ("stmatrix.sync.aligned.m8n8.x1.shared.b16 [buf], {%r1};",),
 }
 
 # What a step of each kind may call on the machine (the registers and the thread's clock are the

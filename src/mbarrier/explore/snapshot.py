@@ -47,7 +47,8 @@ _ZERO_PAGE = bytes(PAGE)
 _KNOWN: dict[type[Any], set[str]] = {
     Thread: set(_THREAD_STATE + _THREAD_FIXED), Copy: set(_COPY_STATE + _COPY_FIXED),
     Cta: set(_CTA_STATE + _CTA_FIXED), Cluster: {"index", "ctas", "live", "phase", "count"},
-    NamedBarrier: {"arrived", "count"}, Warp: {"threads", "pending"}, Collective: {"finish", "need", "parts"},
+    NamedBarrier: {"arrived", "count"}, Warp: {"threads", "pending", "nreg"},
+    Collective: {"finish", "need", "parts"},
 }
 _MACHINE_STATE = {"runnable", "inflight", "next_aid", "parked", "gmem", "resolved"}
 # `output` is printf's text: a log that no step reads back; `params` the kernel's parameters (read-only).
@@ -136,7 +137,7 @@ def save(m: Machine, token_slots: Mapping[str, frozenset[int]], prev: Snapshot |
                   frozenset(c.words), tuple((i, tuple(nb.arrived), nb.count) for i, nb in c.bars.items()),
                   c.live) for c in m.ctas)
     clusters = tuple((c.live, c.phase, c.count) for c in m.clusters)
-    warps = tuple(tuple((k, v.finish, v.need, tuple(v.parts.items())) for k, v in w.pending.items())
+    warps = tuple((tuple((k, v.finish, v.need, tuple(v.parts.items())) for k, v in w.pending.items()), w.nreg)
                   for w in _warps(m))
     gmem = tuple(tuple((k, bytes(v)) for k, v in r.pages.items() if v != _ZERO_PAGE) for r in m.gmem.regions)
     parked = tuple((k, v[0], tuple(v[1])) for k, v in m.parked.items())
@@ -238,7 +239,8 @@ def restore(m: Machine, s: Snapshot, current: Snapshot | None = None) -> None:
     for cl, (live_n, phase, count) in zip(m.clusters, clusters, strict=True):
         cl.live, cl.phase, cl.count = live_n, phase, count
     if current is None or warps != current[4]:
-        for w, pending in zip(_warps(m), warps, strict=True):
+        for w, (pending, nreg) in zip(_warps(m), warps, strict=True):
+            w.nreg = nreg
             w.pending = {}
             for k, finish, need, parts in pending:
                 c = Collective(finish, need)
@@ -291,8 +293,9 @@ def key(s: Snapshot) -> tuple[Any, ...]:
                                 for i, arrived, count in bars)))
                   for smem, barriers, _, bars, _ in ctas)
     cl_k = tuple((phase, count) for _, phase, count in clusters)
-    w_k = tuple(tuple(sorted((k, need, tuple(sorted((lane, repr(arg)) for lane, (_, arg) in parts)))
-                             for k, _, need, parts in w)) for w in warps) if any(warps) else ()
+    w_k = tuple((tuple(sorted((k, need, tuple(sorted((lane, repr(arg)) for lane, (_, arg) in parts)))
+                              for k, _, need, parts in pending)), nreg)
+                for pending, nreg in warps) if any(p or n for p, n in warps) else ()
     g_k = tuple(tuple(sorted(pages)) for pages in gmem)
     hb = s[10]
     return tk, ck, cta_k, cl_k, w_k, g_k, hb.key() if isinstance(hb, RaceState) else None

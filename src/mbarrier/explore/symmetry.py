@@ -63,7 +63,7 @@ def lane_sensitive(module: ast.Module) -> str | None:
         for s in _instructions(fn.body or ()):
             op, q = s.opcode, s.qualifiers
             f = facts_of(s)
-            if op in REGISTRY and f.kind not in _WARP_LEVEL:
+            if op in REGISTRY and f.kind not in (*_WARP_LEVEL, Kind.OPAQUE):
                 continue
             if f.sync is not None:
                 if f.sync.whole:  # bar.warp.sync of the whole warp
@@ -74,6 +74,11 @@ def lane_sensitive(module: ast.Module) -> str | None:
             what = ".".join([op, *(x.lstrip(".") for x in q)])
             return f"{what} at line {s.pos.line}"
     return None
+
+
+def warpgroup_level(module: ast.Module) -> bool:
+    """Whether an instruction of the kernel relates the warps of a warpgroup (setmaxnreg)."""
+    return any(s.opcode == "setmaxnreg" for fn in module.functions for s in _instructions(fn.body or ()))
 
 
 class Symmetry:
@@ -102,6 +107,10 @@ class Symmetry:
                 if w.threads and w.threads[0].cta is cta:
                     by_size.setdefault(len(w.threads), []).append(i)
             self.classes.extend(by_size.values())
+        if warpgroup_level(module):
+            # setmaxnreg ties each warp to the three others of its warpgroup (sim.warpgroup): warps
+            # can no longer be exchanged one by one.
+            self.classes = []
         # Warp granularity groups lanes by aid // 32: exchanging warps must keep those groups whole.
         aligned = all(t.aid - t.lane == t.warp.threads[0].aid and t.warp.threads[0].aid % 32 == 0
                       for t in m.threads if t.warp is not None)
@@ -195,14 +204,14 @@ class Symmetry:
 
     def _warp_key(self, warps: tuple[Any, ...], ren: list[int]) -> tuple[object, ...]:
         """Warp collectives in progress, each under the warp and lanes its threads move to."""
-        out: list[tuple[int, tuple[object, ...]]] = []
-        for wi, pending in enumerate(warps):
-            if not pending:
+        out: list[tuple[int, tuple[object, ...], tuple[object, ...]]] = []
+        for wi, (pending, nreg) in enumerate(warps):
+            if not pending and not nreg:
                 continue
             aids = self.warps[wi]
             lane_aid = {self.lane_of[a]: a for a in aids}
             dest = ren[aids[0]] - self.lane_of[ren[aids[0]]]  # the first aid of the warp it moves to
-            out.append((dest, tuple(sorted(
+            out.append((dest, nreg, tuple(sorted(
                 (k, need, tuple(sorted((self.lane_of[ren[lane_aid[lane]]], repr(arg))
                                        for lane, (_, arg) in parts)))
                 for k, _, need, parts in pending))))

@@ -32,6 +32,9 @@ SPECIAL_CONSTANTS: tuple[str, ...] = tuple(
        "%lanemask_ge", "%lanemask_gt", "%total_smem_size", "%dynamic_smem_size",
        "%reserved_smem_offset_begin", "%reserved_smem_offset_end", "%reserved_smem_offset_cap",
        "%reserved_smem_offset_0", "%reserved_smem_offset_1"]
+    # %envreg0..31: read-only registers the driver fills (PTX ISA 10, Special Registers: %envreg<32>);
+    # 0 unless the launch gives values (`launch(..., envregs=...)`).
+    + [f"%envreg{i}" for i in range(32)]
 )
 SPECIAL_SLOT: dict[str, int] = {name: i for i, name in enumerate(SPECIAL_CONSTANTS)}
 # Special registers whose value changes as the thread runs: read through the machine.

@@ -292,13 +292,14 @@ def _compiled(module: ast.Module, funcs: list[ast.Function], layout: Layout) -> 
 def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[int, ...] | None = None,
            block: int | tuple[int, ...] | None = None, cluster: int | tuple[int, ...] | None = None,
            args: Mapping[str | int, ArgValue] | None = None, dynamic_shared: int | None = None,
-           max_memory: int | None = None, spec: Launch | None = None) -> Machine:
+           max_memory: int | None = None, spec: Launch | None = None,
+           envregs: Mapping[int, int] | None = None) -> Machine:
     """A machine ready to run `kernel` over the grid (see `mbarrier.explore.run`). `dynamic_shared`:
     bytes of dynamic shared memory for `.extern .shared` arrays (default 48 KiB when the kernel has any).
     `max_memory`: a LaunchError, before any thread is made, if the machine would take more bytes.
     `spec`: a launch described as data (`sim.Launch`, what a launch file holds); the other arguments
     override its fields, and its buffers and tensor maps are there for the arguments to point at. Grid and
-    block default to 1."""
+    block default to 1. `envregs`: values of %envreg0..31 (32-bit; the others read 0)."""
     spec = spec or Launch()
     fn = pick_kernel(module, kernel if kernel is not None else spec.kernel)
     if dynamic_shared is None:
@@ -440,6 +441,10 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
         "%reserved_smem_offset_cap": RESERVED_SMEM, "%reserved_smem_offset_0": reserved,
         "%reserved_smem_offset_1": reserved + 8,
     }
+    for i, v in (envregs or {}).items():
+        if not 0 <= i < 32 or not 0 <= v < 1 << 32:
+            raise LaunchError(f"%envreg{i} = {v}: there are %envreg0..31, each 32 bits")
+        specials_common[f"%envreg{i}"] = v
     template: list[object] = [0] * code.nregs
     for name, v in specials_common.items():
         template[SPECIAL_SLOT[name]] = v

@@ -18,6 +18,9 @@ MEMORY_FAULT: Final = "memory-fault"
 TRAP: Final = "trap"
 KERNEL_FAULT: Final = "kernel-fault"
 PARAM_STORE: Final = "param-store"
+BRKPT: Final = "brkpt"
+ASSERTION: Final = "assertion-failed"
+SETMAXNREG: Final = "setmaxnreg"
 UNSUPPORTED: Final = "unsupported"
 
 CHECKER_RULES: Final[tuple[Rule, ...]] = (
@@ -39,6 +42,16 @@ CHECKER_RULES: Final[tuple[Rule, ...]] = (
          "are not aligned as the copy requires: an illegal address on the GPU.",
          "sim"),
     Rule(TRAP, "", "trap", "The kernel executed `trap`: the launch aborts.", "sim"),
+    Rule(BRKPT, "Miscellaneous Instructions: brkpt", "breakpoint",
+         "The kernel executed `brkpt`: without a debugger attached the launch stops there with an "
+         "error, as at a trap.", "sim"),
+    Rule(ASSERTION, "CUDA Programming Guide, Assertion", "assertion failed",
+         "The kernel called `__assertfail` (nvcc's device-side `assert`): the launch aborts; the finding "
+         "carries the assertion's text, file, line and function read from the call's arguments.", "sim"),
+    Rule(SETMAXNREG, "Miscellaneous Instructions: setmaxnreg", "setmaxnreg misuse",
+         "A setmaxnreg the ISA leaves undefined: a count outside 24..256 or not a multiple of 8, lanes of "
+         "a warp or warps of a warpgroup executing different setmaxnreg instructions (or a warp of the "
+         "warpgroup exiting without it), .dec above or .inc below the warp's current count.", "sim"),
     Rule(PARAM_STORE, "5.1.6.1", "store to a kernel parameter",
          "A store or atomic to a kernel parameter (by its name, through its .param address or its generic "
          "address from cvta.param): kernel parameters are read-only.",

@@ -10,6 +10,7 @@ exactly rounded. The extended-precision instructions keep the carry flag CC.CF i
 from __future__ import annotations
 
 from mbarrier.ptx import ast
+from mbarrier.sim import floatops, halfops
 from mbarrier.sim.compile import SPECIAL_SLOT, Gen, is_literal, sext
 from mbarrier.sim.registry import Kind, instruction
 from mbarrier.sim.types import TYPES, Scalar
@@ -364,12 +365,66 @@ def _mov(g: Gen, ins: ast.Instruction) -> None:
     g.assign(d, g.src(a, ty), ty)
 
 
+_HALVES = {".f16": halfops.F16, ".bf16": halfops.BF16}
+_PACKED = {".f16x2": halfops.F16, ".bf16x2": halfops.BF16}
+_FRND = (".rn", ".rz", ".rm", ".rp")
+_CVT_TYPES = frozenset(TYPES) | frozenset(_HALVES) | frozenset(_PACKED)
+
+
+def _cvt_half(g: Gen, ins: ast.Instruction, names: list[str]) -> None:
+    """cvt between .f32 and .f16/.bf16, and two .f32 into a packed .f16x2/.bf16x2 (`a` into the upper
+    half, `b` into the lower), bit-exact through `sim.halfops`, with `.relu` and `.satfinite` as the PTX
+    ISA defines them (Data Movement and Conversion Instructions: cvt). Other conversions of the 16-bit
+    formats stop the run."""
+    q = ins.qualifiers
+    rnd = [x for x in q if x in _FRND]
+    extra = [x for x in q if x not in _CVT_TYPES and x not in _FRND
+             and x not in (".relu", ".satfinite", ".ftz")]
+    form = "cvt" + "".join(q)
+    dname, aname = names
+    if extra:
+        raise g.unsupported(f"{form}: qualifier {extra[0]} (not modelled)")
+    if aname == ".f32" and (dname in _PACKED or dname in _HALVES):
+        fmt = _PACKED.get(dname) or _HALVES[dname]
+        allowed = (".rn", ".rz") if dname in _PACKED or g.has(".relu", ".satfinite") else _FRND
+        if len(rnd) != 1 or rnd[0] not in allowed or g.has(".ftz"):
+            raise g.unsupported(f"{form}: a conversion to {dname} takes one rounding modifier of "
+                                f"{', '.join(allowed)} (PTX ISA, cvt)")
+        conv = g.const(halfops.from_f32)
+        how = f"{g.const(fmt)}, {rnd[0][1:]!r}, {g.has('.relu')}, {g.has('.satfinite')}"
+        f32 = TYPES[".f32"]
+        if dname in _PACKED:
+            if len(ins.operands) != 3:
+                raise g.unsupported(f"{form} takes d, a, b")
+            d, a, b = ins.operands
+            g.assign(d, f"({conv}({g.src(a, f32)}, {how}) << 16) | {conv}({g.src(b, f32)}, {how})",
+                     TYPES[".b32"], masked=True)
+            return
+        d, a = ins.operands
+        g.assign(d, f"{conv}({g.src(a, f32)}, {how})", TYPES[".b16"], masked=True)
+        return
+    if dname == ".f32" and aname in _HALVES and not rnd and not g.has(".relu", ".satfinite"):
+        d, a = ins.operands
+        widen = f"{g.const(halfops.to_f32)}({g.src(a, TYPES['.b16'])}, {g.const(_HALVES[aname])})"
+        if g.has(".ftz"):  # only a .bf16 subnormal widens to an .f32 subnormal
+            widen = f"{g.const(floatops.flush)}({widen}, 32)"
+        g.assign(d, widen, TYPES[".f32"], masked=True)
+        return
+    raise g.unsupported(f"{form}: of the 16-bit float conversions the simulator models .f32 to and from "
+                        ".f16/.bf16 and two .f32 to .f16x2/.bf16x2")
+
+
 @instruction("cvt", facts=Kind.REGISTERS, writes=True)
 def _cvt(g: Gen, ins: ast.Instruction) -> None:
-    types = [TYPES[q] for q in ins.qualifiers if q in TYPES]
-    if len(types) != 2:
-        raise g.unsupported("cvt needs two types")
-    dty, aty = types
+    names = [q for q in ins.qualifiers if q in _CVT_TYPES]
+    if len(names) != 2:
+        raise g.unsupported(f"cvt{''.join(ins.qualifiers)}: cvt takes a destination and a source type "
+                            "(PTX ISA, cvt)")
+    if any(n in _PACKED or n == ".bf16" for n in names) or g.has(".relu", ".satfinite") or (
+            ".f16" in names and ".f32" in names):
+        _cvt_half(g, ins, names)
+        return
+    dty, aty = TYPES[names[0]], TYPES[names[1]]
     d, a = ins.operands
     if not dty.float and not aty.float:
         v = g.ssrc(a, aty) if aty.signed else g.src(a, aty)

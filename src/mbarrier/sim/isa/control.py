@@ -1,7 +1,8 @@
 """Control flow, CTA/cluster/warp barriers, fences, sleeps and warp collectives.
 
-bra, exit, ret, trap, bar/barrier (.sync, .arrive), bar.warp.sync, barrier.cluster.arrive/wait,
-fence/membar, nanosleep, elect.sync, vote.sync, shfl.sync, activemask.
+bra, exit, ret, trap, brkpt, bar/barrier (.sync, .arrive), bar.warp.sync, barrier.cluster.arrive/wait,
+fence/membar, nanosleep, elect.sync, vote.sync, shfl.sync, match.sync, redux.sync, activemask,
+setmaxnreg, griddepcontrol, calls (with vprintf and __assertfail).
 """
 
 from __future__ import annotations
@@ -10,9 +11,15 @@ from collections.abc import Callable
 from typing import cast
 
 from mbarrier.ptx import ast
+from mbarrier.sim import warpgroup
 from mbarrier.sim.compile import Gen
+from mbarrier.sim.errors import KernelFault
+from mbarrier.sim.machine import Machine, Thread
+from mbarrier.sim.machine.agents import warp_gone
+from mbarrier.sim.machine.control import cstring_at
 from mbarrier.sim.registry import Facts, FenceKind, Kind, SyncUse, instruction
 from mbarrier.sim.types import TYPES
+from mbarrier.spec.checks import ASSERTION, BRKPT, SETMAXNREG
 
 U32 = TYPES[".u32"]
 PRED = TYPES[".pred"]
@@ -157,10 +164,10 @@ def _split_pair(g: Gen, op: ast.Operand) -> tuple[str | None, str | None]:
     return slots[0], (slots[1] if len(slots) > 1 else None)
 
 
-Finish = Callable[[dict[int, tuple[object, object]]], None]
+Finish = Callable[[dict[int, tuple[object, object]], Machine], None]
 
 
-def _collective(g: Gen, kind: str, mask: str, arg: str, finish: Finish) -> None:
+def collective(g: Gen, kind: str, mask: str, arg: str, finish: Finish) -> None:
     g.lines.append(f"t.pc = {g.next_pc()}")
     g.lines.append(f"m.coll(t, {kind!r}, {mask}, {arg}, {g.const(finish)})")
     g.sets_pc = True
@@ -174,7 +181,7 @@ def _elect(g: Gen, ins: ast.Instruction) -> None:
     dslot = None if d is None else int(d)
     pslot = None if p is None else int(p)
 
-    def finish(parts: dict[int, tuple[object, object]]) -> None:
+    def finish(parts: dict[int, tuple[object, object]], _m: Machine) -> None:
         leader = min(parts)
         for lane, (t, _) in parts.items():
             regs = t.regs  # type: ignore[attr-defined]
@@ -183,7 +190,7 @@ def _elect(g: Gen, ins: ast.Instruction) -> None:
             if pslot is not None:
                 regs[pslot] = lane == leader
 
-    _collective(g, "elect.sync", g.src(ins.operands[1], U32), "None", finish)
+    collective(g, "elect.sync", g.src(ins.operands[1], U32), "None", finish)
 
 
 @instruction("vote", facts=Kind.COLLECTIVE, writes=True)
@@ -196,7 +203,7 @@ def _vote(g: Gen, ins: ast.Instruction) -> None:
     dreg = g.dst(d)
     slot = None if dreg is None else dreg.slot
 
-    def finish(parts: dict[int, tuple[object, object]]) -> None:
+    def finish(parts: dict[int, tuple[object, object]], _m: Machine) -> None:
         values = {lane: bool(v) for lane, (_, v) in parts.items()}
         if mode == ".ballot":
             result: object = sum(1 << lane for lane, v in values.items() if v)
@@ -210,7 +217,7 @@ def _vote(g: Gen, ins: ast.Instruction) -> None:
             for t, _ in parts.values():
                 t.regs[slot] = result  # type: ignore[attr-defined]
 
-    _collective(g, f"vote{mode}", g.src(mask, U32), g.src(a, PRED), finish)
+    collective(g, f"vote{mode}", g.src(mask, U32), g.src(a, PRED), finish)
 
 
 @instruction("shfl", facts=Kind.COLLECTIVE, writes=True)
@@ -224,7 +231,7 @@ def _shfl(g: Gen, ins: ast.Instruction) -> None:
     dslot = None if d is None else int(d)
     pslot = None if p is None else int(p)
 
-    def finish(parts: dict[int, tuple[object, object]]) -> None:
+    def finish(parts: dict[int, tuple[object, object]], _m: Machine) -> None:
         for lane, (t, raw) in parts.items():
             arg = cast(tuple[int, int, int], raw)
             _, bval, cval = arg
@@ -253,7 +260,7 @@ def _shfl(g: Gen, ins: ast.Instruction) -> None:
 
     b32 = TYPES[".b32"]
     arg = f"({g.src(a, b32)}, {g.src(b, U32)}, {g.src(c, U32)})"
-    _collective(g, f"shfl{mode}", g.src(mask, U32), arg, finish)
+    collective(g, f"shfl{mode}", g.src(mask, U32), arg, finish)
 
 
 @instruction("activemask", facts=Kind.WARP_READ, writes=True)
@@ -289,6 +296,11 @@ def _call(g: Gen, ins: ast.Instruction) -> None:
     if ops:
         raise g.unsupported("call with a prototype or target list")
     callee = g.layout.frames.get(name)
+    if callee is None and name == "__assertfail" and len(args) == 5:
+        # nvcc's device-side assert: (message, file, line, function, charSize), a trap with its text.
+        arg_vars = [_var(g, a) for a in args]
+        g.lines.append(f"{g.const(_assertfail)}(m, t, {arg_vars!r})")
+        return
     if callee is None and name == "vprintf" and len(args) == 2:
         arg_vars, ret_vars = [_var(g, a) for a in args], [_var(g, x) for x in rets]
         g.lines.append(f"m.vprintf(t, {arg_vars!r}, {ret_vars!r})")
@@ -306,6 +318,17 @@ def _call(g: Gen, ins: ast.Instruction) -> None:
     g.sets_pc = True
 
 
+def _assertfail(m: Machine, t: Thread, args: list[tuple[int, int]]) -> None:
+    """The call of `__assertfail`: the assertion failed. Its message, file and function are C strings
+    at the generic addresses of arguments 0, 1 and 3 (nvcc puts them in .global memory), its line is
+    argument 2."""
+    def text(i: int) -> str:
+        return cstring_at(m, t, m.ld_local(t, args[i][0], 8))
+
+    line = m.ld_local(t, args[2][0], 4)
+    raise KernelFault(f"assertion `{text(0)}` failed: {text(1)}:{line}: {text(3)} (__assertfail)", ASSERTION)
+
+
 def _var(g: Gen, op: ast.Operand) -> tuple[int, int]:
     var = g.var(op.name) if isinstance(op, ast.Name) else None
     if var is None:
@@ -313,13 +336,80 @@ def _var(g: Gen, op: ast.Operand) -> tuple[int, int]:
     return var.address, var.size
 
 
-@instruction("setmaxnreg", facts=Kind.NOP)
+# setmaxnreg waits for the lanes of its warp and relates the warps of a warpgroup: for the checker an
+# instruction it cannot see into (it blocks on other warps' progress), so no reduction moves past it.
+@instruction("setmaxnreg", facts=Kind.OPAQUE)
 def _setmaxnreg(g: Gen, ins: ast.Instruction) -> None:
-    """setmaxnreg.{inc,dec}.sync.aligned.u32 n (warp specialization): it moves register budget between
-    warpgroups, which changes nothing a simulated thread can observe; a step of its own."""
-    if not any(q in (".inc", ".dec") for q in ins.qualifiers) or len(ins.operands) != 1:
+    """setmaxnreg.{inc,dec}.sync.aligned.u32 n (PTX ISA, Miscellaneous Instructions: setmaxnreg): the
+    register budget it moves between warpgroups changes nothing a simulated thread observes, but its
+    rules do (`sim.warpgroup`): the lanes of the warp wait for each other (`.sync`), and the count, the
+    warpgroup's uniformity and the .inc/.dec order are checked."""
+    actions = [q for q in ins.qualifiers if q in (".inc", ".dec")]
+    extra = [q for q in ins.qualifiers if q not in (".inc", ".dec", ".sync", ".aligned", ".u32")]
+    if len(actions) != 1 or extra or len(ins.operands) != 1 or not isinstance(ins.operands[0], ast.Imm):
+        raise g.unsupported("setmaxnreg takes .inc or .dec and an immediate count")
+    count = ins.operands[0].value
+    why = warpgroup.count_error(count)
+    if why is not None:
+        fault = g.const(KernelFault(why, SETMAXNREG))
+        g.lines.append(f"raise {fault}")
+        return
+    entry = (g.index, actions[0], count)
+
+    def finish(parts: dict[int, tuple[object, object]], _m: Machine) -> None:
+        lanes = sorted(parts)
+        first = cast(Thread, parts[lanes[0]][0])
+        warpgroup.completed(first, [cast(tuple[int, str, int], parts[lane][1]) for lane in lanes], warp_gone)
+
+    collective(g, "setmaxnreg", "0xFFFFFFFF", repr(entry), finish)
+
+
+@instruction("match", facts=Kind.COLLECTIVE, writes=True)
+def _match(g: Gen, ins: ast.Instruction) -> None:
+    """match.any.sync.{b32,b64} d, a, membermask: d = the lanes of the mask whose `a` equals this lane's;
+    match.all.sync.{b32,b64} d{|p}, a, membermask: d = the mask and p = true when every lane of the mask
+    has the same `a`, else d = 0 and p = false (PTX ISA, Parallel Synchronization and Communication
+    Instructions: match.sync)."""
+    modes = [q for q in ins.qualifiers if q in (".any", ".all")]
+    types = [q for q in ins.qualifiers if q in (".b32", ".b64")]
+    extra = [q for q in ins.qualifiers if q not in (".any", ".all", ".b32", ".b64", ".sync")]
+    if ".sync" not in ins.qualifiers or len(modes) != 1 or len(types) != 1 or extra or len(ins.operands) != 3:
+        raise g.unsupported("match.{any,all}.sync.{b32,b64} d, a, membermask")
+    mode, ty = modes[0], TYPES[types[0]]
+    dst, a, mask = ins.operands
+    d, p = _split_pair(g, dst)
+    if p is not None and mode == ".any":
+        raise g.unsupported("match.any has no predicate destination")
+    dslot = None if d is None else int(d)
+    pslot = None if p is None else int(p)
+
+    def finish(parts: dict[int, tuple[object, object]], _m: Machine) -> None:
+        values = {lane: v for lane, (_, v) in parts.items()}
+        same = len(set(values.values())) == 1
+        members = sum(1 << lane for lane in values)
+        for t, v in parts.values():
+            regs = t.regs  # type: ignore[attr-defined]
+            if mode == ".any":
+                result = sum(1 << other for other, w in values.items() if w == v)
+            else:
+                result = members if same else 0
+            if dslot is not None:
+                regs[dslot] = result
+            if pslot is not None:
+                regs[pslot] = same
+
+    collective(g, f"match{mode}", g.src(mask, U32), g.src(a, ty), finish)
+
+
+@instruction("brkpt", facts=Kind.EXIT)
+def _brkpt(g: Gen, ins: ast.Instruction) -> None:
+    """brkpt (PTX ISA, Miscellaneous Instructions: brkpt) suspends the thread for a debugger; with none
+    attached the launch ends in an error there, as at a trap: a finding of its own."""
+    if ins.qualifiers or ins.operands:
         raise g.unsupported()
-    g.src(ins.operands[0], U32)
+    fault = g.const(KernelFault("brkpt: the kernel stopped at a breakpoint (without a debugger attached "
+                                "the launch ends with an error here)", BRKPT))
+    g.lines.append(f"raise {fault}")
 
 
 @instruction("griddepcontrol", facts=Kind.NOP)
@@ -343,7 +433,7 @@ def _redux(g: Gen, ins: ast.Instruction) -> None:
     slot = None if reg is None else reg.slot
     signed = ty.signed
 
-    def finish(parts: dict[int, tuple[object, object]]) -> None:
+    def finish(parts: dict[int, tuple[object, object]], _m: Machine) -> None:
         values = [cast(int, v) for _, v in parts.values()]
         if signed:
             values = [v - (1 << 32) if v >> 31 else v for v in values]
@@ -361,4 +451,4 @@ def _redux(g: Gen, ins: ast.Instruction) -> None:
             for t, _ in parts.values():
                 t.regs[slot] = result & 0xFFFFFFFF  # type: ignore[attr-defined]
 
-    _collective(g, f"redux{op}", g.src(mask, U32), g.src(a, ty), finish)
+    collective(g, f"redux{op}", g.src(mask, U32), g.src(a, ty), finish)

@@ -275,8 +275,9 @@ def _isspacep(g: Gen, ins: ast.Instruction) -> None:
 @instruction("prefetch", "prefetchu", facts=Kind.NOP)
 def _prefetch(g: Gen, ins: ast.Instruction) -> None:
     """A cache hint: it moves no data the program can observe, so it is a step with no effect (its
-    address is still evaluated). The tensor-map form is a different instruction."""
-    if any(q.startswith(".tensormap") for q in ins.qualifiers) or len(ins.operands) != 1:
+    address is still evaluated). `prefetch{.const,.param}.tensormap [a]` (PTX ISA, Data Movement and
+    Conversion Instructions: prefetch) brings a tensor map into the cache: no effect either."""
+    if len(ins.operands) != 1 or ins.opcode == "prefetchu" and ".tensormap" in ins.qualifiers:
         raise g.unsupported()
     g.address(ins.operands[0], space_of(g, ins))
 

@@ -153,7 +153,8 @@ class Cluster:
         self.count = 0
 
 
-Finish = Callable[[dict[int, tuple[Thread, object]]], None]
+# A collective's completion: every lane's (thread, operand) and the machine (for what it reads or writes).
+Finish = Callable[[dict[int, tuple[Thread, object]], "Machine"], None]
 
 
 class Collective:
@@ -167,11 +168,18 @@ class Collective:
         self.parts: dict[int, tuple[Thread, object]] = {}
 
 class Warp:
-    __slots__ = ("threads", "pending")
+    __slots__ = ("threads", "pending", "nreg")
 
     def __init__(self) -> None:
         self.threads: list[Thread] = []
         self.pending: dict[tuple[str, int], Collective] = {}
+        # The setmaxnreg the warp completed, in order: (pc, ".inc"/".dec", count) (sim.warpgroup).
+        self.nreg: tuple[tuple[int, str, int], ...] = ()
+
+
+def warp_gone(w: Warp) -> bool:
+    """Every thread of the warp has exited."""
+    return all(th.status == EXITED for th in w.threads)
 
 def _live_lanes(w: Warp, mask: int) -> int:
     return sum(1 for th in w.threads if mask >> th.lane & 1 and th.status != EXITED)

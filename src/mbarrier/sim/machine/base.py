@@ -90,4 +90,5 @@ class MachineBase:
                      for c in self.ctas)
         engines = tuple((c.aid, c.kind, c.status, c.deps) for c in self.inflight)
         clusters = tuple((c.phase, c.count) for c in self.clusters)
-        return threads, ctas, engines, clusters, self.gmem.key()
+        warps = tuple(t.warp.nreg for t in self.threads if t.lane == 0 and t.warp is not None)
+        return threads, ctas, engines, clusters, warps, self.gmem.key()

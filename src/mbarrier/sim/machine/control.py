@@ -3,6 +3,7 @@ the cluster barrier, warp collectives, fences, the carry flag and the per-thread
 
 from __future__ import annotations
 
+from mbarrier.sim import warpgroup
 from mbarrier.sim.address import CODE_BASE
 from mbarrier.sim.compile import SPECIAL_CONSTANTS
 from mbarrier.sim.errors import KernelFault, Unsupported
@@ -17,6 +18,7 @@ from mbarrier.sim.machine.agents import (
     Thread,
     Warp,
     _live_lanes,
+    warp_gone,
 )
 from mbarrier.sim.machine.copies import CopyOps
 from mbarrier.sim.printf import format_printf
@@ -69,6 +71,7 @@ class ControlOps(CopyOps):
                 entry.need = _live_lanes(w, key[1])
                 if len(entry.parts) >= entry.need:
                     self._coll_done(w, key, entry)
+            warpgroup.exited(t, warp_gone)
 
     def call(self, t: Thread, name: str, moves_in: list[tuple[int, int, int]],
              moves_out: list[tuple[int, int, int]]) -> None:
@@ -106,7 +109,7 @@ class ControlOps(CopyOps):
         """printf: the text goes to `output` as (thread, text); the call returns the arguments used."""
         fmt_addr = self.ld_local(t, args[0][0], 8)
         buf = self.ld_local(t, args[1][0], 8)
-        text, used = format_printf(_cstring_at(self, t, fmt_addr), lambda a, n: self.ld_gen(t, a, n), buf)
+        text, used = format_printf(cstring_at(self, t, fmt_addr), lambda a, n: self.ld_gen(t, a, n), buf)
         self.output.append((t.aid, text))
         for address, size in rets:
             self.st_local(t, address, min(size, 4), used)
@@ -201,13 +204,13 @@ class ControlOps(CopyOps):
     def _coll_done(self, w: Warp, key: tuple[str, int], entry: Collective) -> None:
         del w.pending[key]
         if entry.finish is not None:
-            entry.finish(entry.parts)
+            entry.finish(entry.parts, self)  # type: ignore[arg-type]
         for th, _ in entry.parts.values():
             if th.status == BLOCKED:
                 self.unblock(th)
 
 
-def _cstring_at(m: ControlOps, t: Thread, addr: int, limit: int = 4096) -> str:
+def cstring_at(m: ControlOps, t: Thread, addr: int, limit: int = 4096) -> str:
     data = bytearray()
     while len(data) < limit:
         byte = m.ld_gen(t, addr + len(data), 1)
