@@ -13,8 +13,9 @@ import pytest
 from mbarrier import sim
 from mbarrier.examples import family
 from mbarrier.explore.check import CheckResult, Explorer, Options, check, shared_symbols
+from mbarrier.explore.footprints import READ
 from mbarrier.explore.frozen import Gate
-from mbarrier.explore.por import READ, stubborn
+from mbarrier.explore.por import stubborn
 from mbarrier.ptx import ast
 from mbarrier.sim.machine import Thread
 

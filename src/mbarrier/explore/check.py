@@ -32,7 +32,9 @@ from mbarrier.explore import snapshot
 from mbarrier.explore.budget import MAX_STATES, Budget
 from mbarrier.explore.code import BRANCH, LOCAL, MB, Code, Ins, analyse
 from mbarrier.explore.deadlock import explain
-from mbarrier.explore.por import AllFootprints, Footprints, stubborn
+from mbarrier.explore.footprints import Footprints
+from mbarrier.explore.frontier import Entry, Frontier
+from mbarrier.explore.por import AllFootprints, stubborn
 from mbarrier.explore.results import (
     CheckResult,
     Finding,
@@ -42,7 +44,7 @@ from mbarrier.explore.results import (
     Verdict,
     Waiter,
 )
-from mbarrier.explore.sleep import EMPTY, Expansion, Sleep
+from mbarrier.explore.sleep import EMPTY, Expansion
 from mbarrier.explore.symmetry import Symmetry
 from mbarrier.ptx import ast
 from mbarrier.sim.address import CTA_BITS, OWN, shared_address
@@ -57,8 +59,6 @@ LOCAL_LOOP_LIMIT = 1_000_000
 
 
 
-# A queued expansion: (snapshot, depth, BFS node, state hash, None or a re-expansion's (agents, sleep set)).
-_Entry = tuple[snapshot.Snapshot, int, int, int, tuple[Sleep, Sleep] | None]
 
 
 class _Stop(Exception):
@@ -109,6 +109,14 @@ class Explorer:
         self.sleep_sets = self.reduce and opts.sleep
         self._spin_cache: dict[tuple[object, ...], bool] = {}
         self.symmetry: Symmetry | None = None
+        # The search's progress (`run`, `expand`): findings, the snapshot the machine equals now (None:
+        # none), what stopped the search and, for a step's own bound or the tool's limit, its words.
+        self.findings: list[Finding] = []
+        self.seen_rules: set[tuple[str, str, int | None]] = set()
+        self.machine_is: snapshot.Snapshot | None = None
+        self.stopped_by = ""
+        self.bound = ""
+        self.unsupported: Finding | None = None
         if self.reduce and opts.symmetry:
             self.symmetry = Symmetry(m, module, self.codes, opts.warp)
             if self.symmetry.enabled and self.sleep_sets:
@@ -327,9 +335,9 @@ class Explorer:
         return h
 
     def run(self) -> CheckResult:
+        """The search: breadth first from the launch's first state, each state expanded by `expand`, until
+        the frontier is empty, enough findings are in, or a bound or the tool's limit stops it."""
         opts, stats, m = self.opts, self.stats, self.m
-        findings: list[Finding] = []
-        seen_rules: set[tuple[str, str, int | None]] = set()
         budget = Budget(None if opts.timeout is None else stats.started + opts.timeout, opts.max_memory)
         last_progress = stats.started
         init_aids: list[int] = []
@@ -351,164 +359,133 @@ class Explorer:
             r.stopped_by = "local-steps"
             return r
         root = snapshot.save(m, self.tokens)
-        root_h = self.state_key(root)
-        visited: dict[int, int] = {root_h: 0}
-        # BFS nodes: (parent node, aids of the edge); paths are rebuilt from parents.
-        parents: list[tuple[int, tuple[int, ...]]] = [(-1, tuple(init_aids))]
-        queue: deque[_Entry] = deque([(root, 0, 0, root_h, None)])
-        # Sleep sets (explore.sleep), kept only when not empty: a queued state's pending sleep set and an
-        # expanded state's stored one.
-        pending: dict[int, Sleep] = {}
-        stored: dict[int, Sleep] = {}
+        frontier = Frontier(root, self.state_key(root), init_aids)
         stats.states = 1
-        complete = True
-        stopped_by = ""
-        bound = ""  # what ended the search early, in words, when a step did
-        unsupported: Finding | None = None
-        machine_is: snapshot.Snapshot | None = root
-        while queue:
-            entry = queue.popleft()
-            snap, depth, node, here, redo = entry
+        self.machine_is = root
+        while frontier:
+            entry = frontier.pop()
             now = time.monotonic()
             if opts.progress is not None and now - last_progress >= opts.progress_every:
                 last_progress = now
                 stats.seconds = now - stats.started
-                stats.queue = len(queue)
+                stats.queue = len(frontier)
                 opts.progress(stats)
-            if not stopped_by:  # (set already when the state bound was hit while expanding the last state)
-                stopped_by = budget.exceeded()
-            if not stopped_by and opts.stop is not None and opts.stop():
-                stopped_by = "interrupt"
-            if stopped_by:
-                complete = False
-                queue.appendleft(entry)
+            self.stopped_by = budget.exceeded()
+            if not self.stopped_by and opts.stop is not None and opts.stop():
+                self.stopped_by = "interrupt"
+            if self.stopped_by:
+                frontier.put_back(entry)
                 break
-            snapshot.restore(m, snap, machine_is)
-            machine_is = snap
-            agents, spinning = self.enabled()
-            if not agents:
-                if redo is None and any(t.status != EXITED for t in m.threads):
-                    dead = self._deadlock(self._path(parents, node), spinning)
-                    if (dead.kind, dead.rule, None) not in seen_rules:
-                        seen_rules.add((dead.kind, dead.rule, None))
-                        findings.append(dead)
-                        if len(findings) >= opts.max_findings:
-                            break
-                continue
-            groups = self._groups(agents, spinning)
-            order = list(range(len(groups)))
-            exp: Expansion | None = None
-            if redo is None:
-                stats.enabled += len(groups)
-                chosen = order
-                if self.reduce and len(groups) > 1:
-                    chosen = self._reduced(groups, agents, spinning)
-                stats.expanded += len(chosen)
-                full = len(chosen) == len(groups)
-                if self.sleep_sets:
-                    exp = Expansion(self.fp, groups, pending.pop(here, EMPTY))
-                    if exp.sleep:
-                        stored[here] = exp.sleep
-                todo = deque(chosen)
-            else:
-                # A re-expansion: the agents a smaller sleep set woke up, from the sleep set that woke them.
-                wake, start = redo
-                exp = Expansion(self.fp, groups, start)
-                chosen = exp.indices(wake)
-                full = True  # beyond the stubborn set already: the cycle proviso has nothing to add
-                todo = deque(chosen)
-            first = True
-            while todo:
-                gi = todo.popleft()
-                if exp is not None and exp.is_asleep(gi):
-                    stats.sleep_pruned += 1
-                    continue
-                if not first:
-                    snapshot.restore(m, snap, machine_is)
-                    machine_is = snap
-                first = False
-                child_sleep = exp.child(gi) if exp is not None else EMPTY  # footprints of this state
-                aids: list[int] = []
-                stats.transitions += 1
-                if redo is not None:
-                    stats.sleep_woken += 1
-                machine_is = None  # the machine is about to leave every saved state
-                try:
-                    woken = self.fire(groups[gi], aids)
-                except _Found as f:
-                    f.finding.aids = self._path(parents, node) + f.finding.aids
-                    self._record(f.finding, findings, seen_rules)
-                    continue
-                except (Violation, KernelFault) as v:
-                    g = self._violation(v, aids)
-                    g.aids = self._path(parents, node) + g.aids
-                    self._record(g, findings, seen_rules)
-                    continue
-                except SimError as e:
-                    # The tool's limit, not the kernel's bug: the search cannot say anything beyond it.
-                    unsupported = self._unsupported(e, aids)
-                    unsupported.aids = self._path(parents, node) + unsupported.aids
-                    complete, stopped_by = False, UNSUPPORTED
-                    break
-                except _LocalSteps as e:
-                    complete, stopped_by, bound = False, "local-steps", str(e)
-                    break
-                new = snapshot.save(m, self.tokens, snap, self._dirty(aids, woken))
-                machine_is = new
-                h = self.state_key(new)
-                prev = visited.get(h)
-                if prev is None:
-                    if stats.states >= opts.max_states:
-                        complete = False
-                        stopped_by = MAX_STATES
-                        break
-                    visited[h] = depth + 1
-                    parents.append((node, tuple(aids)))
-                    queue.append((new, depth + 1, len(parents) - 1, h, None))
-                    if child_sleep:
-                        pending[h] = child_sleep
-                    stats.states += 1
-                    stats.depth = max(stats.depth, depth + 1)
-                    continue
-                if exp is not None:
-                    narrowed = pending.get(h)
-                    if narrowed is not None:
-                        # Still queued: it will be expanded with the intersection.
-                        narrowed &= child_sleep
-                        if narrowed:
-                            pending[h] = narrowed
-                        else:
-                            del pending[h]
-                    elif h in stored:
-                        # Expanded already: what it left asleep that this path needs is explored now.
-                        wake = stored[h] - child_sleep
-                        if wake:
-                            rest = stored[h] & child_sleep
-                            if rest:
-                                stored[h] = rest
-                            else:
-                                del stored[h]
-                            parents.append((node, tuple(aids)))
-                            queue.append((new, depth + 1, len(parents) - 1, h, (wake, child_sleep)))
-                if not full and prev <= depth:
-                    # Cycle proviso: this reduced expansion may close a cycle; expand the state fully.
-                    full = True
-                    stats.full_expansions += 1
-                    todo.extend(i for i in order if i not in chosen)
-            if len(findings) >= opts.max_findings or bound or unsupported is not None:
+            self.expand(entry, frontier)
+            if len(self.findings) >= opts.max_findings or self.stopped_by:
                 break
         stats.seconds = time.monotonic() - stats.started
+        complete = not self.stopped_by
+        bound = self.bound
         covered = "" if complete else (f"{bound + '; ' if bound else ''}"
                                        f"stopped after {stats.states} states, {stats.transitions} "
                                        "transitions "
                                        f"and {stats.seconds:.1f} s, at depth {stats.depth}; "
-                                       f"{len(queue)} states were left unexplored")
-        detail = budget.detail(stopped_by)
+                                       f"{len(frontier)} states were left unexplored")
+        detail = budget.detail(self.stopped_by)
         if detail:
             covered += f" ({detail})"
-        result = self._result(findings, complete, covered, unsupported)
-        result.stopped_by = stopped_by
+        result = self._result(self.findings, complete, covered, self.unsupported)
+        result.stopped_by = self.stopped_by
         return result
+
+    def expand(self, entry: Entry, frontier: Frontier) -> None:
+        """One state's expansion: its enabled agents, reduced to a stubborn set less what sleeps (or, for
+        a re-expansion, the agents a smaller sleep set woke), each fired from the state; new states join
+        the frontier. A state where nothing can move while threads live is a deadlock. Sets `stopped_by`
+        when the state bound, the tool's limit or the local-step limit ends the search."""
+        opts, stats, m = self.opts, self.stats, self.m
+        snap, depth, node, here, redo = entry
+        snapshot.restore(m, snap, self.machine_is)
+        self.machine_is = snap
+        agents, spinning = self.enabled()
+        if not agents:
+            if redo is None and any(t.status != EXITED for t in m.threads):
+                dead = self._deadlock(frontier.path(node), spinning)
+                if (dead.kind, dead.rule, None) not in self.seen_rules:
+                    self.seen_rules.add((dead.kind, dead.rule, None))
+                    self.findings.append(dead)
+            return
+        groups = self._groups(agents, spinning)
+        order = list(range(len(groups)))
+        exp: Expansion | None = None
+        if redo is None:
+            stats.enabled += len(groups)
+            chosen = order
+            if self.reduce and len(groups) > 1:
+                chosen = self._reduced(groups, agents, spinning)
+            stats.expanded += len(chosen)
+            full = len(chosen) == len(groups)
+            if self.sleep_sets:
+                exp = Expansion(self.fp, groups, frontier.sleep_of(here))
+                frontier.expanded_with(here, exp.sleep)
+        else:
+            # A re-expansion: the agents a smaller sleep set woke up, from the sleep set that woke them.
+            wake, start = redo
+            exp = Expansion(self.fp, groups, start)
+            chosen = exp.indices(wake)
+            full = True  # beyond the stubborn set already: the cycle proviso has nothing to add
+        todo = deque(chosen)
+        first = True
+        while todo:
+            gi = todo.popleft()
+            if exp is not None and exp.is_asleep(gi):
+                stats.sleep_pruned += 1
+                continue
+            if not first:
+                snapshot.restore(m, snap, self.machine_is)
+                self.machine_is = snap
+            first = False
+            child_sleep = exp.child(gi) if exp is not None else EMPTY  # footprints of this state
+            aids: list[int] = []
+            stats.transitions += 1
+            if redo is not None:
+                stats.sleep_woken += 1
+            self.machine_is = None  # the machine is about to leave every saved state
+            try:
+                woken = self.fire(groups[gi], aids)
+            except _Found as f:
+                f.finding.aids = frontier.path(node) + f.finding.aids
+                self._record(f.finding, self.findings, self.seen_rules)
+                continue
+            except (Violation, KernelFault) as v:
+                g = self._violation(v, aids)
+                g.aids = frontier.path(node) + g.aids
+                self._record(g, self.findings, self.seen_rules)
+                continue
+            except SimError as e:
+                # The tool's limit, not the kernel's bug: the search cannot say anything beyond it.
+                self.unsupported = self._unsupported(e, aids)
+                self.unsupported.aids = frontier.path(node) + self.unsupported.aids
+                self.stopped_by = UNSUPPORTED
+                return
+            except _LocalSteps as e:
+                self.stopped_by, self.bound = "local-steps", str(e)
+                return
+            new = snapshot.save(m, self.tokens, snap, self._dirty(aids, woken))
+            self.machine_is = new
+            h = self.state_key(new)
+            prev = frontier.depth_of(h)
+            if prev is None:
+                if stats.states >= opts.max_states:
+                    self.stopped_by = MAX_STATES
+                    return
+                frontier.add(new, h, depth + 1, node, aids, child_sleep)
+                stats.states += 1
+                stats.depth = max(stats.depth, depth + 1)
+                continue
+            if exp is not None:
+                frontier.reached_again(new, h, depth + 1, node, aids, child_sleep)
+            if not full and prev <= depth:
+                # Cycle proviso: this reduced expansion may close a cycle; expand the state fully.
+                full = True
+                stats.full_expansions += 1
+                todo.extend(i for i in order if i not in chosen)
 
     def _dirty(self, aids: list[int], woken: set[int]) -> set[int]:
         """The threads whose state a transition may have changed: those that stepped, those it released
@@ -564,14 +541,6 @@ class Explorer:
         chosen = set(stubborn(m, self.fp, everyone, enabled, blocked_on))
         out = [gi for gi, g in enumerate(groups) if any(pos[id(a)] in chosen for a in g)]
         return out or list(range(len(groups)))
-
-    def _path(self, parents: list[tuple[int, tuple[int, ...]]], node: int) -> list[int]:
-        parts: list[tuple[int, ...]] = []
-        while node >= 0:
-            parent, aids = parents[node]
-            parts.append(aids)
-            node = parent
-        return [a for part in reversed(parts) for a in part]
 
     def _violation(self, v: Violation | KernelFault, aids: list[int]) -> Finding:
         """A core Violation, a race or a fault of the kernel: the kernel's bug, at the step that raised."""

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from mbarrier.explore.code import BULK, CP_MB, MB, Code
-from mbarrier.explore.por import READ, AllFootprints
+from mbarrier.explore.footprints import READ
+from mbarrier.explore.por import AllFootprints
 from mbarrier.explore.results import Waiter
 from mbarrier.explore.stuck import blocked
 from mbarrier.sim.machine import EXITED, Copy, Machine, Thread
@@ -64,7 +65,7 @@ def _who_could_arrive(m: Machine, fps: AllFootprints, cta_i: int, off: int, wait
             out.append(f"{a.name} (inside a call: anything)")
             continue
         fp = fps.fps[a.func.name]
-        for j in sorted(set(fp._reachable(a, a.pc)) | {a.pc}):
+        for j in sorted(set(fp.reachable(a, a.pc)) | {a.pc}):
             x = fp.code.ins[j]
             if x.kind not in (MB, CP_MB, BULK):
                 continue

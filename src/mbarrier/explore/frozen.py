@@ -48,7 +48,7 @@ from mbarrier.explore.values import Env, flow, value
 from mbarrier.sim.machine import Copy, Machine, Thread
 
 if TYPE_CHECKING:
-    from mbarrier.explore.por import Footprints, Item
+    from mbarrier.explore.footprints import Footprints, Item
 
 INF = 1 << 60  # "arbitrarily many arrivals"
 Key = tuple[int | None, int | None]  # (cta index, offset) of a barrier; None: unknown
@@ -116,9 +116,9 @@ class Plan:
         # The existing barrier cut: a whole-CTA/warp/cluster barrier the (enabled) seed has not reached.
         if x.sync_all is not None and x.sync_all in self.cut and (
                 j == pc or (x.guard is None or value(code, t, pc, env, x.guard[0]) is not None)
-                and fp._guard_may(t, x, pc, env)):
+                and fp.guard_may(t, x, pc, env)):
             return ()
-        return fp._succ(t, j, pc, env)
+        return fp.successors(t, j, pc, env)
 
     def _walk(self, roots: list[int], items: list[Item], arrivals: list[Source]) -> Segment:
         """Everything reachable from `roots` (entered unconditionally; the thread's pc when empty) up to
@@ -143,7 +143,7 @@ class Plan:
         for j in sorted(seen):
             x = code.ins[j]
             env = self.envs.get(j, {})
-            if fp._guard_may(t, x, pc, env):
+            if fp.guard_may(t, x, pc, env):
                 items.extend(fp.of_ins(t, x, pc, True, env))
                 arrivals.extend(self.frozen.arrival(fp, t, x, pc, True, env))
                 exits = exits or x.kind == EXIT
@@ -182,7 +182,7 @@ class Frozen:
             envs = self._flows.get(where)
             if envs is None:
                 envs = self._flows[where] = flow(fp.m, fp.code, t, rel[t.pc],
-                                                 lambda j, env: fp._succ(t, j, t.pc, env))
+                                                 lambda j, env: fp.successors(t, j, t.pc, env))
                 if len(self._flows) > 512:
                     self._flows.popitem(last=False)
             p = self._plans[key] = Plan(self, fp, t, cut, blocked, envs)
@@ -394,7 +394,7 @@ def _passable(m: Machine, g: Gate, exact: dict[tuple[int, int | None, int | None
 def _target(fp: Footprints, t: Thread, a: Addr | None, pc: int, future: bool, env: Env | None) -> Key:
     if a is None:
         return (None, None)
-    obj = fp._mb(t, a, 0, pc, future, env)[0][0]
+    obj = fp.barrier_items(t, a, 0, pc, future, env)[0][0]
     return obj[1], obj[2]  # type: ignore[return-value]
 
 

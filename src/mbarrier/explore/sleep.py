@@ -5,7 +5,7 @@ A state is expanded with a *sleep set*: agents whose next step from here is alre
 branch. After the search took step `t` from state s, every agent `u` that was explored from s before `t`
 (or was asleep in s) and whose step is independent of `t` is asleep in s.t: the interleaving "u after t"
 equals "t after u", which the sibling branch explores. Independence is por's: the two steps' current
-footprints (`Footprints.current`) have no conflicting items (`conflict` and `_matches`), so either order
+footprints (`Footprints.current`) have no conflicting items (`conflict` and `matches`), so either order
 gives the same state, and an agent enabled before the other's step stays enabled after it.
 
 With state hashing a state can be reached again with a sleep set that is not a superset of the one it was
@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-from mbarrier.explore.por import AllFootprints, Item, _matches, conflict
+from mbarrier.explore.footprints import Item, conflict, matches
+from mbarrier.explore.por import AllFootprints
 from mbarrier.explore.snapshot import copy_id
 from mbarrier.sim.machine import Copy, Thread
 
@@ -55,7 +56,7 @@ def independent(a: list[Item], b: list[Item]) -> bool:
     """Two steps commute: no item of one conflicts with an item of the other."""
     for obj, mode in a:
         for obj2, mode2 in b:
-            if conflict(mode, mode2) and _matches(obj, obj2):
+            if conflict(mode, mode2) and matches(obj, obj2):
                 return False
     return True
 

@@ -1,0 +1,317 @@
+"""Footprints: what an agent's next step, and everything it may still do, touches, for partial-order
+reduction (`explore.por`), sleep sets (`explore.sleep`), the frozen futures (`explore.frozen`) and the
+deadlock explanation (`explore.deadlock`).
+
+A *footprint item* is `(object, mode)`. Objects: `("mb", cta, offset)` an mbarrier, `("sm", cta, chunk)`
+16 bytes of shared memory, `("gm", chunk)` 16 bytes of global memory, `("bar", cta)` the CTA's bar.sync
+barriers, `("cl", cluster)` the cluster barrier, `("warp", cta, warp)` a warp's collectives, `("cp", aid)`
+and `("bulk", aid)` the cp.async and bulk copies a thread issued, `("live", cta)` whether a CTA still
+runs. `None` in place of a CTA or an offset means "any" (an address the analysis cannot know). Modes:
+READ, WRITE, JOIN for arrivals at bar.sync, the cluster barrier and warp collectives, which commute with each
+other (the arrived set is the same in any order) but not with reads of it, exits or counted bars, and
+LEAVE for what an exit does to those and to its CTA's liveness (exits commute with each other).
+
+Two items conflict when their objects may be the same and their modes are not both READ, both JOIN or
+both LEAVE. Waits are READs of their mbarrier, so waits commute with each other; plain arrivals are
+JOINs; every other mbarrier operation is a WRITE. Operations on different barriers or bytes never conflict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from mbarrier.explore.code import (
+    ATOM,
+    BAR,
+    BULK,
+    BULK_STORE,
+    CLUSTER,
+    CP_ASYNC,
+    CP_MB,
+    CP_WAIT,
+    EXIT,
+    LOAD,
+    MB,
+    STORE,
+    WARP,
+    WARP_READ,
+    Addr,
+    Code,
+    Ins,
+)
+from mbarrier.explore.values import Env, value
+from mbarrier.sim.address import OWN, shared_address
+from mbarrier.sim.machine import Copy, Machine, Thread
+from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
+
+READ, WRITE, JOIN, LEAVE = 0, 1, 2, 3
+Item = tuple[tuple[object, ...], int]
+Future = dict[object, list[Item]]
+
+
+def group(items: Iterable[Item]) -> Future:
+    out: Future = {}
+    for it in dict.fromkeys(items):
+        out.setdefault(it[0][0], []).append(it)
+    return out
+
+
+def conflict(a: int, b: int) -> bool:
+    return not (a == b and a != WRITE)
+
+
+class Footprints:
+    """Footprints of agents' next operations and of everything they may still do."""
+
+    def __init__(self, m: Machine, code: Code) -> None:
+        self.m = m
+        self.code = code
+
+    # -- addresses -----------------------------------------------------------------------------------
+    def _value(self, t: Thread, a: Addr, pc: int, future: bool, env: Env | None = None) -> int | None:
+        """An address; in the future, known when its base register is fixed or `env` (the register
+        values at that instruction, `explore.values`) knows it."""
+        if a.base is None:
+            return a.offset
+        v = t.regs[a.base] if not future else value(self.code, t, pc, env, a.base)
+        if not isinstance(v, int):
+            return None
+        return (v + a.offset) & a.mask
+
+    def _shared(self, t: Thread, space: str, v: int | None) -> tuple[int | None, int | None] | None:
+        """(cta index, offset) of a shared address, None when it is not shared; unknowns as None."""
+        if v is None:
+            return (t.cta.index, None) if space == "cta" else (None, None)
+        found = shared_address(space, v)
+        if found is None:
+            return None
+        rank, off = found
+        if rank == OWN:
+            return t.cta.index, off
+        ctas = t.cta.cluster.ctas
+        return (ctas[rank].index, off) if rank < len(ctas) else (None, None)
+
+    def _mem(self, t: Thread, a: Addr | None, size: int | None, mode: int, pc: int,
+             future: bool, env: Env | None = None) -> list[Item]:
+        if a is None:
+            return [(("sm", None, None, None), mode), (("gm", None, None), mode)]
+        v = self._value(t, a, pc, future, env)
+        if a.space == "global":
+            return _chunks("gm", None, v, size, mode)
+        sh = self._shared(t, a.space, v)
+        if sh is None:
+            return _chunks("gm", None, v, size, mode)
+        items = _chunks("sm", sh[0], sh[1], size, mode)
+        if a.space == "generic" and v is None:
+            items.append((("gm", None, None), mode))
+        if sh[0] != t.cta.index:
+            items.append((("live", sh[0]), READ))
+        return items
+
+    def barrier_items(self, t: Thread, a: Addr | None, mode: int, pc: int, future: bool,
+                      env: Env | None = None) -> list[Item]:
+        """The mbarrier an address names (and the liveness of its CTA when it is another's)."""
+        if a is None:
+            return [(("mb", None, None), mode)]
+        v = self._value(t, a, pc, future, env)
+        sh = self._shared(t, a.space, v)
+        if sh is None:
+            return [(("mb", None, None), mode)]
+        items: list[Item] = [(("mb", sh[0], sh[1]), mode)]
+        if sh[0] != t.cta.index:
+            items.append((("live", sh[0]), READ))
+        return items
+
+    # -- one instruction -----------------------------------------------------------------------------
+    def of_ins(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None = None) -> list[Item]:
+        k = x.kind
+        cta = t.cta.index
+        if k == MB:
+            # Plain arrivals commute with each other: the counts add up the same in any order, and
+            # when one of them would complete the phase in between, both orders raise a violation
+            # (the later one underflows pending or arrives before the phase was waited for).
+            mode = READ if x.mb_op in ("test_wait", "try_wait") else JOIN if x.mb_plain else WRITE
+            items = self.barrier_items(t, x.addr, mode, pc, future, env)
+            if x.mb_op in ("init", "inval"):
+                items += self._mem(t, x.addr, 8, WRITE, pc, future, env)
+            return items
+        if k == LOAD:
+            return self._mem(t, x.addr, x.size, READ, pc, future, env)
+        if k == STORE:
+            return self._mem(t, x.addr, x.size, WRITE, pc, future, env)
+        if k == ATOM:
+            if x.op in ("atom", "red"):
+                return self._mem(t, x.addr, x.size, WRITE, pc, future, env)
+            return [(("any",), WRITE)]
+        if k == BAR:
+            return [(("bar", cta), WRITE if x.counted else JOIN)]
+        if k == CLUSTER:
+            return [(("cl", t.cta.cluster.index), JOIN)]
+        if k == WARP:
+            return [(("warp", cta, t.aid // 32), JOIN)]
+        if k == WARP_READ:
+            return [(("warp", cta, t.aid // 32), READ)]
+        if k == EXIT:
+            # Exits commute with each other (LEAVE): each lowers the live counts the bar.sync, cluster
+            # and warp-collective checks compare with, and those releases are monotone, so two exits
+            # end in the same state in either order; the CTA dies at whichever exit is last.
+            return [(("bar", cta), LEAVE), (("cl", t.cta.cluster.index), LEAVE),
+                    (("warp", cta, t.aid // 32), LEAVE), (("live", cta), LEAVE), (("cp", t.aid), READ)]
+        if k == CP_WAIT:
+            return [(("cp", t.aid), READ), (("bulk", t.aid), READ)]
+        if k == CP_ASYNC:
+            return (self._mem(t, x.addr, x.size, WRITE, pc, future, env)
+                    + self._mem(t, x.addr2, x.size, READ, pc, future, env)
+                    + [(("cp", t.aid), JOIN)])
+        # A thread's copies: `("cp", aid)` its cp.async copies (and their arrive-on), `("bulk", aid)`
+        # its bulk copies. Issuing a copy and a copy landing are JOINs: they commute with each other (a
+        # landing touches only its own copy's status, an issue only appends to the open group). What
+        # observes them READs: the wait_group/wait_all instructions both, an exit only the cp.async
+        # ones (it checks those for untracked copies; bulk copies into a dying CTA are the "live"
+        # object's business). cp.async.mbarrier.arrive, which takes over the copies so far, WRITEs.
+        if k == CP_MB:
+            return self.barrier_items(t, x.bar, WRITE, pc, future, env) + [(("cp", t.aid), WRITE)]
+        if k == BULK:
+            size = self._size(t, x, pc, future, env)
+            src = self._mem(t, x.addr2, size, READ, pc, future, env) if x.reads_source else []
+            return (self._mem(t, x.addr, size, WRITE, pc, future, env) + src
+                    + self.barrier_items(t, x.bar, WRITE, pc, future, env) + [(("bulk", t.aid), JOIN)])
+        if k == BULK_STORE:
+            size = self._size(t, x, pc, future, env)
+            return (self._mem(t, x.addr, size, WRITE, pc, future, env)
+                    + self._mem(t, x.addr2, size, READ, pc, future, env) + [(("bulk", t.aid), JOIN)])
+        return []
+
+    def _size(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int | None:
+        """A bulk copy's size: its immediate, or its register's value where known (nvcc puts it in one)."""
+        if x.size is not None:
+            return x.size
+        found = x.size_arg
+        if found is None:
+            return None
+        slot, const = found
+        if slot is None:
+            return const
+        v = t.regs[slot] if not future else value(self.code, t, pc, env, slot)
+        return v if isinstance(v, int) else None
+
+    # -- agents --------------------------------------------------------------------------------------
+    def current(self, a: Thread | Copy) -> list[Item]:
+        """The footprint of the agent's next step (exact: addresses from its registers now)."""
+        if isinstance(a, Copy):
+            return copy_items(a)
+        return self.of_ins(a, self.code.ins[a.pc], a.pc, False)
+
+    def reachable(self, t: Thread, pc: int, cut: frozenset[str] = frozenset()) -> list[int]:
+        """Instructions reachable after pc, following guards that read fixed registers, not past a
+        barrier of a kind in `cut` (the barrier itself is included)."""
+        code = self.code
+        seen: set[int] = set()
+        stop = code.ins[pc].sync_all in cut and code.ins[pc].sync_all is not None
+        todo = [] if stop else list(self.successors(t, pc, pc))
+        while todo:
+            j = todo.pop()
+            if j in seen:
+                continue
+            seen.add(j)
+            x = code.ins[j]
+            if x.sync_all is not None and x.sync_all in cut and self.guard_may(t, x, pc):
+                if x.guard is None or code.fixed(pc, x.guard[0]):
+                    continue
+            todo.extend(self.successors(t, j, pc))
+        return [j for j in seen if self.guard_may(t, code.ins[j], pc)]
+
+    def guard_may(self, t: Thread, x: Ins, pc: int, env: Env | None = None) -> bool:
+        """Whether x's guard may hold (its register's value from pc on, where known)."""
+        if x.guard is None:
+            return True
+        g = value(self.code, t, pc, env, x.guard[0])
+        return g is None or bool(g) != x.guard[1]
+
+    def successors(self, t: Thread, j: int, pc: int, env: Env | None = None) -> tuple[int, ...]:
+        """Where control may go after instruction j (one way when its guard is known)."""
+        x = self.code.ins[j]
+        succ = self.code.succ[j]
+        if x.guard is None or len(succ) < 2:
+            return succ
+        g = value(self.code, t, pc, env, x.guard[0])
+        if g is None:
+            return succ
+        return succ[:1] if bool(g) != x.guard[1] else succ[1:]
+
+
+def copy_items(c: Copy) -> list[Item]:
+    """What an in-flight copy (or a pending cp.async arrive-on) does when it lands."""
+    group = "cp" if c.kind in ("cp.async", "cp.async.mbarrier.arrive") else "bulk"
+    items: list[Item] = [((group, c.thread.aid), JOIN)]
+    if c.kind == "cp.async.mbarrier.arrive":
+        assert c.bar_cta is not None
+        return items + [(("mb", c.bar_cta.index, c.bar_off), JOIN)]
+    kind, scta, saddr = c.src
+    if kind == "global":
+        items += _chunks("gm", None, saddr, c.src_size, READ)
+    elif kind == "shared":
+        assert scta is not None
+        items += _chunks("sm", scta.index, saddr, c.size, READ)  # (st.async/red.async carry a value)
+    if c.dst_cta is None:
+        items += _chunks("gm", None, c.dst, c.size, WRITE)
+    else:
+        items += _chunks("sm", c.dst_cta.index, c.dst, c.size, WRITE) + [(("live", c.dst_cta.index), READ)]
+    if c.bar_cta is not None:
+        items.append((("mb", c.bar_cta.index, c.bar_off), WRITE))
+    return items
+
+
+def _chunks(space: str, cta: int | None, addr: int | None, size: int | None, mode: int) -> list[Item]:
+    """A byte range [lo, hi) of shared (per CTA) or global memory; None bounds mean "anywhere"."""
+    if addr is None or size is None:
+        return [((space, cta, None, None) if space == "sm" else (space, None, None), mode)]
+    hi = addr + max(size, 1)
+    return [(("sm", cta, addr, hi) if space == "sm" else ("gm", addr, hi), mode)]
+
+
+def matches(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    if a[0] == "any" or b[0] == "any":
+        return True
+    if a[0] != b[0]:
+        return False
+    if a[0] == "sm":
+        if a[1] is not None and b[1] is not None and a[1] != b[1]:
+            return False
+        return a[2] is None or b[2] is None or (a[2] < b[3] and b[2] < a[3])  # type: ignore[operator]
+    if a[0] == "gm":
+        return a[1] is None or b[1] is None or (a[1] < b[2] and b[1] < a[2])  # type: ignore[operator]
+    return all(x is None or y is None or x == y for x, y in zip(a[1:], b[1:], strict=True))
+
+
+def conflicts(items: Iterable[Item], future: Future) -> bool:
+    anything = future.get("any")
+    for obj, mode in items:
+        if anything or obj[0] == "any":
+            if obj[0] == "any" and not future:
+                continue
+            return True
+        for obj2, mode2 in future.get(obj[0], ()):
+            if conflict(mode, mode2) and matches(obj, obj2):
+                return True
+    return False
+
+
+def awaited(m: Machine, a: Thread | Copy, mb: tuple[int, int] | None) -> list[Item]:
+    """What a blocked agent waits for, as READ items: whoever may write them could unblock it."""
+    if isinstance(a, Copy):
+        return [(("cp", a.thread.aid), READ)]
+    if mb is not None:
+        return [(("mb", mb[0], mb[1]), READ)]
+    w = a.wait
+    if isinstance(w, OnMbarrier):
+        return [(("mb", w.cta, w.off), READ)]
+    if isinstance(w, AtBar):
+        return [(("bar", a.cta.index), READ)]
+    if isinstance(w, AtCluster):
+        return [(("cl", a.cta.cluster.index), READ)]
+    if isinstance(w, InCollective):
+        return [(("warp", a.cta.index, a.aid // 32), READ)]
+    if isinstance(w, ForCopies):
+        return [(("cp", a.aid), READ)]
+    return [(("any",), READ)]
