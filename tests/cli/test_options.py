@@ -111,3 +111,9 @@ def test_a_write_that_fails_late_is_a_clear_error(capsys: pytest.CaptureFixture[
     assert main(["check", *LAUNCH, "--save-schedule", str(target)]) == 2
     err = capsys.readouterr().err
     assert f"--save-schedule {target}: cannot write it: No space left on device" in err
+
+
+def test_conform_refuses_an_unwritable_save_before_running_the_gpu(capsys: pytest.CaptureFixture[str],
+                                                                   tmp_path: Path) -> None:
+    _usage(capsys, ["conform", "--gpu", "--save", str(tmp_path / "no" / "r.json")],
+           f"argument --save: {tmp_path}/no/r.json: directory {tmp_path}/no does not exist")

@@ -13,7 +13,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, UsageError
+from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, UsageError, options
 from mbarrier.hw import records
 from mbarrier.hw.litmus import case_from_dict
 from mbarrier.hw.records import Recorded
@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the records to replay (default: the H100 runs shipped with the package)",
     )
     p.add_argument(
-        "--save", type=Path, metavar="FILE", help="with --gpu: also write the live run's record here"
+        "--save", type=options.output_file, metavar="FILE",
+        help="with --gpu: also write the live run's record here",
     )
     p.set_defaults(handler=main)
 
@@ -44,7 +45,7 @@ def _live(save: Path | None) -> tuple[list[Recorded], str]:
     except runner.GpuUnavailable as e:
         raise UsageError(f"cannot run on a GPU: {e}") from None
     if save is not None:
-        save.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        options.write_output(save, json.dumps(record, indent=1) + "\n", "--save")
     header = {k: record[k] for k in records.HEADER_KEYS}
     recs = [Recorded(case_from_dict(r["case"]), r, header, save or Path("live")) for r in record["results"]]
     return recs, f"live run on {record['gpu']['name']}"
