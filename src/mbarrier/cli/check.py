@@ -7,13 +7,15 @@ the report then says what was covered; findings found before the stop still exit
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, options
+from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, colour, options
 from mbarrier.cli.bounds import Deadline, TimeoutHit, add_bound_options, memory_bound
+from mbarrier.cli.colour import Painter
 from mbarrier.cli.formats import (
     GITHUB,
     JSON,
@@ -39,6 +41,7 @@ from mbarrier.cli.run import (
 )
 from mbarrier.cli.schedules import launch_fingerprint
 from mbarrier.cli.source import display_name
+from mbarrier.cli.streams import write_styled
 from mbarrier.explore.budget import TIMEOUT
 from mbarrier.explore.check import check_machine
 from mbarrier.explore.results import (
@@ -59,9 +62,11 @@ from mbarrier.report.github import check_annotations
 from mbarrier.report.launch import launch_of
 from mbarrier.report.model import check_report
 from mbarrier.report.sarif import check_sarif
+from mbarrier.report.text import printable
 from mbarrier.report.timeline import record
 from mbarrier.sim import SimError
 
+FINDING_HEAD = re.compile(r"\[\d+\] (deadlock|violation|race): ")
 EXIT_BY_VERDICT = {"verified": EXIT_CLEAN, "finding": EXIT_FINDINGS, "incomplete": EXIT_INCOMPLETE,
                    "unsupported": EXIT_USAGE}
 
@@ -184,6 +189,10 @@ def main(args: argparse.Namespace) -> int:
             for line in check_annotations(report, replay_command(args)):
                 sys.stdout.write(line + "\n")
     else:
-        for line in format_result(result, trace_of(module, args), replay_command(args), fingerprint):
-            sys.stdout.write(line + "\n")
+        paint = Painter(colour.enabled(sys.stdout))
+        verdict = {"verified": "good", "finding": "error"}.get(result.verdict, "warning")
+        lines = format_result(result, trace_of(module, args), replay_command(args), fingerprint)
+        for i, line in enumerate(lines):
+            style = verdict if i == 0 else ("error" if FINDING_HEAD.match(line) else None)
+            write_styled(paint(line, style) + "\n" if style else printable(line) + "\n")
     return EXIT_BY_VERDICT[result.verdict]

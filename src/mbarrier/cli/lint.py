@@ -13,8 +13,10 @@ import dataclasses
 import sys
 from dataclasses import dataclass
 
-from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, UsageError
+from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, UsageError, colour
+from mbarrier.cli.colour import Painter
 from mbarrier.cli.formats import GITHUB, JSON, SARIF, TEXT, add_format_option, write_document, write_json
+from mbarrier.cli.streams import write_styled
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
 from mbarrier.ptx.parser import parse
 from mbarrier.ptx.validate import Coverage, coverage, validate
@@ -69,15 +71,19 @@ def _read(path: str) -> str:
         raise OSError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
-def format_human(result: FileResult) -> str:
+def format_human(result: FileResult, paint: Painter | None = None) -> str:
+    """The diagnostics as text, escaped (and coloured by `paint` when given)."""
+    paint = paint or Painter(False)
     out = []
     for d in result.diagnostics:
-        out.append(d.format())
+        style = "warning" if d.severity == "warning" else "error"
+        out.append(f"{paint(f'{d.file}:{d.line}:{d.column}:', 'bold')} {paint(d.severity + ':', style)} "
+                   f"{paint(d.message, 'bold')} {paint(f'[{d.rule}]', 'note')}")
         if 1 <= d.line <= len(result.lines):
             src = result.lines[d.line - 1].expandtabs(1)
             out.append(f"  {printable(src)}")
             # Under the column as printed: a control character before it is shown escaped, wider.
-            out.append("  " + " " * len(printable(src[:max(d.column - 1, 0)])) + "^")
+            out.append("  " + " " * len(printable(src[:max(d.column - 1, 0)])) + paint("^", "caret"))
     return "\n".join(out)
 
 
@@ -109,9 +115,10 @@ def main(args: argparse.Namespace) -> int:
         for line in lint_annotations(report):
             print(line)
     else:
+        paint = Painter(colour.enabled(sys.stdout))
         for r in results:
             if r.diagnostics:
-                print(format_human(r))
+                write_styled(format_human(r, paint) + "\n")
         s = report.summary
         judged = sum(f.instructions.judged for f in files if f.instructions)
         other = sum(f.instructions.not_judged for f in files if f.instructions)

@@ -14,8 +14,9 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, options
+from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, colour, options
 from mbarrier.cli.bounds import Deadline, TimeoutHit, add_bound_options, memory_bound
+from mbarrier.cli.colour import Painter
 from mbarrier.cli.formats import (
     JSON,
     TEXT,
@@ -28,6 +29,7 @@ from mbarrier.cli.interrupt import Interrupt
 from mbarrier.cli.progress import Progress, add_progress_options
 from mbarrier.cli.schedules import launch_fingerprint, read_schedule
 from mbarrier.cli.source import STDIN_NAME, display_name, read_module
+from mbarrier.cli.streams import write_styled
 from mbarrier.explore import RandomScheduler, Replay, ScheduleError, run
 from mbarrier.explore.budget import Budget
 from mbarrier.explore.run import DEFAULT_MAX_STEPS, RunResult
@@ -37,6 +39,7 @@ from mbarrier.ptx.validate import validate
 from mbarrier.report.launch import launch_of
 from mbarrier.report.model import Scheduler, run_report
 from mbarrier.report.run import format_outcome, format_trace
+from mbarrier.report.text import printable
 from mbarrier.report.timeline import record
 from mbarrier.sim import Buffer, Launch, LaunchError, Machine, launch, read_launch
 from mbarrier.sim.launch import listing
@@ -310,8 +313,11 @@ def main(args: argparse.Namespace) -> int:
             out.write(line + "\n")
     for aid, text in m.output:  # the kernel's printf output, in the order the schedule produced it
         out.write(f"[thread {aid}] {text}" + ("" if text.endswith("\n") else "\n"))
-    for line in format_outcome(result, fingerprint=fingerprint):
-        out.write(line + "\n")
+    paint = Painter(colour.enabled(sys.stdout))
+    style = {"exited": "good", "limit": "warning", "interrupted": "warning",
+             "unsupported": "warning"}.get(result.outcome, "error")
+    for i, line in enumerate(format_outcome(result, fingerprint=fingerprint)):
+        write_styled((paint(line, style) if i == 0 else printable(line)) + "\n")
     for line in notes:
         out.write(line + "\n")
     for name, words in dumps.items():

@@ -38,6 +38,15 @@ class PipeGuard:
                 self._drop()
         return len(text)
 
+    def write_styled(self, text: str) -> int:
+        """Text already escaped, with colour escape sequences of its own (`cli.colour`)."""
+        if not self.broken:
+            try:
+                self.inner.write(text)
+            except BrokenPipeError:
+                self._drop()
+        return len(text)
+
     def flush(self) -> None:
         if not self.broken:
             try:
@@ -73,6 +82,15 @@ def guarded() -> Iterator[None]:
         out.flush()
         err.flush()
         sys.stdout, sys.stderr = saved
+
+
+def write_styled(text: str) -> None:
+    """Write to stdout text that `cli.colour.Painter` escaped and coloured."""
+    out = sys.stdout
+    if isinstance(out, PipeGuard):
+        out.write_styled(text)
+    else:
+        out.write(text)
 
 
 def raw_stderr() -> TextIO:
