@@ -156,7 +156,7 @@ def test_the_checkers_view_wraps_as_the_machine_does() -> None:
     wait = e.ins(t)
     assert wait.addr is not None and wait.addr.mask == 0xFFFF_FFFF
     full = m.ctas[0].symbols  # the offset of `full` in the CTA's shared memory
-    target = e.wait_target(t, wait)
+    target = e.spins.wait_target(t, wait)
     assert target is not None and full(target[1]) == "full"
     code = e.codes["ring"]
     loads = [x for x in code.ins if "[%r5+" in code.fn.sites[x.pc].text]

@@ -13,7 +13,8 @@ from mbarrier.cli import main
 from mbarrier.examples import cases
 from mbarrier.examples.races import CASES, RaceCase
 from mbarrier.sim.hb import ATOMIC, THREAD, WRITE, Conflict, Shadow
-from mbarrier.sim.races import Race, RaceMachine, track
+from mbarrier.sim.race_report import Race
+from mbarrier.sim.races import RaceMachine, track
 
 from .helpers import module
 

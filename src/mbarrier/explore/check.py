@@ -24,13 +24,11 @@ from __future__ import annotations
 import time
 from collections import deque
 from operator import attrgetter
-from typing import Any
 
-from mbarrier.core.barrier import Barrier
 from mbarrier.core.violations import Violation
 from mbarrier.explore import snapshot
 from mbarrier.explore.budget import MAX_STATES, Budget
-from mbarrier.explore.code import BRANCH, LOCAL, MB, Code, Ins, analyse
+from mbarrier.explore.code import BRANCH, LOCAL, Code, Ins, analyse
 from mbarrier.explore.deadlock import explain
 from mbarrier.explore.footprints import Footprints
 from mbarrier.explore.frontier import Entry, Frontier
@@ -45,13 +43,14 @@ from mbarrier.explore.results import (
     Waiter,
 )
 from mbarrier.explore.sleep import EMPTY, Expansion
+from mbarrier.explore.spin import Spins, holds
 from mbarrier.explore.symmetry import Symmetry
 from mbarrier.ptx import ast
-from mbarrier.sim.address import CTA_BITS, OWN, shared_address
 from mbarrier.sim.errors import KernelFault, SimError
 from mbarrier.sim.launch import pick_kernel
-from mbarrier.sim.machine import DONE, EXITED, RUNNABLE, Copy, Machine, Thread, TokenWord
-from mbarrier.sim.races import Race, track
+from mbarrier.sim.machine import DONE, EXITED, RUNNABLE, Copy, Machine, Thread
+from mbarrier.sim.race_report import Race
+from mbarrier.sim.races import track
 from mbarrier.spec.checks import DEADLOCK, EXIT_INFLIGHT, REMOTE_EXITED, UNSUPPORTED, checker_rule
 
 _AID = attrgetter("aid")
@@ -103,11 +102,11 @@ class Explorer:
         kernel = m.threads[0].func.name
         self.code: Code = self.codes[kernel]
         self.fp = AllFootprints({name: Footprints(m, c) for name, c in self.codes.items()})
+        self.spins = Spins(m, self.codes)
         self.stats = Stats()
         self.tokens = {name: c.token_slots for name, c in self.codes.items() if c.token_slots}
         self.reduce = opts.reductions
         self.sleep_sets = self.reduce and opts.sleep
-        self._spin_cache: dict[tuple[object, ...], bool] = {}
         self.symmetry: Symmetry | None = None
         # The search's progress (`run`, `expand`): findings, the snapshot the machine equals now (None:
         # none), what stopped the search and, for a step's own bound or the tool's limit, its words.
@@ -130,99 +129,11 @@ class Explorer:
         return self.codes[t.func.name].ins[t.pc]
 
     def guard_on(self, t: Thread, x: Ins) -> bool:
-        return x.guard is None or bool(t.regs[x.guard[0]]) != x.guard[1]
+        return holds(t, x)
 
     def is_local(self, t: Thread) -> bool:
         x = self.ins(t)
         return x.kind in (LOCAL, BRANCH) or not self.guard_on(t, x)
-
-    def wait_target(self, t: Thread, x: Ins) -> tuple[int, int, Barrier | None] | None:
-        """(cta index, offset, barrier) a wait names; None when resolving it would raise."""
-        a = x.addr
-        if a is None:
-            return None
-        base: Any = t.regs[a.base] if a.base is not None else 0   # a register holds any value
-        v = (int(base) + a.offset) & a.mask
-        found = shared_address(a.space, v)
-        if found is None:
-            return None
-        rank, off = found
-        if off >> CTA_BITS:  # outside the shared::cta window
-            return None
-        if rank != OWN:
-            ctas = t.cta.cluster.ctas
-            if rank >= len(ctas) or ctas[rank] is not t.cta:
-                return None
-        return t.cta.index, off, t.cta.barriers.get(off)
-
-    def spins_back(self, t: Thread, x: Ins) -> bool:
-        """Would a False result of the wait at t.pc lead back to it through local instructions only?
-        Runs the thread's local steps on a scratch copy of its registers (the machine is not touched)."""
-        if x.wait_dst is None:
-            return False
-        shadow = Thread.__new__(Thread)
-        for name in ("aid", "func", "code", "cta", "warp", "lane", "tid", "time", "effects", "status", "cc"):
-            setattr(shadow, name, getattr(t, name))
-        shadow.regs = list(t.regs)
-        shadow.regs[x.wait_dst] = False
-        shadow.pc = x.pc + 1
-        for _ in range(10_000):
-            if shadow.pc == x.pc:
-                return True
-            y = self.ins(shadow)
-            if not (y.kind in (LOCAL, BRANCH) or not self.guard_on(shadow, y)):
-                return False
-            try:
-                shadow.code[shadow.pc](self.m, shadow)
-            except (SimError, Violation):
-                return False
-        return True  # a local loop that never returns: the thread hangs there just the same
-
-    def blocked_spin(self, t: Thread, probes: dict[tuple[int, str, object], bool | None] | None = None
-                     ) -> tuple[int, int] | None:
-        """The (cta, offset) of the barrier a thread spins on without success, or None if it can step.
-        `probes`: the answers of waits already probed in this state (many threads wait alike)."""
-        x = self.ins(t)
-        if x.kind != MB or x.mb_op not in ("test_wait", "try_wait") or not self.guard_on(t, x):
-            return None
-        target = self.wait_target(t, x)
-        if target is None or target[2] is None:
-            return None
-        cta, off, b = target
-        assert b is not None   # checked just above
-        slot, const = x.wait_arg
-        value: Any = t.regs[slot] if slot is not None else const
-        if x.wait_parity:
-            try:
-                pk: tuple[int, str, object] = (id(b), "parity", int(value) & 0xFFFFFFFF)
-            except (TypeError, ValueError):
-                return None  # the wait raises: the thread can step (into the violation)
-        elif isinstance(value, TokenWord):
-            pk = (id(b), "token", id(value.token))
-        else:
-            pk = (id(b), "word", value)
-        if probes is not None and pk in probes:
-            ok: bool | None = probes[pk]
-        else:
-            probe = b.copy()
-            try:
-                if x.wait_parity:
-                    ok = probe.try_wait(parity=int(value) & 0xFFFFFFFF)
-                elif isinstance(value, TokenWord):
-                    ok = probe.try_wait(value.token)
-                else:
-                    ok = probe.try_wait(int(value))
-            except (Violation, TypeError, ValueError):
-                ok = None  # it raises: the thread can step (into the violation)
-            if probes is not None:
-                probes[pk] = ok
-        if ok is None or ok:
-            return None
-        key = (t.pc, tuple(t.regs))
-        spin = self._spin_cache.get(key)
-        if spin is None:
-            spin = self._spin_cache[key] = self.spins_back(t, x)
-        return (cta, off) if spin else None
 
     def enabled(self) -> tuple[list[Thread | Copy], dict[int, tuple[int, int]]]:
         """The agents that can step now (sorted by id) and the spinning threads' barriers."""
@@ -231,7 +142,7 @@ class Explorer:
         probes: dict[tuple[int, str, object], bool | None] = {}
         for a in sorted(self.m.runnable, key=_AID):
             if isinstance(a, Thread):
-                mb = self.blocked_spin(a, probes)
+                mb = self.spins.blocked(a, probes)
                 if mb is not None:
                     spinning[a.aid] = mb
                     continue

@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from mbarrier.core.barrier import Barrier
 from mbarrier.explore.schedule import encode
-from mbarrier.sim.races import RaceAccess
+from mbarrier.sim.race_report import RaceAccess
 
 DEFAULT_MAX_STATES = 2_000_000
 

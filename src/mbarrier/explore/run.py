@@ -21,7 +21,7 @@ from mbarrier.explore.stuck import blocked
 from mbarrier.sim.compile import Site
 from mbarrier.sim.errors import KernelFault, SimError
 from mbarrier.sim.machine import EXITED, BarrierEvent, Copy, Machine, Thread, short_state
-from mbarrier.sim.races import Race, RaceAccess
+from mbarrier.sim.race_report import Race, RaceAccess
 
 DEFAULT_MAX_STEPS = 20_000_000
 # Steps between two calls of run's `monitor` (progress, Ctrl-C): about a hundredth of a second.

@@ -22,7 +22,7 @@ from mbarrier.explore.schedule import Fingerprint, stamp
 from mbarrier.ptx.diagnostics import Diagnostic as PtxDiagnostic
 from mbarrier.ptx.diagnostics import Severity
 from mbarrier.sim.machine import EXITED
-from mbarrier.sim.races import RaceAccess
+from mbarrier.sim.race_report import RaceAccess
 
 #: The version of the JSON documents (`schema_version`); docs/cli.md keeps the compatibility notes.
 SCHEMA_VERSION = 1

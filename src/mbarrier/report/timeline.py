@@ -17,7 +17,7 @@ from mbarrier.explore.schedulers import Replay
 from mbarrier.explore.stuck import blocked
 from mbarrier.sim.errors import KernelFault, SimError
 from mbarrier.sim.machine import EXITED, PARKED, Copy, Machine, Thread
-from mbarrier.sim.races import Race
+from mbarrier.sim.race_report import Race
 from mbarrier.sim.waits import OnMbarrier
 
 #: How far a replay may go on round-robin after its schedule ends (a deadlock's threads park by then).

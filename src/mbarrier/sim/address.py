@@ -7,7 +7,7 @@ The PTX ISA fixes the windows' existence, not their numbers; these are the simul
   `.shared::cta` window lies inside the `.shared::cluster` window); `mapa` gives `(rank + 1) << 24 | offset`
   for the CTA of rank `rank` in the cluster.
 * `.local` addresses are offsets into the executing thread's local memory (every function has a fixed
-  region of it: see `compile.Frame`).
+  region of it: see `frames.Frame`).
 * kernel parameter (`.param::entry`) addresses are byte offsets into the launch's parameter memory: each
   parameter at its declaration's alignment after the one before, as the CUDA driver lays them out.
 * An address operand wraps as PTX ISA 6.4.1 says (`address_mask`): `[%r+384]` with a 32-bit register

@@ -13,13 +13,14 @@ instruction's text and line, so they stop a run when reached and never pass as a
 from __future__ import annotations
 
 import re
-import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mbarrier.ptx import ast
 from mbarrier.sim.address import LOCAL_GENERIC, PARAM_GENERIC, SHARED_GENERIC, address_mask
 from mbarrier.sim.errors import LaunchError, Unsupported
+from mbarrier.sim.floatbits import FLOAT_HELPERS, f32_bits, f64_bits
+from mbarrier.sim.frames import Frame, FrameVar, Layout, statements
 from mbarrier.sim.registry import REGISTRY, Facts, Kind, facts_of
 from mbarrier.sim.types import TYPES, Scalar
 
@@ -49,103 +50,6 @@ _SPECIAL_ALIASES = {"%tid": "%tid.x", "%ntid": "%ntid.x", "%ctaid": "%ctaid.x", 
 class Reg:
     slot: int
     type: Scalar
-
-
-@dataclass(frozen=True, slots=True)
-class Symbol:
-    """A variable's address in its state space (shared offset, generic global address, ...)."""
-
-    space: str
-    address: int
-    size: int
-
-
-@dataclass
-class Frame:
-    """A function's variables in the thread's local memory: its `.local` declarations, the `.param`
-    variables it declares for calls it makes, and (for a `.func`) its own parameters and return values.
-    Each function has a fixed region: calls copy arguments in and results out (recursion into a
-    function that has such variables is not supported). Every declaration gets its own place, so the
-    same name declared in two blocks (nvcc's `param0` of each call sequence) never shares bytes."""
-
-    base: int
-    params: list[tuple[str, int, int]]   # a .func's parameters, in order: (name, local address, size)
-    returns: list[tuple[str, int, int]]  # a .func's return values, in order
-    decls: list[tuple[str, int, int]]    # the body's .local/.param declarations, in source order
-    size: int
-
-
-@dataclass(frozen=True, slots=True)
-class FrameVar:
-    """A name in scope that is a variable of the frame: its local address and size."""
-
-    address: int
-    size: int
-
-
-@dataclass
-class Layout:
-    """What the compiled code needs from the launch: symbol addresses, kernel parameter values and their
-    `.param` addresses (offsets in the parameter memory), and every function's frame."""
-
-    symbols: dict[str, Symbol]
-    params: dict[str, bytes]
-    frames: dict[str, Frame] = field(default_factory=dict)
-    param_at: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def local_size(self) -> int:
-        return max((f.base + f.size for f in self.frames.values()), default=0)
-
-
-def _var_size(type_name: str, dims: tuple[int | None, ...], vector: int | None = None) -> int:
-    ty = TYPES.get(type_name)
-    if ty is None:
-        raise LaunchError(f"variables of type {type_name} are not supported")
-    n = ty.size * (vector or 1)
-    for d in dims:
-        n *= d or 0
-    return n
-
-
-class _FrameBuilder:
-    def __init__(self, base: int) -> None:
-        self.base = base
-        self.off = 0
-
-    def put(self, name: str, size: int, align: int) -> tuple[str, int, int]:
-        self.off = (self.off + align - 1) // align * align
-        place = (name, self.base + self.off, size)
-        self.off += size
-        return place
-
-
-def plan_frames(functions: list[ast.Function]) -> dict[str, Frame]:
-    """Each function's region of local memory, one after the other, 16-byte aligned."""
-    frames: dict[str, Frame] = {}
-    base = 0
-    for fn in functions:
-        assert fn.body is not None
-        fb = _FrameBuilder(base)
-        params: list[tuple[str, int, int]] = []
-        returns: list[tuple[str, int, int]] = []
-        if fn.kind == "func":
-            for p in fn.params:
-                if p.space == ".param":
-                    params.append(fb.put(p.name, _var_size(p.type, p.dims), p.align or 8))
-            for p in fn.returns:
-                if p.space == ".param":
-                    returns.append(fb.put(p.name, _var_size(p.type, p.dims), p.align or 8))
-        decls = []
-        for kind, st in _statements(fn.body):
-            if kind == "stmt" and isinstance(st, ast.Declaration) and st.space in (".local", ".param"):
-                for d in st.names:
-                    size = _var_size(st.type, d.dims, st.vector)
-                    decls.append(fb.put(d.name, size, st.align or max(1, TYPES[st.type].size)))
-        size = (fb.off + 15) // 16 * 16
-        frames[fn.name] = Frame(base, params, returns, decls, size)
-        base += size
-    return frames
 
 
 _END = Facts(Kind.EXIT, "ret")
@@ -208,41 +112,6 @@ def sext(expr: str, bits: int) -> str:
     """Python source for the signed value of an unsigned `bits`-wide expression."""
     sign = 1 << (bits - 1)
     return fold(f"((({expr}) ^ {sign:#x}) - {sign:#x})")
-
-
-def f32_bits(value: float) -> int:
-    try:
-        return int.from_bytes(struct.pack("<f", value), "little")
-    except OverflowError:
-        return 0x7F800000 if value > 0 else 0xFF800000
-
-
-def f64_bits(value: float) -> int:
-    return int.from_bytes(struct.pack("<d", value), "little")
-
-
-def f32_value(bits: int) -> float:
-    return float(struct.unpack("<f", (bits & 0xFFFFFFFF).to_bytes(4, "little"))[0])
-
-
-def f64_value(bits: int) -> float:
-    return float(struct.unpack("<d", (bits & (1 << 64) - 1).to_bytes(8, "little"))[0])
-
-
-def f16_bits(value: float) -> int:
-    try:
-        return int.from_bytes(struct.pack("<e", value), "little")
-    except OverflowError:
-        return 0x7C00 if value > 0 else 0xFC00
-
-
-def f16_value(bits: int) -> float:
-    return float(struct.unpack("<e", (bits & 0xFFFF).to_bytes(2, "little"))[0])
-
-
-#: Float conversions the generated code calls: _F32(bits) -> float, _B32(float) -> bits; 16 and 64 too.
-FLOAT_HELPERS: dict[str, object] = {"_F16": f16_value, "_B16": f16_bits, "_F32": f32_value, "_B32": f32_bits,
-                                    "_F64": f64_value, "_B64": f64_bits}
 
 
 @dataclass
@@ -421,17 +290,6 @@ class Gen:
         return self.index + 1
 
 
-def _statements(body: tuple[ast.Statement, ...]) -> Iterator[tuple[str, object]]:
-    """Flatten a body: ("enter", None) / ("leave", None) around blocks, ("stmt", s) otherwise."""
-    for s in body:
-        if isinstance(s, ast.Block):
-            yield "enter", None
-            yield from _statements(s.body)
-            yield "leave", None
-        else:
-            yield "stmt", s
-
-
 _IDENTIFIER = re.compile(r"[%$A-Za-z_][\w$]*")
 
 
@@ -456,7 +314,7 @@ def named_in(fn: ast.Function) -> frozenset[str]:
     """Every name an instruction of the function mentions (operands, guards): a superset of the
     registers its code reads or writes."""
     out: set[str] = set()
-    for kind, s in _statements(fn.body or ()):
+    for kind, s in statements(fn.body or ()):
         if kind == "stmt" and isinstance(s, ast.Instruction):
             if s.guard is not None:
                 out.add(s.guard.predicate)
@@ -507,7 +365,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
     # Pass 1: instruction indices of labels.
     labels: dict[str, int] = {}
     count = 0
-    for kind, s in _statements(fn.body):
+    for kind, s in statements(fn.body):
         if kind == "stmt":
             if isinstance(s, ast.Label):
                 labels[s.name] = count
@@ -535,7 +393,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
     sites: list[Site] = []
     index = 0
     loc = ""
-    for kind, s in _statements(fn.body):
+    for kind, s in statements(fn.body):
         if kind == "enter":
             scope.append({})
             continue

@@ -14,16 +14,9 @@ from pathlib import Path
 from mbarrier.ptx import ast
 from mbarrier.sim import isa  # noqa: F401 - registers the instruction emitters
 from mbarrier.sim.address import BUFFER_SLOT_BITS, CODE_BASE
-from mbarrier.sim.compile import (
-    SPECIAL_SLOT,
-    CompiledFunction,
-    Layout,
-    Symbol,
-    compile_function,
-    plan_frames,
-    source_files,
-)
+from mbarrier.sim.compile import SPECIAL_SLOT, CompiledFunction, compile_function, source_files
 from mbarrier.sim.errors import LaunchError
+from mbarrier.sim.frames import Layout, Symbol, plan_frames
 from mbarrier.sim.launchspec import Context, Launch, Value, param_bytes
 from mbarrier.sim.machine import Cluster, Cta, Machine, Thread, Warp
 from mbarrier.sim.memory import Buffer, GlobalMemory, ParamMemory

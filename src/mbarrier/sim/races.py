@@ -3,8 +3,8 @@
 `track(m)` turns a freshly launched machine into a `RaceMachine`: every memory access, mbarrier
 operation, barrier, fence and copy also updates the vector clocks of `sim.hb`, and an access that no
 happens-before edge orders with an earlier conflicting one raises a `Race` (a `Violation`, so a run or
-a check stops there with a replayable schedule). With tracking off, the plain `Machine` runs: its fast
-paths carry no trace of this module.
+a check stops there with a replayable schedule; `sim.race_report` explains it). With tracking off, the
+plain `Machine` runs: its fast paths carry no trace of this module.
 
 The edges (9.7.13.15.16 and the PTX memory model, as far as mbarrier kernels need them):
   * program order; a copy is ordered after what its issuing thread did before issuing it;
@@ -28,10 +28,6 @@ The edges (9.7.13.15.16 and the PTX memory model, as far as mbarrier kernels nee
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
-
-from mbarrier.core.violations import Violation
 from mbarrier.sim.address import is_local_generic, is_param_generic, is_shared_generic
 from mbarrier.sim.compile import Site
 from mbarrier.sim.hb import (
@@ -50,68 +46,10 @@ from mbarrier.sim.hb import (
     join,
 )
 from mbarrier.sim.machine import DONE, Copy, Cta, Machine, Thread, Warp
+from mbarrier.sim.race_report import InvalInflight, RaceAccess, explain
 from mbarrier.sim.registry import FenceKind, Order, Scope, Sem
 from mbarrier.sim.waits import AtCluster
 from mbarrier.spec.memmodel import NO_ORDER_SEM
-from mbarrier.spec.memmodel import race_rule as _race_rule
-from mbarrier.spec.rules import Rule
-
-
-# -- findings ---------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class RaceAccess:
-    """One of a race's two accesses, as data (the reports' JSON, SARIF and timelines read it)."""
-
-    thread: int             # the thread that made it, or that issued the copy that made it
-    agent: str              # the agent in words: "thread 2 (cta 1, tid 0)", "cp.async.bulk c4 (issued ...)"
-    copy: int | None        # the copy engine when a copy made it, as schedules number it (c<copy>)
-    line: int
-    instruction: str
-    operation: str          # "read", "write", "atomic write", "the complete-tx of cp.async.bulk...", ...
-    space: str              # "shared" or "global"
-    cta: int | None         # shared memory: the index of the CTA whose memory it is
-    address: int            # shared: the offset in that CTA's shared memory; global: the address
-    size: int               # bytes
-
-
-class Race(Violation):
-    """A finding of kind "race": two accesses (or an access and an object's lifetime) unordered by
-    happens-before. `.first` and `.second` describe the two accesses in words and `.accesses` as data
-    (earlier first), `.edge` the missing edge."""
-
-    rule: ClassVar[str] = "data-race"
-
-    def __init__(self, message: str, first: str, second: str, edge: str,
-                 accesses: tuple[RaceAccess, ...] = ()) -> None:
-        super().__init__(message)
-        self.first = first
-        self.second = second
-        self.edge = edge
-        self.accesses = accesses
-
-    @property
-    def spec_rule(self) -> Rule:
-        return _race_rule(type(self).rule)
-
-
-class DataRace(Race):
-    rule = "data-race"
-
-
-class ProxyFence(Race):
-    rule = "proxy-fence"
-
-
-class MbarrierInitVisibility(Race):
-    rule = "mbarrier-init-visibility"
-
-
-class InvalInflight(Race):
-    rule = "inval-inflight"
-
-
-_RACES: dict[str, type[Race]] = {c.rule: c for c in (DataRace, ProxyFence, MbarrierInitVisibility,
-                                                      InvalInflight)}
 
 
 class CopyInfo:
@@ -288,7 +226,7 @@ class RaceMachine(Machine):
         try:
             shadow.access(addr, size, ag.vc, ag.me, ag.clk if clk is None else clk, info, pvc)
         except Conflict as c:
-            raise self._race(c) from None
+            raise explain(self, c) from None
 
     def _strong(self, t: Thread, ag: Agent, order: Order, key: tuple[int, int], write: bool,
                 rmw: bool) -> None:
@@ -647,111 +585,3 @@ class RaceMachine(Machine):
                 ag.acquire(ag.facq)
             if sem != Sem.ACQUIRE:   # fence.release, .acq_rel, .sc, membar: the release half
                 ag.frel = ag.tick(f"the {site.text.split()[0]} at line {site.line}")
-
-    # -- explanations --------------------------------------------------------------------------------
-    def _who(self, aid: int) -> str:
-        a = self.agent(aid)
-        if a is not None:
-            return a.name
-        info = self.hb.copies.get(aid)
-        if info is not None:
-            return f"{info.kind} c{aid} (issued by thread {info.thread} at line {info.line})"
-        return f"agent {aid}"
-
-    def _where(self, info: Info, addr: int) -> str:
-        _, _, _, space, cta, _, _, _ = info
-        if space == "shared":
-            c = self.ctas[cta]
-            return f"shared memory of CTA {c.name} at offset {addr:#x} ({c.symbols(addr)})"
-        for name, (base, size) in self.buffers.items():
-            if base <= addr < base + max(size, 1) or (size == 0 and base <= addr < base + (1 << 32)):
-                return f"global memory at {addr:#x} ({name}+{addr - base})"
-        return f"global memory at {addr:#x}"
-
-    def _describe(self, info: Info) -> str:
-        aid, site, flags, _, _, addr, size, what = info
-        op = what or (("atomic " if flags & ATOMIC else "") + ("write" if flags & WRITE else "read"))
-        s: Site = site  # type: ignore[assignment]
-        return f"{op} of {size} bytes at {addr:#x} by {self._who(aid)}, line {s.line}: `{s.text}`"
-
-    def _race(self, c: Conflict) -> Race:
-        first, second = self._describe(c.earlier), self._describe(c.later)
-        edge = self._edge(c)
-        head = {"data-race": "data race", "proxy-fence": "data race across proxies",
-                "mbarrier-init-visibility": "mbarrier operation not ordered after the init"}[c.rule]
-        msg = (f"{head} on {self._where(c.later, c.addr)}\n  first:  {first}\n  second: {second}\n"
-               f"  missing edge: {edge}")
-        accesses = (self._access_of(c.earlier), self._access_of(c.later))
-        return _RACES[c.rule](msg, first, second, edge, accesses)
-
-    def _access_of(self, info: Info) -> RaceAccess:
-        aid, site, flags, space, cta, addr, size, what = info
-        s: Site = site  # type: ignore[assignment]
-        op = what or (("atomic " if flags & ATOMIC else "") + ("write" if flags & WRITE else "read"))
-        copy = aid - len(self.threads) if aid in self.hb.copies else None
-        return RaceAccess(self._thread_of(aid), self._who(aid), copy, s.line, s.text, op, space,
-                          None if cta < 0 else cta, addr, size)
-
-    def _thread_of(self, aid: int) -> int:
-        info = self.hb.copies.get(aid)
-        return info.thread if info is not None else aid
-
-    def _edge(self, c: Conflict) -> str:
-        x, y = c.earlier[0], c.later[0]
-        later_s: Site = c.later[1]  # type: ignore[assignment]
-        y_copy = self.hb.copies.get(y)
-        this = (f"the issue of {self._who(y)}" if y_copy is not None
-                else f"this {'write' if c.later[2] & WRITE else 'read'} (line {later_s.line})")
-        earlier_s: Site = c.earlier[1]  # type: ignore[assignment]
-        if c.rule == "proxy-fence":
-            return (f"the generic write at line {earlier_s.line} ({self._who(x)}) reaches the async proxy "
-                    f"only through a fence.proxy.async after it; none happens before {this}")
-        if c.rule == "mbarrier-init-visibility":
-            return (f"nothing orders the mbarrier.init at line {earlier_s.line} ({self._who(x)}) before "
-                    f"{this}: no bar.sync, barrier.cluster or release/acquire pair between them "
-                    "(another CTA needs a .cluster-scope release such as "
-                    "fence.mbarrier_init.release.cluster + barrier.cluster.arrive/wait)")
-        notes = self.hb.agents[self._thread_of(y)].notes
-        note = notes.get(x, notes.get(self._thread_of(x)))
-        if note is not None:
-            return note
-        x_copy = self.hb.copies.get(x)
-        if x_copy is not None:
-            if x_copy.kind == "cp.async":
-                if x_copy.tracked is not None:
-                    bar, line = x_copy.tracked
-                    return (f"no wait on {bar} for the phase that the cp.async.mbarrier.arrive at line "
-                            f"{line} completes precedes {this}")
-                return (f"the cp.async at line {x_copy.line} is tracked by no cp.async.mbarrier.arrive "
-                        f"(9.7.13.15.16 rule 2) and no cp.async.wait_group/wait_all of thread "
-                        f"{x_copy.thread} covers it before {this}")
-            if x_copy.barrier is not None:
-                return (f"no wait on {x_copy.barrier} for phase {x_copy.phase} (which {self._who(x)} "
-                        f"completes) precedes {this}")
-            return (f"no cp.async.bulk.wait_group of thread {x_copy.thread} covers {self._who(x)} "
-                    f"before {this}")
-        early = y_copy is not None and not c.earlier[2] & WRITE and not self._observed(x, c.writer)
-        if early and y_copy is not None and y_copy.kind == "cp.async":
-            read = f"the read at line {earlier_s.line} ({self._who(x)})"
-            if y_copy.tracked is None:
-                return (f"the cp.async at line {y_copy.line} is tracked by no cp.async.mbarrier.arrive "
-                        f"(9.7.13.15.16 rule 2) and no cp.async.wait_group/wait_all of thread "
-                        f"{y_copy.thread} covers it, so nothing orders {read} with the copy landing")
-            bar, line = y_copy.tracked
-            return (f"{read} comes before the copy lands, and no wait on {bar} for the phase that the "
-                    f"cp.async.mbarrier.arrive at line {line} completes precedes it")
-        if early and y_copy is not None and y_copy.barrier is not None:
-            return (f"the read at line {earlier_s.line} ({self._who(x)}) comes before the copy lands, and no "
-                    f"wait on {y_copy.barrier} for phase {y_copy.phase} (which the copy "
-                    "completes) precedes it")
-        rel = self.hb.agents[x].release_after(c.clk)
-        if rel is None:
-            before = self.hb.agents[x].releases[1]
-            last = f" (its last release, {before[-1]}, comes before the access)" if before else ""
-            return (f"no release by {self._who(x)} after its access at line {earlier_s.line} precedes "
-                    f"{this}{last}")
-        return f"{self._who(x)} releases its access only by {rel}; no acquire of it precedes {this}"
-
-    def _observed(self, reader: int, writer: tuple[Info, int] | None) -> bool:
-        """Whether the reader had seen the write before its read (it read the old data legitimately)."""
-        return writer is not None and self.hb.agents[reader].vc.get(writer[0][0], 0) >= writer[1]

@@ -7,7 +7,8 @@ from __future__ import annotations
 import copy as _copy
 
 from mbarrier.core.barrier import Barrier
-from mbarrier.sim.compile import CompiledFunction, Frame
+from mbarrier.sim.compile import CompiledFunction
+from mbarrier.sim.frames import Frame
 from mbarrier.sim.machine.agents import BLOCKED, RUNNABLE, BarrierEvent, Cluster, Copy, Cta, Thread
 from mbarrier.sim.memory import GlobalMemory, ParamMemory
 from mbarrier.sim.waits import Wait

@@ -22,6 +22,7 @@ from mbarrier.sim.address import (
     shared_address,
 )
 from mbarrier.sim.errors import KernelFault, MemoryFault
+from mbarrier.sim.floatbits import f32_bits, f32_value, f64_bits, f64_value
 from mbarrier.sim.machine.agents import Cta, Thread, _violation
 from mbarrier.sim.machine.base import MachineBase
 from mbarrier.spec.checks import REMOTE_EXITED
@@ -218,7 +219,6 @@ def _gone(cta: Cta, addr: int) -> NoReturn:
                       "e.g. by a cluster barrier before it exits)", REMOTE_EXITED)
 
 def _atom_value(op: str, kind: str, old: int, b: int, c: int, bits: int) -> int:
-    from mbarrier.sim.compile import f32_bits, f32_value, f64_bits, f64_value
     if kind == "f":
         fv, fb = (f32_value, f32_bits) if bits == 32 else (f64_value, f64_bits)
         return fb(fv(old) + fv(b)) if op == "add" else b

@@ -1,0 +1,120 @@
+"""Spin-waits: a thread at a test_wait/try_wait that would fail now, whose failure leads back to the same
+wait through local instructions only, is blocked (the checker's rule, `explore.check`): it is enabled
+only when the wait would succeed, or raise. `Spins.blocked` tells which barrier such a thread spins on,
+probing the wait on a copy of the object and running the failure path on a scratch copy of the thread."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mbarrier.core.barrier import Barrier
+from mbarrier.core.violations import Violation
+from mbarrier.explore.code import BRANCH, LOCAL, MB, Code, Ins
+from mbarrier.sim.address import CTA_BITS, OWN, shared_address
+from mbarrier.sim.errors import SimError
+from mbarrier.sim.machine import Machine, Thread, TokenWord
+
+
+def holds(t: Thread, x: Ins) -> bool:
+    """Whether x's guard holds for t now (an instruction without a guard always runs)."""
+    return x.guard is None or bool(t.regs[x.guard[0]]) != x.guard[1]
+
+
+class Spins:
+    """The spin-waits of one machine's threads (the failure paths' answers are cached by pc and registers)."""
+
+    def __init__(self, m: Machine, codes: dict[str, Code]) -> None:
+        self.m = m
+        self.codes = codes
+        self._cache: dict[tuple[object, ...], bool] = {}
+
+    def _ins(self, t: Thread) -> Ins:
+        return self.codes[t.func.name].ins[t.pc]
+
+    def wait_target(self, t: Thread, x: Ins) -> tuple[int, int, Barrier | None] | None:
+        """(cta index, offset, barrier) a wait names; None when resolving it would raise."""
+        a = x.addr
+        if a is None:
+            return None
+        base: Any = t.regs[a.base] if a.base is not None else 0   # a register holds any value
+        v = (int(base) + a.offset) & a.mask
+        found = shared_address(a.space, v)
+        if found is None:
+            return None
+        rank, off = found
+        if off >> CTA_BITS:  # outside the shared::cta window
+            return None
+        if rank != OWN:
+            ctas = t.cta.cluster.ctas
+            if rank >= len(ctas) or ctas[rank] is not t.cta:
+                return None
+        return t.cta.index, off, t.cta.barriers.get(off)
+
+    def spins_back(self, t: Thread, x: Ins) -> bool:
+        """Would a False result of the wait at t.pc lead back to it through local instructions only?
+        Runs the thread's local steps on a scratch copy of its registers (the machine is not touched)."""
+        if x.wait_dst is None:
+            return False
+        shadow = Thread.__new__(Thread)
+        for name in ("aid", "func", "code", "cta", "warp", "lane", "tid", "time", "effects", "status", "cc"):
+            setattr(shadow, name, getattr(t, name))
+        shadow.regs = list(t.regs)
+        shadow.regs[x.wait_dst] = False
+        shadow.pc = x.pc + 1
+        for _ in range(10_000):
+            if shadow.pc == x.pc:
+                return True
+            y = self._ins(shadow)
+            if not (y.kind in (LOCAL, BRANCH) or not holds(shadow, y)):
+                return False
+            try:
+                shadow.code[shadow.pc](self.m, shadow)
+            except (SimError, Violation):
+                return False
+        return True  # a local loop that never returns: the thread hangs there just the same
+
+    def blocked(self, t: Thread, probes: dict[tuple[int, str, object], bool | None] | None = None
+                     ) -> tuple[int, int] | None:
+        """The (cta, offset) of the barrier a thread spins on without success, or None if it can step.
+        `probes`: the answers of waits already probed in this state (many threads wait alike)."""
+        x = self._ins(t)
+        if x.kind != MB or x.mb_op not in ("test_wait", "try_wait") or not holds(t, x):
+            return None
+        target = self.wait_target(t, x)
+        if target is None or target[2] is None:
+            return None
+        cta, off, b = target
+        assert b is not None   # checked just above
+        slot, const = x.wait_arg
+        value: Any = t.regs[slot] if slot is not None else const
+        if x.wait_parity:
+            try:
+                pk: tuple[int, str, object] = (id(b), "parity", int(value) & 0xFFFFFFFF)
+            except (TypeError, ValueError):
+                return None  # the wait raises: the thread can step (into the violation)
+        elif isinstance(value, TokenWord):
+            pk = (id(b), "token", id(value.token))
+        else:
+            pk = (id(b), "word", value)
+        if probes is not None and pk in probes:
+            ok: bool | None = probes[pk]
+        else:
+            probe = b.copy()
+            try:
+                if x.wait_parity:
+                    ok = probe.try_wait(parity=int(value) & 0xFFFFFFFF)
+                elif isinstance(value, TokenWord):
+                    ok = probe.try_wait(value.token)
+                else:
+                    ok = probe.try_wait(int(value))
+            except (Violation, TypeError, ValueError):
+                ok = None  # it raises: the thread can step (into the violation)
+            if probes is not None:
+                probes[pk] = ok
+        if ok is None or ok:
+            return None
+        key = (t.pc, tuple(t.regs))
+        spin = self._cache.get(key)
+        if spin is None:
+            spin = self._cache[key] = self.spins_back(t, x)
+        return (cta, off) if spin else None
