@@ -10,7 +10,8 @@ import pytest
 
 from mbarrier import examples, sim
 from mbarrier.core.violations import Violation
-from mbarrier.explore.check import Options, check
+from mbarrier.explore.check import Options, check, shared_symbols
+from mbarrier.explore.code import analyse
 from mbarrier.ptx import ast
 from mbarrier.ptx.parser import parse
 from mbarrier.sim.errors import SimError
@@ -218,3 +219,53 @@ def test_register_only_opcodes_cost_the_checker_no_states(tmp_path: Path) -> Non
         .replace("rem.u32 %r19, %r19, 16;", "lop3.b32 %r19, %r19, 15, 0, 0xc0;") \
         .replace("{}", "mul24.lo.u32 %r19, %r18, 4;")
     assert _states(other, tmp_path, 3) <= _states(plain, tmp_path, 3)
+
+
+MULTICAST = """
+    .reg .pred %p<4>;
+    .reg .b16 %rs<2>;
+    .reg .b32 %r<16>;
+    .reg .b64 %rd<16>;
+    .shared .align 16 .b8 tile[32];
+    .shared .align 8 .b64 bar;
+    ld.param.u64 %rd0, [out];  ld.param.u64 %rd1, [src];
+    mov.u32 %r1, %cluster_ctarank;
+    mbarrier.init.shared::cta.b64 [bar], 1;
+    mbarrier.arrive.expect_tx.shared::cta.b64 %rd2, [bar], 32;
+    barrier.cluster.arrive; barrier.cluster.wait;
+    setp.eq.u32 %p1, %r1, 0;
+    mov.u32 %r2, tile;  mov.u32 %r3, bar;  mov.u16 %rs1, 3;
+    @%p1 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+        [%r2], [%rd1], 32, [%r3], %rs1;
+W:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;
+    @!%p2 bra W;
+    ld.shared.u32 %r4, [tile+28];
+    mul.wide.u32 %rd3, %r1, 4;  add.s64 %rd4, %rd0, %rd3;  st.global.u32 [%rd4], %r4;
+    barrier.cluster.arrive; barrier.cluster.wait;
+    ret;
+"""
+
+
+def test_a_multicast_copy_is_taken_to_touch_every_ctas_shared_memory() -> None:
+    """.multicast::cluster lands in every CTA of the mask (the facts say so): the checker's view of the
+    issue names no one CTA's memory or barrier, so the other CTA's accesses to its tile and barrier
+    conflict with it; the kernel verifies with and without reductions."""
+    text = f"{HEADER}.visible .entry k(.param .u64 out, .param .u64 src)\n{{\n{MULTICAST}\n}}\n"
+    module = parse(text, "m.ptx")
+    body = module.functions[0].body or ()
+    ins = next(s for s in _instructions(body) if ".multicast::cluster" in s.qualifiers)
+    f = facts_of(ins)
+    assert f.copy is not None and f.copy.multicast
+    args: dict[str | int, int | sim.Buffer | bytes] = {"out": sim.Buffer(8),
+                                                       "src": sim.Buffer.of_ints(range(10, 18))}
+    m = sim.launch(module, grid=2, block=1, cluster=2, args=args)
+    view = analyse(module.functions[0], m.functions["k"], shared_symbols(m))
+    (copy,) = [x for x in view.ins if x.op.startswith("cp.async.bulk")]
+    assert copy.addr is None and copy.bar is None and copy.addr2 is not None
+    verdicts = set()
+    for reduce in (True, False):
+        r = check(module, grid=2, block=1, cluster=2, args=dict(args),
+                  options=Options(reductions=reduce, max_states=50_000))
+        verdicts.add(r.verdict)
+    assert verdicts == {"verified"}

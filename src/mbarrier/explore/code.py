@@ -254,6 +254,8 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         x.addr2 = _access(s, c.src, regs, symbols, reg_bits)
         x.reads_source = c.src is not None
         x.bar = _access(s, c.barrier, regs, symbols, reg_bits)
+        if c.multicast:  # it writes, and completes tx, in CTAs its mask names: taken as any shared memory
+            x.addr = x.bar = None
         x.size = c.dst.size if c.size is None else _imm(s, c.size)
         if x.size is None:
             x.size_arg = _value(s, c.size, regs, None)

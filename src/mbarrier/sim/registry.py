@@ -181,6 +181,7 @@ class CopyUse:
     src: Access | None = None      # None: the value comes from registers at the issue
     size: int | None = None        # operand index of the byte count (None: `dst.size`)
     barrier: Access | None = None  # the mbarrier it completes tx on
+    multicast: bool = False        # .multicast::cluster: it lands (and completes tx) in every CTA of its mask
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,8 @@ def cp_facts(ins: ast.Instruction) -> Facts:
         into = Space.CLUSTER if ".shared::cluster" in rest else Space.CTA
         source = spaces[1] if len(spaces) > 1 else Space.GLOBAL
         return Facts(Kind.COPY, name, copy=CopyUse(CopyKind.BULK, Access(0, into), Access(1, source), size=2,
-                                                   barrier=Access(3, Space.CLUSTER, 8)))
+                                                   barrier=Access(3, Space.CLUSTER, 8),
+                                                   multicast=".multicast::cluster" in rest))
     dst, src = Access(0, Space.CTA), Access(1, Space.GLOBAL)
     return Facts(Kind.COPY, name, copy=CopyUse(CopyKind.CP_ASYNC, dst, src, size=2))
 
