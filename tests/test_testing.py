@@ -45,7 +45,7 @@ def test_a_finding_fails_with_a_replay_command_that_works(tmp_path: Path,
 def test_a_bound_or_an_unsupported_instruction_is_no_verification() -> None:
     with pytest.raises(AssertionError, match="not every interleaving was explored"):
         assert_verifies(RING, mbarrier.Launch(block=3), max_states=5)
-    wg = RING.replace("\texit;", "\twgmma.fence.sync.aligned;\n\texit;", 1)
+    wg = RING.replace("\texit;", "\ttcgen05.fence::before_thread_sync;\n\texit;", 1)
     with pytest.raises(AssertionError, match="does not support line"):
         assert_verifies(wg, mbarrier.Launch(block=3))
 

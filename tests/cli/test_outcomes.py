@@ -34,7 +34,7 @@ def _check_json(capsys: pytest.CaptureFixture[str], launch: list[str], code: int
     return d
 
 
-UNSUPPORTED = "\tmov.u32 %r1, %tid.x;\n\twgmma.fence.sync.aligned;\n"
+UNSUPPORTED = "\tmov.u32 %r1, %tid.x;\n\ttcgen05.fence::before_thread_sync;\n"
 
 
 def test_an_unsupported_instruction_is_unsupported_in_check(tmp_path: Path,
@@ -43,8 +43,9 @@ def test_an_unsupported_instruction_is_unsupported_in_check(tmp_path: Path,
     d = _check_json(capsys, launch, 2)
     assert d["verdict"] == "unsupported" and d["findings"] == [] and d["stopped_by"] == "unsupported"
     u = d["unsupported"]
-    assert u["kind"] == "unsupported" and u["line"] == 10 and u["instruction"] == "wgmma.fence.sync.aligned;"
-    assert u["message"] == "`wgmma.fence.sync.aligned` is not supported"
+    assert u["kind"] == "unsupported" and u["line"] == 10
+    assert u["instruction"] == "tcgen05.fence::before_thread_sync;"
+    assert u["message"] == "`tcgen05.fence::before_thread_sync` is not supported"
     assert main(["check", *launch]) == 2
     out = capsys.readouterr().out
     assert "UNSUPPORTED: the simulator cannot run line 10" in out and "no finding about the kernel" in out
@@ -56,8 +57,8 @@ def test_an_unsupported_instruction_is_unsupported_in_run(tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", *_kernel(tmp_path, UNSUPPORTED)]) == 2
     out = capsys.readouterr().out
-    assert "outcome: UNSUPPORTED at step" in out and "line 10: wgmma.fence.sync.aligned;" in out
-    assert "`wgmma.fence.sync.aligned` is not supported" in out
+    assert "outcome: UNSUPPORTED at step" in out and "line 10: tcgen05.fence::before_thread_sync;" in out
+    assert "`tcgen05.fence::before_thread_sync` is not supported" in out
 
 
 def test_findings_made_before_an_unsupported_instruction_stand(tmp_path: Path,
@@ -68,7 +69,7 @@ def test_findings_made_before_an_unsupported_instruction_stand(tmp_path: Path,
     body = ("\tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n\t@%p1 bra L;\n"
             "\tmbarrier.arrive.shared::cta.b64 _, [bar];\n\tbra E;\nL:\n"
             "\tmov.u32 %r2, 0;\n\tmov.u32 %r2, 1;\n\tmov.u32 %r2, 2;\n\tmov.u32 %r2, 3;\n"
-            "\twgmma.fence.sync.aligned;\nE:\n")
+            "\ttcgen05.fence::before_thread_sync;\nE:\n")
     launch = _kernel(tmp_path, body) + ["--no-reduce"]
     d = _check_json(capsys, launch, 1)
     assert d["verdict"] == "finding" and d["stopped_by"] == "unsupported"
@@ -76,7 +77,8 @@ def test_findings_made_before_an_unsupported_instruction_stand(tmp_path: Path,
     assert d["unsupported"]["line"] == 19
     assert main(["check", *launch]) == 1
     out = capsys.readouterr().out
-    assert "FOUND 1 problem" in out and "unsupported: `wgmma.fence.sync.aligned` is not supported" in out
+    assert "FOUND 1 problem" in out
+    assert "unsupported: `tcgen05.fence::before_thread_sync` is not supported" in out
     assert "the simulator met an instruction it does not support" in out
 
 

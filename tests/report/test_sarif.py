@@ -109,7 +109,7 @@ def test_check_deadlock_verified_incomplete_and_unsupported(capsys: pytest.Captu
     assert note["level"] == "warning" and "stopped after 5 states" in note["message"]["text"]
     wg = tmp_path / "wg.ptx"
     wg.write_text(".version 8.6\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
-                  "\twgmma.fence.sync.aligned;\n\tret;\n}\n")
+                  "\ttcgen05.fence::before_thread_sync;\n\tret;\n}\n")
     run = _sarif(["check", str(wg), "--grid", "1", "--block", "1"], 2, capsys)
     assert run["results"] == [] and run["invocations"][0]["executionSuccessful"] is False
     note = run["invocations"][0]["toolExecutionNotifications"][0]

@@ -90,7 +90,7 @@ def test_run_violation_unsupported_and_replay(tmp_path: Path, capsys: pytest.Cap
     assert d["outcome"] == "violation" and d["finding"]["rule"] == "pending-underflow"
     assert d["finding"]["line"] == 10
     wg = tmp_path / "wg.ptx"
-    wg.write_text(HEAD + REGS + "\twgmma.fence.sync.aligned;\n\tret;\n}\n")
+    wg.write_text(HEAD + REGS + "\ttcgen05.fence::before_thread_sync;\n\tret;\n}\n")
     d = _print_json(["run", str(wg), "--grid", "1", "--block", "1", "--json"], 2, capsys)
     assert d["finding"] is None and d["unsupported"]["line"] == 9
     sched = _print_json(["run", str(CORPUS / "ring.ptx"), "--grid", "1", "--block", "3", "--json"], 0,
@@ -142,7 +142,7 @@ def test_check_documents(what: str, argv: list[str], code: int, capsys: pytest.C
 def test_check_unsupported_and_a_timeout_before_the_launch(tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     wg = tmp_path / "wg.ptx"
-    wg.write_text(HEAD + REGS + "\twgmma.fence.sync.aligned;\n\tret;\n}\n")
+    wg.write_text(HEAD + REGS + "\ttcgen05.fence::before_thread_sync;\n\tret;\n}\n")
     d = _print_json(["check", str(wg), "--grid", "1", "--block", "1", "--json"], 2, capsys)
     assert d["verdict"] == "unsupported" and d["unsupported"]["kind"] == "unsupported"
     big = tmp_path / "big.ptx"

@@ -84,8 +84,12 @@ def test_sm80_family_module_hangs_as_its_counts_say() -> None:
     assert all("32 pending arrivals, expected 96" in (s.state or "") for s in r.stuck)
 
 
-def test_triton_matmul_stops_loudly_at_wgmma() -> None:
+def test_triton_matmul_runs_its_wgmma_main_loop() -> None:
+    """Triton's sm_90 matmul: every wgmma of its main loop runs (PTX ISA 9.7.15) and its groups retire;
+    whatever stops the run afterwards is not a wgmma (the epilogue's packed cvt, until it is supported)."""
     m = sim.launch(sim.load(MODULES / "triton_matmul.sm_90.ptx"), block=256,
                    args={i: 64 for i in range(3, 12)})
-    r = explore.run(m, explore.RandomScheduler(0), max_steps=500_000)
-    assert r.outcome == "unsupported" and "`wgmma.fence.sync.aligned` is not supported" in r.message
+    r = explore.run(m, explore.RandomScheduler(0), max_steps=2_000_000)
+    assert r.outcome in ("unsupported", "exited"), r.message
+    assert "wgmma" not in (r.message or "")
+    assert all(t.wg.fenced and not t.wg.pending() for t in m.threads) and not m.inflight

@@ -93,6 +93,12 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     "brkpt": ("brkpt;",),
     "ldmatrix": ("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r1, %r2}, [buf];",),
     "stmatrix": ("stmatrix.sync.aligned.m8n8.x1.shared.b16 [buf], {%r1};",),
+    "wgmma": ("wgmma.fence.sync.aligned;", "wgmma.commit_group.sync.aligned;",
+              "wgmma.wait_group.sync.aligned 0;",
+              "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, "
+              "1, 1, 1, 0, 0;",
+              "wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8 {%r1, %r2, %r3, %r4}, {%r5, %r6, %r7, %r8}, "
+              "%rd2, %p1;"),
 }
 
 # What a step of each kind may call on the machine (the registers and the thread's clock are the
@@ -107,8 +113,9 @@ ALLOWED: dict[Kind, set[str]] = {
     Kind.ATOMIC: {"atom"}, Kind.MBARRIER: {"mb_init", "mb_inval", "mb_tx", "mb_arrive", "mb_wait"},
     Kind.BARRIER: {"bar", "cluster_arrive", "cluster_wait"}, Kind.COLLECTIVE: {"coll"},
     Kind.WARP_READ: {"activemask"}, Kind.COPY: {"cp_async", "bulk_copy", "bulk_store", "st_async"},
-    Kind.COPY_ARRIVE: {"cp_mb_arrive"}, Kind.COPY_COMMIT: {"cp_commit", "bulk_commit"},
-    Kind.COPY_WAIT: {"cp_wait", "cp_commit"},
+    Kind.COPY_ARRIVE: {"cp_mb_arrive"},
+    Kind.COPY_COMMIT: {"cp_commit", "bulk_commit", "wg_fence", "wg_commit"},
+    Kind.COPY_WAIT: {"cp_wait", "cp_commit", "wg_wait"}, Kind.MMA: {"wgmma"},
 }
 
 

@@ -14,7 +14,7 @@ TEXT = HEADER + """
 .global .u64 table[1] = {g};
 .func f()
 {
-    wgmma.fence.sync.aligned;
+    tcgen05.fence::before_thread_sync;
     ret;
 }
 .func g()
@@ -31,9 +31,10 @@ TEXT = HEADER + """
 {
     .reg .b32 %r<4>;
     .reg .b64 %rd<4>;
+    .reg .f64 %fd<2>;
     mov.u32 %r1, %tid.x;
     call f, ();
-    cvt.rn.bf16x2.f32 %r2, %r1, %r1;
+    rcp.approx.ftz.f64 %fd1, %fd1;
     ret;
 }
 """
@@ -43,12 +44,12 @@ def test_every_gap_of_the_kernel_and_what_it_reaches() -> None:
     s = support(parse(TEXT, "t.ptx"))
     assert s.kernel == "k" and s.functions == ("f", "g", "k")   # g: in a table of function pointers
     assert [(g.function, g.line, g.operation) for g in s.gaps] == [
-        ("f", 8, "wgmma.fence"), ("g", 13, "tensormap.cp_fenceproxy"), ("k", 27, "cvt")]
+        ("f", 8, "tcgen05"), ("g", 13, "tensormap.cp_fenceproxy"), ("k", 28, "rcp")]
     by_reason = {g.operation: g.reason for g in s.gaps}
-    assert by_reason["wgmma.fence"] == "no executor for `wgmma` in the simulator's instruction registry"
-    assert "wgmma" not in REGISTRY and "cvt" in REGISTRY
-    assert by_reason["cvt"] != ""  # the executor's own words for the form it refuses
-    assert s.by_operation() == {"cvt": 1, "tensormap.cp_fenceproxy": 1, "wgmma.fence": 1}
+    assert by_reason["tcgen05"] == "no executor for `tcgen05` in the simulator's instruction registry"
+    assert "tcgen05" not in REGISTRY and "rcp" in REGISTRY
+    assert by_reason["rcp"] != ""  # the executor's own words for the form it refuses
+    assert s.by_operation() == {"rcp": 1, "tcgen05": 1, "tensormap.cp_fenceproxy": 1}
     assert s.instructions == 2 + 2 + 4
 
 

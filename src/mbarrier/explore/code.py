@@ -40,7 +40,7 @@ LOCAL, BRANCH, EXIT, MB, LOAD, STORE, ATOM, BAR, CLUSTER, WARP, CP_ASYNC, CP_WAI
 _KINDS: dict[Kind, int] = {
     Kind.COPY_COMMIT: LOCAL, Kind.EXIT: EXIT, Kind.CALL: ATOM, Kind.OPAQUE: ATOM, Kind.LOAD: LOAD,
     Kind.STORE: STORE, Kind.ATOMIC: ATOM, Kind.MBARRIER: MB, Kind.COLLECTIVE: WARP, Kind.WARP_READ: WARP_READ,
-    Kind.COPY_ARRIVE: CP_MB, Kind.COPY_WAIT: CP_WAIT,
+    Kind.COPY_ARRIVE: CP_MB, Kind.COPY_WAIT: CP_WAIT, Kind.MMA: ATOM,
 }
 _COPIES = {CopyKind.CP_ASYNC: CP_ASYNC, CopyKind.BULK: BULK, CopyKind.BULK_STORE: BULK_STORE,
            CopyKind.STORE_ASYNC: BULK}
@@ -266,7 +266,10 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
     """Build the checker's view of a kernel: instructions, control flow, reachable register writes."""
     ins: list[Ins] = []
     reg_bits = [ty.bits for ty in compiled.reg_types]
+    owned: set[int] = set()  # registers asynchronous operations own (wgmma.mma_async's accumulators)
     for i, (s, regs) in enumerate(_slot_maps(fn)):
+        for k in facts_of(s).async_registers:
+            owned.update(regs[n] for n in _names(s.operands[k]) if n in regs)
         if i in compiled.unsupported:
             # Its step stops the run: nothing to analyse (its operands may not even be complete), and
             # as a step that touches everything no reduction moves anything past it.
@@ -277,6 +280,9 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
             target = s.operands[0]
             x.target = compiled.labels.get(target.name, -1) if isinstance(target, ast.Name) else -1
         ins.append(x)
+    for x in ins:
+        if x.op == "wgmma.wait_group":
+            x.defs = frozenset(owned)  # it writes the accumulators of the operations it retires
     n = len(ins)
     if n + 1 != len(compiled.code):
         raise RuntimeError(f"the checker's view of {fn.name} has {n} instructions, the compiled code "

@@ -241,7 +241,13 @@ class Footprints:
 
 
 def copy_items(c: Copy) -> list[Item]:
-    """What an in-flight copy (or a pending cp.async arrive-on) does when it lands."""
+    """What an in-flight copy (or a pending cp.async arrive-on) does when it lands. A wgmma.mma_async
+    reads its CTA's shared memory and leaves its result to each lane of its warp (which their
+    wgmma.wait_group reads, as the CP_WAIT items below)."""
+    if c.mma is not None:
+        assert c.dst_cta is not None
+        return ([(("cp", aid), JOIN) for aid in c.mma.lanes]
+                + [(("sm", c.dst_cta.index, None, None), READ), (("live", c.dst_cta.index), READ)])
     group = "cp" if c.kind in ("cp.async", "cp.async.mbarrier.arrive") else "bulk"
     items: list[Item] = [((group, c.thread.aid), JOIN)]
     if c.kind == "cp.async.mbarrier.arrive":

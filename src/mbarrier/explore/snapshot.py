@@ -31,14 +31,15 @@ from mbarrier.sim.machine import (
 )
 from mbarrier.sim.memory import PAGE
 from mbarrier.sim.races import RaceMachine, RaceState
+from mbarrier.sim.wgmmastate import NONE, WgState
 
 _THREAD_STATE = ("pc", "regs", "status", "time", "effects", "last_fail", "wait", "cp_open", "cp_groups",
                  "bulk_open", "bulk_groups", "cl_arrived", "cl_gen", "ridx", "local", "frames", "func",
-                 "code", "cc")
+                 "code", "cc", "wg")
 _THREAD_FIXED = ("aid", "cta", "warp", "lane", "tid")
 _COPY_STATE = ("pc", "status", "ridx", "deps", "watchers")
 _COPY_FIXED = ("aid", "code", "kind", "thread", "site", "dst_cta", "dst", "src", "size", "src_size",
-               "bar_cta", "bar_off")
+               "bar_cta", "bar_off", "mma")
 _CTA_STATE = ("smem", "barriers", "words", "bars", "live")
 _CTA_FIXED = ("index", "ctaid", "rank", "cluster", "size", "threads", "symbols")
 _BARRIER = Barrier.__slots__
@@ -81,9 +82,21 @@ ThreadState = tuple[Any, ...]
 
 
 def copy_id(c: Copy) -> tuple[object, ...]:
-    """A copy named by what it is (issuer, line, addresses, size, barrier), not by its issue number."""
+    """A copy named by what it is (issuer, line, addresses, size, barrier), not by its issue number; a
+    wgmma.mma_async by its issuer, line and operands."""
+    if c.mma is not None:
+        return (c.kind, c.thread.aid, c.site.line, -1, 0, "wgmma", 0, 0, -1, 0, c.mma.key())
     return (c.kind, c.thread.aid, c.site.line, c.dst_cta.index if c.dst_cta else -1, c.dst, c.src[0],
             c.src[2], c.size, c.bar_cta.index if c.bar_cta else -1, c.bar_off)
+
+
+def _wg_key(wg: WgState) -> tuple[object, ...]:
+    """A thread's warpgroup-MMA state with its operations named by what they are (`copy_id`)."""
+    if wg is NONE:
+        return ()
+    return (wg.fenced, tuple(sorted(wg.touched)), wg.accs, tuple(copy_id(c) + (c.status,) for c in wg.open),
+            tuple(tuple(copy_id(c) + (c.status,) for c in g) for g in wg.groups),
+            tuple((copy_id(c), v) for c, v in wg.results))
 
 
 def _thread_state(t: Thread, token_slots: Mapping[str, frozenset[int]]) -> ThreadState:
@@ -114,10 +127,10 @@ def _thread_state(t: Thread, token_slots: Mapping[str, frozenset[int]]) -> Threa
     frames = tuple((f, tuple(r), pc, tuple(moves)) for f, r, pc, moves in t.frames) if t.frames else ()
     local = bytes(t.local) if t.local else b""
     core = (t.pc, regs, t.status, t.time, fail, wait, t.cl_arrived, t.cl_gen, copies,
-            t.func.name, local, tuple((f.name, r, pc) for f, r, pc, _ in frames), t.cc)
+            t.func.name, local, tuple((f.name, r, pc) for f, r, pc, _ in frames), t.cc, _wg_key(t.wg))
     # The core's hash is taken once here: a state's key hashes every thread's, most of them unchanged.
     return (core, t.effects, wait, tuple(t.cp_open), tuple(map(tuple, t.cp_groups)),
-            tuple(t.bulk_open), tuple(map(tuple, t.bulk_groups)), t.func, frames, real, hash(core))
+            tuple(t.bulk_open), tuple(map(tuple, t.bulk_groups)), t.func, frames, real, hash(core), t.wg)
 
 
 def save(m: Machine, token_slots: Mapping[str, frozenset[int]], prev: Snapshot | None = None,
@@ -176,7 +189,7 @@ def restore(m: Machine, s: Snapshot, current: Snapshot | None = None) -> None:
         changed = list(compress(range(len(ts)), map(is_not, threads, current[0])))
     for aid in changed:
         t = ts[aid]
-        core, t.effects, t.wait, cp_open, cp_groups, bulk_open, bulk_groups, func, frames, real, _ = \
+        core, t.effects, t.wait, cp_open, cp_groups, bulk_open, bulk_groups, func, frames, real, _, t.wg = \
             threads[aid]
         t.pc, regs, t.status, t.time, fail = core[:5]
         if real is not None:
@@ -207,9 +220,9 @@ def restore(m: Machine, s: Snapshot, current: Snapshot | None = None) -> None:
     live = {id(c) for c in inflight}
     for aid in changed:
         t = ts[aid]
-        if t.cp_open or t.cp_groups or t.bulk_open or t.bulk_groups:
+        if t.cp_open or t.cp_groups or t.bulk_open or t.bulk_groups or t.wg is not NONE:
             for c in [*t.cp_open, *t.bulk_open, *(c for g in t.cp_groups for c in g),
-                      *(c for g in t.bulk_groups for c in g)]:
+                      *(c for g in t.bulk_groups for c in g), *t.wg.pending()]:
                 if id(c) not in live:
                     c.status = DONE
     cur_ctas = current[2] if current is not None else (None,) * len(m.ctas)

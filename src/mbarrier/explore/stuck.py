@@ -54,5 +54,7 @@ def blocked(m: Machine, t: Thread, wait: Wait | None = None) -> Blocked:
     if isinstance(w, InCollective):
         return Blocked(site, "warp", f"waits in {w.kind} (membermask {w.mask:#010x}) for the other lanes")
     if isinstance(w, ForCopies):
+        if w.which == "wgmma.mma_async":  # wgmma.wait_group keeps its pc: it retires when it steps again
+            site = t.func.sites[t.pc]
         return Blocked(site, "cp.wait", f"waits for its {w.which} groups ({w.pending} may stay pending)")
     return Blocked(t.func.sites[t.pc], "running", "still runnable")

@@ -78,6 +78,7 @@ class CompiledFunction:
     reg_types: list[Scalar]
     unsupported: frozenset[int] = frozenset()  # the pcs that stop the run (not supported, malformed)
     reasons: dict[int, str] = field(default_factory=dict)  # what each of them raises
+    reg_names: dict[int, str] = field(default_factory=dict)  # slot -> its name in the source (messages)
 
 
 class UnsupportedForm(Exception):
@@ -374,6 +375,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
     # Pass 2: registers in scope and code.
     named = named_in(fn)
     reg_types: list[Scalar] = [TYPES[".b32"]] * len(SPECIAL_CONSTANTS)
+    reg_names: dict[int, str] = {}
     next_slot = len(SPECIAL_CONSTANTS)
     scope: list[dict[str, Reg | FrameVar]] = [{}]
     frame = layout.frames[fn.name]
@@ -386,6 +388,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
             scope[0][p.name] = reg
             reg_types.append(reg.type)
             next_slot += 1
+    watched = async_register_names(fn)
     sources: list[str] = []
     unsupported: set[int] = set()
     reasons: dict[int, str] = {}
@@ -402,6 +405,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
             continue
         if isinstance(s, ast.Declaration) and s.space == ".reg":
             next_slot = _declare(scope[-1], s, next_slot, reg_types, named)
+            reg_names.update((r.slot, n) for n, r in scope[-1].items() if isinstance(r, Reg))
         elif isinstance(s, ast.Declaration) and s.space in (".local", ".param"):
             for _ in s.names:
                 name, address, size = next(decls)
@@ -414,6 +418,8 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
         text = source_lines[line - 1].strip() if 0 < line <= len(source_lines) else s.text
         sites.append(Site(line, text, fn.name, loc, facts_of(s)))
         gen = Gen(scope, layout, labels, index, s, frame, entry=fn.kind == "entry")
+        if watched and not sites[-1].facts.async_registers:
+            _watch(gen, s, watched)
         source = _emit(gen, s, consts, reasons)
         if source.startswith(_RAISING):
             unsupported.add(index)
@@ -428,7 +434,34 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
     exec(compile("\n".join(sources), f"<ptx:{fn.name}>", "exec"), namespace)  # noqa: S102
     code = [namespace[f"_i{i}"] for i in range(index + 1)]
     return CompiledFunction(fn.name, code, sites, labels, next_slot, reg_types,  # type: ignore[arg-type]
-                            frozenset(unsupported), reasons)
+                            frozenset(unsupported), reasons, reg_names)
+
+
+def async_register_names(fn: ast.Function) -> frozenset[str]:
+    """The registers that asynchronous operations of the function own while in flight (`Facts.
+    async_registers`: wgmma.mma_async's accumulators and A fragments), by name."""
+    out: set[str] = set()
+    for kind, s in statements(fn.body or ()):
+        if kind == "stmt" and isinstance(s, ast.Instruction):
+            ops = s.operands
+            for i in facts_of(s).async_registers:
+                if i < len(ops):
+                    _operand_names(ops[i], out)
+    return frozenset(out)
+
+
+def _watch(gen: Gen, ins: ast.Instruction, watched: frozenset[str]) -> None:
+    """An ordinary instruction naming registers an asynchronous operation may own: its step first tells
+    the machine (`Machine.wg_touch`), which refuses an access while they are in flight and remembers it
+    for the fence rule of wgmma.mma_async (PTX ISA 9.7.15.7.1)."""
+    names: set[str] = set()
+    for op in ins.operands:
+        _operand_names(op, names)
+    if ins.guard is not None:
+        names.add(ins.guard.predicate)
+    slots = sorted({reg.slot for n in names & watched if (reg := gen.lookup(n)) is not None})
+    if slots:
+        gen.lines.append(f"m.wg_touch(t, {tuple(slots)!r})")
 
 
 _RAISING = "# raises\n"

@@ -17,6 +17,27 @@ if TYPE_CHECKING:
     from mbarrier.sim.races import RaceMachine
 
 
+class CopyInfo:
+    """What the explanations need about a copy engine."""
+
+    __slots__ = ("kind", "thread", "line", "barrier", "phase", "tracked", "lanes")
+
+    def __init__(self, kind: str, thread: int, line: int, barrier: str | None,
+                 lanes: tuple[int, ...] = ()) -> None:
+        self.kind = kind
+        self.lanes = lanes                              # wgmma.mma_async: the issuing warp's threads
+        self.thread = thread
+        self.line = line
+        self.barrier = barrier
+        self.phase: int | None = None                   # the phase its complete-tx or arrive-on fell in
+        self.tracked: tuple[str, int] | None = None     # cp.async: (barrier, line) of its mbarrier.arrive
+
+    def clone(self) -> CopyInfo:
+        out = CopyInfo(self.kind, self.thread, self.line, self.barrier, self.lanes)
+        out.phase, out.tracked = self.phase, self.tracked
+        return out
+
+
 @dataclass(frozen=True, slots=True)
 class RaceAccess:
     """One of a race's two accesses, as data (the reports' JSON, SARIF and timelines read it)."""
@@ -69,8 +90,12 @@ class InvalInflight(Race):
     rule = "inval-inflight"
 
 
+class WgmmaOperandInflight(Race):
+    rule = "wgmma-operand-inflight"
+
+
 _RACES: dict[str, type[Race]] = {c.rule: c for c in (DataRace, ProxyFence, MbarrierInitVisibility,
-                                                      InvalInflight)}
+                                                      InvalInflight, WgmmaOperandInflight)}
 
 
 def _who(m: RaceMachine, aid: int) -> str:
@@ -101,13 +126,42 @@ def _describe(m: RaceMachine, info: Info) -> str:
 def explain(m: RaceMachine, c: Conflict) -> Race:
     """The race a conflict of the shadow memory is: its rule, its two accesses, the missing edge."""
     first, second = _describe(m, c.earlier), _describe(m, c.later)
-    edge = _edge(m, c)
+    released = _wgmma_released(m, c) if c.rule == "data-race" else None
+    if released is not None:
+        c.rule = "wgmma-operand-inflight"
+    edge = _edge(m, c) if released is None else released
     head = {"data-race": "data race", "proxy-fence": "data race across proxies",
-            "mbarrier-init-visibility": "mbarrier operation not ordered after the init"}[c.rule]
+            "mbarrier-init-visibility": "mbarrier operation not ordered after the init",
+            "wgmma-operand-inflight": "shared-memory operand of a wgmma.mma_async overwritten in flight"
+            }[c.rule]
     msg = (f"{head} on {_where(m, c.later, c.addr)}\n  first:  {first}\n  second: {second}\n"
            f"  missing edge: {edge}")
     accesses = (_access_of(m, c.earlier), _access_of(m, c.later))
     return _RACES[c.rule](msg, first, second, edge, accesses)
+
+def _wgmma_released(m: RaceMachine, c: Conflict) -> str | None:
+    """A race between a wgmma.mma_async's read and a write ordered after a release its warp made after
+    the issue but not after the wgmma.wait_group that retires it (the stage was handed back while the
+    operation could still read it): why, in words; None for any other race."""
+    for read, write in ((c.earlier, c.later), (c.later, c.earlier)):
+        info = m.hb.copies.get(read[0])
+        if info is None or info.kind != "wgmma.mma_async" or read[2] & WRITE or not write[2] & WRITE:
+            continue
+        issued = m.hb.agents[read[0]].vc
+        writer = m.hb.agents.get(write[0])
+        if writer is None:
+            continue
+        for lane in info.lanes:
+            clk = issued.get(lane, 0)
+            if writer.vc.get(lane, 0) > clk:
+                rel = m.hb.agents[lane].release_after(clk) or "a later release"
+                site: Site = read[1]  # type: ignore[assignment]
+                return (f"the wgmma.mma_async at line {site.line} may read these bytes until a "
+                        f"wgmma.wait_group of thread {lane} retires its group, but thread {lane} released "
+                        f"them by {rel} before that wait, and {_who(m, write[0])} wrote them after "
+                        "acquiring that release")
+    return None
+
 
 def _access_of(m: RaceMachine, info: Info) -> RaceAccess:
     aid, site, flags, space, cta, addr, size, what = info

@@ -28,6 +28,7 @@ The edges (9.7.13.15.16 and the PTX memory model, as far as mbarrier kernels nee
 
 from __future__ import annotations
 
+from mbarrier.sim import race_wgmma
 from mbarrier.sim.address import is_local_generic, is_param_generic, is_shared_generic
 from mbarrier.sim.compile import Site
 from mbarrier.sim.hb import (
@@ -46,29 +47,10 @@ from mbarrier.sim.hb import (
     join,
 )
 from mbarrier.sim.machine import DONE, Copy, Cta, Machine, Thread, Warp
-from mbarrier.sim.race_report import InvalInflight, RaceAccess, explain
+from mbarrier.sim.race_report import CopyInfo, InvalInflight, RaceAccess, explain
 from mbarrier.sim.registry import FenceKind, Order, Scope, Sem
 from mbarrier.sim.waits import AtCluster
 from mbarrier.spec.memmodel import NO_ORDER_SEM
-
-
-class CopyInfo:
-    """What the explanations need about a copy engine."""
-
-    __slots__ = ("kind", "thread", "line", "barrier", "phase", "tracked")
-
-    def __init__(self, kind: str, thread: int, line: int, barrier: str | None) -> None:
-        self.kind = kind
-        self.thread = thread
-        self.line = line
-        self.barrier = barrier
-        self.phase: int | None = None                   # the phase its complete-tx or arrive-on fell in
-        self.tracked: tuple[str, int] | None = None     # cp.async: (barrier, line) of its mbarrier.arrive
-
-    def clone(self) -> CopyInfo:
-        out = CopyInfo(self.kind, self.thread, self.line, self.barrier)
-        out.phase, out.tracked = self.phase, self.tracked
-        return out
 
 
 class RaceState:
@@ -473,7 +455,20 @@ class RaceMachine(Machine):
             del groups[:done]
         Machine.cp_wait(self, t, n, which)
 
+    # -- warpgroup MMA (sim.race_wgmma) ----------------------------------------------------------------------
+    def wg_issue(self, parts: dict[int, tuple[Thread, object]]) -> Copy:
+        return race_wgmma.issued(self, Machine.wg_issue(self, parts))
+
+    def _wg_reads(self, c: Copy, cta: Cta, chunks: list[int]) -> None:
+        race_wgmma.read(self, c, cta, chunks)
+
+    def wg_wait(self, t: Thread, n: int, nxt: int) -> list[Copy] | None:
+        return race_wgmma.retired(self, t, Machine.wg_wait(self, t, n, nxt))
+
     def finish_async(self, c: Copy) -> None:
+        if c.mma is not None:
+            Machine.finish_async(self, c)
+            return
         hb = self.hb
         cag = hb.agents[c.aid]
         bar_cta, off = c.bar_cta, c.bar_off

@@ -45,6 +45,7 @@ class Kind(IntEnum):
     COPY_COMMIT = 15   # closes the thread's open group of copies (its own bookkeeping only)
     COPY_WAIT = 16     # waits until the thread's copy groups complete
     OPAQUE = 17        # what it touches is not modelled here: anything
+    MMA = 18           # wgmma.mma_async: a warp collective issuing an operation that reads shared memory
 
 
 class Space(StrEnum):
@@ -202,7 +203,9 @@ class Facts:
     `name`: the operation as reports name it (`mbarrier.try_wait`, `bar.sync`, the opcode otherwise).
     `writes`: its first operand is a register destination, written in full when the guard holds.
     `reads_carry`: it reads CC.CF (addc, subc, madc), thread state beyond its register operands.
-    `order`: its `.sem` and `.scope` (filled in for every instruction by `facts_of`)."""
+    `order`: its `.sem` and `.scope` (filled in for every instruction by `facts_of`).
+    `async_registers`: operands whose registers an asynchronous operation it issues owns until a later
+    instruction retires it (wgmma.mma_async's accumulator and A fragment, until wgmma.wait_group)."""
 
     kind: Kind
     name: str
@@ -215,6 +218,7 @@ class Facts:
     order: Order = UNORDERED
     fence: FenceKind | None = None
     reads_only: bool = False     # a cp.async.bulk.wait_group.read: waits for the copies' reads only
+    async_registers: tuple[int, ...] = ()
 
     @property
     def private(self) -> bool:

@@ -22,6 +22,9 @@ BRKPT: Final = "brkpt"
 ASSERTION: Final = "assertion-failed"
 SETMAXNREG: Final = "setmaxnreg"
 UNSUPPORTED: Final = "unsupported"
+WGMMA_REGISTER_INFLIGHT: Final = "wgmma-register-inflight"
+WGMMA_FENCE: Final = "wgmma-fence-missing"
+WGMMA_ALIGNED: Final = "wgmma-not-aligned"
 
 CHECKER_RULES: Final[tuple[Rule, ...]] = (
     Rule(DEADLOCK, "9.7.13.15.16", "deadlock",
@@ -61,6 +64,25 @@ CHECKER_RULES: Final[tuple[Rule, ...]] = (
          "object's rules: reading an undefined CC.CF, a bar.sync barrier above 15, a lane outside its "
          "collective's membermask, barrier.cluster.arrive twice, an indirect call to no function (the "
          "message says which).",
+         "sim"),
+    Rule(WGMMA_REGISTER_INFLIGHT, "9.7.15.7.3 (wgmma.wait_group)", "wgmma registers touched in flight",
+         "Accessing the accumulator register or the input register containing the fragments of matrix A of a "
+         "wgmma.mma_async instruction without first performing a wgmma.wait_group instruction that waits on "
+         "a wgmma-group including that wgmma.mma_async instruction is undefined behavior.",
+         "sim"),
+    Rule(WGMMA_FENCE, "9.7.15.7.1 (wgmma.fence)", "wgmma.fence missing",
+         "The wgmma.fence instruction must be issued by all warps of the warpgroup at the following "
+         "locations: Before the first wgmma.mma_async operation in a warpgroup. Between a register access by "
+         "a thread in the warpgroup and any wgmma.mma_async instruction that accesses the same registers, "
+         "either as accumulator or input register containing fragments of matrix A, except when these are "
+         "accumulator register accesses across multiple wgmma.mma_async instructions of the same shape. ... "
+         "Otherwise, the behavior is undefined.",
+         "sim"),
+    Rule(WGMMA_ALIGNED, "9.7.15.5.2 (wgmma.mma_async)", "wgmma.mma_async not warpgroup-uniform",
+         "The mandatory .aligned qualifier indicates that all threads in the warpgroup must execute the same "
+         "wgmma.mma_async instruction. ... The contents of a matrix descriptor must be same across all the "
+         "warps in the warpgroup. (The simulator checks each warp's lanes, their descriptors and scale-d, "
+         "and that the warpgroup's four warps exist.)",
          "sim"),
     Rule(UNSUPPORTED, "", "the simulator cannot run it",
          "Not a finding: an instruction (or operand form) the simulator does not support, or whose "

@@ -84,6 +84,14 @@ RACE_RULES: Final[tuple[Rule, ...]] = (
          "a barrier or a release/acquire pair, from another CTA of the cluster through a .cluster-scope "
          "release (fence.mbarrier_init.release.cluster or barrier.cluster.arrive) and acquire.",
          "sim"),
+    Rule("wgmma-operand-inflight", "9.7.15.7.3 (wgmma.wait_group); 9.7.15.4 (Async Proxy); " + MEMORY_MODEL,
+         "shared-memory operand of wgmma.mma_async overwritten in flight",
+         "wgmma.commit_group and wgmma.wait_group operations must be used to wait for the completion of the "
+         "asynchronous matrix multiply and accumulate operations before the results are accessed. (A "
+         "wgmma.mma_async reads its shared-memory matrices until a wgmma.wait_group retires its group: a "
+         "write to them ordered after a release its warp made after the issue, such as the arrive on a "
+         "stage's empty barrier, but not after that wait_group, races with the read.)",
+         "sim"),
     Rule("inval-inflight", "9.7.13.15.10",
          "mbarrier.inval while copies that complete on it are in flight",
          "mbarrier.inval invalidates the object while a cp.async.bulk or a pending cp.async.mbarrier.arrive "

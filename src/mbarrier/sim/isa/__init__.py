@@ -1,5 +1,5 @@
 """Instruction semantics: each module registers code emitters for its opcodes (see `sim.compile`)."""
 
-from mbarrier.sim.isa import arith, asynccopy, bitops, control, floats, matrix, mbarrier, memory
+from mbarrier.sim.isa import arith, asynccopy, bitops, control, floats, matrix, mbarrier, memory, wgmma
 
-__all__ = ["arith", "asynccopy", "bitops", "control", "floats", "matrix", "mbarrier", "memory"]
+__all__ = ["arith", "asynccopy", "bitops", "control", "floats", "matrix", "mbarrier", "memory", "wgmma"]

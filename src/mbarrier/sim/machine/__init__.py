@@ -3,7 +3,7 @@
 Its parts, each building on the one before: `agents` (threads, copies, CTAs, clusters, warps), `base`
 (the state and the agents' bookkeeping), `memory` (loads, stores, atomics, address conversions),
 `mbarrier` (the object's operations), `copies` (asynchronous copies as agents), `control` (exits, calls,
-barriers, collectives, fences, clocks); `Machine` is the whole.
+barriers, collectives, fences, clocks), `wgmma` (warpgroup MMA); `Machine` is the whole.
 
 Everything that can run is an *agent* with `code`, `pc` and an id `aid`: a thread runs its compiled
 instructions; an in-flight copy or a pending cp.async arrive-on is an agent with a single step. `runnable`
@@ -39,10 +39,10 @@ from mbarrier.sim.machine.agents import (
     Warp,
     short_state,
 )
-from mbarrier.sim.machine.control import ControlOps
+from mbarrier.sim.machine.wgmma import WgmmaOps
 
 
-class Machine(ControlOps):
+class Machine(WgmmaOps):
     """A launched kernel. Build one with `mbarrier.sim.launch`."""
 
     div = staticmethod(intops.div)

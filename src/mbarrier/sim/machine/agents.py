@@ -12,6 +12,7 @@ from mbarrier.core.barrier import Barrier
 from mbarrier.core.token import Token
 from mbarrier.sim.compile import CompiledFunction, Site
 from mbarrier.sim.waits import Wait
+from mbarrier.sim.wgmmastate import NONE, MmaIssue
 from mbarrier.spec.rules import rule
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def _word(value: int, token: Token) -> TokenWord:
 class Thread:
     __slots__ = ("aid", "code", "pc", "regs", "status", "func", "cta", "warp", "lane", "tid", "time",
                  "effects", "last_fail", "wait", "cp_open", "cp_groups", "bulk_open", "bulk_groups",
-                 "cl_arrived", "cl_gen", "ridx", "local", "frames", "cc")
+                 "cl_arrived", "cl_gen", "ridx", "local", "frames", "cc", "wg")
 
     def __init__(self, aid: int, func: CompiledFunction, regs: list[object], cta: Cta, tid: tuple[int, ...],
                  lane: int, local_size: int = 0) -> None:
@@ -66,6 +67,7 @@ class Thread:
         # subc.cc, mad.cc, madc.cc; read by addc, subc, madc. None: undefined (not yet written, or a
         # call or return came since: the ISA says it is not preserved across calls).
         self.cc: int | None = None
+        self.wg = NONE  # warpgroup MMA in flight and the fence rule's bookkeeping (sim.wgmmastate)
 
     @property
     def site(self) -> Site:
@@ -79,7 +81,7 @@ class Copy:
     """An in-flight asynchronous operation: a cp.async, a bulk copy, or a pending cp.async arrive-on."""
 
     __slots__ = ("aid", "code", "pc", "status", "ridx", "kind", "thread", "site", "dst_cta", "dst", "src",
-                 "size", "src_size", "bar_cta", "bar_off", "deps", "watchers")
+                 "size", "src_size", "bar_cta", "bar_off", "deps", "watchers", "mma")
 
     def __init__(self, aid: int, kind: str, thread: Thread) -> None:
         self.aid = aid
@@ -99,6 +101,7 @@ class Copy:
         self.bar_off = 0
         self.deps = 0
         self.watchers: list[Copy] = []
+        self.mma: MmaIssue | None = None  # a wgmma.mma_async: what its engine computes
 
     @property
     def name(self) -> str:

@@ -84,12 +84,15 @@ class MachineBase:
         """A hashable snapshot of the whole state (threads, memories, barriers, engines)."""
         threads = tuple((t.func.name, t.pc, t.status, tuple(t.regs), bytes(t.local), t.cc,
                          tuple((f.name, tuple(r), pc) for f, r, pc, _ in t.frames), t.cl_arrived, t.cl_gen,
-                         tuple(tuple(c.aid for c in g) for g in t.cp_groups), tuple(c.aid for c in t.cp_open))
+                         tuple(tuple(c.aid for c in g) for g in t.cp_groups), tuple(c.aid for c in t.cp_open),
+                         t.wg.fenced, tuple(sorted(t.wg.touched)), t.wg.accs,
+                         tuple(c.aid for c in t.wg.pending()), tuple((c.aid, v) for c, v in t.wg.results))
                         for t in self.threads)
         ctas = tuple((bytes(c.smem), tuple(sorted((o, b.key()) for o, b in c.barriers.items())),
                       tuple(sorted((i, tuple(x.aid for x in nb.arrived)) for i, nb in c.bars.items())))
                      for c in self.ctas)
-        engines = tuple((c.aid, c.kind, c.status, c.deps) for c in self.inflight)
+        engines = tuple((c.aid, c.kind, c.status, c.deps, None if c.mma is None else c.mma.key())
+                        for c in self.inflight)
         clusters = tuple((c.phase, c.count) for c in self.clusters)
         warps = tuple(t.warp.nreg for t in self.threads if t.lane == 0 and t.warp is not None)
         return threads, ctas, engines, clusters, warps, self.gmem.key()

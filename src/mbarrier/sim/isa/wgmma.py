@@ -1,0 +1,101 @@
+"""Warpgroup matrix multiply-accumulate (PTX ISA 9.7.15): wgmma.mma_async (9.7.15.5.2), wgmma.fence,
+wgmma.commit_group, wgmma.wait_group (9.7.15.7). The machine's side is `Machine.wgmma` and the `wg_*`
+methods; the arithmetic `sim.mma`; the model `sim.wgmmastate`."""
+
+from __future__ import annotations
+
+from mbarrier.ptx import ast
+from mbarrier.sim.compile import Gen
+from mbarrier.sim.mma import FormError, parse_form
+from mbarrier.sim.registry import Facts, Kind, instruction
+from mbarrier.sim.types import TYPES
+from mbarrier.sim.wgmmastate import MmaOp
+from mbarrier.spec import wgmma as spec
+
+_ALIGNED = (".sync", ".aligned")
+
+
+def wgmma_facts(ins: ast.Instruction) -> Facts:
+    """What each wgmma instruction touches: mma_async is a warp collective issuing an operation that owns
+    its accumulator (and register A fragment) until retired; fence and commit_group are the thread's own
+    bookkeeping; wait_group waits for the thread's groups."""
+    what = ins.qualifiers[:1]
+    if what == (".mma_async",) and ".sp" not in ins.qualifiers:
+        regs = (0, 1) if len(ins.operands) > 1 and isinstance(ins.operands[1], ast.Vector) else (0,)
+        return Facts(Kind.MMA, "wgmma.mma_async", async_registers=regs)
+    if what in ((".fence",), (".commit_group",)):
+        return Facts(Kind.COPY_COMMIT, "wgmma" + what[0])
+    if what == (".wait_group",):
+        return Facts(Kind.COPY_WAIT, "wgmma.wait_group")
+    return Facts(Kind.OPAQUE, "wgmma" + "".join(ins.qualifiers))
+
+
+@instruction("wgmma", facts=wgmma_facts)
+def _wgmma(g: Gen, ins: ast.Instruction) -> None:
+    q = ins.qualifiers
+    if q[:1] == (".mma_async",):
+        _mma(g, ins)
+        return
+    if q[1:] != _ALIGNED:
+        raise g.unsupported("wgmma.fence, commit_group and wait_group take .sync.aligned")
+    if q[0] == ".fence" and not ins.operands:
+        g.lines.append("m.wg_fence(t)")
+    elif q[0] == ".commit_group" and not ins.operands:
+        g.lines.append("m.wg_commit(t)")
+    elif q[0] == ".wait_group" and len(ins.operands) == 1 and isinstance(ins.operands[0], ast.Imm):
+        g.lines.append(f"m.wg_wait(t, {ins.operands[0].value}, {g.next_pc()})")
+        g.sets_pc = True
+    else:
+        raise g.unsupported()
+
+
+def _mma(g: Gen, ins: ast.Instruction) -> None:
+    ops = ins.operands
+    a_in_registers = len(ops) > 1 and isinstance(ops[1], ast.Vector)
+    try:
+        form = parse_form(ins.qualifiers, a_in_registers)
+    except FormError as e:
+        raise g.unsupported(str(e)) from None
+    if len(ops) != form.operands():
+        raise g.unsupported(f"{len(ops)} operands; {form.atype} takes {form.operands()} "
+                            f"({spec.MMA_SECTION})")
+    d_slots = _vector(g, ops[0], form.d_registers, "the accumulator")
+    a_slots = _vector(g, ops[1], spec.A_REGISTERS, "matrix A") if a_in_registers else ()
+    imms = [_imm(g, x) for x in ops[4:]]
+    scale_a = scale_b = 1
+    trans_a = trans_b = 0
+    if form.floating:
+        scale_a, scale_b = imms[0], imms[1]
+        if form.atype in spec.TRANSPOSABLE:
+            trans_a, trans_b = (0, imms[2]) if a_in_registers else (imms[2], imms[3])
+    if scale_a not in spec.SCALE_VALUES or scale_b not in spec.SCALE_VALUES:
+        raise g.unsupported(f"imm-scale-a/b must be -1 or 1 ({spec.MMA_SECTION})")
+    if trans_a not in spec.TRANS_VALUES or trans_b not in spec.TRANS_VALUES:
+        raise g.unsupported(f"imm-trans-a/b must be 0 or 1 ({spec.MMA_SECTION})")
+    op = MmaOp(form, d_slots, a_slots, scale_a, scale_b, bool(trans_a), bool(trans_b))
+    b64 = TYPES[".b64"]
+    desc_a = "None" if a_in_registers else g.src(ops[1], b64)
+    scale_d = g.src(ops[3], TYPES[".pred"])
+    g.lines.append(f"t.pc = {g.next_pc()}")
+    g.lines.append(f"m.wgmma(t, {g.const(op)}, {desc_a}, {g.src(ops[2], b64)}, {scale_d})")
+    g.sets_pc = True
+
+
+def _vector(g: Gen, op: ast.Operand, count: int, what: str) -> tuple[int, ...]:
+    if not isinstance(op, ast.Vector) or len(op.items) != count:
+        raise g.unsupported(f"{what} must be a vector of {count} registers ({spec.FRAGMENTS_SECTION})")
+    slots = []
+    for item in op.items:
+        reg = g.dst(item)
+        if reg is None or reg.type.bits != 32:
+            raise g.unsupported(f"{what}: 32-bit registers ({spec.FRAGMENTS_SECTION})")
+        slots.append(reg.slot)
+    if len(set(slots)) != len(slots):
+        raise g.unsupported(f"{what} names a register twice")
+    return tuple(slots)
+
+
+def _imm(g: Gen, op: ast.Operand) -> int:
+    if not isinstance(op, ast.Imm):
+        raise g.unsupported(f"imm-scale and imm-trans are integer constants ({spec.MMA_SECTION})")
+    return op.value

@@ -1,0 +1,355 @@
+"""The arithmetic of wgmma.mma_async (PTX ISA 9.7.15): forms, matrix descriptors, shared-memory layouts,
+register fragments and the multiply-accumulate, for one warp's 16 rows of the warpgroup's 64.
+
+Nothing here knows the machine: `sim.machine` hands in the registers and a reader of shared memory. numpy
+does the arithmetic (the only module of the simulator that needs it).
+
+Numbers (9.7.15.5.2, "Precision and rounding": the accumulation order, rounding and handling of
+subnormal inputs are unspecified): each product of two inputs is exact in binary64; the products of a
+row and a column and the accumulator are summed with compensation (the exact sum to within binary64's
+precision) and that sum is rounded to nearest-even into the accumulator type. Integer forms are exact
+(wrapped, or clamped with .satfinite). The GPU may round differently: `ERROR_BITS` bounds the difference the
+conformance replay accepts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from mbarrier.spec import wgmma as spec
+
+Reader = Callable[[int], bytes]   # 16 bytes of shared memory at an offset
+
+
+class FormError(ValueError):
+    """A qualifier combination or operand value the ISA does not define (the message says which)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Form:
+    """One wgmma.mma_async form: shape m64nNkK, types, whether A comes from registers, .satfinite."""
+
+    n: int
+    k: int
+    dtype: str
+    atype: str
+    btype: str
+    a_in_registers: bool
+    satfinite: bool = False
+
+    @property
+    def shape(self) -> str:
+        return f".m64n{self.n}k{self.k}"
+
+    @property
+    def floating(self) -> bool:
+        return self.atype in spec.FLOATS
+
+    @property
+    def d_registers(self) -> int:
+        return spec.registers(self.dtype, self.n)
+
+    def operands(self) -> int:
+        """9.7.15.5.2's syntax: d, a, b-desc, scale-d, then the immediates of the type."""
+        if self.atype in (".f16", ".bf16"):
+            return 7 if self.a_in_registers else 8
+        return 6 if self.floating else 4
+
+
+def parse_form(quals: tuple[str, ...], a_in_registers: bool) -> Form:
+    """The form a `wgmma.mma_async` instruction's qualifiers name (after the opcode), or FormError."""
+    q = list(quals)
+    if q[:3] != [".mma_async", ".sync", ".aligned"]:
+        raise FormError("wgmma.mma_async needs .sync.aligned")
+    rest = q[3:]
+    satfinite = ".satfinite" in rest
+    rest = [x for x in rest if x != ".satfinite"]
+    if rest[-2:] == [".and", ".popc"]:
+        rest = rest[:-2]
+        popc = True
+    else:
+        popc = False
+    if len(rest) != 4 or not rest[0].startswith(".m64n"):
+        raise FormError("expected .shape.dtype.atype.btype")
+    shape, dtype, atype, btype = rest
+    if atype not in spec.ELEMENT_BITS or btype not in spec.ELEMENT_BITS:
+        raise FormError(f"multiplicand types {atype}{btype}")
+    if atype != btype and not any({atype, btype} <= mixed for mixed in spec.MIXED):
+        raise FormError(f"multiplicand types {atype}{btype} (only FP8 and 8-bit integers may mix)")
+    k = spec.K[atype]
+    n_text, _, k_text = shape[len(".m64n"):].partition("k")
+    if not n_text.isdigit() or k_text != str(k) or int(n_text) not in spec.N[atype]:
+        raise FormError(f"shape {shape} for {atype}")
+    if dtype not in spec.DTYPES[atype]:
+        raise FormError(f"accumulator {dtype} for {atype}")
+    if satfinite and atype not in spec.INTEGERS:
+        raise FormError(".satfinite is for the integer forms")
+    if popc != (atype == ".b1"):
+        raise FormError(".b1 needs .and.popc (and only .b1 takes it)")
+    return Form(int(n_text), k, dtype, atype, btype, a_in_registers, satfinite)
+
+
+# -- the matrix descriptor (9.7.15.5.1.2.2) --------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Descriptor:
+    """A decoded matrix descriptor: byte addresses and offsets, the matrix base offset, the swizzle's width
+    in bytes (None: no swizzle)."""
+
+    start: int
+    leading: int
+    stride: int
+    base_offset: int
+    swizzle: int | None
+
+
+def decode(desc: int) -> Descriptor:
+    f = {name: (desc >> lo) & ((1 << width) - 1) for name, lo, width in spec.DESCRIPTOR_FIELDS}
+    shift = spec.DESCRIPTOR_ENCODE_SHIFT
+    return Descriptor(f["start"] << shift, f["leading"] << shift, f["stride"] << shift, f["base_offset"],
+                      spec.SWIZZLE_BYTES[f["swizzle"]])
+
+
+def encode(start: int, leading: int, stride: int, swizzle: int | None, base_offset: int = 0) -> int:
+    """The descriptor of these byte values (the inverse of `decode`, for tests and generated kernels)."""
+    mode = {v: k for k, v in spec.SWIZZLE_BYTES.items()}[swizzle]
+    enc = spec.DESCRIPTOR_ENCODE_MASK
+    values = {"start": (start & enc) >> 4, "leading": (leading & enc) >> 4, "stride": (stride & enc) >> 4,
+              "base_offset": base_offset, "swizzle": mode}
+    return sum(values[name] << lo for name, lo, _ in spec.DESCRIPTOR_FIELDS)
+
+
+def swizzled(addr: int, width: int | None) -> int:
+    """The address a swizzled layout really uses: the 16-byte chunk index within a `width`-byte row (bits 4
+    and up) XORed with the row's index within the repeating pattern of 8 rows (bits 7 and up): the
+    Swizzle<1,4,3>, <2,4,3>, <3,4,3> of 9.7.15.5.1.2.1.3 for 32, 64, 128 bytes, on the shared address."""
+    if width is None:
+        return addr
+    mask = width // 16 - 1
+    return addr ^ (((addr >> 7) & mask) << 4)
+
+
+def chunk_k_major(d: Descriptor, row: int, chunk: int) -> int:
+    """K-major (9.7.15.5.1.2.1.3, ((8,m),(T,2k))): the 16-byte chunk `chunk` (0 or 1: the 32 bytes of K one
+    instruction reads) of row `row` (of M for A, of N for B). Without swizzle the core matrices are 8 rows of
+    16 bytes, the next 8 rows `stride` bytes on, the second chunk `leading` bytes on; with a swizzle of W
+    bytes the rows are W bytes apart and the chunks adjacent (the leading offset is not used)."""
+    if d.swizzle is None:
+        addr = d.start + (row % 8) * 16 + (row // 8) * d.stride + chunk * d.leading
+    else:
+        addr = d.start + (row % 8) * d.swizzle + (row // 8) * d.stride + chunk * 16
+    return swizzled(addr, d.swizzle)
+
+
+def chunk_mn_major(d: Descriptor, block: int, k: int) -> int:
+    """MN-major (((T,W/16,m),(8,k))): the 16 bytes holding elements 16*block/ebytes.. of M (or N) at
+    K index `k`. Without swizzle a core matrix is 8 K-rows of 16 bytes, the next M/N block `stride`
+    bytes on, the next 8 K `leading` bytes on; with a swizzle of W bytes a K-row holds W/16 blocks, the
+    next W/16 blocks `leading` bytes on, the next 8 K `stride` bytes on."""
+    if d.swizzle is None:
+        addr = d.start + block * d.stride + (k % 8) * 16 + (k // 8) * d.leading
+    else:
+        w = d.swizzle // 16
+        addr = (d.start + (block % w) * 16 + (block // w) * d.leading + (k % 8) * d.swizzle
+                + (k // 8) * d.stride)
+    return swizzled(addr, d.swizzle)
+
+
+def gather(d: Descriptor, rows: range, transposed: bool, ebits: int, read: Reader
+           ) -> tuple[npt.NDArray[np.uint8], list[int]]:
+    """The bytes of `rows` (of M or N) of a matrix in shared memory, K-major in the result (32 bytes a
+    row: K elements little-endian), and the 16-byte chunks read (their offsets)."""
+    out = np.zeros((len(rows), 32), dtype=np.uint8)
+    chunks: list[int] = []
+    if not transposed:
+        for i, r in enumerate(rows):
+            for c in (0, 1):
+                at = chunk_k_major(d, r, c)
+                chunks.append(at)
+                out[i, 16 * c:16 * c + 16] = np.frombuffer(read(at), dtype=np.uint8)
+        return out, chunks
+    # MN-major: only 16-bit types (spec.TRANSPOSABLE): 8 elements of M/N per chunk, 16 K-rows.
+    per = 128 // ebits
+    elems = np.zeros((len(rows), 16), dtype=np.uint16)
+    first, last = rows[0] // per, (rows[-1]) // per
+    for block in range(first, last + 1):
+        for k in range(16):
+            at = chunk_mn_major(d, block, k)
+            chunks.append(at)
+            vals = np.frombuffer(read(at), dtype="<u2")
+            for j in range(per):
+                r = block * per + j
+                if rows[0] <= r <= rows[-1]:
+                    elems[r - rows[0], k] = vals[j]
+    out[:, :] = elems.astype("<u2").view(np.uint8).reshape(len(rows), 32)
+    return out, chunks
+
+
+# -- register fragments (9.7.15.5.1.1) --------------------------------------------------------------------
+def a_fragment_bytes(lane: int, reg: int) -> tuple[int, int]:
+    """Where register `reg` (0..3) of matrix A of lane `lane` sits in the warp's 16 rows x 32 bytes: (row,
+    first byte). Every type: rows g and g+8 (g = lane/4), bytes 4*(lane%4) of each 16-byte half of K."""
+    g, t = lane // 4, lane % 4
+    return g + 8 * (reg % 2), 16 * (reg // 2) + 4 * t
+
+
+def d_element(lane: int, i: int) -> tuple[int, int]:
+    """Element i of the accumulator fragment of lane `lane`: (row within the warp's 16, column)."""
+    g, t = lane // 4, lane % 4
+    return g + 8 * ((i // 2) % 2), 8 * (i // 4) + 2 * t + (i % 2)
+
+
+def a_from_registers(regs: list[tuple[int, ...]]) -> npt.NDArray[np.uint8]:
+    """The warp's 16 x 32 bytes of A from each lane's four registers (lane order)."""
+    out = np.zeros((16, 32), dtype=np.uint8)
+    for lane, values in enumerate(regs):
+        for j, v in enumerate(values):
+            row, at = a_fragment_bytes(lane, j)
+            out[row, at:at + 4] = np.frombuffer((v & 0xFFFFFFFF).to_bytes(4, "little"), dtype=np.uint8)
+    return out
+
+
+def d_to_matrix(form: Form, regs: list[tuple[int, ...]]) -> npt.NDArray[np.float64] | npt.NDArray[np.int64]:
+    """The warp's 16 x N accumulator from each lane's D registers (bit patterns)."""
+    mat: npt.NDArray[np.float64] | npt.NDArray[np.int64]
+    if form.dtype == ".s32":
+        mat = np.zeros((16, form.n), dtype=np.int64)
+    else:
+        mat = np.zeros((16, form.n), dtype=np.float64)
+    for lane, values in enumerate(regs):
+        for i in range(form.n // 2):
+            if form.dtype == ".f16":
+                bits = (values[i // 2] >> (16 * (i % 2))) & 0xFFFF
+                v: float | int = float(np.uint16(bits).view(np.float16))
+            elif form.dtype == ".f32":
+                v = float(np.uint32(values[i] & 0xFFFFFFFF).view(np.float32))
+            else:
+                v = (values[i] & 0xFFFFFFFF) - ((values[i] & 0x80000000) << 1)
+            mat[d_element(lane, i)] = v
+    return mat
+
+
+def matrix_to_d(form: Form, mat: npt.NDArray[np.float64] | npt.NDArray[np.int64]) -> list[tuple[int, ...]]:
+    """Each lane's D registers (bit patterns) holding the warp's 16 x N result."""
+    out = []
+    for lane in range(32):
+        elems = [mat[d_element(lane, i)] for i in range(form.n // 2)]
+        if form.dtype == ".f16":
+            halves = [_f16_bits(float(e)) for e in elems]
+            out.append(tuple(halves[2 * j] | halves[2 * j + 1] << 16 for j in range(len(halves) // 2)))
+        elif form.dtype == ".f32":
+            out.append(tuple(_f32_bits(float(e)) for e in elems))
+        else:
+            out.append(tuple(int(e) & 0xFFFFFFFF for e in elems))
+    return out
+
+
+def _f32_bits(v: float) -> int:
+    if math.isnan(v):
+        return 0x7FFFFFFF  # the simulator's single-precision NaN (docs/simulator.md)
+    with np.errstate(over="ignore"):
+        return int(np.float32(v).view(np.uint32))
+
+
+def _f16_bits(v: float) -> int:
+    if math.isnan(v):
+        return 0x7FFF
+    with np.errstate(over="ignore"):
+        return int(np.float16(v).view(np.uint16))
+
+
+# -- element values -------------------------------------------------------------------------------------
+def _fp8_table(exp_bits: int, ieee: bool) -> npt.NDArray[np.float64]:
+    """The 256 values of an FP8 format: e4m3 (bias 7, no infinities, S.1111.111 is NaN) or e5m2 (bias 15,
+    IEEE infinities and NaNs)."""
+    man_bits = 7 - exp_bits
+    bias = (1 << (exp_bits - 1)) - 1
+    out = np.zeros(256, dtype=np.float64)
+    for b in range(256):
+        sign = -1.0 if b & 0x80 else 1.0
+        e = (b >> man_bits) & ((1 << exp_bits) - 1)
+        m = b & ((1 << man_bits) - 1)
+        top = (1 << exp_bits) - 1
+        if ieee and e == top:
+            out[b] = sign * math.inf if m == 0 else math.nan
+        elif not ieee and e == top and m == (1 << man_bits) - 1:
+            out[b] = math.nan
+        elif e == 0:
+            out[b] = sign * m * 2.0 ** (1 - bias - man_bits)
+        else:
+            out[b] = sign * (1 + m / (1 << man_bits)) * 2.0 ** (e - bias)
+    return out
+
+
+_FP8 = {".e4m3": _fp8_table(4, False), ".e5m2": _fp8_table(5, True)}
+
+
+def integers(raw: npt.NDArray[np.uint8], t: str) -> npt.NDArray[np.int64]:
+    """Rows x 32 bytes as rows x K integer elements of type t (0/1 for .b1: bit i of byte j is element
+    8j+i)."""
+    if t == ".s8":
+        return raw.view(np.int8).astype(np.int64)
+    if t == ".u8":
+        return raw.astype(np.int64)
+    return np.unpackbits(raw, axis=1, bitorder="little").astype(np.int64)
+
+
+def floats(raw: npt.NDArray[np.uint8], t: str) -> npt.NDArray[np.float64]:
+    """Rows x 32 bytes as rows x K floating-point elements of type t, exactly, in binary64."""
+    if t == ".f16":
+        return raw.view("<f2").astype(np.float64)
+    if t == ".bf16":
+        return (raw.view("<u2").astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if t == ".tf32":
+        keep = np.uint32(~((1 << spec.TF32_TRUNCATED_BITS) - 1) & 0xFFFFFFFF)
+        return (raw.view("<u4") & keep).view(np.float32).astype(np.float64)
+    return _FP8[t][raw]
+
+
+# -- the operation --------------------------------------------------------------------------------------
+#: The bound of the replay: a GPU's float result may differ from the simulator's by at most this many
+#: units in the last place of the accumulator type's precision at the magnitude of |D| + sum |a*b|, per
+#: product summed (plus one). FP8 products accumulate with fewer bits on sm_90 (13 here).
+ERROR_BITS: dict[tuple[str, str], int] = {(".f32", "float"): 23, (".f16", "float"): 10,
+                                          (".f32", "fp8"): 13, (".f16", "fp8"): 10}
+
+
+def multiply(form: Form, a: npt.NDArray[np.uint8], b: npt.NDArray[np.uint8],
+             d: npt.NDArray[np.float64] | npt.NDArray[np.int64] | None, scale_a: int = 1, scale_b: int = 1
+             ) -> npt.NDArray[np.float64] | npt.NDArray[np.int64]:
+    """D = A*B (+ D): `a` the warp's 16 rows x 32 bytes of A, `b` N rows x 32 bytes of B (column n of B
+    is row n here), `d` the 16 x N accumulator or None (scale-d false). Floats as described above
+    (the result rounded to the accumulator type, as float64); integers wrapped or saturated to s32."""
+    if not form.floating:
+        ai, bi = integers(a, form.atype), integers(b, form.btype)
+        acc: npt.NDArray[np.int64] = (ai[:, None, :] & bi[None, :, :]).sum(axis=2) if form.atype == ".b1" \
+            else ai @ bi.T
+        if d is not None:
+            acc = acc + d.astype(np.int64)
+        if form.satfinite:
+            return np.clip(acc, -(1 << 31), (1 << 31) - 1)
+        return ((acc + (1 << 31)) % (1 << 32)) - (1 << 31)
+    av = floats(a, form.atype) * scale_a
+    bv = floats(b, form.btype) * scale_b
+    with np.errstate(invalid="ignore", over="ignore"):
+        prods = av[:, None, :] * bv[None, :, :]
+        terms = [prods[:, :, k] for k in range(form.k)] + ([d.astype(np.float64)] if d is not None else [])
+        out = _sum(terms)
+        narrow = out.astype(np.float16 if form.dtype == ".f16" else np.float32)
+    return narrow.astype(np.float64)
+
+
+def _sum(terms: list[npt.NDArray[np.float64]]) -> npt.NDArray[np.float64]:
+    """Element-wise sum of the terms, compensated (Neumaier): the exact sum to within binary64's precision
+    (every product is exact in binary64). Infinities and NaNs as IEEE addition gives them."""
+    s = np.zeros_like(terms[0])
+    c = np.zeros_like(terms[0])
+    for x in terms:
+        t = s + x
+        c += np.where(np.abs(s) >= np.abs(x), (s - t) + x, (x - t) + s)
+        s = t
+    return np.where(np.isfinite(s), s + c, s)

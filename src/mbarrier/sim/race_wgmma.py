@@ -1,0 +1,47 @@
+"""Happens-before of warpgroup MMA (PTX ISA 9.7.15), for the race tracker (`sim.races`): a
+wgmma.mma_async's engine is an agent ordered after what each lane of its warp did before the issue; it
+reads its shared-memory matrices in the async proxy (9.7.15.4: a generic write reaches it only through
+fence.proxy.async); wgmma.wait_group orders the operations it retires before the thread's later
+accesses. Races with its reads are explained in `sim.race_report` (rule wgmma-operand-inflight)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mbarrier.sim.hb import ASYNC, VC, Agent, Info, join
+from mbarrier.sim.machine import Copy, Cta, Thread
+from mbarrier.sim.race_report import CopyInfo
+
+if TYPE_CHECKING:
+    from mbarrier.sim.races import RaceMachine
+
+
+def issued(m: RaceMachine, c: Copy) -> Copy:
+    """The engine `c` just issued: its clock is the join of its lanes' (each lane's clock advances)."""
+    assert c.mma is not None
+    vc: VC = {}
+    for aid in c.mma.lanes:
+        join(vc, m.hb.agent(aid).tick())
+    vc[c.aid] = 2
+    cag = m.hb.add(Agent(c.aid, vc))
+    cag.pvc = m.hb.proxy_fences.visible(vc)
+    m.hb.add_copy(c.aid, CopyInfo(c.kind, c.thread.aid, c.site.line, None, c.mma.lanes))
+    return c
+
+
+def read(m: RaceMachine, c: Copy, cta: Cta, chunks: list[int]) -> None:
+    """The engine read these 16-byte chunks of `cta`'s shared memory (at its clock 1, async proxy)."""
+    cag = m.hb.agents[c.aid]
+    shadow = m.hb.shadow(cta.index)
+    for at in dict.fromkeys(chunks):
+        info: Info = (c.aid, c.site, ASYNC, "shared", cta.index, at, 16, "the read of wgmma.mma_async")
+        m._check(shadow, at, 16, cag, info, 1, cag.pvc)
+
+
+def retired(m: RaceMachine, t: Thread, done: list[Copy] | None) -> list[Copy] | None:
+    """`t`'s wgmma.wait_group retired these operations: their reads happen before its later accesses."""
+    if done:
+        ag = m.hb.agent(t.aid)
+        for c in done:
+            ag.acquire({c.aid: 2})
+    return done
