@@ -12,7 +12,7 @@ strides, the CLayout of the accumulator), apart from `mbarrier.sim.mma`, so a te
 other is not circular.
 
     python3 -m mbarrier.hw.wgmma emit DIR       # DIR/manifest.txt, DIR/<case>.ptx, DIR/<case>.in
-    python3 -m mbarrier.hw.wgmma collect DIR OUT.json [--device NAME]   # DIR/<case>.out* -> records
+    python3 -m mbarrier.hw.wgmma collect DIR OUT.json [--device NAME] [--toolchain TEXT]  # -> records
 """
 
 from __future__ import annotations
@@ -507,7 +507,7 @@ def emit(directory: Path) -> None:
     (directory / "manifest.txt").write_text("\n".join(rows) + "\n")
 
 
-def collect(directory: Path, device: str) -> dict[str, object]:
+def collect(directory: Path, device: str, toolchain: str = "") -> dict[str, object]:
     """The records of a GPU run: per case its definition, the digest of its input buffer (the inputs are
     regenerated from the case) and each run's accumulators."""
     results: list[dict[str, object]] = []
@@ -524,7 +524,7 @@ def collect(directory: Path, device: str) -> dict[str, object]:
         results.append({"case": asdict(case), "input_sha256": digest(inputs(case).blob()),
                         "deterministic": all(r == runs[0] for r in runs), "runs": len(runs),
                         "output": _pack(runs[0])})
-    return {"schema": SCHEMA, "device": device, "kernel": KERNEL, "results": results}
+    return {"schema": SCHEMA, "device": device, "toolchain": toolchain, "kernel": KERNEL, "results": results}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -536,11 +536,12 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("dir", type=Path)
     c.add_argument("out", type=Path)
     c.add_argument("--device", default="unknown")
+    c.add_argument("--toolchain", default="")
     args = p.parse_args(argv)
     if args.cmd == "emit":
         emit(args.dir)
     else:
-        args.out.write_text(json.dumps(collect(args.dir, args.device), indent=1) + "\n")
+        args.out.write_text(json.dumps(collect(args.dir, args.device, args.toolchain), indent=1) + "\n")
     return 0
 
 
