@@ -1,0 +1,84 @@
+"""The shape corpus: the kernels people write around mbarriers, each correct and with a planted bug, and
+how to launch them. nvcc-compiled PTX (`*.ptx`, from `cuda/*.cu` by `cuda/build.sh`: CUDA 13.0,
+`-O3 -arch=sm_90a`); the trip counts are kernel parameters (the loops stay loops) unless the name says
+`_ct` (compile-time count). `bench/shapes.py` checks each one and prints what the checker answered.
+
+Each `Shape` names its file, its launch (grid, block, cluster, the integer parameters by position) and
+what a check of that launch must answer: `None` for a correct kernel (verified), else the kind of the
+finding the planted bug produces (its source's comment says why). `trips`: the positions of the
+trip-count parameters, so a benchmark can vary them (`Shape.sized`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from mbarrier import sim
+
+HERE = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One launch of one kernel of the corpus, and what checking it must find."""
+
+    name: str                                # the file's stem
+    block: int
+    args: tuple[tuple[int, int], ...]        # integer parameters: (position, value)
+    bug: str | None = None                   # the expected finding's kind; None: correct (verified)
+    grid: int = 1
+    cluster: int | None = None
+    trips: tuple[int, ...] = (2,)            # positions of the trip-count parameters
+
+    @property
+    def path(self) -> Path:
+        return HERE / f"{self.name}.ptx"
+
+    def words(self) -> list[str]:
+        """The launch as `mbarrier run`/`check` options."""
+        out = ["--grid", str(self.grid), "--block", str(self.block)]
+        if self.cluster is not None:
+            out += ["--cluster", str(self.cluster)]
+        for pos, v in self.args:
+            out += ["--arg", f"{pos}={v}"]
+        return out
+
+    def sized(self, *trips: int) -> Shape:
+        """The same shape with its trip-count parameters set (in the order of `trips`)."""
+        values = dict(self.args)
+        values.update(zip(self.trips, trips, strict=True))
+        return replace(self, args=tuple(sorted(values.items())))
+
+    def launch(self) -> sim.Machine:
+        return sim.launch(sim.load(self.path), grid=self.grid, block=self.block, cluster=self.cluster,
+                          args=dict(self.args))
+
+
+def _ring(name: str, bug: str | None = None, grid: int = 1, cluster: int | None = None) -> Shape:
+    """2 consumer warps and the producer's warp, 4 iterations."""
+    return Shape(name, 96, ((2, 4),), bug, grid, cluster)
+
+
+def _warpgroups(name: str, bug: str | None = None) -> Shape:
+    """3 warpgroups of 128 threads, 4 iterations."""
+    return Shape(name, 384, ((2, 4),), bug)
+
+
+def _tiles(name: str, block: int, bug: str | None = None) -> Shape:
+    """2 tiles of 2 iterations."""
+    return Shape(name, block, ((2, 2), (3, 2)), bug, trips=(2, 3))
+
+
+SHAPES: dict[str, Shape] = {s.name: s for s in (
+    _ring("ring"), _ring("ring_ct"), _ring("ring_rolled"), _ring("ring_elect"),
+    _ring("ring_bug_parity", "race"), _ring("ring_bug_count", "deadlock"),
+    _ring("ring_bug_bytes", "deadlock"),
+    _warpgroups("warpgroup"), _warpgroups("warpgroup_ct"), _warpgroups("warpgroup_bug_count", "deadlock"),
+    _tiles("pingpong", 384), _tiles("pingpong_bug_order", 384, "race"),
+    _tiles("persistent", 96), _tiles("persistent_bug_reset", 96, "race"),
+    _ring("cluster", grid=2, cluster=2), _ring("cluster_bug_mask", "deadlock", grid=2, cluster=2),
+    _ring("cpasync"), _ring("cpasync_bug_inc", "deadlock"),
+    _ring("named"), _ring("named_bug_skip", "deadlock"),
+    _ring("branch"), _ring("branch_bug_skip", "deadlock"),
+)}
