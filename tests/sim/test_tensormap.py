@@ -72,14 +72,13 @@ REFUSED = [
     (replace(TILED, boxDim=(32, 8), swizzle="CU_TENSOR_MAP_SWIZZLE_32B"),
      "64 bytes, more than the 32 bytes of CU_TENSOR_MAP_SWIZZLE_32B"),
     (replace(TILED, boxDim=(64, 8), swizzle="CU_TENSOR_MAP_SWIZZLE_64B"), "more than the 64 bytes"),
-    (replace(TILED, tensorRank=3, globalDim=(64, 32, 2), globalStrides=(128, 4096), boxDim=(64, 8, 1),
-             elementStrides=(1, 1, 1), interleave="CU_TENSOR_MAP_INTERLEAVE_32B"),
-     "INTERLEAVE_32B requires swizzle CU_TENSOR_MAP_SWIZZLE_32B"),
+    (replace(TILED, tensorRank=3, globalDim=(8, 32, 2), globalStrides=(16, 512), boxDim=(4, 8, 1),
+             elementStrides=(1, 1, 1), interleave="CU_TENSOR_MAP_INTERLEAVE_16B",
+             swizzle="CU_TENSOR_MAP_SWIZZLE_NONE"),
+     "boxDim[0] * element size = 8 bytes is not a multiple of 16"),
     (replace(TILED, tensorDataType="CU_TENSOR_MAP_DATA_TYPE_INT32", boxDim=(32, 8),
              oobFill="CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA"),
      "needs a floating-point tensorDataType"),
-    (replace(TILED, globalStrides=()), "globalStrides has 0 entries; tensorRank 2 needs 1"),
-    (replace(TILED, boxDim=(64,)), "boxDim has 1 entries; tensorRank 2 needs 2"),
     (replace(IM2COL, pixelBoxLowerCorner=(-129, 0)), "pixelBoxLowerCorner[0] = -129 is outside -128..127"),
     (replace(IM2COL, tensorRank=5, globalDim=(64, 9, 9, 9, 2), globalStrides=(128, 1152, 10368, 93312),
              elementStrides=(1,) * 5, pixelBoxLowerCorner=(0, 0, 0), pixelBoxUpperCorner=(16, 0, 0)),
@@ -101,6 +100,25 @@ def test_arguments_outside_the_encode_limits_are_refused_with_the_api_error(tm: 
     assert e.value.error == "CUDA_ERROR_INVALID_VALUE"
     assert f"{tm.function} would return CUDA_ERROR_INVALID_VALUE" in str(e.value)
     assert words in str(e.value)
+
+
+# Taken by the driver (H100, driver 580.159.04) though the documentation reads otherwise.
+ACCEPTED = [replace(TILED, globalStrides=(0,))] + [  # a broadcast dimension; INTERLEAVE_32B, any swizzle
+    replace(TILED, tensorRank=3, globalDim=(16, 32, 2), globalStrides=(32, 1024), boxDim=(16, 8, 1),
+            elementStrides=(1, 1, 1), interleave="CU_TENSOR_MAP_INTERLEAVE_32B", swizzle=swizzle)
+    for swizzle in ("CU_TENSOR_MAP_SWIZZLE_NONE", "CU_TENSOR_MAP_SWIZZLE_64B", "CU_TENSOR_MAP_SWIZZLE_128B")]
+
+
+@pytest.mark.parametrize("tm", ACCEPTED)
+def test_what_the_driver_takes_is_taken(tm: TensorMap) -> None:
+    assert decode(tm.encode()) == tm
+
+
+def test_array_lengths_must_match_the_rank() -> None:
+    for tm, words in ((replace(TILED, globalStrides=()), "globalStrides has 0 entries; tensorRank 2 needs 1"),
+                      (replace(TILED, boxDim=(64,)), "boxDim has 1 entries; tensorRank 2 needs 2")):
+        with pytest.raises(TensorMapError, match=words):
+            tm.validate()
 
 
 def test_packed_sub_byte_types_are_the_simulators_limit_not_the_apis() -> None:

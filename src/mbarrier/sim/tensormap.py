@@ -132,15 +132,12 @@ class TensorMap:
             if not 1 <= d <= spec.GLOBAL_DIM_MAX:
                 raise self._refuse(f"globalDim[{i}] = {d} is outside 1..2^32")
         multiple = spec.STRIDE_MULTIPLE_INTERLEAVE_32B if i32 else spec.STRIDE_MULTIPLE
-        for i, s in enumerate(self.globalStrides):
-            if s % multiple or not 0 < s < spec.STRIDE_LIMIT:
+        for i, s in enumerate(self.globalStrides):  # 0 is a multiple: the driver takes it (a broadcast)
+            if s % multiple or not 0 <= s < spec.STRIDE_LIMIT:
                 raise self._refuse(f"globalStrides[{i}] = {s} is not a multiple of {multiple} below 2^40")
         for i, e in enumerate(self.elementStrides):
             if not 1 <= e <= spec.ELEMENT_STRIDE_MAX:
                 raise self._refuse(f"elementStrides[{i}] = {e} is outside 1..{spec.ELEMENT_STRIDE_MAX}")
-        if i32 and self.swizzle != "CU_TENSOR_MAP_SWIZZLE_32B":
-            raise self._refuse("interleave CU_TENSOR_MAP_INTERLEAVE_32B requires swizzle "
-                               "CU_TENSOR_MAP_SWIZZLE_32B")
         filled = self.oobFill != "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE"
         if filled and self.tensorDataType not in spec.FLOAT_TYPES:
             raise self._refuse(f"oobFill {self.oobFill} needs a floating-point tensorDataType, not "
@@ -158,8 +155,8 @@ class TensorMap:
             expect["pixelBoxLowerCorner"] = expect["pixelBoxUpperCorner"] = rank - 2
         for name, n in expect.items():
             got = len(getattr(self, name))
-            if got != n:
-                raise self._refuse(f"{name} has {got} entries; tensorRank {rank} needs {n}")
+            if got != n:  # the C call has no lengths: it would read past the array, or ignore the rest
+                raise TensorMapError(f"{name} has {got} entries; tensorRank {rank} needs {n}")
 
     def _inner_limit(self, inner: int, what: str) -> None:
         span = spec.SWIZZLES[self.swizzle][1]
@@ -171,10 +168,10 @@ class TensorMap:
             if not 1 <= b <= spec.BOX_DIM_MAX:
                 raise self._refuse(f"boxDim[{i}] = {b} is outside 1..{spec.BOX_DIM_MAX}")
         inner = self.boxDim[0] * self.element_size
+        if inner % spec.BOX_INNER_MULTIPLE:  # interleaved too: the driver refuses it there as well
+            raise self._refuse(f"boxDim[0] * element size = {inner} bytes is not a multiple of "
+                               f"{spec.BOX_INNER_MULTIPLE}")
         if not interleaved:
-            if inner % spec.BOX_INNER_MULTIPLE:
-                raise self._refuse(f"boxDim[0] * element size = {inner} bytes is not a multiple of "
-                                   f"{spec.BOX_INNER_MULTIPLE}")
             self._inner_limit(inner, "the box's inner dimension (boxDim[0] * element size)")
 
     def _validate_im2col(self, interleaved: bool) -> None:

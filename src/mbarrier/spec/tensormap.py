@@ -1,8 +1,13 @@
 """The CUDA driver API's tensor maps as data: the enums of `cuTensorMapEncodeTiled` and
 `cuTensorMapEncodeIm2col` (their names and values) and the limits those functions refuse with
 CUDA_ERROR_INVALID_VALUE, as the CUDA 13.0 driver API documents them (cuda.h, "Tensor Map Object
-Managment"). The PTX side (`cp.async.bulk.tensor`, PTX ISA 9.7.9.25.5.2) reads a tensor map as an opaque
-128-byte object; `sim.tensormap` encodes and decodes the simulator's own layout of it.
+Managment") and as the driver enforces them: where the two differ the driver is followed, as measured
+on an H100 with driver 580.159.04 (every case of tests/sim/test_tensormap.py through the real encode
+calls): it takes a global stride of 0, takes CU_TENSOR_MAP_INTERLEAVE_32B with any swizzle (the
+documentation asks for SWIZZLE_32B), and refuses a box whose inner dimension is not a multiple of 16
+bytes with interleaved layouts too (the documentation asks it of INTERLEAVE_NONE only). The PTX side
+(`cp.async.bulk.tensor`, PTX ISA 9.7.9.25.5.2) reads a tensor map as an opaque 128-byte object;
+`sim.tensormap` encodes and decodes the simulator's own layout of it.
 """
 
 from __future__ import annotations
@@ -75,11 +80,13 @@ ADDRESS_ALIGN: Final = 16
 ADDRESS_ALIGN_INTERLEAVE_32B: Final = 32
 #: globalDim[i]: 1..2^32.
 GLOBAL_DIM_MAX: Final = 1 << 32
-#: globalStrides[i] (bytes, rank - 1 of them): a multiple of 16 (32 with INTERLEAVE_32B), below 2^40.
+#: globalStrides[i] (bytes, rank - 1 of them): a multiple of 16 (32 with INTERLEAVE_32B; 0 is one), below
+#: 2^40.
 STRIDE_MULTIPLE: Final = 16
 STRIDE_MULTIPLE_INTERLEAVE_32B: Final = 32
 STRIDE_LIMIT: Final = 1 << 40
-#: boxDim[i] (tiled): 1..256; with INTERLEAVE_NONE, boxDim[0] * element size a multiple of 16 bytes.
+#: boxDim[i] (tiled): 1..256; boxDim[0] * element size a multiple of 16 bytes (the driver asks it of every
+#: interleave).
 BOX_DIM_MAX: Final = 256
 BOX_INNER_MULTIPLE: Final = 16
 #: elementStrides[i]: 1..8.
