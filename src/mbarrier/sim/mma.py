@@ -8,8 +8,8 @@ Numbers (9.7.15.5.2, "Precision and rounding": the accumulation order, rounding 
 subnormal inputs are unspecified): each product of two inputs is exact in binary64; the products of a
 row and a column and the accumulator are summed with compensation (the exact sum to within binary64's
 precision) and that sum is rounded to nearest-even into the accumulator type. Integer forms are exact
-(wrapped, or clamped with .satfinite). The GPU may round differently: `ERROR_BITS` bounds the difference the
-conformance replay accepts.
+(wrapped, or clamped with .satfinite). The GPU may round differently: `mbarrier.hw.wgmma.bound` is the
+difference the conformance replay accepts.
 """
 
 from __future__ import annotations
@@ -311,13 +311,6 @@ def floats(raw: npt.NDArray[np.uint8], t: str) -> npt.NDArray[np.float64]:
 
 
 # -- the operation --------------------------------------------------------------------------------------
-#: The bound of the replay: a GPU's float result may differ from the simulator's by at most this many
-#: units in the last place of the accumulator type's precision at the magnitude of |D| + sum |a*b|, per
-#: product summed (plus one). FP8 products accumulate with fewer bits on sm_90 (13 here).
-ERROR_BITS: dict[tuple[str, str], int] = {(".f32", "float"): 23, (".f16", "float"): 10,
-                                          (".f32", "fp8"): 13, (".f16", "fp8"): 10}
-
-
 def multiply(form: Form, a: npt.NDArray[np.uint8], b: npt.NDArray[np.uint8],
              d: npt.NDArray[np.float64] | npt.NDArray[np.int64] | None, scale_a: int = 1, scale_b: int = 1
              ) -> npt.NDArray[np.float64] | npt.NDArray[np.int64]:
