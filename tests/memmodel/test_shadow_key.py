@@ -17,7 +17,7 @@ def _cells(s: Shadow) -> dict[int, tuple[object, ...]]:
 def _scratch(s: Shadow) -> int:
     pages: dict[int, set[object]] = {}
     for a, c in _cells(s).items():
-        pages.setdefault(a >> PAGE_BITS, set()).add((a, *c))
+        pages.setdefault(a >> PAGE_BITS, set()).add((a, c))
     return hash(frozenset((p, hash(frozenset(cells))) for p, cells in pages.items()))
 
 

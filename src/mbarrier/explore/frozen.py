@@ -150,11 +150,17 @@ class Plan:
         return Segment(items, tuple(gates.values()), arrivals, exits)
 
 
+PLANS_KEPT = 2048
+FLOWS_KEPT = 128
+
+
 class Frozen:
     """The passability fixpoint (see the module docstring), with per-thread plans cached."""
 
     def __init__(self) -> None:
-        self._plans: dict[tuple[object, ...], Plan] = {}
+        # Plans by cut and thread situation: the latest PLANS_KEPT (a search meets new register values at
+        # every level, so an unbounded cache would grow with the states, not with the program).
+        self._plans: OrderedDict[tuple[object, ...], Plan] = OrderedDict()
         # Register values per (thread, pc, live registers): shared by the plans of every cut; only the
         # latest few are kept (a plan keeps what it needs).
         self._flows: OrderedDict[tuple[object, ...], dict[int, Env]] = OrderedDict()
@@ -183,9 +189,11 @@ class Frozen:
             if envs is None:
                 envs = self._flows[where] = flow(fp.m, fp.code, t, rel[t.pc],
                                                  lambda j, env: fp.successors(t, j, t.pc, env))
-                if len(self._flows) > 512:
+                if len(self._flows) > FLOWS_KEPT:
                     self._flows.popitem(last=False)
             p = self._plans[key] = Plan(self, fp, t, cut, blocked, envs)
+            if len(self._plans) > PLANS_KEPT:
+                self._plans.popitem(last=False)
         return p
 
     # -- one instruction ------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ the set's enabled agents preserves every deadlock and, for every reachable viola
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable
 
 from mbarrier.explore.code import Code
@@ -24,7 +25,7 @@ from mbarrier.explore.footprints import (
     group,
     matches,
 )
-from mbarrier.explore.frozen import Frozen
+from mbarrier.explore.frozen import PLANS_KEPT, Frozen
 from mbarrier.sim.machine import Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, InCollective
 
@@ -40,7 +41,8 @@ class AllFootprints:
         self.fps = fps
         self._anything: Future = {"any": [(("any",), WRITE)]}
         self.frozen = Frozen()
-        self._grouped: dict[int, tuple[list[Item], Future]] = {}
+        # Futures grouped by object, by the item list they come from (the plans' lists: as many kept).
+        self._grouped: OrderedDict[int, tuple[list[Item], Future]] = OrderedDict()
 
     def current(self, a: Thread | Copy) -> list[Item]:
         if isinstance(a, Copy):
@@ -76,6 +78,8 @@ class AllFootprints:
             found = self._grouped.get(id(items))
             if found is None or found[0] is not items:
                 found = self._grouped[id(items)] = (items, group(items))
+                if len(self._grouped) > PLANS_KEPT:
+                    self._grouped.popitem(last=False)
             out.append(found[1])
         return out, immortal
 

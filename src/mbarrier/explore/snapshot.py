@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import compress
-from operator import attrgetter, is_not, itemgetter
+from operator import attrgetter, is_, is_not, itemgetter
 from typing import Any
 
 from mbarrier.core.barrier import Barrier
@@ -146,18 +146,59 @@ def save(m: Machine, token_slots: Mapping[str, frozenset[int]], prev: Snapshot |
             entries[aid] = _thread_state(ts[aid], token_slots)
         threads = tuple(entries)
     copies = tuple((c, c.pc, c.status, c.deps, tuple(c.watchers)) for c in m.inflight)
-    ctas = tuple((bytes(c.smem), tuple((off, b, _FIELDS(b)) for off, b in c.barriers.items()),
-                  frozenset(c.words), tuple((i, tuple(nb.arrived), nb.count) for i, nb in c.bars.items()),
-                  c.live) for c in m.ctas)
+    ctas = _same(tuple(_cta_state(c, prev[2][i] if prev is not None else None)
+                       for i, c in enumerate(m.ctas)), prev, 2)
     clusters = tuple((c.live, c.phase, c.count) for c in m.clusters)
     warps = tuple((tuple((k, v.finish, v.need, tuple(v.parts.items())) for k, v in w.pending.items()), w.nreg)
                   for w in _warps(m))
-    gmem = tuple(tuple((k, bytes(v)) for k, v in r.pages.items() if v != _ZERO_PAGE) for r in m.gmem.regions)
+    gmem = _same(tuple(_pages(r.pages, prev[5][i] if prev is not None else ())
+                       for i, r in enumerate(m.gmem.regions)), prev, 5)
     parked = tuple((k, v[0], tuple(v[1])) for k, v in m.parked.items())
     # `resolved` caches address -> Barrier object; objects created after a snapshot must not leak back.
     hb = m.hb.clone() if isinstance(m, RaceMachine) else None
-    return (threads, copies, ctas, clusters, warps, gmem, parked, tuple(m.runnable), m.next_aid,
-            tuple(m.resolved.items()), hb)
+    return (threads, copies, ctas, clusters, warps, gmem, parked, _same(tuple(m.runnable), prev, 7),
+            m.next_aid, _same(tuple(m.resolved.items()), prev, 9), hb)
+
+
+# What a step leaves unchanged is shared with the previous snapshot, not copied again: most steps
+# change one thread, a few bytes and a barrier, and a queued state holds everything else in common
+# with its parent (`restore` also skips the parts a snapshot shares with the machine's current one).
+def _same(new: tuple[object, ...], prev: Snapshot | None, i: int) -> tuple[object, ...]:
+    """`new`, or the equal part `i` of `prev` (a tuple of objects compared by identity)."""
+    if prev is not None:
+        old: tuple[object, ...] = prev[i]
+        if len(old) == len(new) and all(map(is_, old, new)):
+            return old
+    return new
+
+
+def _cta_state(c: Cta, was: tuple[object, ...] | None) -> tuple[object, ...]:
+    """A CTA's shared memory, barriers, valid words, bar.sync state and live count, reusing the parts
+    (and the whole) of its previous state `was` that are unchanged."""
+    smem: object = bytes(c.smem) if was is None or c.smem != was[0] else was[0]
+    barriers: object = tuple((off, b, _FIELDS(b)) for off, b in c.barriers.items())
+    words: object = frozenset(c.words) if was is None or c.words != was[2] else was[2]
+    bars: object = tuple((i, tuple(nb.arrived), nb.count) for i, nb in c.bars.items())
+    if was is None:
+        return (smem, barriers, words, bars, c.live)
+    if barriers == was[1]:
+        barriers = was[1]
+    if bars == was[3]:
+        bars = was[3]
+    state = (smem, barriers, words, bars, c.live)
+    return was if all(map(is_, state[:4], was[:4])) and c.live == was[4] else state
+
+
+def _pages(pages: dict[int, bytearray], was: tuple[object, ...]) -> tuple[object, ...]:
+    """A region's written pages as (page, bytes), reusing the pairs of its previous state `was` whose
+    bytes are unchanged (and `was` itself if every pair is)."""
+    before: dict[int, tuple[int, bytes]] = {pair[0]: pair for pair in was}  # type: ignore[index,misc]
+    out: list[tuple[int, bytes]] = []
+    for k, v in pages.items():
+        if v != _ZERO_PAGE:
+            old = before.get(k)
+            out.append(old if old is not None and old[1] == v else (k, bytes(v)))
+    return was if len(out) == len(was) and all(map(is_, out, was)) else tuple(out)
 
 
 _WARPS: dict[int, list[Warp]] = {}

@@ -5,6 +5,7 @@ probing the wait on a copy of the object and running the failure path on a scrat
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from mbarrier.core.barrier import Barrier
@@ -20,13 +21,18 @@ def holds(t: Thread, x: Ins) -> bool:
     return x.guard is None or bool(t.regs[x.guard[0]]) != x.guard[1]
 
 
+SPINS_KEPT = 1024
+
+
 class Spins:
     """The spin-waits of one machine's threads (the failure paths' answers are cached by pc and registers)."""
 
     def __init__(self, m: Machine, codes: dict[str, Code]) -> None:
         self.m = m
         self.codes = codes
-        self._cache: dict[tuple[object, ...], bool] = {}
+        # The latest SPINS_KEPT answers: new register values come with new states, so an unbounded cache
+        # would grow with the search.
+        self._cache: OrderedDict[tuple[object, ...], bool] = OrderedDict()
 
     def _ins(self, t: Thread) -> Ins:
         return self.codes[t.func.name].ins[t.pc]
@@ -117,4 +123,6 @@ class Spins:
         spin = self._cache.get(key)
         if spin is None:
             spin = self._cache[key] = self.spins_back(t, x)
+            if len(self._cache) > SPINS_KEPT:
+                self._cache.popitem(last=False)
         return (cta, off) if spin else None

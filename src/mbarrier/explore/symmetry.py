@@ -264,8 +264,8 @@ def hb_key(hb: RaceState, ren: list[int], lane_of: list[int], top: int,
                 vc(a.cp_issued), tuple((k, tuple(map(tuple, v))) for k, v in a.groups.items()))
 
     def shadow(s: Shadow) -> frozenset[object]:
-        return frozenset((addr, r(c[0]), c[1],  # type: ignore[call-overload]
-                          frozenset(zip(map(r, c[3]), (v[0] for v in c[3].values()), strict=True)))  # type: ignore
+        return frozenset((addr, r(c[0]), c[1],
+                          frozenset(zip(map(r, c[3]), (v[0] for v in c[3].values()), strict=True)))
                          for addr, c in s.items())
 
     def clocks(b: BarrierClocks) -> tuple[object, ...]:

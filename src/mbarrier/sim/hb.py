@@ -31,6 +31,8 @@ MBAR = 16       # an mbarrier operation on the object's word (init and inval are
 # An access as the shadow remembers it: (agent id, site, flags, space, cta index, address, size, what).
 # `site` is the thread's instruction (a sim.compile.Site) or the copy's; `what` names the operation.
 Info = tuple[int, object, int, str, int, int, int, str]
+# A byte's history: the last write (agent, clock, info; -1, 0, None: none) and the reads since, by agent.
+Cell = tuple[int, int, Info | None, dict[int, tuple[int, Info]]]
 
 
 def join(into: VC, other: VC) -> None:
@@ -60,18 +62,18 @@ PAGE_BITS = 6  # a shadow page covers 64 bytes: the unit that copies share until
 class Shadow:
     """The per-byte access history of one memory (a CTA's shared memory, or global memory).
 
-    A cell is [writer, its clock, its info, {reader: (clock, info)}]. Cells live in pages of
-    2^PAGE_BITS bytes. A copy (`clone`) shares every page and every cell; each side copies a page before
-    its first change (`owned_pages`) and a cell likewise (`owned`), so a run changes them in place and a
-    checker's snapshot costs the pages its last step touched, not the whole history. Each page's part
-    of `key()` is kept (`hashes`) and recomputed only for the pages changed since (`stale`)."""
+    A cell is (writer, its clock, its info, {reader: (clock, info)}), never changed once made: an access
+    makes new cells, one for all the bytes it touches that held the same cell (a 128-byte copy makes one
+    cell, not 128). Cells live in pages of 2^PAGE_BITS bytes. A copy (`clone`) shares every page; each
+    side copies a page before its first change (`owned_pages`), so a checker's snapshot costs the pages
+    its last step touched, not the whole history. Each page's part of `key()` is kept (`hashes`) and
+    recomputed only for the pages changed since (`stale`)."""
 
-    __slots__ = ("pages", "owned_pages", "owned", "hashes", "stale")
+    __slots__ = ("pages", "owned_pages", "hashes", "stale")
 
     def __init__(self) -> None:
-        self.pages: dict[int, dict[int, list[object]]] = {}
+        self.pages: dict[int, dict[int, Cell]] = {}
         self.owned_pages: set[int] = set()
-        self.owned: set[int] = set()
         self.hashes: dict[int, int] = {}
         self.stale: set[int] = set()
 
@@ -83,40 +85,46 @@ class Shadow:
         flags = info[2]
         write = flags & WRITE
         atomic = flags & ATOMIC
-        owned = self.owned
         get = vc.get
+        written: Cell = (me, clk, info, {})
+        # The cell each old cell becomes (by the old one's id; the old one is kept alive with it): bytes
+        # that shared a cell are checked once and share the new one.
+        made: dict[int, tuple[Cell | None, Cell]] = {}
         p = -1
-        cells: dict[int, list[object]] = {}
+        cells: dict[int, Cell] = {}
         for a in range(addr, addr + size):
             if a >> PAGE_BITS != p:
                 p = a >> PAGE_BITS
                 cells = self._page(p)
             cell = cells.get(a)
+            seen = made.get(id(cell))
+            if seen is not None:
+                cells[a] = seen[1]
+                continue
             if cell is None:
-                cells[a] = [me, clk, info, {}] if write else [-1, 0, None, {me: (clk, info)}]
-                owned.add(a)
+                new: Cell = written if write else (-1, 0, None, {me: (clk, info)})
+                made[id(None)] = (None, new)
+                cells[a] = new
                 continue
             wc, wk, winfo, reads = cell
             if wc != me and winfo is not None:
-                if get(wc, 0) < wk:  # type: ignore[call-overload]
-                    if not (atomic and winfo[2] & ATOMIC):  # type: ignore[index]
-                        raise Conflict(_rule(winfo, info), winfo, wk, info, a)  # type: ignore[arg-type]
-                elif pvc is not None and winfo[2] & THREAD and pvc.get(wc, 0) < wk:  # type: ignore
-                    raise Conflict("proxy-fence", winfo, wk, info, a)  # type: ignore[arg-type]
+                if get(wc, 0) < wk:
+                    if not (atomic and winfo[2] & ATOMIC):
+                        raise Conflict(_rule(winfo, info), winfo, wk, info, a)
+                elif pvc is not None and winfo[2] & THREAD and pvc.get(wc, 0) < wk:
+                    raise Conflict("proxy-fence", winfo, wk, info, a)
             if write:
-                for rc, (rk, rinfo) in reads.items():  # type: ignore[attr-defined]
+                for rc, (rk, rinfo) in reads.items():
                     if rc != me and get(rc, 0) < rk and not (atomic and rinfo[2] & ATOMIC):
                         prev = (winfo, wk) if winfo is not None else None
-                        raise Conflict(_rule(rinfo, info), rinfo, rk, info, a, prev)  # type: ignore
-                cells[a] = [me, clk, info, {}]
-                owned.add(a)
-            elif a in owned:
-                reads[me] = (clk, info)  # type: ignore[index]
+                        raise Conflict(_rule(rinfo, info), rinfo, rk, info, a, prev)
+                new = written
             else:
-                cells[a] = [wc, wk, winfo, {**reads, me: (clk, info)}]  # type: ignore[dict-item]
-                owned.add(a)
+                new = (wc, wk, winfo, {**reads, me: (clk, info)})
+            made[id(cell)] = (cell, new)
+            cells[a] = new
 
-    def _page(self, p: int) -> dict[int, list[object]]:
+    def _page(self, p: int) -> dict[int, Cell]:
         """Page `p`, this copy's own (copied first if shared), marked for a new hash."""
         self.stale.add(p)
         page = self.pages.get(p)
@@ -129,11 +137,10 @@ class Shadow:
         return page
 
     def freeze(self) -> None:
-        """Make this shadow shareable as it is: its key up to date, nothing of it changed in place again
-        (a later change copies the page and cell first)."""
+        """Make this shadow shareable as it is: its key up to date, none of its pages changed in place
+        again (a later change copies the page first)."""
         self._refresh()
         self.owned_pages = set()
-        self.owned = set()
 
     def clone(self) -> Shadow:
         """A copy that shares every page and cell with this one until either side changes them."""
@@ -145,12 +152,18 @@ class Shadow:
 
     def _refresh(self) -> None:
         pages, hashes = self.pages, self.hashes
+        part: dict[int, tuple[object, ...]] = {}  # a cell's part of the key, by its id (cells are shared)
         for p in self.stale:
-            hashes[p] = hash(frozenset((a, c[0], c[1], frozenset((r, v[0]) for r, v in c[3].items()))  # type: ignore
-                                       for a, c in pages[p].items()))
+            items = []
+            for a, c in pages[p].items():
+                k = part.get(id(c))
+                if k is None:
+                    k = part[id(c)] = (c[0], c[1], frozenset((r, v[0]) for r, v in c[3].items()))
+                items.append((a, k))
+            hashes[p] = hash(frozenset(items))
         self.stale = set()
 
-    def items(self) -> Iterator[tuple[int, list[object]]]:
+    def items(self) -> Iterator[tuple[int, Cell]]:
         """Every cell: (address, cell), page by page."""
         for page in self.pages.values():
             yield from page.items()
@@ -275,6 +288,55 @@ class Agent:
                 tuple(sorted(self.frel.items())) if self.frel is not None else None,
                 tuple(sorted(self.facq.items())), tuple(sorted(self.cp_issued.items())),
                 tuple((k, tuple(map(tuple, v))) for k, v in self.groups.items()))
+
+
+CHUNK_BITS = 5  # agents are kept in chunks of 32 ids: the unit that copies of a table share
+
+
+class AgentTable:
+    """Agents by id (threads 0 .. n-1, then copy engines in issue order). A copy (`clone`) shares the
+    chunks of 32 ids until one side puts an agent into one: a snapshot costs a list of chunks and the
+    chunks its last step changed, not an entry per agent."""
+
+    __slots__ = ("chunks", "owned")
+
+    def __init__(self) -> None:
+        self.chunks: list[list[Agent | None]] = []
+        self.owned: set[int] = set()
+
+    def __getitem__(self, aid: int) -> Agent:
+        a = self.get(aid)
+        if a is None:
+            raise KeyError(aid)
+        return a
+
+    def get(self, aid: int) -> Agent | None:
+        i = aid >> CHUNK_BITS
+        return self.chunks[i][aid & ((1 << CHUNK_BITS) - 1)] if 0 <= i < len(self.chunks) else None
+
+    def __setitem__(self, aid: int, agent: Agent) -> None:
+        i = aid >> CHUNK_BITS
+        chunks = self.chunks
+        while len(chunks) <= i:
+            self.owned.add(len(chunks))
+            chunks.append([None] * (1 << CHUNK_BITS))
+        if i not in self.owned:
+            chunks[i] = list(chunks[i])
+            self.owned.add(i)
+        chunks[i][aid & ((1 << CHUNK_BITS) - 1)] = agent
+
+    def values(self) -> Iterator[Agent]:
+        """The agents in id order."""
+        for chunk in self.chunks:
+            for a in chunk:
+                if a is not None:
+                    yield a
+
+    def clone(self) -> AgentTable:
+        out = AgentTable()
+        out.chunks = list(self.chunks)
+        self.owned = set()
+        return out
 
 
 class BarrierClocks:

@@ -39,6 +39,7 @@ from mbarrier.sim.hb import (
     VC,
     WRITE,
     Agent,
+    AgentTable,
     BarrierClocks,
     Conflict,
     Fences,
@@ -61,8 +62,10 @@ class RaceState:
     first (`agent`, `shadow`, `clocks`, `copy_info`), so a snapshot costs what its last step changed."""
 
     def __init__(self, m: Machine) -> None:
-        self.agents: dict[int, Agent] = {t.aid: Agent(t.aid) for t in m.threads}
-        self.private: set[int] = set(self.agents)   # agents no snapshot shares: changed in place
+        self.agents = AgentTable()
+        for t in m.threads:
+            self.agents[t.aid] = Agent(t.aid)
+        self.private: set[int] = {t.aid for t in m.threads}   # agents no snapshot shares: changed in place
         self.smem: list[Shadow] = [Shadow() for _ in m.ctas]
         self.gmem = Shadow()
         self.own_shadows: set[int] = set(range(-1, len(m.ctas)))  # likewise, by CTA index (-1: global)
@@ -133,7 +136,7 @@ class RaceState:
         for cta in self.own_shadows:
             (self.gmem if cta < 0 else self.smem[cta]).freeze()
         out = RaceState.__new__(RaceState)
-        out.agents = dict(self.agents)
+        out.agents = self.agents.clone()
         out.private = set()
         self.private = set()
         out.smem = list(self.smem)
@@ -157,7 +160,7 @@ class RaceState:
         """Everything that decides future race verdicts (the explanations' notes left out)."""
         def vcs(d: dict[tuple[int, int], VC]) -> tuple[object, ...]:
             return tuple(sorted((k, tuple(sorted(v.items()))) for k, v in d.items()))
-        return (tuple(a.key() for a in sorted(self.agents.values(), key=lambda a: a.me)),
+        return (tuple(a.key() for a in self.agents.values()),
                 tuple(s.key() for s in self.smem), self.gmem.key(),
                 tuple(sorted((k, b.key()) for k, b in self.barriers.items())),
                 tuple(sorted((k, tuple(sorted(vc.items())), tuple(w)) for k, (vc, w) in self.bars.items())),
