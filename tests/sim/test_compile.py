@@ -53,3 +53,11 @@ def test_the_message_names_the_operand_count() -> None:
 def test_supported_instructions_are_not_marked() -> None:
     m = sim.launch(module(DECLS + "\tmov.u32 %r1, 1;\n\tret;", params=""), grid=1, block=1)
     assert m.functions["k"].unsupported == frozenset()
+
+
+@pytest.mark.parametrize("ins", ["mul.wide.u64 %rd1, %rd2, 16;", "mad.wide.s64 %rd1, %rd2, %rd3, %rd1;"])
+def test_wide_of_64_bit_operands_is_not_supported(ins: str) -> None:
+    """The ISA's .wide doubles 16- and 32-bit operands; a 64-bit one (a fuzzer's mutant) was a KeyError."""
+    m = sim.launch(module(DECLS + "\t" + ins + "\n\tret;", params=""), grid=1, block=1)
+    r = explore.run(m)
+    assert r.outcome == "unsupported" and r.message.endswith("is not supported (.wide of 64-bit operands)")

@@ -483,7 +483,7 @@ def _emit(gen: Gen, ins: ast.Instruction, consts: dict[str, object], reasons: di
     except UnsupportedForm as e:
         why = f" ({e})" if str(e) else ""
         return _raising(i, f"`{ins.text}` is not supported{why}", reasons)
-    except (IndexError, ValueError):
+    except (LookupError, ValueError):
         # The emitter could not take the operands apart: too few or too many for the instruction (ptxas
         # refuses it: "Arguments mismatch"), or a form of it the simulator does not know.
         n = len(ins.operands)

@@ -84,7 +84,11 @@ def _add(g: Gen, ins: ast.Instruction) -> None:
     g.assign(d, f"{g.src(a, ty)} {sym} {g.src(b, ty)}", ty)
 
 
-def _wide(ty: Scalar) -> Scalar:
+def _wide(g: Gen, ty: Scalar) -> Scalar:
+    """The result type of .wide: twice the operands' width, which the ISA defines for 16- and 32-bit
+    integers only (there is no 128-bit register)."""
+    if ty.bits not in (16, 32):
+        raise g.unsupported(f".wide of {ty.bits}-bit operands")
     return TYPES[f".{'s' if ty.signed else 'u'}{ty.bits * 2}"]
 
 
@@ -102,7 +106,7 @@ def _mul(g: Gen, ins: ast.Instruction) -> None:
         _float_ok(g, ty)
         g.assign(d, _fbits(f"{_fval(g, a, ty)} * {_fval(g, b, ty)}", ty), ty, masked=True)
     elif g.has(".wide"):
-        g.assign(d, _product(g, a, b, ty), _wide(ty))
+        g.assign(d, _product(g, a, b, ty), _wide(g, ty))
     elif g.has(".hi"):
         g.assign(d, f"({_product(g, a, b, ty)}) >> {ty.bits}", ty)
     else:
@@ -120,7 +124,7 @@ def _mad(g: Gen, ins: ast.Instruction) -> None:
     elif g.has(".cc") and ins.opcode == "mad":
         _madc(g, ins)
     elif g.has(".wide"):
-        w = _wide(ty)
+        w = _wide(g, ty)
         g.assign(d, f"{_product(g, a, b, ty)} + {g.src(c, w)}", w)
     elif g.has(".hi"):
         g.assign(d, f"(({_product(g, a, b, ty)}) >> {ty.bits}) + {g.src(c, ty)}", ty)
