@@ -25,6 +25,11 @@ class Frontier:
         # Sleep sets, kept only when not empty: a queued state's pending one, an expanded state's stored one.
         self.pending: dict[int, Sleep] = {}
         self.stored: dict[int, Sleep] = {}
+        # One object per distinct sleep set: thousands of states keep a few hundred sets between them.
+        self._sets: dict[Sleep, Sleep] = {}
+
+    def _one(self, sleep: Sleep) -> Sleep:
+        return self._sets.setdefault(sleep, sleep)
 
     def __len__(self) -> int:
         return len(self.queue)
@@ -56,7 +61,7 @@ class Frontier:
         self.parents.append((parent, tuple(aids)))
         self.queue.append((snap, depth, len(self.parents) - 1, h, None))
         if sleep:
-            self.pending[h] = sleep
+            self.pending[h] = self._one(sleep)
 
     def sleep_of(self, h: int) -> Sleep:
         """The sleep set a queued state is expanded with (taken: it is expanded now)."""
@@ -65,7 +70,7 @@ class Frontier:
     def expanded_with(self, h: int, sleep: Sleep) -> None:
         """What an expanded state left asleep: a path reaching it again may need some of it."""
         if sleep:
-            self.stored[h] = sleep
+            self.stored[h] = self._one(sleep)
 
     def reached_again(self, snap: snapshot.Snapshot, h: int, depth: int, parent: int, aids: list[int],
                       sleep: Sleep) -> None:
@@ -76,7 +81,7 @@ class Frontier:
         if narrowed is not None:
             narrowed &= sleep
             if narrowed:
-                self.pending[h] = narrowed
+                self.pending[h] = self._one(narrowed)
             else:
                 del self.pending[h]
         elif h in self.stored:
@@ -84,7 +89,7 @@ class Frontier:
             if wake:
                 rest = self.stored[h] & sleep
                 if rest:
-                    self.stored[h] = rest
+                    self.stored[h] = self._one(rest)
                 else:
                     del self.stored[h]
                 self.parents.append((parent, tuple(aids)))

@@ -157,7 +157,7 @@ def save(m: Machine, token_slots: Mapping[str, frozenset[int]], prev: Snapshot |
     # `resolved` caches address -> Barrier object; objects created after a snapshot must not leak back.
     hb = m.hb.clone() if isinstance(m, RaceMachine) else None
     return (threads, copies, ctas, clusters, warps, gmem, parked, _same(tuple(m.runnable), prev, 7),
-            m.next_aid, _same(tuple(m.resolved.items()), prev, 9), hb)
+            m.next_aid, _equal(tuple(m.resolved.items()), prev, 9), hb)
 
 
 # What a step leaves unchanged is shared with the previous snapshot, not copied again: most steps
@@ -169,6 +169,15 @@ def _same(new: tuple[object, ...], prev: Snapshot | None, i: int) -> tuple[objec
         old: tuple[object, ...] = prev[i]
         if len(old) == len(new) and all(map(is_, old, new)):
             return old
+    return new
+
+
+def _equal(new: tuple[object, ...], prev: Snapshot | None, i: int) -> tuple[object, ...]:
+    """`new`, or part `i` of `prev` if equal (for parts whose objects compare by identity or by a value
+    that restores the same state: the resolved-address cache, CTAs and barriers, which have no __eq__)."""
+    if prev is not None and prev[i] == new:
+        old: tuple[object, ...] = prev[i]
+        return old
     return new
 
 
