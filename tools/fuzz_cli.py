@@ -40,6 +40,7 @@ from mbarrier import examples  # noqa: E402
 from mbarrier.cli import main  # noqa: E402
 from mbarrier.examples import cases  # noqa: E402
 from mbarrier.examples.races import CASES as RACE_CASES  # noqa: E402
+from mbarrier.examples.shapes import SHAPES  # noqa: E402
 
 COMMANDS = ("lint", "run", "check", "export")
 MAX_MEMORY = "2G"
@@ -79,7 +80,7 @@ def _case_launch(c: cases.Case) -> tuple[str, ...]:
 def sources() -> list[Source]:
     """Every bundled PTX module with its launch: the nvcc examples (their launch file, else cases.py,
     their -G and bug variants launched as the original), the checker's corpus (its `// check:` line),
-    the race corpus."""
+    the shape corpus, the race corpus."""
     out: list[Source] = []
     known = {**cases.CASES, "calls": cases.CALLS}
     for p in sorted(examples.HERE.glob("*.ptx")):
@@ -93,6 +94,8 @@ def sources() -> list[Source]:
         m = re.search(r"^// check: (.*?) =>", p.read_text(), flags=re.M)
         assert m is not None, p
         out.append(Source(p, tuple(shlex.split(m[1]))))
+    for shape in SHAPES.values():
+        out.append(Source(shape.path, tuple(shape.words())))
     for c in RACE_CASES.values():
         argv = ["--grid", str(c.grid), "--block", str(c.block)]
         if c.cluster:
