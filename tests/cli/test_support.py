@@ -23,17 +23,31 @@ def test_a_kernel_in_reach_is_exit_0(capsys: pytest.CaptureFixture[str]) -> None
     assert code == 0 and "the simulator can execute every instruction it can reach (101 instructions" in out
 
 
-def test_each_gap_with_line_operation_and_reason_is_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
-    path = str(examples.path("tma_tile"))
-    code, out, _ = _cli(capsys, path)
+GAP = """.version 8.6
+.target sm_100a
+.address_size 64
+.visible .entry k()
+{
+    .reg .b32 %r<2>;
+    mov.u32 %r1, %tid.x;
+    tcgen05.fence::before_thread_sync;
+    ret;
+}
+"""
+
+
+def test_each_gap_with_line_operation_and_reason_is_exit_1(capsys: pytest.CaptureFixture[str],
+                                                            tmp_path: Path) -> None:
+    path = tmp_path / "k.ptx"
+    path.write_text(GAP)
+    code, out, _ = _cli(capsys, str(path))
     assert code == 1
-    assert f"{path}:62: cp.async.bulk.tensor: a form of `cp` its executor does not implement" in out
-    assert ("1 instruction the simulator cannot execute, of 48 instructions in 1 function "
-            "(cp.async.bulk.tensor 1)") in out
-    code, out, _ = _cli(capsys, path, "--json")
+    assert f"{path}:8: tcgen05: no executor for `tcgen05` in the simulator's instruction registry" in out
+    assert "1 instruction the simulator cannot execute, of 3 instructions in 1 function (tcgen05 1)" in out
+    code, out, _ = _cli(capsys, str(path), "--json")
     doc = json.loads(out)
-    assert code == 1 and doc["supported"] is False and doc["kernel"] == "tma_tile"
-    assert doc["unsupported"][0]["line"] == 62 and doc["by_operation"] == {"cp.async.bulk.tensor": 1}
+    assert code == 1 and doc["supported"] is False and doc["kernel"] == "k"
+    assert doc["unsupported"][0]["line"] == 8 and doc["by_operation"] == {"tcgen05": 1}
     assert set(doc) == {"file", "kernel", "functions", "instructions", "supported", "unsupported",
                         "by_operation"}
 

@@ -33,7 +33,7 @@ DONE:
 }}
 """
 UNREACHED = [
-    "cp.async.bulk.prefetch.tensor.1d.L2.global.tile [%rd1, {%r1}];",
+    "tcgen05.fence::before_thread_sync;",
     "mbarrier.try_wait.parity.shared::cta.b64;",
     "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1];",
     "bra;",

@@ -144,13 +144,15 @@ def test_the_bundled_struct_parameter_kernel_computes_its_result() -> None:
     assert got == tuple(struct.unpack("<f", struct.pack("<f", x * 2.0 + 0.5))[0] for x in xs)
 
 
-def test_the_bundled_tensor_map_kernel_gets_past_its_parameters() -> None:
-    # Its tensor map is read through cvta.param; the TMA copy itself is not simulated yet.
+def test_the_bundled_tensor_map_kernel_loads_its_tile() -> None:
+    # Its tensor map is read through cvta.param; the TMA copy loads the 16 x 8 tile at (16, 8).
     spec = sim.read_launch(examples.HERE / "tma_tile.launch.json")
     m = sim.launch(sim.load(examples.path("tma_tile")), spec=spec)
     r = explore.run(m, explore.RandomScheduler(0))
-    assert r.outcome == "unsupported" and r.site is not None
-    assert r.site.text.startswith("cp.async.bulk.tensor.2d")
+    assert r.outcome == "exited", r.message
+    tensor = struct.unpack("<2048f", spec.buffers["tensor"].data[:8192])
+    got = struct.unpack("<128f", m.gmem.read(m.buffers["out"][0], 512))
+    assert got == tuple(tensor[(8 + i // 16) * 64 + 16 + i % 16] for i in range(128))
 
 
 BAD_FILES = [

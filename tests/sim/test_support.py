@@ -19,7 +19,7 @@ TEXT = HEADER + """
 }
 .func g()
 {
-    tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%rd0], [%r0], 128;
+    tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r0], 32;
     ret;
 }
 .func unused()
@@ -44,26 +44,26 @@ def test_every_gap_of_the_kernel_and_what_it_reaches() -> None:
     s = support(parse(TEXT, "t.ptx"))
     assert s.kernel == "k" and s.functions == ("f", "g", "k")   # g: in a table of function pointers
     assert [(g.function, g.line, g.operation) for g in s.gaps] == [
-        ("f", 8, "tcgen05"), ("g", 13, "tensormap.cp_fenceproxy"), ("k", 28, "rcp")]
+        ("f", 8, "tcgen05"), ("g", 13, "tcgen05.alloc"), ("k", 28, "rcp")]
     by_reason = {g.operation: g.reason for g in s.gaps}
     assert by_reason["tcgen05"] == "no executor for `tcgen05` in the simulator's instruction registry"
     assert "tcgen05" not in REGISTRY and "rcp" in REGISTRY
     assert by_reason["rcp"] != ""  # the executor's own words for the form it refuses
-    assert s.by_operation() == {"rcp": 1, "tcgen05": 1, "tensormap.cp_fenceproxy": 1}
+    assert s.by_operation() == {"rcp": 1, "tcgen05": 1, "tcgen05.alloc": 1}
     assert s.instructions == 2 + 2 + 4
 
 
 def test_a_gap_is_where_a_run_stops() -> None:
-    mod = sim.load(examples.path("tma_tile"))
+    mod = parse(HEADER + ".visible .entry k()\n{\n.reg .b32 %r<2>;\nmov.u32 %r1, %tid.x;\n"
+                "tcgen05.fence::after_thread_sync;\nret;\n}\n", "t.ptx")
     (gap,) = support(mod).gaps
-    spec = sim.read_launch(examples.HERE / "tma_tile.launch.json")
-    r = explore.run(sim.launch(mod, spec=spec), explore.RoundRobin())
+    r = explore.run(sim.launch(mod), explore.RoundRobin())
     assert r.outcome == "unsupported" and r.site is not None and r.site.line == gap.line
-    assert gap.operation == "cp.async.bulk.tensor"
+    assert gap.operation == "tcgen05"
 
 
 def test_the_bundled_kernels_are_all_in_reach() -> None:
-    for name in ("ring_buffer", "calls", "struct_ring", "cluster_handshake", "ring_buffer.G"):
+    for name in ("ring_buffer", "calls", "struct_ring", "cluster_handshake", "ring_buffer.G", "tma_tile"):
         s = support(sim.load(examples.path(name)))
         assert not s.gaps, (name, s.gaps)
 

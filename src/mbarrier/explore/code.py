@@ -43,7 +43,7 @@ _KINDS: dict[Kind, int] = {
     Kind.COPY_ARRIVE: CP_MB, Kind.COPY_WAIT: CP_WAIT, Kind.MMA: ATOM,
 }
 _COPIES = {CopyKind.CP_ASYNC: CP_ASYNC, CopyKind.BULK: BULK, CopyKind.BULK_STORE: BULK_STORE,
-           CopyKind.STORE_ASYNC: BULK}
+           CopyKind.STORE_ASYNC: BULK, CopyKind.TENSOR: BULK, CopyKind.TENSOR_STORE: BULK_STORE}
 # Spaces of address operands as the footprints know them (a .local address is looked up as generic).
 _SPACE = {Space.CTA: "cta", Space.CLUSTER: "cluster", Space.GLOBAL: "global", Space.PARAM: "param",
           Space.LOCAL: "generic", Space.GENERIC: "generic"}

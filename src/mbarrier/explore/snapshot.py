@@ -39,7 +39,7 @@ _THREAD_STATE = ("pc", "regs", "status", "time", "effects", "last_fail", "wait",
 _THREAD_FIXED = ("aid", "cta", "warp", "lane", "tid")
 _COPY_STATE = ("pc", "status", "ridx", "deps", "watchers")
 _COPY_FIXED = ("aid", "code", "kind", "thread", "site", "dst_cta", "dst", "src", "size", "src_size",
-               "bar_cta", "bar_off", "mma")
+               "bar_cta", "bar_off", "mma", "plan")
 _CTA_STATE = ("smem", "barriers", "words", "bars", "live")
 _CTA_FIXED = ("index", "ctaid", "rank", "cluster", "size", "threads", "symbols")
 _BARRIER = Barrier.__slots__
@@ -82,12 +82,13 @@ ThreadState = tuple[Any, ...]
 
 
 def copy_id(c: Copy) -> tuple[object, ...]:
-    """A copy named by what it is (issuer, line, addresses, size, barrier), not by its issue number; a
-    wgmma.mma_async by its issuer, line and operands."""
+    """A copy named by what it is (issuer, line, addresses, size, barrier; a tensor copy's map and
+    coordinates), not by its issue number; a wgmma.mma_async by its issuer, line and operands."""
     if c.mma is not None:
         return (c.kind, c.thread.aid, c.site.line, -1, 0, "wgmma", 0, 0, -1, 0, c.mma.key())
     return (c.kind, c.thread.aid, c.site.line, c.dst_cta.index if c.dst_cta else -1, c.dst, c.src[0],
-            c.src[2], c.size, c.bar_cta.index if c.bar_cta else -1, c.bar_off)
+            c.src[2], c.size, c.bar_cta.index if c.bar_cta else -1, c.bar_off,
+            None if c.plan is None else c.plan.key)
 
 
 def _wg_key(wg: WgState) -> tuple[object, ...]:

@@ -64,6 +64,13 @@ def from_f32(x: int, fmt: Half, mode: str = "rn", relu: bool = False, satfinite:
     # The value is sig * 2^exp exactly, with sig an integer (subnormals have no hidden bit).
     sig = m32 | (1 << 23) if e32 else m32
     exp = (e32 if e32 else 1) - 127 - 23
+    return round_dyadic(sign, sig, exp, fmt, mode, satfinite)
+
+
+def round_dyadic(sign: int, sig: int, exp: int, fmt: Half, mode: str = "rn", satfinite: bool = False) -> int:
+    """The 16-bit pattern of (-1)^sign * sig * 2^exp (sig > 0 an integer) rounded to `fmt` in `mode`:
+    every value a sum of two binary floats can take."""
+    out_sign = sign << 15
     # The exponent of the target's unit in the last place at this magnitude (fixed for its subnormals).
     top = sig.bit_length() - 1 + exp          # floor(log2(value))
     ulp = max(top, 1 - fmt.bias) - fmt.frac

@@ -384,9 +384,10 @@ class RaceMachine(Machine):
         return ok
 
     # -- asynchronous copies ---------------------------------------------------------------------------
-    def _issued(self, t: Thread, bulk: bool) -> Copy:
-        """The copy just created by the issuing step: ordered after everything its thread did so far."""
-        c = self.inflight[-1]
+    def _issued(self, t: Thread, bulk: bool, c: Copy | None = None) -> Copy:
+        """The copy just created by the issuing step (`c`, else the latest): ordered after everything
+        its thread did so far."""
+        c = self.inflight[-1] if c is None else c
         ag = self.hb.agent(t.aid)
         snap = ag.tick()
         snap[c.aid] = 2
@@ -416,6 +417,19 @@ class RaceMachine(Machine):
                  kind: str) -> None:
         Machine.st_async(self, t, dst, value, size, bar, op, kind)
         self._issued(t, False)
+
+    def tensor_load(self, t: Thread, dst_space: str, dst: int, tm_addr: int, coords: tuple[int, ...],
+                    offsets: tuple[int, ...] | None, bar: int, cta_mask: int | None) -> None:
+        first = len(self.inflight)
+        Machine.tensor_load(self, t, dst_space, dst, tm_addr, coords, offsets, bar, cta_mask)
+        for c in self.inflight[first:]:  # one engine per destination CTA
+            self._issued(t, True, c)
+
+    def tensor_store(self, t: Thread, tm_addr: int, coords: tuple[int, ...], src: int,
+                     red: str | None) -> None:
+        Machine.tensor_store(self, t, tm_addr, coords, src, red)
+        c = self._issued(t, True)
+        self.hb.agent(t.aid).groups["bulk"][-1].append(c.aid)
 
     def bulk_store(self, t: Thread, dst: int, src: int, size: int) -> None:
         Machine.bulk_store(self, t, dst, src, size)
@@ -487,24 +501,62 @@ class RaceMachine(Machine):
             bc.arrivers.add(c.aid)
             self._rolled(bar_cta, off)
             return
-        bulk = c.kind.startswith("cp.async.bulk")
+        bulk = c.kind.startswith(("cp.async.bulk", "cp.reduce.async.bulk"))
         proxy = ASYNC if bulk else 0
         kind, scta, saddr = c.src
-        if kind != "value":  # st.async/red.async carry their value from the issue
+        if c.plan is not None:
+            self._tensor_accesses(c, cag)
+        elif kind != "value":  # st.async/red.async carry their value from the issue
             rinfo: Info = (c.aid, c.site, proxy, "global" if kind == "global" else "shared",
                            -1 if scta is None else scta.index, saddr, c.size, "")
             self._check(hb.shadow(-1 if kind == "global" else scta.index),  # type: ignore[union-attr]
                         saddr, c.src_size if kind == "global" else c.size, cag, rinfo, 1, cag.pvc)
         dcta = c.dst_cta
-        winfo: Info = (c.aid, c.site, proxy | WRITE, "global" if dcta is None else "shared",
-                       -1 if dcta is None else dcta.index, c.dst, c.size, "")
-        self._check(hb.shadow(-1 if dcta is None else dcta.index), c.dst, c.size, cag, winfo, 2, cag.pvc)
+        if c.plan is None:
+            winfo: Info = (c.aid, c.site, proxy | WRITE, "global" if dcta is None else "shared",
+                           -1 if dcta is None else dcta.index, c.dst, c.size, "")
+            self._check(hb.shadow(-1 if dcta is None else dcta.index), c.dst, c.size, cag, winfo, 2, cag.pvc)
         if bar_cta is not None and bc is not None:
             self._mb_access(cag, c.site, bar_cta, off, ATOMIC | proxy, "the complete-tx of " + c.kind, 2)
             join(bc.acc_cta, {c.aid: 2})
             join(bc.acc_cluster, {c.aid: 2})
             bc.arrivers.add(c.aid)
             self._rolled(bar_cta, off)
+
+    def _tensor_accesses(self, c: Copy, cag: Agent) -> None:
+        """A tensor copy's accesses, in the async proxy: a load reads the global bytes inside the tensor
+        and writes the box (swizzled) in shared memory; a store or reduction reads the box and writes (a
+        reduction: atomically) the elements inside the tensor. Runs contiguous on both sides are checked
+        as one access."""
+        plan = c.plan
+        assert plan is not None
+        hb = self.hb
+        load = c.src[0] == "tensor"
+        cta = c.dst_cta if load else c.src[1]
+        assert cta is not None
+        base = c.dst if load else c.src[2]
+        red = c.kind.startswith("cp.reduce")
+        runs: list[list[int]] = []   # [shared address, global address (-1: none), bytes]
+        for p in plan.pieces:
+            if not load and p.gaddr < 0:
+                continue  # a store leaves the elements outside the tensor alone (and reads nothing for them)
+            at = plan.shared(base, p)
+            last = runs[-1] if runs else None
+            if last is not None and last[0] + last[2] == at and (
+                    (last[1] < 0 and p.gaddr < 0) or (last[1] >= 0 and last[1] + last[2] == p.gaddr)):
+                last[2] += p.n
+            else:
+                runs.append([at, p.gaddr, p.n])
+        smem = hb.shadow(cta.index)
+        gmem = hb.shadow(-1)
+        for at, g, n in runs:
+            sflags = ASYNC | WRITE if load else ASYNC
+            sinfo: Info = (c.aid, c.site, sflags, "shared", cta.index, at, n, "")
+            if g >= 0:
+                gflags = ASYNC if load else ASYNC | WRITE | (ATOMIC if red else 0)
+                ginfo: Info = (c.aid, c.site, gflags, "global", -1, g, n, "")
+                self._check(gmem, g, n, cag, ginfo, 1 if load else 2, cag.pvc)
+            self._check(smem, at, n, cag, sinfo, 2 if load else 1, cag.pvc)
 
     # -- barriers and fences -------------------------------------------------------------------------
     def bar(self, t: Thread, ident: int, count: int | None, wait: bool) -> None:

@@ -144,6 +144,8 @@ class CopyKind(StrEnum):
     BULK = "cp.async.bulk"           # -> shared, complete-tx on an mbarrier
     BULK_STORE = "cp.async.bulk.store"  # shared::cta -> global, bulk_group completion
     STORE_ASYNC = "st.async"         # st.async/red.async: a value into shared::cluster, complete-tx
+    TENSOR = "cp.async.bulk.tensor"  # a tensor map's box -> shared, complete-tx (sizes from the map)
+    TENSOR_STORE = "cp.async.bulk.tensor.store"  # shared::cta -> the tensor (or reduced into), bulk_group
 
 
 @dataclass(frozen=True, slots=True)

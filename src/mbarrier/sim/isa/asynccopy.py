@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from mbarrier.ptx import ast
 from mbarrier.sim.compile import Gen
+from mbarrier.sim.isa import tensor
 from mbarrier.sim.isa.mbarrier import mbar_space
 from mbarrier.sim.registry import SPACES, Access, CopyKind, CopyUse, Facts, Kind, Space, instruction, space_of
 from mbarrier.sim.types import TYPES
@@ -22,8 +23,10 @@ def cp_facts(ins: ast.Instruction) -> Facts:
     group bookkeeping and waits (the thread's own copies)."""
     q = ins.qualifiers
     name = "cp" + "".join(q)
+    if tensor.is_tensor(q):
+        return tensor.facts(ins)
     rest = q[1:] if q[:1] == (".async",) else None
-    if rest is None or rest[:1] in ((".bulk",),) and rest[1:2] in ((".tensor",), (".prefetch",)):
+    if rest is None or rest[:1] in ((".bulk",),) and rest[1:2] == (".prefetch",):
         return Facts(Kind.OPAQUE, name)  # not executed: the emitter refuses it
     if rest[:2] == (".mbarrier", ".arrive"):
         return Facts(Kind.COPY_ARRIVE, name, copy=CopyUse(CopyKind.CP_ASYNC, Access(0, space_of(rest), 8)))
@@ -48,6 +51,9 @@ def cp_facts(ins: ast.Instruction) -> Facts:
 @instruction("cp", facts=cp_facts)
 def _cp(g: Gen, ins: ast.Instruction) -> None:
     q = ins.qualifiers
+    if tensor.is_tensor(q):
+        tensor.emit(g, ins)
+        return
     if q[:1] != (".async",):
         raise g.unsupported()
     rest = q[1:]
@@ -102,7 +108,7 @@ def _bulk(g: Gen, ins: ast.Instruction, rest: tuple[str, ...]) -> None:
         g.sets_pc = True
         return
     ops = list(ins.operands)
-    if rest[:1] in ((".tensor",), (".prefetch",)):
+    if rest[:1] == (".prefetch",):
         raise g.unsupported()
     if ".L2::cache_hint" in rest:  # the cache policy (last operand) changes nothing the simulator models
         rest = tuple(q for q in rest if q != ".L2::cache_hint")

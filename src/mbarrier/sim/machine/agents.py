@@ -11,6 +11,7 @@ from mbarrier.core import violations
 from mbarrier.core.barrier import Barrier
 from mbarrier.core.token import Token
 from mbarrier.sim.compile import CompiledFunction, Site
+from mbarrier.sim.tensorcopy import Plan
 from mbarrier.sim.waits import Wait
 from mbarrier.sim.wgmmastate import NONE, MmaIssue
 from mbarrier.spec.rules import rule
@@ -81,7 +82,7 @@ class Copy:
     """An in-flight asynchronous operation: a cp.async, a bulk copy, or a pending cp.async arrive-on."""
 
     __slots__ = ("aid", "code", "pc", "status", "ridx", "kind", "thread", "site", "dst_cta", "dst", "src",
-                 "size", "src_size", "bar_cta", "bar_off", "deps", "watchers", "mma")
+                 "size", "src_size", "bar_cta", "bar_off", "deps", "watchers", "mma", "plan")
 
     def __init__(self, aid: int, kind: str, thread: Thread) -> None:
         self.aid = aid
@@ -99,6 +100,7 @@ class Copy:
         self.src_size = 0
         self.bar_cta: Cta | None = None
         self.bar_off = 0
+        self.plan: Plan | None = None      # a tensor copy's bytes (sim.tensorcopy); None for the others
         self.deps = 0
         self.watchers: list[Copy] = []
         self.mma: MmaIssue | None = None  # a wgmma.mma_async: what its engine computes

@@ -5,13 +5,17 @@ step: the bytes land, then the mbarrier side effect (9.7.13.15.5.2, 9.7.13.15.15
 
 from __future__ import annotations
 
-from mbarrier.sim.address import CTA_MASK, cluster_address
-from mbarrier.sim.errors import KernelFault, MemoryFault
+from mbarrier.sim import tensorcopy
+from mbarrier.sim.address import CTA_MASK, PARAM_GENERIC, cluster_address, is_param_generic, is_shared_generic
+from mbarrier.sim.errors import KernelFault, MemoryFault, Unsupported
 from mbarrier.sim.machine.agents import BLOCKED, DONE, RUNNABLE, WAITING_DEPS, Copy, Thread, short_state
 from mbarrier.sim.machine.mbarrier import MbarrierOps
 from mbarrier.sim.machine.memory import _atom_value
+from mbarrier.sim.tensorcopy import Plan, PlanError
+from mbarrier.sim.tensormap import TensorMap, TensorMapError, decode
 from mbarrier.sim.waits import ForCopies
 from mbarrier.spec.checks import EXIT_INFLIGHT
+from mbarrier.spec.tensormap import TENSOR_MAP_ALIGN, TENSOR_MAP_SIZE
 
 
 class CopyOps(MbarrierOps):
@@ -125,6 +129,131 @@ class CopyOps(MbarrierOps):
         t.bulk_open.append(c)
         self._add(c)
 
+    # -- tensor copies (sim.tensorcopy) ------------------------------------------------------------
+    def tensor_map(self, t: Thread, addr: int, what: str) -> TensorMap:
+        """The tensor map at this generic address (.param, .const or .global: PTX ISA 5.5.7), as the
+        copy reads it when issued."""
+        if addr % TENSOR_MAP_ALIGN:
+            raise MemoryFault(f"{what}: the tensor map at {addr:#x} is not {TENSOR_MAP_ALIGN}-byte aligned")
+        if is_shared_generic(addr):
+            raise KernelFault(f"{what}: the tensor map's address {addr:#x} is in shared memory; it must be "
+                              "in .param, .const or .global memory (PTX ISA 5.5.7)")
+        if is_param_generic(addr):
+            data = self.params.read(addr - PARAM_GENERIC, TENSOR_MAP_SIZE)
+        else:
+            data = self.gmem.read(addr, TENSOR_MAP_SIZE)
+        try:
+            return decode(bytes(data))
+        except TensorMapError as e:
+            raise Unsupported(f"{what}: {e} (a launch describes its tensor maps by their encode calls: "
+                              "docs/launch.md)") from None
+
+    def _plan(self, t: Thread, tm_addr: int, coords: tuple[int, ...], offsets: tuple[int, ...] | None,
+              what: str) -> Plan:
+        tm = self.tensor_map(t, tm_addr, what)
+        try:
+            if offsets is None:
+                return tensorcopy.tile_plan(tm, coords)
+            return tensorcopy.im2col_plan(tm, coords, offsets)
+        except PlanError as e:
+            if e.unsupported:
+                raise Unsupported(f"{what}: {e}") from None
+            raise KernelFault(f"{what}: {e}") from None
+
+    def tensor_load(self, t: Thread, dst_space: str, dst: int, tm_addr: int, coords: tuple[int, ...],
+                    offsets: tuple[int, ...] | None, bar: int, cta_mask: int | None) -> None:
+        """cp.async.bulk.tensor global -> shared (PTX ISA 9.7.9.25.5.2): an engine writes the box (its
+        bytes from the tensor map read now, the global data when it lands) and completes the box's bytes
+        of tx on the mbarrier; with `.multicast::cluster`, into the same offsets (data and mbarrier) of
+        every CTA of `cta_mask`, one engine each."""
+        what = "cp.async.bulk.tensor"
+        plan = self._plan(t, tm_addr, coords, offsets, what)
+        if dst % tensorcopy.CHUNK:
+            raise MemoryFault(f"{what}: shared destination {dst:#x} is not 16-byte aligned "
+                              "(PTX ISA 5.5.3.1)")
+        targets: list[tuple[int, int]] = [(dst, bar)]
+        if cta_mask is not None:
+            ctas = t.cta.cluster.ctas
+            targets = []
+            for rank in range(16):
+                if cta_mask >> rank & 1:
+                    if rank >= len(ctas):
+                        raise KernelFault(f"{what} multicast to CTA rank {rank}, but the cluster has "
+                                          f"{len(ctas)} CTAs")
+                    targets.append((cluster_address(rank, dst & CTA_MASK),
+                                    cluster_address(rank, bar & CTA_MASK)))
+        for d, b in targets:
+            c = self._new_copy(what, t)
+            c.dst_cta, c.dst = (t.cta, d) if dst_space == "cta" and cta_mask is None else self._cta_of(t, d)
+            c.src = ("tensor", None, 0)
+            c.plan = plan
+            c.size = c.src_size = plan.box_bytes
+            bar_cta, c.bar_off = self._cta_of(t, b)
+            if bar_cta is not c.dst_cta:
+                raise KernelFault(f"{what}: the mbarrier (CTA {bar_cta.name}) must be in the CTA of the "
+                                  f"destination (CTA {c.dst_cta.name})")
+            c.bar_cta = bar_cta
+            span = plan.shared_span(c.dst)
+            self._guard(c.dst_cta, span[0], min(span[1], c.dst_cta.size) - span[0], what)
+            if c.dst + plan.box_bytes > c.dst_cta.size:
+                raise MemoryFault(f"{what}: the box's {plan.box_bytes} bytes at shared offset {c.dst:#x} run "
+                                  f"past the {c.dst_cta.size} bytes of CTA {c.dst_cta.name}")
+            self._add(c)
+
+    def tensor_store(self, t: Thread, tm_addr: int, coords: tuple[int, ...], src: int,
+                     red: str | None) -> None:
+        """cp.async.bulk.tensor shared::cta -> global (tile mode, `.bulk_group`), or
+        cp.reduce.async.bulk.tensor with `.redOp` `red`: an engine reads the box when it lands and writes
+        (or reduces into) the elements inside the tensor; the thread's bulk group tracks it."""
+        what = "cp.async.bulk.tensor" if red is None else f"cp.reduce.async.bulk.tensor.{red}"
+        plan = self._plan(t, tm_addr, coords, None, what)
+        if red is not None:
+            try:
+                tensorcopy.reduction_type(red, plan.tm)
+            except PlanError as e:
+                raise KernelFault(f"{what}: {e}") from None
+        if src % tensorcopy.CHUNK:
+            raise MemoryFault(f"{what}: shared source {src:#x} is not 16-byte aligned (PTX ISA 5.5.3.1)")
+        if src + plan.box_bytes > t.cta.size:
+            raise MemoryFault(f"{what}: the box's {plan.box_bytes} bytes at shared offset {src:#x} run past "
+                              f"the {t.cta.size} bytes of CTA {t.cta.name}")
+        c = self._new_copy(what + ".store" if red is None else what, t)
+        c.src = ("shared", t.cta, src)
+        c.plan = plan
+        c.size = c.src_size = plan.box_bytes
+        t.bulk_open.append(c)
+        self._add(c)
+
+    def _land_tensor(self, c: Copy) -> None:
+        plan = c.plan
+        assert plan is not None
+        if c.src[0] == "tensor":  # a load: global (or fill) -> the box in shared memory
+            cta = c.dst_cta
+            assert cta is not None
+            for p in plan.pieces:
+                data = self.gmem.read(p.gaddr, p.n) if p.gaddr >= 0 else plan.fill_bytes(p.n)
+                at = plan.shared(c.dst, p)
+                self._guard(cta, at, p.n, c.kind)
+                cta.smem[at:at + p.n] = data
+            return
+        scta, base = c.src[1], c.src[2]
+        assert scta is not None
+        red = c.kind.rpartition(".")[2] if c.kind.startswith("cp.reduce") else None
+        ty = tensorcopy.reduction_type(red, plan.tm) if red else ""
+        for p in plan.pieces:
+            if p.gaddr < 0:
+                continue  # a store writes only the elements inside the tensor
+            at = plan.shared(base, p)
+            self._guard(scta, at, p.n, c.kind + " source")
+            data = bytes(scta.smem[at:at + p.n])
+            if red is not None:
+                old = self.gmem.read(p.gaddr, p.n)
+                e = plan.esize
+                data = b"".join(tensorcopy.reduce_element(
+                    red, ty, int.from_bytes(old[i:i + e], "little"), int.from_bytes(data[i:i + e], "little")
+                ).to_bytes(e, "little") for i in range(0, p.n, e))
+            self.gmem.write(p.gaddr, data)
+
     def finish_async(self, c: Copy) -> None:
         """One engine step: the copy lands (and signals), or the pending arrive-on happens."""
         for cta in (c.dst_cta, c.bar_cta, c.src[1]):
@@ -138,6 +267,13 @@ class CopyOps(MbarrierOps):
             before = short_state(b) if self.tracing else None
             b.async_arrive()
             self._changed(c.bar_cta, c.bar_off, b, before)
+        elif c.plan is not None:
+            self._land_tensor(c)
+            if c.bar_cta is not None:
+                b = self.barrier_at(c.bar_cta, c.bar_off)
+                before = short_state(b) if self.tracing else None
+                b.complete_tx(c.size)
+                self._changed(c.bar_cta, c.bar_off, b, before)
         else:
             kind, scta, saddr = c.src
             if kind == "global":
