@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 
 from mbarrier import explore, sim
+from mbarrier.explore.check import shared_symbols
+from mbarrier.explore.code import analyse
 
 from .helpers import module
 
@@ -61,3 +63,37 @@ def test_wide_of_64_bit_operands_is_not_supported(ins: str) -> None:
     m = sim.launch(module(DECLS + "\t" + ins + "\n\tret;", params=""), grid=1, block=1)
     r = explore.run(m)
     assert r.outcome == "unsupported" and r.message.endswith("is not supported (.wide of 64-bit operands)")
+
+
+def test_a_label_is_local_to_its_block() -> None:
+    """PTX labels in a { } block belong to it (inline asm repeats `waitLoop:` at every use): each branch
+    goes to the label of its own block, an inner one hiding an outer one, and the checker's control flow
+    agrees. Here the first block's loop runs once and must not fall into the second block's."""
+    body = """\t.reg .b32 %r<4>;
+\t.reg .pred %p<2>;
+\t.reg .b64 %rd<2>;
+\tld.param.u64 %rd1, [out];
+\tmov.u32 %r1, 0;
+L:
+\t{
+\tL:
+\tadd.u32 %r1, %r1, 1;
+\tsetp.lt.u32 %p1, %r1, 3;
+\t@%p1 bra L;
+\t}
+\t{
+\tL:
+\tadd.u32 %r1, %r1, 100;
+\tsetp.lt.u32 %p1, %r1, 3;
+\t@%p1 bra L;
+\t}
+\tst.global.u32 [%rd1], %r1;
+\tret;"""
+    m = sim.launch(module(body), grid=1, block=1, args={"out": sim.Buffer(4)})
+    r = explore.run(m)
+    assert r.ok, r.message
+    assert m.gmem.load(m.buffers["out"][0], 4) == 103
+    f = m.functions["k"]
+    assert f.targets == {4: 2, 7: 5}  # each bra to the first instruction of its own block
+    code = analyse(module(body).functions[0], f, shared_symbols(m))
+    assert [x.target for x in code.ins if x.target is not None] == [2, 5]

@@ -11,7 +11,8 @@ import pytest
 
 from mbarrier import explore, sim
 from mbarrier.sim.launchspec import Launch, Pointer, TensorMapArg, TensorMapRef
-from mbarrier.sim.races import ProxyFence, track
+from mbarrier.sim.race_report import ProxyFence
+from mbarrier.sim.races import track
 from mbarrier.sim.tensorcopy import swizzle
 from mbarrier.sim.tensormap import TensorMap
 
@@ -270,3 +271,75 @@ def test_bytes_that_are_no_tensor_map_are_unsupported_not_a_finding() -> None:
     m = sim.launch(module(body, params=PARAMS), args={"tmap": bytes(128), "out": sim.Buffer(16)})
     r = explore.run(m, explore.RoundRobin())
     assert r.outcome == "unsupported" and "not a tensor map" in r.message, r.message
+
+
+DEVICE_MAP = REGS + """
+    .shared .align 128 .b8 tm[128];
+    .shared .align 1024 .b8 sm[1024];
+    .shared .align 8 .b64 bar;
+    ld.param.u64 %rd0, [out];
+    ld.param.u64 %rd10, [scratch];
+    ld.param.u64 %rd11, [data];
+    mov.u32 %r1, %tid.x;
+    shl.b32 %r2, %r1, 2;  mov.u32 %r3, tm;  add.u32 %r3, %r3, %r2;
+    st.shared.u32 [%r3], 0;                     // 32 lanes zero the 128 bytes (Triton's way)
+    bar.warp.sync -1;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra COPY;
+    mov.u32 %r4, tm;
+    tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%r4], %rd11;
+    tensormap.replace.tile.rank.shared::cta.b1024.b32 [%r4], 1;
+    tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%r4], 0, 8;
+    tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%r4], 1, 4;
+    tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%r4], 0, 32;
+    tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%r4], 1, 16;
+    tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%r4], 0, 128;
+    tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [%r4], 0, 1;
+    tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [%r4], 1, 1;
+    tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [%r4], 7;
+    tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%r4], 0;
+COPY:
+    bar.warp.sync -1;
+    mov.u32 %r5, tm;
+    tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned
+        [%rd10], [%r5], 128;
+    fence.proxy.tensormap::generic.acquire.gpu [%rd10], 128;
+    @%p1 bra DONE;
+    mbarrier.init.shared::cta.b64 [bar], 1;
+    mbarrier.arrive.expect_tx.shared::cta.b64 %rd2, [bar], 128;
+    mov.u32 %r6, sm;  mov.u32 %r7, 8;  mov.u32 %r8, 2;
+    cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+        [%r6], [%rd10, {%r7, %r8}], [bar];
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;
+    @!%p2 bra WAIT;
+    mov.u32 %r20, 0;
+DUMP:
+    mov.u32 %r21, sm;  add.u32 %r21, %r21, %r20;  ld.shared.v4.u32 {%r10, %r11, %r12, %r13}, [%r21];
+    cvt.u64.u32 %rd3, %r20;  add.s64 %rd4, %rd0, %rd3;  st.global.v4.u32 [%rd4], {%r10, %r11, %r12, %r13};
+    add.u32 %r20, %r20, 16;  setp.lt.u32 %p3, %r20, 128;  @%p3 bra DUMP;
+DONE:
+    ret;
+"""
+
+
+def test_a_tensor_map_built_on_the_device_with_tensormap_replace() -> None:
+    """Triton's way: zero 128 bytes of shared memory, tensormap.replace every field, copy the map to
+    global memory with tensormap.cp_fenceproxy, acquire it, load an 8 x 4 f32 box through it."""
+    data = _f32_tensor(32 * 16)
+    m = sim.launch(module(DEVICE_MAP, params=".param .u64 out, .param .u64 scratch, .param .u64 data"),
+                   block=32, args={"out": sim.Buffer(128), "scratch": sim.Buffer(128),
+                                   "data": sim.Buffer(len(data), data)})
+    r = explore.run(m, explore.RandomScheduler(1))
+    assert r.ok, r.message
+    got = [struct.unpack("<f", v.to_bytes(4, "little"))[0] for v in words(r.machine, "out", 32)]
+    assert got == [float((2 + i) * 32 + 8 + j) for i in range(4) for j in range(8)]
+
+
+def test_a_half_built_tensor_map_is_the_kernels_fault() -> None:
+    body = DEVICE_MAP.replace("    tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%r4], 1, 4;\n", "")
+    m = sim.launch(module(body, params=".param .u64 out, .param .u64 scratch, .param .u64 data"),
+                   block=32, args={"out": sim.Buffer(128), "scratch": sim.Buffer(128),
+                                   "data": sim.Buffer(2048)})
+    r = explore.run(m, explore.RandomScheduler(1))
+    assert r.outcome == "violation" and "boxDim[1] = 0" in r.message, r.message

@@ -97,6 +97,9 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     "shfl": ("shfl.sync.idx.b32 %r1, %r2, 0, 0x1f, 0xffffffff;",), "activemask": ("activemask.b32 %r1;",),
     "redux": ("redux.sync.add.u32 %r1, %r2, 0xffffffff;",),
     "match": ("match.any.sync.b64 %r1, %rd2, 0xffffffff;", "match.all.sync.b32 %r1|%p1, %r2, 0xffffffff;"),
+    "tensormap": ("tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [buf], 1, 8;",
+                  "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned "
+                  "[%rd2], [buf], 128;"),
     "brkpt": ("brkpt;",),
     "ldmatrix": ("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r1, %r2}, [buf];",),
     "stmatrix": ("stmatrix.sync.aligned.m8n8.x1.shared.b16 [buf], {%r1};",),
@@ -116,7 +119,7 @@ ALLOWED: dict[Kind, set[str]] = {
     Kind.BRANCH: set(), Kind.NOP: set(), Kind.FENCE: {"fence"}, Kind.EXIT: {"exit", "ret", "trap"},
     Kind.CALL: {"call", "call_indirect", "vprintf"},
     Kind.LOAD: {"ld_cta", "ld_cluster", "ld_global", "ld_local", "ld_gen"},
-    Kind.STORE: {"st_cta", "st_cluster", "st_global", "st_local", "st_gen"},
+    Kind.STORE: {"st_cta", "st_cluster", "st_global", "st_local", "st_gen", "tensormap_replace"},
     Kind.ATOMIC: {"atom"}, Kind.MBARRIER: {"mb_init", "mb_inval", "mb_tx", "mb_arrive", "mb_wait"},
     Kind.BARRIER: {"bar", "cluster_arrive", "cluster_wait"}, Kind.COLLECTIVE: {"coll"},
     Kind.WARP_READ: {"activemask"},

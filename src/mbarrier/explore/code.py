@@ -278,7 +278,7 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
         x = _classify(i, s, regs, shared_symbols, reg_bits)
         if x.kind == BRANCH:
             target = s.operands[0]
-            x.target = compiled.labels.get(target.name, -1) if isinstance(target, ast.Name) else -1
+            x.target = compiled.targets.get(i, -1) if isinstance(target, ast.Name) else -1
         ins.append(x)
     for x in ins:
         if x.op == "wgmma.wait_group":

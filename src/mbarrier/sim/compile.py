@@ -79,6 +79,8 @@ class CompiledFunction:
     unsupported: frozenset[int] = frozenset()  # the pcs that stop the run (not supported, malformed)
     reasons: dict[int, str] = field(default_factory=dict)  # what each of them raises
     reg_names: dict[int, str] = field(default_factory=dict)  # slot -> its name in the source (messages)
+    # pc of each direct branch -> its target's pc (labels resolved in the branch's block)
+    targets: dict[int, int] = field(default_factory=dict)
 
 
 class UnsupportedForm(Exception):
@@ -363,15 +365,28 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
                      files: dict[str, str] | None = None) -> CompiledFunction:
     """Compile a function body into step functions (plus a final implicit `ret`)."""
     assert fn.body is not None
-    # Pass 1: instruction indices of labels.
-    labels: dict[str, int] = {}
-    count = 0
+    # Pass 1: instruction indices of labels, block by block. A label is seen in its { } block and the
+    # blocks inside it, an inner one hiding an outer one of its name (inline asm repeats `waitLoop:`
+    # in a block of its own at every use: the branch in each block goes to its own).
+    own: list[dict[str, int]] = [{}]
+    parent: list[int] = [-1]
+    stack = [0]
+    block_of: list[int] = []
     for kind, s in statements(fn.body):
-        if kind == "stmt":
-            if isinstance(s, ast.Label):
-                labels[s.name] = count
-            elif isinstance(s, ast.Instruction):
-                count += 1
+        if kind == "enter":
+            own.append({})
+            parent.append(stack[-1])
+            stack.append(len(own) - 1)
+        elif kind == "leave":
+            stack.pop()
+        elif isinstance(s, ast.Label):
+            own[stack[-1]][s.name] = len(block_of)
+        elif isinstance(s, ast.Instruction):
+            block_of.append(stack[-1])
+    visible: list[dict[str, int]] = []
+    for b, names in enumerate(own):  # a block comes after its parent
+        visible.append({**(visible[parent[b]] if parent[b] >= 0 else {}), **names})
+    labels = visible[0]
     # Pass 2: registers in scope and code.
     named = named_in(fn)
     reg_types: list[Scalar] = [TYPES[".b32"]] * len(SPECIAL_CONSTANTS)
@@ -394,6 +409,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
     reasons: dict[int, str] = {}
     consts: dict[str, object] = {}
     sites: list[Site] = []
+    targets: dict[int, int] = {}
     index = 0
     loc = ""
     for kind, s in statements(fn.body):
@@ -417,7 +433,10 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
         line = s.pos.line
         text = source_lines[line - 1].strip() if 0 < line <= len(source_lines) else s.text
         sites.append(Site(line, text, fn.name, loc, facts_of(s)))
-        gen = Gen(scope, layout, labels, index, s, frame, entry=fn.kind == "entry")
+        gen = Gen(scope, layout, visible[block_of[index]], index, s, frame, entry=fn.kind == "entry")
+        target = s.operands[0] if s.opcode == "bra" and s.operands else None
+        if isinstance(target, ast.Name) and target.name in gen.labels:
+            targets[index] = gen.labels[target.name]
         if watched and not sites[-1].facts.async_registers:
             _watch(gen, s, watched)
         source = _emit(gen, s, consts, reasons)
@@ -434,7 +453,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
     exec(compile("\n".join(sources), f"<ptx:{fn.name}>", "exec"), namespace)  # noqa: S102
     code = [namespace[f"_i{i}"] for i in range(index + 1)]
     return CompiledFunction(fn.name, code, sites, labels, next_slot, reg_types,  # type: ignore[arg-type]
-                            frozenset(unsupported), reasons, reg_names)
+                            frozenset(unsupported), reasons, reg_names, targets)
 
 
 def async_register_names(fn: ast.Function) -> frozenset[str]:

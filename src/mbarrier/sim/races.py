@@ -49,6 +49,7 @@ from mbarrier.sim.hb import (
 )
 from mbarrier.sim.machine import DONE, Copy, Cta, Machine, Thread, Warp
 from mbarrier.sim.race_report import CopyInfo, InvalInflight, RaceAccess, explain
+from mbarrier.sim.race_tensor import tensor_accesses
 from mbarrier.sim.registry import FenceKind, Order, Scope, Sem
 from mbarrier.sim.waits import AtCluster
 from mbarrier.spec.memmodel import NO_ORDER_SEM
@@ -385,8 +386,7 @@ class RaceMachine(Machine):
 
     # -- asynchronous copies ---------------------------------------------------------------------------
     def _issued(self, t: Thread, bulk: bool, c: Copy | None = None) -> Copy:
-        """The copy just created by the issuing step (`c`, else the latest): ordered after everything
-        its thread did so far."""
+        """The copy (`c`, else the latest) just issued: ordered after everything its thread did so far."""
         c = self.inflight[-1] if c is None else c
         ag = self.hb.agent(t.aid)
         snap = ag.tick()
@@ -418,18 +418,15 @@ class RaceMachine(Machine):
         Machine.st_async(self, t, dst, value, size, bar, op, kind)
         self._issued(t, False)
 
-    def tensor_load(self, t: Thread, dst_space: str, dst: int, tm_addr: int, coords: tuple[int, ...],
-                    offsets: tuple[int, ...] | None, bar: int, cta_mask: int | None) -> None:
+    def tensor_load(self, t: Thread, *args: object) -> None:
         first = len(self.inflight)
-        Machine.tensor_load(self, t, dst_space, dst, tm_addr, coords, offsets, bar, cta_mask)
+        Machine.tensor_load(self, t, *args)  # type: ignore[arg-type]
         for c in self.inflight[first:]:  # one engine per destination CTA
             self._issued(t, True, c)
 
-    def tensor_store(self, t: Thread, tm_addr: int, coords: tuple[int, ...], src: int,
-                     red: str | None) -> None:
-        Machine.tensor_store(self, t, tm_addr, coords, src, red)
-        c = self._issued(t, True)
-        self.hb.agent(t.aid).groups["bulk"][-1].append(c.aid)
+    def tensor_store(self, t: Thread, *args: object) -> None:
+        Machine.tensor_store(self, t, *args)  # type: ignore[arg-type]
+        self.hb.agent(t.aid).groups["bulk"][-1].append(self._issued(t, True).aid)
 
     def bulk_store(self, t: Thread, dst: int, src: int, size: int) -> None:
         Machine.bulk_store(self, t, dst, src, size)
@@ -505,7 +502,7 @@ class RaceMachine(Machine):
         proxy = ASYNC if bulk else 0
         kind, scta, saddr = c.src
         if c.plan is not None:
-            self._tensor_accesses(c, cag)
+            tensor_accesses(self._check, hb.shadow, c, cag)
         elif kind != "value":  # st.async/red.async carry their value from the issue
             rinfo: Info = (c.aid, c.site, proxy, "global" if kind == "global" else "shared",
                            -1 if scta is None else scta.index, saddr, c.size, "")
@@ -522,41 +519,6 @@ class RaceMachine(Machine):
             join(bc.acc_cluster, {c.aid: 2})
             bc.arrivers.add(c.aid)
             self._rolled(bar_cta, off)
-
-    def _tensor_accesses(self, c: Copy, cag: Agent) -> None:
-        """A tensor copy's accesses, in the async proxy: a load reads the global bytes inside the tensor
-        and writes the box (swizzled) in shared memory; a store or reduction reads the box and writes (a
-        reduction: atomically) the elements inside the tensor. Runs contiguous on both sides are checked
-        as one access."""
-        plan = c.plan
-        assert plan is not None
-        hb = self.hb
-        load = c.src[0] == "tensor"
-        cta = c.dst_cta if load else c.src[1]
-        assert cta is not None
-        base = c.dst if load else c.src[2]
-        red = c.kind.startswith("cp.reduce")
-        runs: list[list[int]] = []   # [shared address, global address (-1: none), bytes]
-        for p in plan.pieces:
-            if not load and p.gaddr < 0:
-                continue  # a store leaves the elements outside the tensor alone (and reads nothing for them)
-            at = plan.shared(base, p)
-            last = runs[-1] if runs else None
-            if last is not None and last[0] + last[2] == at and (
-                    (last[1] < 0 and p.gaddr < 0) or (last[1] >= 0 and last[1] + last[2] == p.gaddr)):
-                last[2] += p.n
-            else:
-                runs.append([at, p.gaddr, p.n])
-        smem = hb.shadow(cta.index)
-        gmem = hb.shadow(-1)
-        for at, g, n in runs:
-            sflags = ASYNC | WRITE if load else ASYNC
-            sinfo: Info = (c.aid, c.site, sflags, "shared", cta.index, at, n, "")
-            if g >= 0:
-                gflags = ASYNC if load else ASYNC | WRITE | (ATOMIC if red else 0)
-                ginfo: Info = (c.aid, c.site, gflags, "global", -1, g, n, "")
-                self._check(gmem, g, n, cag, ginfo, 1 if load else 2, cag.pvc)
-            self._check(smem, at, n, cag, sinfo, 2 if load else 1, cag.pvc)
 
     # -- barriers and fences -------------------------------------------------------------------------
     def bar(self, t: Thread, ident: int, count: int | None, wait: bool) -> None:

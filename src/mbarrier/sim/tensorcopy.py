@@ -100,6 +100,22 @@ class Plan:
     def fill_bytes(self, n: int) -> bytes:
         return self.fill.to_bytes(self.esize, "little") * (n // self.esize)
 
+    def runs(self, base: int, outside: bool) -> list[tuple[int, int, int]]:
+        """(shared address, global address or -1, bytes) of the runs contiguous on both sides, box at
+        `base`; `outside`: with the pieces outside the tensor (a load fills them, a store skips them)."""
+        out: list[list[int]] = []
+        for p in self.pieces:
+            if p.gaddr < 0 and not outside:
+                continue
+            at = self.shared(base, p)
+            last = out[-1] if out else None
+            if last is not None and last[0] + last[2] == at and (
+                    last[1] < 0 and p.gaddr < 0 or last[1] >= 0 and last[1] + last[2] == p.gaddr):
+                last[2] += p.n
+            else:
+                out.append([at, p.gaddr, p.n])
+        return [(a, g, n) for a, g, n in out]
+
     def global_span(self) -> tuple[int, int] | None:
         """[lo, hi) of the global bytes it touches (None: none)."""
         inside = [p for p in self.pieces if p.gaddr >= 0]

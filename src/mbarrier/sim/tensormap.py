@@ -240,3 +240,62 @@ def decode(data: bytes) -> TensorMap:
         tuple(lower[:rank - 2]) if im2col else (), tuple(upper[:rank - 2]) if im2col else (), cpp, ppc,
         _by_value(spec.INTERLEAVES)[interleave], {v: k for k, (v, _) in spec.SWIZZLES.items()}[swizzle],
         _by_value(spec.L2_PROMOTIONS)[l2], _by_value(spec.OOB_FILLS)[oob])
+
+
+#: tensormap.replace's fields that take their value itself: (first index among the layout's fields, how
+#: many ordinals).
+_FIELDS: dict[str, tuple[int, int]] = {
+    "global_address": (5, 1), "rank": (4, 1), "global_dim": (6, 5), "global_stride": (11, 4),
+    "box_dim": (15, 5), "element_stride": (20, 5),
+}
+
+
+def replace_field(data: bytes, field: str, ordinal: int, value: int) -> bytes:
+    """The 128 bytes `data` (a tensor map `encode` wrote) with one field replaced as tensormap.replace
+    does (PTX ISA, tensormap.replace): `.rank` takes the rank minus one, `.elemtype` and the other
+    enumerations take the ISA's immediates (`spec.REPLACE_*`), the ordinal picks the dimension. The result
+    need not be a valid map (replacing one field at a time passes through invalid ones): a copy that
+    uses it checks it. 128 zero bytes are a blank tiled map of rank 1 (the hardware's all-zero object,
+    whose rank field holds the rank minus one), every other field zero: kernels build maps from one
+    (Triton zeroes 128 bytes of shared memory, then replaces each field). TensorMapError: `data` is no
+    tensor map, or the value is outside what the field can hold (`error` "unsupported" when the ISA has
+    it but the simulator does not model it)."""
+    if data == bytes(spec.TENSOR_MAP_SIZE):
+        f = list(_LAYOUT.unpack(bytes(124)))
+        f[0], f[1], f[4] = _MAGIC, _VERSION, 1
+    else:
+        decode(data)  # is it one?
+        f = list(_LAYOUT.unpack(data[:124]))
+    if field in _FIELDS:
+        first, count = _FIELDS[field]
+        if not 0 <= ordinal < count:
+            raise TensorMapError(f".{field} has ordinals 0..{count - 1}, not {ordinal}")
+        f[first + ordinal] = value + 1 if field == "rank" else value
+        if field == "rank" and not 1 <= f[4] <= spec.RANK_MAX:
+            raise TensorMapError(f".rank {value}: the rank minus one is 0..{spec.RANK_MAX - 1}")
+    else:
+        table, at = {
+            "elemtype": (spec.REPLACE_ELEMTYPES, 3), "interleave_layout": (spec.REPLACE_INTERLEAVES, 25),
+            "swizzle_mode": (spec.REPLACE_SWIZZLES, 26), "swizzle_atomicity": (spec.REPLACE_ATOMICITIES, 26),
+            "fill_mode": (spec.REPLACE_FILLS, 28),
+        }[field]
+        name = table.get(value)
+        if name is None:
+            raise TensorMapError(f".{field} {value}: not a value the simulator models "
+                                 f"({', '.join(map(str, table))})", "unsupported")
+        if field == "elemtype":
+            f[3] = spec.DATA_TYPES[name][0]
+        elif field == "interleave_layout":
+            f[25] = spec.INTERLEAVES[name]
+        elif field == "fill_mode":
+            f[28] = spec.OOB_FILLS[name]
+        elif field == "swizzle_mode" or f[26] >= spec.SWIZZLES["CU_TENSOR_MAP_SWIZZLE_128B"][0]:
+            f[26] = spec.SWIZZLES[name][0]
+        elif value:
+            raise TensorMapError(f".swizzle_atomicity {value} on a tensor map without the 128B swizzle")
+    try:
+        body = _LAYOUT.pack(*f)
+    except struct.error:
+        raise TensorMapError(f".{field} {value}: more than the simulator's encoding of the field holds",
+                             "unsupported") from None
+    return body + zlib.crc32(body).to_bytes(4, "little")

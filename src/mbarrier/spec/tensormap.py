@@ -96,3 +96,32 @@ ELEMENT_STRIDE_MAX: Final = 8
 CHANNELS_PER_PIXEL_MAX: Final = 256
 PIXELS_PER_COLUMN_MAX: Final = 1024
 CORNER_RANGE: Final[dict[int, tuple[int, int]]] = {3: (-32768, 32767), 4: (-128, 127), 5: (-16, 15)}
+
+#: tensormap.replace (PTX ISA, Data Movement and Conversion Instructions: tensormap.replace, Table
+#: "Tensormap new_val validity"): the immediate `new_val` of each .field3 and what it selects, by the
+#: driver API's names (the ISA notes that `.elemtype`'s values are not CUtensorMapDataType's). The
+#: sub-byte element types (13-15) and the 96B swizzle (4) are sm_100 forms, left out.
+REPLACE_ELEMTYPES: Final[dict[int, str]] = {
+    0: "CU_TENSOR_MAP_DATA_TYPE_UINT8", 1: "CU_TENSOR_MAP_DATA_TYPE_UINT16",
+    2: "CU_TENSOR_MAP_DATA_TYPE_UINT32", 3: "CU_TENSOR_MAP_DATA_TYPE_INT32",
+    4: "CU_TENSOR_MAP_DATA_TYPE_UINT64", 5: "CU_TENSOR_MAP_DATA_TYPE_INT64",
+    6: "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 7: "CU_TENSOR_MAP_DATA_TYPE_FLOAT32",
+    8: "CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ", 9: "CU_TENSOR_MAP_DATA_TYPE_FLOAT64",
+    10: "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", 11: "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32",
+    12: "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ",
+}
+REPLACE_INTERLEAVES: Final[dict[int, str]] = {
+    0: "CU_TENSOR_MAP_INTERLEAVE_NONE", 1: "CU_TENSOR_MAP_INTERLEAVE_16B", 2: "CU_TENSOR_MAP_INTERLEAVE_32B",
+}
+REPLACE_SWIZZLES: Final[dict[int, str]] = {
+    0: "CU_TENSOR_MAP_SWIZZLE_NONE", 1: "CU_TENSOR_MAP_SWIZZLE_32B", 2: "CU_TENSOR_MAP_SWIZZLE_64B",
+    3: "CU_TENSOR_MAP_SWIZZLE_128B",
+}
+#: .swizzle_atomicity of a 128B swizzle: 16B (the plain mode), 32B, 32B with the 8B flip, 64B.
+REPLACE_ATOMICITIES: Final[dict[int, str]] = {
+    0: "CU_TENSOR_MAP_SWIZZLE_128B", 1: "CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B",
+    2: "CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B", 3: "CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B",
+}
+REPLACE_FILLS: Final[dict[int, str]] = {
+    0: "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE", 1: "CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA",
+}

@@ -143,10 +143,17 @@ class CopyOps(MbarrierOps):
         else:
             data = self.gmem.read(addr, TENSOR_MAP_SIZE)
         try:
-            return decode(bytes(data))
+            tm = decode(bytes(data))
         except TensorMapError as e:
             raise Unsupported(f"{what}: {e} (a launch describes its tensor maps by their encode calls: "
                               "docs/launch.md)") from None
+        try:  # a launch's maps are valid; tensormap.replace can make one that is not
+            tm.validate()
+        except TensorMapError as e:
+            if e.error == "unsupported":
+                raise Unsupported(f"{what}: {e}") from None
+            raise KernelFault(f"{what}: the tensor map at {addr:#x} is not a valid one: {e}") from None
+        return tm
 
     def _plan(self, t: Thread, tm_addr: int, coords: tuple[int, ...], offsets: tuple[int, ...] | None,
               what: str) -> Plan:

@@ -21,11 +21,13 @@ from mbarrier.sim.address import (
     is_shared_generic,
     shared_address,
 )
-from mbarrier.sim.errors import KernelFault, MemoryFault
+from mbarrier.sim.errors import KernelFault, MemoryFault, Unsupported
 from mbarrier.sim.floatbits import f32_bits, f32_value, f64_bits, f64_value
 from mbarrier.sim.machine.agents import Cta, Thread, _violation
 from mbarrier.sim.machine.base import MachineBase
+from mbarrier.sim.tensormap import TensorMapError, replace_field
 from mbarrier.spec.checks import REMOTE_EXITED
+from mbarrier.spec.tensormap import TENSOR_MAP_ALIGN, TENSOR_MAP_SIZE
 
 
 class MemoryOps(MachineBase):
@@ -146,6 +148,31 @@ class MemoryOps(MachineBase):
             self.params.store(addr - PARAM_GENERIC, size)
         else:
             self.st_global(t, addr, size, value)
+
+    def tensormap_replace(self, t: Thread, space: str, addr: int, field: str, ordinal: int,
+                          value: int) -> None:
+        """tensormap.replace.tile (PTX ISA, tensormap.replace): one field of the 128-byte tensor map at
+        a .global or .shared::cta address (generic: in one of those windows, else undefined) is replaced;
+        a weak access of the whole object, read and written by the executing thread."""
+        what = f"tensormap.replace.tile.{field}"
+        if space == "generic":
+            if is_param_generic(addr) or is_local_generic(addr) or (
+                    is_shared_generic(addr) and (addr - SHARED_GENERIC) >> 24):
+                raise KernelFault(f"{what}: generic address {addr:#x} is in neither the .global nor the "
+                                  ".shared::cta window (PTX ISA: undefined)")
+            space = "cta" if is_shared_generic(addr) else "global"
+            addr = addr - SHARED_GENERIC if space == "cta" else addr
+        if addr % TENSOR_MAP_ALIGN:
+            raise MemoryFault(f"{what}: the tensor map at {addr:#x} is not {TENSOR_MAP_ALIGN}-byte aligned")
+        load, store = (self.ld_cta, self.st_cta) if space == "cta" else (self.ld_global, self.st_global)
+        data = load(t, addr, TENSOR_MAP_SIZE).to_bytes(TENSOR_MAP_SIZE, "little")
+        try:
+            new = replace_field(data, field, ordinal, value)
+        except TensorMapError as e:
+            if e.error in ("unsupported", "not-a-tensor-map"):
+                raise Unsupported(f"{what}: {e}") from None
+            raise KernelFault(f"{what}: {e}") from None
+        store(t, addr, TENSOR_MAP_SIZE, int.from_bytes(new, "little"))
 
     def atom(self, t: Thread, space: str, addr: int, size: int, op: str, kind: str, b: int, c: int) -> int:
         """atom/red: read-modify-write in one step; returns the old value."""
