@@ -138,3 +138,15 @@ def test_a_missing_launch_file_and_a_bad_write_are_usage_errors(capsys: pytest.C
     assert code == 2 and "--write nobuf: no buffer of that name" in err
     code, _, err = _cli(capsys, "run", ptx, "--launch", str(launch), "--write", "out=x.txt")
     assert code == 2 and "expected NAME=FILE.npy or NAME=FILE.bin" in err
+
+
+def test_the_json_launch_shows_the_launch_files_dynamic_shared(capsys: pytest.CaptureFixture[str],
+                                                               small: tuple[str, Path]) -> None:
+    ptx, launch = small
+    doc = json.loads(launch.read_text())
+    doc["dynamic_shared"] = 1024
+    launch.write_text(json.dumps(doc))
+    code, out, _ = _cli(capsys, "run", ptx, "--launch", str(launch), "--json")
+    assert code == 0 and json.loads(out)["launch"]["dynamic_shared"] == 1024
+    code, out, _ = _cli(capsys, "check", ptx, "--launch", str(launch), "--json", "--dynamic-shared", "512")
+    assert code == 0 and json.loads(out)["launch"]["dynamic_shared"] == 512

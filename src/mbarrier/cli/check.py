@@ -31,6 +31,7 @@ from mbarrier.cli.interrupt import Interrupt
 from mbarrier.cli.progress import Progress, add_progress_options
 from mbarrier.cli.run import (
     add_launch_options,
+    dynamic_shared,
     fresh_machine,
     launch_digest,
     launch_machine,
@@ -179,7 +180,7 @@ def main(args: argparse.Namespace) -> int:
     if args.perfetto or args.svg:
         timelines(module, args, result)
     if args.format != TEXT:
-        launch = launch_of(module, m, parse_args(args.arg), args.dynamic_shared)
+        launch = launch_of(module, m, parse_args(args.arg), dynamic_shared(args))
         report = check_report(result, display_name(args.file), launch, fingerprint)
         if args.format == JSON:
             write_json(report)

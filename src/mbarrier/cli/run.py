@@ -170,6 +170,12 @@ def launch_spec(args: argparse.Namespace) -> Launch:
     return spec
 
 
+def dynamic_shared(args: argparse.Namespace) -> int | None:
+    """`--dynamic-shared`, else the launch file's (None: neither gives it)."""
+    given: int | None = args.dynamic_shared
+    return given if given is not None else launch_spec(args).dynamic_shared
+
+
 def launch_digest(args: argparse.Namespace) -> str:
     """What the launch file adds to a schedule's fingerprint ('' without one)."""
     return launch_spec(args).digest() if getattr(args, "launch", None) else ""
@@ -304,7 +310,7 @@ def main(args: argparse.Namespace) -> int:
     if args.format == JSON:
         sched = (Scheduler("replay") if isinstance(scheduler, Replay)
                  else Scheduler("random", args.seed, args.burst))
-        launch = launch_of(module, m, parse_args(args.arg), args.dynamic_shared)
+        launch = launch_of(module, m, parse_args(args.arg), dynamic_shared(args))
         write_json(run_report(result, display_name(args.file), launch, fingerprint, sched, not args.no_races,
                               dumps, notes))
         return EXIT_BY_OUTCOME[result.outcome]
