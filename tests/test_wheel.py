@@ -75,7 +75,7 @@ def python_blocks() -> list[tuple[str, str]]:
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtual environment with only the wheel of this tree installed; its bin/ directory."""
+    """A fresh virtual environment with the wheel of this tree installed; its bin/ directory."""
     tmp = tmp_path_factory.mktemp("wheel")
     tree = tmp / "tree"   # a copy: the build writes build/ and *.egg-info into the tree it builds
     tree.mkdir()
@@ -88,10 +88,20 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
                             str(tmp / "dist"), str(tree)], capture_output=True, text=True)
     assert build.returncode == 0, f"the wheel did not build (setuptools>=77 needed):\n{build.stderr[-3000:]}"
     (wheel,) = (tmp / "dist").glob("mbarrier-*.whl")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp / "venv")], check=True)
+    # The wheel's dependencies (numpy, rich) come from this interpreter's site-packages, so nothing is
+    # downloaded; the venv's own site-packages comes first, so `mbarrier` is the wheel's, not the checkout's
+    # (the examples' assertion that no checkout path appears would catch the other).
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages",
+                    str(tmp / "venv")], check=True)
     bin_dir = tmp / "venv" / "bin"
     subprocess.run([*pip, "--python", str(bin_dir / "python"), "install", "--no-deps", "--no-index",
                     str(wheel)], check=True, env=_env(bin_dir))   # PYTHONPATH would hide the venv's state
+    where = subprocess.run([str(bin_dir / "python"), "-c", "import mbarrier; print(mbarrier.__file__)"],
+                           capture_output=True, text=True, check=True, cwd=tmp, env=_env(bin_dir)).stdout
+    assert where.startswith(str(tmp / "venv")), f"mbarrier came from {where}, not the wheel"
+    deps = subprocess.run([*pip, "--python", str(bin_dir / "python"), "check"], capture_output=True,
+                          text=True, env=_env(bin_dir))
+    assert deps.returncode == 0, f"the wheel's declared dependencies are not met:\n{deps.stdout}{deps.stderr}"
     return bin_dir
 
 
