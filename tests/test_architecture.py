@@ -140,6 +140,8 @@ LONG_BY_DESIGN = {
     "spec/forms.py": "data: the mbarrier family's instruction forms, gates and constraints, one table",
     "spec/modifiers.py": "data: ptxas's verdict on each modifier word it knows, measured, one word a line",
     "ptx/parser.py": "one recursive-descent parser of PTX's grammar, one method per production",
+    "sim/races.py": "RaceMachine: each machine operation with its happens-before edges, one method a "
+                    "kind of step (tensor-copy and wgmma accesses already live in race_tensor/race_wgmma)",
     "ptx/validate.py": "ptxas's checks of one instruction in ptxas's order, sharing one line's state; "
                        "splitting out the operand matching is left to the lint work under way (issue 18)",
 }

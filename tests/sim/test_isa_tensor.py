@@ -343,3 +343,19 @@ def test_a_half_built_tensor_map_is_the_kernels_fault() -> None:
                                    "data": sim.Buffer(2048)})
     r = explore.run(m, explore.RandomScheduler(1))
     assert r.outcome == "violation" and "boxDim[1] = 0" in r.message, r.message
+
+
+@pytest.mark.parametrize("fence, ok", [
+    ("fence.proxy.async;", True), ("fence.proxy.async.shared::cta;", True),
+    ("fence.proxy.async.shared::cluster;", True), ("fence.proxy.async.global;", False),
+])
+def test_a_proxy_fence_covers_only_its_state_space(fence: str, ok: bool) -> None:
+    """fence.proxy.async{.global,.shared::{cta,cluster}}: a fence of global memory does not make the
+    generic writes of shared memory visible to the async proxy (the TMA store reads them)."""
+    tm = TensorMap("tiled", "CU_TENSOR_MAP_DATA_TYPE_UINT32", 2, 0, (64, 32), (256,), (1, 1), (16, 8))
+    op = "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group"
+    r = _launch(STORE_KERNEL.format(fence=fence, x=0, y=0, op=op), tm, bytes(64 * 32 * 4), 16, block=128,
+                races=True)
+    assert r.ok == ok, r.message
+    if not ok:
+        assert r.rule == ProxyFence.rule

@@ -19,6 +19,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterator
 
+from mbarrier.sim.registry import FenceKind
+
 VC = dict[int, int]
 
 # Access flags.
@@ -182,32 +184,42 @@ def _rule(earlier: Info, later: Info) -> str:
     return "data-race"
 
 
+SHARED_SPACE, GLOBAL_SPACE = 1, 2  # the state spaces a proxy fence covers (a bit each)
+#: The state spaces in which each proxy fence makes generic writes visible to the async proxy.
+PROXY_SPACES = {FenceKind.PROXY_ASYNC: SHARED_SPACE | GLOBAL_SPACE,
+                FenceKind.PROXY_ASYNC_SHARED: SHARED_SPACE, FenceKind.PROXY_ASYNC_GLOBAL: GLOBAL_SPACE}
+
+
 class Fences:
-    """Fences of one kind (proxy, or mbarrier-init publishing) by each thread: (clock, vector clock)."""
+    """Fences of one kind (proxy, or mbarrier-init publishing) by each thread: (clock, vector clock, the
+    state spaces it covers)."""
 
     __slots__ = ("by",)
 
     def __init__(self) -> None:
-        self.by: dict[int, tuple[list[int], list[VC]]] = {}
+        self.by: dict[int, tuple[list[int], list[VC], list[int]]] = {}
 
-    def add(self, me: int, clk: int, vc: VC) -> None:
-        clocks, vcs = self.by.setdefault(me, ([], []))
+    def add(self, me: int, clk: int, vc: VC, spaces: int = SHARED_SPACE | GLOBAL_SPACE) -> None:
+        clocks, vcs, covers = self.by.setdefault(me, ([], [], []))
         clocks.append(clk)
         vcs.append(dict(vc))
+        covers.append(spaces)
 
     def clone(self) -> Fences:
-        out = Fences()
-        out.by = {k: (list(c), list(v)) for k, (c, v) in self.by.items()}  # the clocks in them never change
+        out = Fences()  # the entries in them never change
+        out.by = {k: (list(c), list(v), list(s)) for k, (c, v, s) in self.by.items()}
         return out
 
     def key(self) -> tuple[object, ...]:
-        return tuple(sorted((k, tuple(c)) for k, (c, _) in self.by.items()))
+        return tuple(sorted((k, tuple(c), tuple(s)) for k, (c, _, s) in self.by.items()))
 
-    def visible(self, vc: VC) -> VC:
-        """The join of what every fence that happens before `vc` saw: each thread's latest such fence."""
+    def visible(self, vc: VC, space: int = SHARED_SPACE) -> VC:
+        """The join of what every fence of `space` that happens before `vc` saw: each thread's latest."""
         out: VC = {}
-        for f, (clocks, vcs) in self.by.items():
+        for f, (clocks, vcs, covers) in self.by.items():
             i = bisect_right(clocks, vc.get(f, 0))
+            while i and not covers[i - 1] & space:
+                i -= 1
             if i:
                 join(out, vcs[i - 1])
         return out
@@ -216,7 +228,8 @@ class Fences:
 class Agent:
     """One thread's or copy engine's happens-before state."""
 
-    __slots__ = ("me", "vc", "clk", "frel", "facq", "releases", "notes", "cp_issued", "groups", "pvc", "_key")
+    __slots__ = ("me", "vc", "clk", "frel", "facq", "releases", "notes", "cp_issued", "groups", "pvc", "pvcg",
+                 "_key")
 
     def __init__(self, me: int, vc: VC | None = None) -> None:
         self.me = me
@@ -230,6 +243,7 @@ class Agent:
         # The thread's copies by commit group, not yet waited for ("cp.async", "bulk"); the last is open.
         self.groups: dict[str, list[list[int]]] = {"cp.async": [[]], "bulk": [[]]}
         self.pvc: VC | None = None          # a bulk copy: what fences made visible to the async proxy
+        self.pvcg: VC | None = None         # ... of global memory (pvc: of shared memory)
         self._key: int | None = None   # the key's hash, cached once shared (a shared agent never changes)
 
     def clone(self) -> Agent:
@@ -241,8 +255,12 @@ class Agent:
         out.notes = dict(self.notes)
         out.cp_issued = dict(self.cp_issued)
         out.groups = {k: [list(g) for g in v] for k, v in self.groups.items()}
-        out.pvc = self.pvc  # fixed at the copy's issue
+        out.pvc, out.pvcg = self.pvc, self.pvcg  # fixed at the copy's issue
         return out
+
+    def proxy(self, fences: Fences, vc: VC) -> None:
+        """A copy issued at `vc`: what the proxy fences before it made visible to the async proxy."""
+        self.pvc, self.pvcg = fences.visible(vc, SHARED_SPACE), fences.visible(vc, GLOBAL_SPACE)
 
     def tick(self, what: str | None = None) -> VC:
         """A synchronizing event: a snapshot of the clock, which then advances."""

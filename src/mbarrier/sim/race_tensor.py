@@ -26,6 +26,6 @@ def tensor_accesses(check: Check, shadow: Callable[[int], Shadow], c: Copy, cag:
     for at, g, n in plan.runs(c.dst if load else c.src[2], load):
         if g >= 0:
             ginfo: Info = (c.aid, c.site, ASYNC | gw, "global", -1, g, n, "")
-            check(shadow(-1), g, n, cag, ginfo, 2 if gw else 1, cag.pvc)
+            check(shadow(-1), g, n, cag, ginfo, 2 if gw else 1, cag.pvcg)
         sinfo: Info = (c.aid, c.site, ASYNC | (WRITE if load else 0), "shared", cta.index, at, n, "")
         check(shadow(cta.index), at, n, cag, sinfo, 2 if load else 1, cag.pvc)

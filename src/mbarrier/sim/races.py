@@ -35,6 +35,7 @@ from mbarrier.sim.hb import (
     ASYNC,
     ATOMIC,
     MBAR,
+    PROXY_SPACES,
     THREAD,
     VC,
     WRITE,
@@ -393,7 +394,7 @@ class RaceMachine(Machine):
         snap[c.aid] = 2
         cag = self.hb.add(Agent(c.aid, snap))
         if bulk:
-            cag.pvc = self.hb.proxy_fences.visible(snap)
+            cag.proxy(self.hb.proxy_fences, snap)
         bar = None
         if c.bar_cta is not None:
             bar = c.bar_cta.barriers[c.bar_off].name if c.bar_off in c.bar_cta.barriers else None
@@ -507,12 +508,14 @@ class RaceMachine(Machine):
             rinfo: Info = (c.aid, c.site, proxy, "global" if kind == "global" else "shared",
                            -1 if scta is None else scta.index, saddr, c.size, "")
             self._check(hb.shadow(-1 if kind == "global" else scta.index),  # type: ignore[union-attr]
-                        saddr, c.src_size if kind == "global" else c.size, cag, rinfo, 1, cag.pvc)
+                        saddr, c.src_size if kind == "global" else c.size, cag, rinfo, 1,
+                        cag.pvcg if kind == "global" else cag.pvc)
         dcta = c.dst_cta
         if c.plan is None:
             winfo: Info = (c.aid, c.site, proxy | WRITE, "global" if dcta is None else "shared",
                            -1 if dcta is None else dcta.index, c.dst, c.size, "")
-            self._check(hb.shadow(-1 if dcta is None else dcta.index), c.dst, c.size, cag, winfo, 2, cag.pvc)
+            self._check(hb.shadow(-1 if dcta is None else dcta.index), c.dst, c.size, cag, winfo, 2,
+                        cag.pvcg if dcta is None else cag.pvc)
         if bar_cta is not None and bc is not None:
             self._mb_access(cag, c.site, bar_cta, off, ATOMIC | proxy, "the complete-tx of " + c.kind, 2)
             join(bc.acc_cta, {c.aid: 2})
@@ -587,8 +590,8 @@ class RaceMachine(Machine):
         site = self._site(t)
         kind, sem = site.facts.fence, site.facts.order.sem
         ag = self.hb.agent(t.aid)
-        if kind == FenceKind.PROXY_ASYNC:
-            self.hb.proxy_fences.add(t.aid, ag.clk, ag.vc)
+        if kind in PROXY_SPACES:
+            self.hb.proxy_fences.add(t.aid, ag.clk, ag.vc, PROXY_SPACES[kind])
             ag.tick(f"the fence.proxy.async at line {site.line}")
         elif kind == FenceKind.MBARRIER_INIT:
             ag.frel = ag.tick(f"the fence.mbarrier_init at line {site.line}")

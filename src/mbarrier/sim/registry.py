@@ -135,6 +135,8 @@ def order_of(quals: tuple[str, ...]) -> Order:
 class FenceKind(StrEnum):
     ORDER = "order"                  # fence.sc/.acq_rel/.acquire/.release, membar: the two (or one) halves
     PROXY_ASYNC = "proxy.async"      # fence.proxy.async: generic-proxy writes reach the async proxy
+    PROXY_ASYNC_SHARED = "proxy.async.shared"  # ... of shared memory only (.shared::cta, ::cluster)
+    PROXY_ASYNC_GLOBAL = "proxy.async.global"  # ... of global memory only (.global)
     PROXY_OTHER = "proxy"            # another proxy fence (tensormap, alias): nothing the model tracks
     MBARRIER_INIT = "mbarrier_init"  # fence.mbarrier_init: a release of the mbarrier inits before it
 

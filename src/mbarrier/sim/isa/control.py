@@ -63,7 +63,10 @@ def fence_facts(ins: ast.Instruction) -> Facts:
     fence whose halves its `.sem` says (membar and fence.sc/.acq_rel: both)."""
     q = ins.qualifiers
     if ".proxy" in q:
-        kind = FenceKind.PROXY_ASYNC if ".async" in q or ".async::generic" in q else FenceKind.PROXY_OTHER
+        kind = FenceKind.PROXY_OTHER
+        if ".async" in q or ".async::generic" in q:  # the state space it covers (PTX ISA, membar/fence)
+            kind = FenceKind.PROXY_ASYNC_GLOBAL if ".global" in q else FenceKind.PROXY_ASYNC_SHARED if any(
+                x in q for x in (".shared::cta", ".shared::cluster")) else FenceKind.PROXY_ASYNC
     else:
         kind = FenceKind.MBARRIER_INIT if ".mbarrier_init" in q else FenceKind.ORDER
     return Facts(Kind.FENCE, ins.opcode, fence=kind)

@@ -42,7 +42,7 @@ def facts(ins: ast.Instruction) -> Facts:
     """A load issues a copy into shared memory that completes tx on operand 2's mbarrier; a store or
     reduction one that reads shared memory (operand 1) into the tensor's global memory (its addresses
     follow from the tensor map: for the checker, anywhere); a prefetch has no effect. A multicast load
-    completes tx on mbarriers of other CTAs: for the checker, anything."""
+    lands, and completes tx, in every CTA of its mask (`CopyUse.multicast`)."""
     q = ins.qualifiers
     name = "cp" + "".join(q)
     if ".prefetch" in q:
@@ -51,11 +51,10 @@ def facts(ins: ast.Instruction) -> Facts:
         # global <- shared::cta: the tensor map (operand 0) names global memory anywhere in the tensor
         return Facts(Kind.COPY, name, copy=CopyUse(CopyKind.TENSOR_STORE, Access(0, Space.GENERIC),
                                                    Access(1, Space.CTA)))
-    if ".multicast::cluster" in q:
-        return Facts(Kind.OPAQUE, name)
     into = Space.CLUSTER if ".shared::cluster" in q else Space.CTA
     return Facts(Kind.COPY, name, copy=CopyUse(CopyKind.TENSOR, Access(0, into), Access(1, Space.GENERIC),
-                                               barrier=Access(2, Space.CLUSTER, 8)))
+                                               barrier=Access(2, Space.CLUSTER, 8),
+                                               multicast=".multicast::cluster" in q))
 
 
 def _coords(g: Gen, op: ast.Operand, rank: int, form: str) -> tuple[str, str]:
