@@ -22,8 +22,15 @@ log="$out/tma-run.log"
   while read -r name ptx _; do
     ptxas -arch=sm_90a "$work/$ptx" -o "$work/$name.cubin"
   done < "$work/manifest.txt"
+  # One process per case: a case that faults (an illegal instruction is sticky) leaves the context
+  # unusable, and every later case of the same process would fail with it.
   status=0
-  "$work/run_cases" "$work" 3 || status=$?
+  mv "$work/manifest.txt" "$work/manifest.all"
+  while read -r line; do
+    printf '%s\n' "$line" > "$work/manifest.txt"
+    "$work/run_cases" "$work" 3 || status=$?
+  done < "$work/manifest.all"
+  mv "$work/manifest.all" "$work/manifest.txt"
   device="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
   toolchain="$(ptxas --version | tail -1); driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
   python3 -m mbarrier.hw.tma collect "$work" "$out/tma.json" --device "$device" --toolchain "$toolchain"
