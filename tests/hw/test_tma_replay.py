@@ -129,8 +129,28 @@ def test_the_runner_compiles_for_sm_90a(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
 
 
+#: What the H100 recording of 2026-11-27 (driver 580.159.04) showed that the simulator does not do yet:
+#: open disagreements, each a strict xfail so that a fix (or a new recording) makes the test say so.
+#: docs/simulator.md lists them under "Tensor copies against the H100".
+DISAGREE = {
+    "bf16_2d_oob_nan": "OOB NaN fill: the GPU writes 0x7ff7 in every 16-bit half, the simulator 0x7fff",
+    "f16_2d_oob_nan": "OOB NaN fill: the GPU writes 0x7ff7 in every 16-bit half, the simulator 0x7fff",
+    "f32_2d_oob_high_nan": "OOB NaN fill: the GPU writes 0x7ff77ff7, the simulator 0x7fffffff",
+    "f64_2d_oob": "OOB fill of an f64 box: the GPU writes 0x7ff7 halves, the simulator all ones",
+    "bf16_swizzle32B_half_inner": "half-span inner box: the GPU leaves bytes the simulator writes",
+    "bf16_swizzle64B_half_inner": "half-span inner box: the GPU leaves bytes the simulator writes",
+    "bf16_swizzle128B_half_inner": "the GPU faults (illegal memory access); the simulator runs it",
+    "f16_interleave16B": "interleaved: the GPU does not complete the phase armed with the box bytes",
+    "f16_interleave16B_estr": "interleaved: the GPU does not complete the phase armed with the box bytes",
+    "f32_interleave32B": "interleaved load: differs from the simulator",
+    "u8_2d_padded": "the GPU faults (illegal instruction); the simulator runs it",
+    "u8_3d_oob": "the GPU faults (illegal instruction); the simulator runs it",
+}
+
+
 @pytest.mark.skipif(not RECORDED, reason=NO_RECORDS)
-@pytest.mark.parametrize("name", sorted(RECORDED) or ["-"])
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(reason=DISAGREE[n], strict=True)]
+                                               if n in DISAGREE else []) for n in sorted(RECORDED)] or ["-"])
 def test_the_simulator_replays_the_gpu(name: str) -> None:
     record = RECORDED[name]
     assert "error" not in record, f"{name} failed on the GPU: {record['error']}"
