@@ -48,7 +48,8 @@ def test_a_step_in_one_cta_leaves_the_other_ctas_state_shared() -> None:
     _touch_shared(m, 0)
     s1 = snapshot.save(m, {}, s0, {0})
     assert s1[2][1] is s0[2][1]                     # CTA 1: shared memory, barriers, bar.sync state
-    assert s1[0][OTHER] is s0[0][OTHER]             # CTA 1's first thread did not move
+    assert s1[0][OTHER // snapshot.CHUNK] is s0[0][OTHER // snapshot.CHUNK]   # CTA 1's threads did not move
+    assert snapshot.thread_states(s1)[OTHER] is snapshot.thread_states(s0)[OTHER]
     hb0, hb1 = s0[10], s1[10]
     assert hb1.smem[1] is hb0.smem[1] and hb1.gmem is hb0.gmem
     assert hb1.smem[0] is not hb0.smem[0]           # CTA 0's shadow changed: a copy of its own

@@ -12,7 +12,7 @@ are named by what they are (issuer, addresses, size, barrier), not by their issu
 from __future__ import annotations
 
 from collections.abc import Mapping
-from itertools import compress
+from itertools import chain, compress
 from operator import attrgetter, is_, is_not, itemgetter
 from typing import Any
 
@@ -79,6 +79,14 @@ def check_known(m: Machine) -> None:
 # fields are typed where save() builds them.
 Snapshot = tuple[Any, ...]
 ThreadState = tuple[Any, ...]
+# A snapshot's threads are in chunks of CHUNK consecutive ids, each a tuple: a step that changes one
+# thread makes one new chunk and shares the others (`thread_states` lists them all).
+CHUNK = 32
+
+
+def thread_states(s: Snapshot) -> list[ThreadState]:
+    """Every thread's entry of a snapshot, by thread id."""
+    return list(chain.from_iterable(s[0]))
 
 
 def copy_id(c: Copy) -> tuple[object, ...]:
@@ -138,14 +146,21 @@ def save(m: Machine, token_slots: Mapping[str, frozenset[int]], prev: Snapshot |
          dirty: set[int] | None = None) -> Snapshot:
     """The mutable state. With `prev` and `dirty` (aids that may have changed since `prev`), the other
     threads' entries are shared with `prev` (the work is proportional to the dirty threads)."""
+    ts = m.threads
     if prev is None or dirty is None:
-        threads = tuple(_thread_state(t, token_slots) for t in m.threads)
+        threads = tuple(tuple(_thread_state(t, token_slots) for t in ts[i:i + CHUNK])
+                        for i in range(0, len(ts), CHUNK))
     else:
-        entries = list(prev[0])
-        ts = m.threads
+        chunks: list[tuple[ThreadState, ...]] = list(prev[0])
+        by_chunk: dict[int, list[int]] = {}
         for aid in dirty:
-            entries[aid] = _thread_state(ts[aid], token_slots)
-        threads = tuple(entries)
+            by_chunk.setdefault(aid // CHUNK, []).append(aid)
+        for i, aids in by_chunk.items():
+            entries = list(chunks[i])
+            for aid in aids:
+                entries[aid - i * CHUNK] = _thread_state(ts[aid], token_slots)
+            chunks[i] = tuple(entries)
+        threads = tuple(chunks)
     copies = tuple((c, c.pc, c.status, c.deps, tuple(c.watchers)) for c in m.inflight)
     ctas = _same(tuple(_cta_state(c, prev[2][i] if prev is not None else None)
                        for i, c in enumerate(m.ctas)), prev, 2)
@@ -236,12 +251,14 @@ def restore(m: Machine, s: Snapshot, current: Snapshot | None = None) -> None:
     if current is None:
         changed: list[int] = list(range(len(ts)))
     else:
-        # Entries shared with `current` are unchanged threads: compared by identity, in C.
-        changed = list(compress(range(len(ts)), map(is_not, threads, current[0])))
+        # Chunks and entries shared with `current` are unchanged threads: compared by identity, in C.
+        changed = []
+        for i in compress(range(len(threads)), map(is_not, threads, current[0])):
+            changed += compress(range(i * CHUNK, (i + 1) * CHUNK), map(is_not, threads[i], current[0][i]))
     for aid in changed:
         t = ts[aid]
         core, t.effects, t.wait, cp_open, cp_groups, bulk_open, bulk_groups, func, frames, real, _, t.wg = \
-            threads[aid]
+            threads[aid // CHUNK][aid % CHUNK]
         t.pc, regs, t.status, t.time, fail = core[:5]
         if real is not None:
             regs = real
@@ -350,7 +367,7 @@ def key(s: Snapshot) -> tuple[Any, ...]:
     are, not by issue order; runnable-list order and effect counters left out). Threads enter it by the
     64-bit hash of their canonical state (`_thread_state`), taken once when the thread changed."""
     threads, copies, ctas, clusters, warps, gmem = s[:6]
-    tk = tuple(map(_HASH, threads))
+    tk = tuple(map(_HASH, chain.from_iterable(threads)))
     ck = tuple(sorted((copy_id(c), status, deps) for c, _, status, deps, _ in copies))
     cta_k = tuple((smem, tuple(sorted((off, b.key()) for off, b, _ in barriers)),
                    tuple(sorted((i, tuple(sorted(x.aid for x in arrived)), count)

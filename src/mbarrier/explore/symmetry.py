@@ -163,7 +163,7 @@ class Symmetry:
     def key(self, snap: snapshot.Snapshot) -> tuple[tuple[object, ...], tuple[object, ...]]:
         """(canonical key, plain key without the race tracker's state) of a snapshot."""
         plain = snapshot.key(snap[:10] + (None,))
-        threads = snap[0]
+        threads = snapshot.thread_states(snap)
         locs: list[tuple[object, ...]] = []
         hashes: list[int] = []
         for st in threads:
