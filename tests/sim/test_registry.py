@@ -126,7 +126,7 @@ ALLOWED: dict[Kind, set[str]] = {
     Kind.COPY: {"cp_async", "bulk_copy", "bulk_store", "st_async", "tensor_load", "tensor_store"},
     Kind.COPY_ARRIVE: {"cp_mb_arrive"},
     Kind.COPY_COMMIT: {"cp_commit", "bulk_commit", "wg_fence", "wg_commit"},
-    Kind.COPY_WAIT: {"cp_wait", "cp_commit", "wg_wait"}, Kind.MMA: {"wgmma"},
+    Kind.COPY_WAIT: {"cp_wait", "cp_commit"}, Kind.MMA: {"wgmma", "wg_wait"},
 }
 
 

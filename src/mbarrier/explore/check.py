@@ -49,8 +49,10 @@ from mbarrier.ptx import ast
 from mbarrier.sim.errors import KernelFault, SimError
 from mbarrier.sim.launch import pick_kernel
 from mbarrier.sim.machine import DONE, EXITED, RUNNABLE, Copy, Machine, Thread
+from mbarrier.sim.machine.wgmma import WGMMA as _WGMMA
 from mbarrier.sim.race_report import Race
 from mbarrier.sim.races import track
+from mbarrier.sim.waits import ForCopies
 from mbarrier.spec.checks import DEADLOCK, EXIT_INFLIGHT, REMOTE_EXITED, UNSUPPORTED, checker_rule
 
 _AID = attrgetter("aid")
@@ -189,6 +191,12 @@ class Explorer:
                 self._exit_check(a, aids)
         woken = {a.aid for a in set(self.m.runnable).difference(before)}
         self.settle(aids, woken)
+        for a in agents:  # warpgroup MMA changes the state of a whole warp (sim.machine.wgmma):
+            if isinstance(a, Copy) and a.mma is not None:  # a landing leaves its result to each lane
+                woken.update(a.mma.lanes)
+            elif isinstance(a, Thread) and isinstance(a.wait, ForCopies) and a.wait.which == _WGMMA \
+                    and a.warp is not None:  # a wait_group that found them in flight: every lane waits
+                woken.update(th.aid for th in a.warp.threads)
         for c in self.m.ctas:
             if c.live == 0:
                 self._cta_gone_check(c, aids)

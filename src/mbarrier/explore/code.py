@@ -32,7 +32,7 @@ from mbarrier.sim.types import TYPES
 
 # Kinds of instructions the checker distinguishes.
 LOCAL, BRANCH, EXIT, MB, LOAD, STORE, ATOM, BAR, CLUSTER, WARP, CP_ASYNC, CP_WAIT, CP_MB, BULK, \
-    BULK_STORE, WARP_READ = range(16)
+    BULK_STORE, WARP_READ, MMA = range(17)
 
 # The checker's kind of each kind of the registry. What no other agent observes (`Facts.private`, and a
 # commit of the thread's own copies) runs eagerly: LOCAL. What the checker cannot see into is ATOM with an
@@ -40,7 +40,7 @@ LOCAL, BRANCH, EXIT, MB, LOAD, STORE, ATOM, BAR, CLUSTER, WARP, CP_ASYNC, CP_WAI
 _KINDS: dict[Kind, int] = {
     Kind.COPY_COMMIT: LOCAL, Kind.EXIT: EXIT, Kind.CALL: ATOM, Kind.OPAQUE: ATOM, Kind.LOAD: LOAD,
     Kind.STORE: STORE, Kind.ATOMIC: ATOM, Kind.MBARRIER: MB, Kind.COLLECTIVE: WARP, Kind.WARP_READ: WARP_READ,
-    Kind.COPY_ARRIVE: CP_MB, Kind.COPY_WAIT: CP_WAIT, Kind.MMA: ATOM,
+    Kind.COPY_ARRIVE: CP_MB, Kind.COPY_WAIT: CP_WAIT, Kind.MMA: MMA,
 }
 _COPIES = {CopyKind.CP_ASYNC: CP_ASYNC, CopyKind.BULK: BULK, CopyKind.BULK_STORE: BULK_STORE,
            CopyKind.STORE_ASYNC: BULK, CopyKind.TENSOR: BULK, CopyKind.TENSOR_STORE: BULK_STORE}
@@ -244,6 +244,8 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         x.kind = {"cta": BAR, "cluster": CLUSTER}.get(f.sync.scope, WARP)
         x.counted = f.sync.counted
         x.sync_all = f.sync.scope if f.sync.whole else None
+    elif f.kind == Kind.MMA:
+        x.sync_all = "warp"  # wgmma.mma_async and wait_group: every lane of the warp meets there
     elif f.copy is not None:
         c = f.copy
         if f.kind == Kind.COPY_ARRIVE:

@@ -5,8 +5,9 @@ deadlock explanation (`explore.deadlock`).
 A *footprint item* is `(object, mode)`. Objects: `("mb", cta, offset)` an mbarrier, `("sm", cta, chunk)`
 16 bytes of shared memory, `("gm", chunk)` 16 bytes of global memory, `("bar", cta)` the CTA's bar.sync
 barriers, `("cl", cluster)` the cluster barrier, `("warp", cta, warp)` a warp's collectives, `("cp", aid)`
-and `("bulk", aid)` the cp.async and bulk copies a thread issued, `("live", cta)` whether a CTA still
-runs. `None` in place of a CTA or an offset means "any" (an address the analysis cannot know). Modes:
+and `("bulk", aid)` the cp.async and bulk copies a thread issued, `("wg", cta, warp)` the wgmma.mma_async
+operations a warp has in flight, `("live", cta)` whether a CTA still runs. `None` in place of a CTA or an
+offset means "any" (an address the analysis cannot know). Modes:
 READ, WRITE, JOIN for arrivals at bar.sync, the cluster barrier and warp collectives, which commute with each
 other (the arrived set is the same in any order) but not with reads of it, exits or counted bars, and
 LEAVE for what an exit does to those and to its CTA's liveness (exits commute with each other).
@@ -32,6 +33,7 @@ from mbarrier.explore.code import (
     EXIT,
     LOAD,
     MB,
+    MMA,
     STORE,
     WARP,
     WARP_READ,
@@ -41,7 +43,7 @@ from mbarrier.explore.code import (
 )
 from mbarrier.explore.values import Env, value
 from mbarrier.sim.address import OWN, shared_address
-from mbarrier.sim.machine import Copy, Machine, Thread
+from mbarrier.sim.machine import EXITED, Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
 
 READ, WRITE, JOIN, LEAVE = 0, 1, 2, 3
@@ -151,12 +153,15 @@ class Footprints:
             return [(("warp", cta, t.aid // 32), JOIN)]
         if k == WARP_READ:
             return [(("warp", cta, t.aid // 32), READ)]
+        if k == MMA:
+            return self._mma(t, x, future)
         if k == EXIT:
             # Exits commute with each other (LEAVE): each lowers the live counts the bar.sync, cluster
             # and warp-collective checks compare with, and those releases are monotone, so two exits
             # end in the same state in either order; the CTA dies at whichever exit is last.
             return [(("bar", cta), LEAVE), (("cl", t.cta.cluster.index), LEAVE),
-                    (("warp", cta, t.aid // 32), LEAVE), (("live", cta), LEAVE), (("cp", t.aid), READ)]
+                    (("warp", cta, t.aid // 32), LEAVE), (("live", cta), LEAVE), (("cp", t.aid), READ),
+                    (("wg", cta, t.aid // 32), READ)]
         if k == CP_WAIT:
             return [(("cp", t.aid), READ), (("bulk", t.aid), READ)]
         if k == CP_ASYNC:
@@ -181,6 +186,26 @@ class Footprints:
             return (self._mem(t, x.addr, size, WRITE, pc, future, env)
                     + self._mem(t, x.addr2, size, READ, pc, future, env) + [(("bulk", t.aid), JOIN)])
         return []
+
+    def _mma(self, t: Thread, x: Ins, future: bool) -> list[Item]:
+        """wgmma.mma_async and wgmma.wait_group are warp collectives: a lane's arrival JOINs the warp's.
+        Only the arrival that completes one does more (the others commute with everything else): at
+        mma_async it issues the operation, whose engine reads the CTA's shared memory (anywhere: the
+        descriptors are values) and completes to the warp (`("wg", cta, warp)`: the operations in flight
+        of its lanes); at wait_group it reads whether they have completed. In the future any arrival may
+        be the last."""
+        cta, warp = t.cta.index, t.aid // 32
+        items: list[Item] = [(("warp", cta, warp), JOIN)]
+        w = t.warp
+        if not future and w is not None:
+            entry = w.pending.get((x.op, 0xFFFFFFFF))
+            arrived = len(entry.parts) if entry is not None else 0
+            if arrived + 1 < sum(1 for th in w.threads if th.status != EXITED):
+                return items
+        if x.op == "wgmma.wait_group":
+            return items + [(("wg", cta, warp), READ)]
+        return items + [(("sm", cta, None, None), READ), (("live", cta), READ),
+                        (("wg", cta, warp), JOIN)]
 
     def _size(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int | None:
         """A bulk copy's size: its immediate, or its register's value where known (nvcc puts it in one)."""
@@ -242,12 +267,15 @@ class Footprints:
 
 def copy_items(c: Copy) -> list[Item]:
     """What an in-flight copy (or a pending cp.async arrive-on) does when it lands. A wgmma.mma_async
-    reads its CTA's shared memory and leaves its result to each lane of its warp (which their
-    wgmma.wait_group reads, as the CP_WAIT items below)."""
+    reads the bytes of its operands and completes to its warp (which the warp's wgmma.wait_group
+    reads)."""
     if c.mma is not None:
         assert c.dst_cta is not None
-        return ([(("cp", aid), JOIN) for aid in c.mma.lanes]
-                + [(("sm", c.dst_cta.index, None, None), READ), (("live", c.dst_cta.index), READ)])
+        cta = c.dst_cta.index
+        # No liveness item: no lane of its warp exits before it lands (that exit is the finding
+        # exit-with-copies-in-flight), so its CTA is alive when it does.
+        out: list[Item] = [(("wg", cta, c.thread.aid // 32), JOIN)]
+        return out + [(("sm", cta, lo, hi), READ) for lo, hi in c.mma.reads]
     group = "cp" if c.kind in ("cp.async", "cp.async.mbarrier.arrive") else "bulk"
     items: list[Item] = [((group, c.thread.aid), JOIN)]
     if c.kind == "cp.async.mbarrier.arrive":
@@ -306,6 +334,8 @@ def conflicts(items: Iterable[Item], future: Future) -> bool:
 def awaited(m: Machine, a: Thread | Copy, mb: tuple[int, int] | None) -> list[Item]:
     """What a blocked agent waits for, as READ items: whoever may write them could unblock it."""
     if isinstance(a, Copy):
+        if a.mma is not None:  # the warp's earlier operation completing
+            return [(("wg", a.thread.cta.index, a.thread.aid // 32), READ)]
         return [(("cp", a.thread.aid), READ)]
     if mb is not None:
         return [(("mb", mb[0], mb[1]), READ)]
@@ -319,5 +349,7 @@ def awaited(m: Machine, a: Thread | Copy, mb: tuple[int, int] | None) -> list[It
     if isinstance(w, InCollective):
         return [(("warp", a.cta.index, a.aid // 32), READ)]
     if isinstance(w, ForCopies):
+        if w.which == "wgmma.mma_async":
+            return [(("wg", a.cta.index, a.aid // 32), READ)]
         return [(("cp", a.aid), READ)]
     return [(("any",), READ)]

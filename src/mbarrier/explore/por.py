@@ -190,8 +190,9 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
              blocked_on: dict[int, tuple[int, int]], max_seeds: int = 3) -> list[int]:
     """Indices (into `agents`) of the enabled agents of a small stubborn set."""
     seeds = [i for i, a in enumerate(agents) if enabled.get(i)]
-    # Cheap seeds first: copies and threads whose next step touches few objects.
-    seeds.sort(key=lambda i: (not isinstance(agents[i], Copy), len(fp.current(agents[i]))))
+    # Cheap seeds first: copies and threads whose next step touches few objects (a wgmma.mma_async's
+    # engine, which its whole warp waits for, among the threads).
+    seeds.sort(key=lambda i: (not _cheap_copy(agents[i]), len(fp.current(agents[i]))))
     best: list[int] | None = None
     for seed in seeds[:max_seeds]:
         index = Index(*fp.frozen_futures(m, agents, seed, blocked_on))
@@ -216,3 +217,7 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
         if len(best) == 1:
             break
     return best if best is not None else []
+
+
+def _cheap_copy(a: Thread | Copy) -> bool:
+    return isinstance(a, Copy) and a.mma is None

@@ -41,7 +41,7 @@ from mbarrier.sim.registry import REGISTRY, Kind, facts_of
 FULL_MASK = 0xFFFFFFFF
 # Instructions that may treat the lanes of a warp differently: the warp-level ones (checked operand by
 # operand below); every other instruction the simulator executes treats every lane alike.
-_WARP_LEVEL = (Kind.COLLECTIVE, Kind.WARP_READ)
+_WARP_LEVEL = (Kind.COLLECTIVE, Kind.WARP_READ, Kind.MMA)
 _CACHE_LIMIT = 400_000
 
 
@@ -77,8 +77,10 @@ def lane_sensitive(module: ast.Module) -> str | None:
 
 
 def warpgroup_level(module: ast.Module) -> bool:
-    """Whether an instruction of the kernel relates the warps of a warpgroup (setmaxnreg)."""
-    return any(s.opcode == "setmaxnreg" for fn in module.functions for s in _instructions(fn.body or ()))
+    """Whether an instruction of the kernel relates the warps of a warpgroup (setmaxnreg; wgmma.mma_async,
+    whose warps compute different rows)."""
+    return any(s.opcode in ("setmaxnreg", "wgmma") for fn in module.functions
+               for s in _instructions(fn.body or ()))
 
 
 class Symmetry:

@@ -189,6 +189,23 @@ def gather(d: Descriptor, rows: range, transposed: bool, ebits: int, read: Reade
     return out, chunks
 
 
+def spans(chunks: list[int]) -> tuple[tuple[int, int], ...]:
+    """The byte ranges [lo, hi) that 16-byte chunks at these offsets cover, merged."""
+    out: list[list[int]] = []
+    for at in sorted(set(chunks)):
+        if out and at <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], at + 16)
+        else:
+            out.append([at, at + 16])
+    return tuple((lo, hi) for lo, hi in out)
+
+
+def operand_chunks(d: Descriptor, rows: range, transposed: bool, ebits: int) -> list[int]:
+    """The 16-byte chunks `gather` reads (without reading them)."""
+    _, chunks = gather(d, rows, transposed, ebits, lambda at: bytes(16))
+    return chunks
+
+
 # -- register fragments (9.7.15.5.1.1) --------------------------------------------------------------------
 def a_fragment_bytes(lane: int, reg: int) -> tuple[int, int]:
     """Where register `reg` (0..3) of matrix A of lane `lane` sits in the warp's 16 rows x 32 bytes: (row,

@@ -152,9 +152,11 @@ def _wgmma_released(m: RaceMachine, c: Conflict) -> str | None:
         if writer is None:
             continue
         for lane in info.lanes:
-            clk = issued.get(lane, 0)
-            if writer.vc.get(lane, 0) > clk:
-                rel = m.hb.agents[lane].release_after(clk) or "a later release"
+            clk, seen = issued.get(lane, 0), writer.vc.get(lane, 0)
+            if seen > clk:
+                clocks, whats = m.hb.agents[lane].releases  # the latest release the writer acquired
+                rel = next((w for c_, w in zip(reversed(clocks), reversed(whats), strict=True)
+                            if clk <= c_ <= seen), "a later release")
                 site: Site = read[1]  # type: ignore[assignment]
                 return (f"the wgmma.mma_async at line {site.line} may read these bytes until a "
                         f"wgmma.wait_group of thread {lane} retires its group, but thread {lane} released "

@@ -38,7 +38,7 @@ def read(m: RaceMachine, c: Copy, cta: Cta, chunks: list[int]) -> None:
         m._check(shadow, at, 16, cag, info, 1, cag.pvc)
 
 
-def retired(m: RaceMachine, t: Thread, done: list[Copy] | None) -> list[Copy] | None:
+def retired(m: RaceMachine, t: Thread, done: list[Copy]) -> list[Copy]:
     """`t`'s wgmma.wait_group retired these operations: their reads happen before its later accesses."""
     if done:
         ag = m.hb.agent(t.aid)

@@ -477,8 +477,8 @@ class RaceMachine(Machine):
     def _wg_reads(self, c: Copy, cta: Cta, chunks: list[int]) -> None:
         race_wgmma.read(self, c, cta, chunks)
 
-    def wg_wait(self, t: Thread, n: int, nxt: int) -> list[Copy] | None:
-        return race_wgmma.retired(self, t, Machine.wg_wait(self, t, n, nxt))
+    def _wg_retire(self, t: Thread, n: int) -> list[Copy]:
+        return race_wgmma.retired(self, t, Machine._wg_retire(self, t, n))
 
     def finish_async(self, c: Copy) -> None:
         if c.mma is not None:

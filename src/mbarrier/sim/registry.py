@@ -45,7 +45,7 @@ class Kind(IntEnum):
     COPY_COMMIT = 15   # closes the thread's open group of copies (its own bookkeeping only)
     COPY_WAIT = 16     # waits until the thread's copy groups complete
     OPAQUE = 17        # what it touches is not modelled here: anything
-    MMA = 18           # wgmma.mma_async: a warp collective issuing an operation that reads shared memory
+    MMA = 18           # wgmma.mma_async, wait_group: warp collectives of warpgroup MMA (operations in flight)
 
 
 class Space(StrEnum):

@@ -51,12 +51,18 @@ class MmaIssue:
     row0: int
     function: str
     lanes: tuple[int, ...] = field(default=())  # the lanes' thread ids
+    reads: tuple[tuple[int, int], ...] = ()     # the shared-memory byte ranges its engine will read
+    ident: tuple[object, ...] = field(default=(), compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ident", (
+            astuple(self.op), -1 if self.desc_a is None else self.desc_a, self.desc_b, self.scale_d,
+            self.chain is not None, self.row0, self.a_regs or (), self.d_in or ()))
 
     def key(self) -> tuple[object, ...]:
         """What decides the result, for the checker's state keys (the chained operation is in the
         threads' own state): plain values, comparable with another operation's key."""
-        return (astuple(self.op), -1 if self.desc_a is None else self.desc_a, self.desc_b, self.scale_d,
-                self.chain is not None, self.row0, self.a_regs or (), self.d_in or ())
+        return self.ident
 
 
 @dataclass(frozen=True, slots=True)

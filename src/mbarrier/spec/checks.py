@@ -35,9 +35,11 @@ CHECKER_RULES: Final[tuple[Rule, ...]] = (
          "An operation on the shared memory of a CTA of the cluster that has already exited (its shared "
          "memory, and any mbarrier object in it, is gone).",
          "sim"),
-    Rule(EXIT_INFLIGHT, "9.7.9.25 (cp.async), 9.7.9.25.4 (cp.async.bulk)", "copies in flight at exit",
+    Rule(EXIT_INFLIGHT, "9.7.9.25 (cp.async), 9.7.9.25.4 (cp.async.bulk), 9.7.15.7.3 (wgmma.wait_group)",
+         "copies in flight at exit",
          "Shared memory is released while asynchronous copies into it are still in flight: a thread exits "
-         "with a cp.async that nothing tracks, or a CTA's last thread exits before its copies land.",
+         "with a cp.async that nothing tracks or with a wgmma.mma_async of its warp not complete, or a CTA's "
+         "last thread exits before its copies land.",
          "sim"),
     Rule(MEMORY_FAULT, "", "access outside memory",
          "An access outside every memory and window (shared memory of the CTA, the cluster's CTAs, the "

@@ -6,6 +6,7 @@ nvcc-compiled kernels of `mbarrier.examples` (all correct) join them in the test
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +56,23 @@ _NSTORE = dict(grid=1, block=32, outputs={0: 256})
 _NCLUSTER = dict(grid=2, block=32, outputs={0: 128})
 _NCP = dict(grid=1, block=64, inputs={0: tuple(range(32))}, outputs={1: 128})
 
+
+def _f16_words(values: list[int]) -> tuple[int, ...]:
+    """Small integers as f16, two to a 32-bit word (little-endian)."""
+    raw = struct.pack(f"<{len(values)}e", *values)
+    return tuple(int.from_bytes(raw[i:i + 4], "little") for i in range(0, len(raw), 4))
+
+
+# wgmma_gemm: A 64 x 32 and B 16 x 32 (N rows of K) of small integers, so C = A * B^T is exact in f32.
+_A = [[(3 * r + 5 * k) % 7 - 3 for k in range(32)] for r in range(64)]
+_B = [[(5 * n + 3 * k) % 7 - 3 for k in range(32)] for n in range(16)]
+_C0 = tuple(int.from_bytes(struct.pack("<f", sum(a * b for a, b in zip(_A[0], _B[n], strict=True))), "little")
+            for n in range(16))
+_GEMM = dict(grid=1, block=160, inputs={0: _f16_words([v for row in _A for v in row]),
+                                        1: _f16_words([v for row in _B for v in row])}, outputs={2: 4096})
+_WGREL = dict(grid=1, block=128, outputs={0: 2048})
+_SIXTEEN = 0x41800000  # 16.0f: K = 16 products of 1.0
+
 CASES: dict[str, RaceCase] = {
     "tma_pipeline": RaceCase("tma_pipeline.ptx", **_PIPE, expect=(101, 102, 105, 106, 109, 110, 113, 114)),  # type: ignore[arg-type]
     "tma_pipeline_bug_read_before_wait": RaceCase(
@@ -96,4 +114,12 @@ CASES: dict[str, RaceCase] = {
     "nvcc_cp_async_arrive_bug_untracked": RaceCase(
         "nvcc_cp_async_arrive_bug_untracked.ptx", **_NCP, rule="data-race",  # type: ignore[arg-type]
         edge="tracked by no cp.async.mbarrier.arrive"),
+    "wgmma_release": RaceCase("wgmma_release.ptx", **_WGREL, expect=(_SIXTEEN,) * 8),  # type: ignore[arg-type]
+    "wgmma_release_bug_early": RaceCase(
+        "wgmma_release_bug_early.ptx", **_WGREL, rule="wgmma-operand-inflight",  # type: ignore[arg-type]
+        edge="retires its group"),
+    "nvcc_wgmma_gemm": RaceCase("nvcc_wgmma_gemm.ptx", **_GEMM, expect=_C0),  # type: ignore[arg-type]
+    "nvcc_wgmma_gemm_bug_early_release": RaceCase(
+        "nvcc_wgmma_gemm_bug_early_release.ptx", **_GEMM, rule="wgmma-operand-inflight",  # type: ignore
+        edge="released them by the arrive on"),
 }

@@ -17,8 +17,8 @@ _ALIGNED = (".sync", ".aligned")
 
 def wgmma_facts(ins: ast.Instruction) -> Facts:
     """What each wgmma instruction touches: mma_async is a warp collective issuing an operation that owns
-    its accumulator (and register A fragment) until retired; fence and commit_group are the thread's own
-    bookkeeping; wait_group waits for the thread's groups."""
+    its accumulator (and register A fragment) until retired; wait_group a warp collective retiring the
+    lanes' groups; fence and commit_group are the thread's own bookkeeping."""
     what = ins.qualifiers[:1]
     if what == (".mma_async",) and ".sp" not in ins.qualifiers:
         regs = (0, 1) if len(ins.operands) > 1 and isinstance(ins.operands[1], ast.Vector) else (0,)
@@ -26,7 +26,7 @@ def wgmma_facts(ins: ast.Instruction) -> Facts:
     if what in ((".fence",), (".commit_group",)):
         return Facts(Kind.COPY_COMMIT, "wgmma" + what[0])
     if what == (".wait_group",):
-        return Facts(Kind.COPY_WAIT, "wgmma.wait_group")
+        return Facts(Kind.MMA, "wgmma.wait_group")
     return Facts(Kind.OPAQUE, "wgmma" + "".join(ins.qualifiers))
 
 
@@ -43,7 +43,7 @@ def _wgmma(g: Gen, ins: ast.Instruction) -> None:
     elif q[0] == ".commit_group" and not ins.operands:
         g.lines.append("m.wg_commit(t)")
     elif q[0] == ".wait_group" and len(ins.operands) == 1 and isinstance(ins.operands[0], ast.Imm):
-        g.lines.append(f"m.wg_wait(t, {ins.operands[0].value}, {g.next_pc()})")
+        g.lines.append(f"m.wg_wait(t, {ins.operands[0].value}, {g.index})")
         g.sets_pc = True
     else:
         raise g.unsupported()

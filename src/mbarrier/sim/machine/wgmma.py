@@ -26,6 +26,7 @@ from mbarrier.spec import wgmma as wgspec
 from mbarrier.spec.checks import EXIT_INFLIGHT, WGMMA_ALIGNED, WGMMA_FENCE, WGMMA_REGISTER_INFLIGHT
 
 WGMMA = "wgmma.mma_async"
+WAIT = "wgmma.wait_group"
 
 
 class WgmmaOps(ControlOps):
@@ -37,7 +38,20 @@ class WgmmaOps(ControlOps):
             return
         super().finish_async(c)
 
+    def exit(self, t: Thread) -> None:
+        """A thread may not leave while its warp's wgmma.mma_async can still read shared memory."""
+        for c in t.wg.pending():
+            if c.status != DONE:
+                raise MemoryFault(f"{t.name} exits while the wgmma.mma_async issued at line {c.site.line} is "
+                                  "in flight: it may still read shared memory and write the thread's "
+                                  f"registers (wait for it with wgmma.wait_group, {wgspec.WAIT_SECTION})",
+                                  EXIT_INFLIGHT)
+        super().exit(t)
+
     def _coll_done(self, w: Warp, key: tuple[str, int], entry: Collective) -> None:
+        if key[0] == WAIT:
+            self._wg_waited(w, key, entry)
+            return
         super()._coll_done(w, key, entry)
         if key[0] == WGMMA:
             self.wg_issue(entry.parts)
@@ -71,30 +85,60 @@ class WgmmaOps(ControlOps):
         wg = t.wg
         t.wg = replace(wg, open=(), groups=wg.groups + (wg.open,))
 
-    def wg_wait(self, t: Thread, n: int, nxt: int) -> list[Copy] | None:
-        """wgmma.wait_group N (9.7.15.7.3): once every group but the N most recent has completed, their
-        accumulators go into the registers and the thread moves on (returns the retired operations);
-        until then it waits here (None)."""
+    def wg_wait(self, t: Thread, n: int, here: int) -> None:
+        """wgmma.wait_group N (9.7.15.7.3): the warp's lanes meet (.sync); then each retires its groups
+        but the N most recent (`_wg_waited`)."""
+        t.pc = here + 1
+        self.coll(t, WAIT, 0xFFFFFFFF, (n, here), None)
+
+    def _wg_waited(self, w: Warp, key: tuple[str, int], entry: Collective) -> None:
+        """Every lane reached wgmma.wait_group: if the groups to retire have completed, their accumulators
+        go into each lane's registers and the lanes move on; else they wait at the instruction until the
+        operations complete (`wg_land` releases them) and then meet there again."""
+        del w.pending[key]
+        lanes = [t for _, (t, _) in sorted(entry.parts.items())]
+        arg = entry.parts[min(entry.parts)][1]
+        n: int
+        here: int
+        n, here = arg  # type: ignore[misc]
+        if any(a != arg for _, a in entry.parts.values()):
+            site = lanes[0].func.sites[here]
+            raise KernelFault(f"line {site.line}: the lanes of a warp are at different wgmma.wait_group "
+                              f"instructions ({wgspec.WAIT_SECTION}: .sync.aligned)", WGMMA_ALIGNED)
+        if not all(x.status == DONE for t in lanes for x in _to_retire(t, n)):
+            for t in lanes:
+                t.pc = here
+                if t.status == BLOCKED:
+                    t.wait = ForCopies(WGMMA, n)
+                else:
+                    self.block(t, ForCopies(WGMMA, n))
+            return
+        for t in lanes:
+            self._wg_retire(t, n)
+        for t in lanes:
+            if t.status == BLOCKED:
+                self.unblock(t)
+
+    def _wg_retire(self, t: Thread, n: int) -> list[Copy]:
+        """`t`'s wgmma.wait_group n retires its groups but the n most recent (completed): their
+        accumulators go into its registers, which are the thread's again. Returns the operations."""
         wg = t.wg
         k = max(0, len(wg.groups) - n)
         retire = [c for g in wg.groups[:k] for c in g]
-        if any(c.status != DONE for c in retire):
-            self.block(t, ForCopies(WGMMA, n))
-            return None
-        if retire:
-            results = dict(wg.results)
-            for c in retire:
-                issue = c.mma
-                assert issue is not None
-                if issue.function != t.func.name:
-                    raise Unsupported(f"wgmma.wait_group in {t.func.name} retires a wgmma.mma_async issued "
-                                      f"in {issue.function}: its registers are another function's")
-                for slot, value in zip(issue.op.d_slots, results.pop(c), strict=True):
-                    t.regs[slot] = value
-            groups = wg.groups[k:]
-            t.wg = replace(wg, groups=groups, results=tuple(results.items()),
-                           busy=owned([c for g in groups for c in g] + list(wg.open)))
-        t.pc = nxt
+        if not retire and not k:
+            return retire
+        results = dict(wg.results)
+        for c in retire:
+            issue = c.mma
+            assert issue is not None
+            if issue.function != t.func.name:
+                raise Unsupported(f"wgmma.wait_group in {t.func.name} retires a wgmma.mma_async issued "
+                                  f"in {issue.function}: its registers are another function's")
+            for slot, value in zip(issue.op.d_slots, results.pop(c), strict=True):
+                t.regs[slot] = value
+        groups = wg.groups[k:]
+        t.wg = replace(wg, groups=groups, results=tuple(results.items()),
+                       busy=owned([c for g in groups for c in g] + list(wg.open)))
         return retire
 
     def wgmma(self, t: Thread, op: MmaOp, desc_a: int | None, desc_b: int, scale_d: bool) -> None:
@@ -132,8 +176,14 @@ class WgmmaOps(ControlOps):
         c.site = site
         c.dst_cta = cta
         row0 = (linear // 32) % wgspec.WARPS_PER_GROUP * 16
+        form = op.form
+        chunks = mma.operand_chunks(self._descriptor(c, desc_b), range(form.n), op.trans_b,
+                                    wgspec.ELEMENT_BITS[form.btype])
+        if desc_a is not None:
+            chunks += mma.operand_chunks(self._descriptor(c, desc_a), range(row0, row0 + 16), op.trans_a,
+                                         wgspec.ELEMENT_BITS[form.atype])
         c.mma = MmaIssue(op, desc_a, desc_b, scale_d, a_regs, d_in, chain, row0, t0.func.name,
-                         tuple(t.aid for t in lanes))
+                         tuple(t.aid for t in lanes), mma.spans(chunks))
         earlier = [x for x in t0.wg.pending() if x.status != DONE]
         shape = op.form.shape
         for t in lanes:
@@ -243,8 +293,7 @@ class WgmmaOps(ControlOps):
         for t in lanes:
             why = t.wait
             if t.status == BLOCKED and isinstance(why, ForCopies) and why.which == WGMMA:
-                k = max(0, len(t.wg.groups) - why.pending)
-                if all(x.status == DONE for g in t.wg.groups[:k] for x in g):
+                if all(x.status == DONE for x in _to_retire(t, why.pending)):
                     self.unblock(t)
 
     def _descriptor(self, c: Copy, desc: int) -> mma.Descriptor:
@@ -257,6 +306,12 @@ class WgmmaOps(ControlOps):
 
     def _wg_reads(self, c: Copy, cta: Cta, chunks: list[int]) -> None:
         """The 16-byte chunks of shared memory an engine read (race tracking records them)."""
+
+
+def _to_retire(t: Thread, n: int) -> list[Copy]:
+    """The operations of `t`'s groups but the n most recent: what wgmma.wait_group n retires."""
+    groups = t.wg.groups
+    return [c for g in groups[:max(0, len(groups) - n)] for c in g]
 
 
 def _lane_regs(lanes: list[Thread], slots: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
