@@ -53,6 +53,7 @@ class Bounds:
     timeout: float = 10.0     # --timeout of run and check (seconds)
     max_steps: int = 20_000   # run
     max_states: int = 200     # check
+    walks: int = 1            # check's random walks: one runs their code; more cost time, not coverage
 
 
 @dataclass(frozen=True)
@@ -311,7 +312,8 @@ def commands(path: Path, launch: tuple[str, ...], seed: int,
     bounds = ["--timeout", f"{b.timeout:g}", "--max-memory", MAX_MEMORY, "--quiet"]
     yield ["lint", f], None
     yield ["run", f, *launch, "--seed", str(seed), "--max-steps", str(b.max_steps), *bounds], b.timeout
-    yield ["check", f, *launch, "--max-states", str(b.max_states), *bounds], b.timeout
+    yield ["check", f, *launch, "--max-states", str(b.max_states), "--walks", str(b.walks), *bounds], \
+        b.timeout
     yield ["export", "--promela", f, *launch, "-o", str(path.with_suffix(".pml"))], None
 
 

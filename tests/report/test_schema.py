@@ -153,7 +153,7 @@ def test_check_unsupported_and_a_timeout_before_the_launch(tmp_path: Path,
 
 
 STATS = ("states", "transitions", "seconds", "sleep_pruned", "sleep_woken", "depth", "local_steps", "enabled",
-         "pruned", "full_expansions", "symmetric_merges")
+         "pruned", "full_expansions", "symmetric_merges", "walks", "walk_transitions", "walk_seconds")
 
 
 def _finding_document() -> dict[str, Any]:
@@ -164,7 +164,7 @@ def _finding_document() -> dict[str, Any]:
                           "accesses": [{"thread": t, "agent": "a", "copy": None, "line": 1,
                                         "instruction": "i", "operation": "read", "space": "shared",
                                         "cta": 0, "address": 0, "size": 4} for t in (0, 1)],
-                          "missing_edge": "e", "waiters": [], "could_arrive": {}}],
+                          "missing_edge": "e", "waiters": [], "could_arrive": {}, "found_by": "search"}],
             "stats": {k: 0 for k in STATS},
             "mode": "", "covered": "", "stopped_by": None, "unsupported": None}
 

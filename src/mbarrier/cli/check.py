@@ -97,6 +97,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="switch off happens-before tracking and race findings (faster)")
     p.add_argument("--no-sleep", action="store_true",
                    help="no sleep sets (they skip moves a sibling branch already covers: fewer transitions)")
+    p.add_argument("--walks", type=options.non_negative, default=Options.walks, metavar="N",
+                   help="bugs first: up to N seeded random walks before and beside the search (default "
+                   f"{Options.walks:,}; 0: none), each finding with its replayable schedule; only the "
+                   "search says verified")
     p.add_argument("--max-findings", type=options.positive, default=8, metavar="N",
                    help="stop after N findings (default 8)")
     p.add_argument("--save-schedule", type=options.output_file, metavar="FILE",
@@ -159,7 +163,8 @@ def main(args: argparse.Namespace) -> int:
     opts = Options(max_states=args.max_states, timeout=deadline.remaining(), max_memory=memory_bound(args),
                    reductions=not args.no_reduce,
                    races=not args.no_races, symmetry=args.symmetry, warp=args.warp,
-                   max_findings=args.max_findings, sleep=not args.no_sleep, progress_every=progress.every,
+                   max_findings=args.max_findings, sleep=not args.no_sleep, walks=args.walks,
+                   progress_every=progress.every,
                    progress=None if progress.mode == "off" else progress.states)
     try:
         with Interrupt() as stop:

@@ -34,6 +34,7 @@ from mbarrier.explore.footprints import Footprints
 from mbarrier.explore.frontier import Entry, Frontier
 from mbarrier.explore.por import AllFootprints, stubborn
 from mbarrier.explore.results import (
+    SEARCH,
     CheckResult,
     Finding,
     FindingKind,
@@ -45,6 +46,7 @@ from mbarrier.explore.results import (
 from mbarrier.explore.sleep import EMPTY, Expansion
 from mbarrier.explore.spin import Spins, holds
 from mbarrier.explore.symmetry import Symmetry
+from mbarrier.explore.walks import Walks
 from mbarrier.ptx import ast
 from mbarrier.sim.errors import KernelFault, SimError
 from mbarrier.sim.launch import pick_kernel
@@ -56,6 +58,8 @@ from mbarrier.sim.waits import ForCopies
 from mbarrier.spec.checks import DEADLOCK, EXIT_INFLIGHT, REMOTE_EXITED, UNSUPPORTED, checker_rule
 
 _AID = attrgetter("aid")
+FIRST_WALKS = 3  # random walks before the search (within Options.walk_first seconds)
+FOUND = "found"  # stopped_by: random walks had found bugs, the search ran Options.followup seconds more
 LOCAL_LOOP_LIMIT = 1_000_000
 
 
@@ -113,11 +117,13 @@ class Explorer:
         # The search's progress (`run`, `expand`): findings, the snapshot the machine equals now (None:
         # none), what stopped the search and, for a step's own bound or the tool's limit, its words.
         self.findings: list[Finding] = []
-        self.seen_rules: set[tuple[str, str, int | None]] = set()
+        self.seen: dict[tuple[str, str, int | None], int] = {}   # a finding's key -> its index
         self.machine_is: snapshot.Snapshot | None = None
         self.stopped_by = ""
         self.bound = ""
         self.unsupported: Finding | None = None
+        self.walker: Walks | None = None      # random walks, bugs first (`explore.walks`)
+        self.followup: float | None = None    # when a walk found a bug: the search stops at this time
         if self.reduce and opts.symmetry:
             self.symmetry = Symmetry(m, module, self.codes, opts.warp)
             if self.symmetry.enabled and self.sleep_sets:
@@ -202,6 +208,22 @@ class Explorer:
                 self._cta_gone_check(c, aids)
         return woken
 
+    def attempt(self, agents: list[Thread | Copy], aids: list[int]) -> Finding | str | None:
+        """`fire`, for a random walk (`explore.walks`): the kernel's finding it raised (its schedule the
+        whole of `aids`), the words of what the search cannot go past (the tool's limit, the local-step
+        bound), or None."""
+        try:
+            self.fire(agents, aids)
+        except _Found as f:
+            return f.finding
+        except (Violation, KernelFault) as v:
+            return self._violation(v, aids)
+        except SimError as e:
+            return str(e)
+        except _LocalSteps as e:
+            return str(e)
+        return None
+
     def _pre_check(self, a: Thread | Copy, aids: list[int]) -> None:
         if isinstance(a, Copy):
             return
@@ -278,9 +300,12 @@ class Explorer:
             r.stopped_by = "local-steps"
             return r
         root = snapshot.save(m, self.tokens)
+        self.machine_is = root
+        if self.opts.walks > 0:
+            self.walker = Walks(self, root, init_aids, self.opts.walks, self.opts.walk_share)
+            self._walk(0.0, first=True)
         frontier = Frontier(root, self.state_key(root), init_aids)
         stats.states = 1
-        self.machine_is = root
         while frontier:
             entry = frontier.pop()
             now = time.monotonic()
@@ -289,7 +314,10 @@ class Explorer:
                 stats.seconds = now - stats.started
                 stats.queue = len(frontier)
                 opts.progress(stats)
-            self.stopped_by = budget.exceeded()
+            if self.walker is not None and self.walker.due(now - stats.started):
+                self._walk(now - stats.started)
+            self.stopped_by = budget.exceeded() or (
+                FOUND if self.followup is not None and now > self.followup else "")
             if not self.stopped_by and opts.stop is not None and opts.stop():
                 self.stopped_by = "interrupt"
             if self.stopped_by:
@@ -313,6 +341,35 @@ class Explorer:
         result.stopped_by = self.stopped_by
         return result
 
+    def _walk(self, elapsed: float, first: bool = False) -> None:
+        """Bugs first: the random walks due after `elapsed` seconds (`explore.walks`; before the search,
+        `first`, FIRST_WALKS of them within `Options.walk_first` seconds). A walk's finding is recorded, and
+        the search then stops `Options.followup` seconds later at most."""
+        w = self.walker
+        if w is None:
+            return
+        until = time.monotonic() + (self.opts.walk_first if first else 0.0)
+        while w.due(elapsed) or (first and not w.over and w.done.walks < FIRST_WALKS
+                                 and time.monotonic() < until):
+            f = w.one(self._walk_deadline(until if first else time.monotonic() + max(1.0, elapsed / 4)))
+            self.stats.walks, self.stats.walk_transitions = w.done.walks, w.done.transitions
+            self.stats.walk_seconds = w.done.seconds
+            if f is not None:
+                self._record(f)
+                if self.followup is None:
+                    self.followup = time.monotonic() + self.opts.followup
+            if len(self.findings) >= self.opts.max_findings:
+                w.over = True
+            if not first:
+                break
+        self.machine_is = None
+
+    def _walk_deadline(self, t: float) -> float:
+        """A walk's deadline: `t`, or the check's own when that comes first."""
+        if self.opts.timeout is None:
+            return t
+        return min(t, self.stats.started + self.opts.timeout)
+
     def expand(self, entry: Entry, frontier: Frontier) -> None:
         """One state's expansion: its enabled agents, reduced to a stubborn set less what sleeps (or, for
         a re-expansion, the agents a smaller sleep set woke), each fired from the state; new states join
@@ -325,10 +382,7 @@ class Explorer:
         agents, spinning = self.enabled()
         if not agents:
             if redo is None and any(t.status != EXITED for t in m.threads):
-                dead = self._deadlock(frontier.path(node), spinning)
-                if (dead.kind, dead.rule, None) not in self.seen_rules:
-                    self.seen_rules.add((dead.kind, dead.rule, None))
-                    self.findings.append(dead)
+                self._record(self.deadlock(frontier.path(node), spinning))
             return
         groups = self._groups(agents, spinning)
         order = list(range(len(groups)))
@@ -370,12 +424,12 @@ class Explorer:
                 woken = self.fire(groups[gi], aids)
             except _Found as f:
                 f.finding.aids = frontier.path(node) + f.finding.aids
-                self._record(f.finding, self.findings, self.seen_rules)
+                self._record(f.finding)
                 continue
             except (Violation, KernelFault) as v:
                 g = self._violation(v, aids)
                 g.aids = frontier.path(node) + g.aids
-                self._record(g, self.findings, self.seen_rules)
+                self._record(g)
                 continue
             except SimError as e:
                 # The tool's limit, not the kernel's bug: the search cannot say anything beyond it.
@@ -424,11 +478,16 @@ class Explorer:
             dirty.add(c.thread.aid)
         return dirty
 
-    def _record(self, f: Finding, findings: list[Finding], seen: set[tuple[str, str, int | None]]) -> None:
-        k = (f.kind, f.rule, f.line)
-        if k not in seen:
-            seen.add(k)
-            findings.append(f)
+    def _record(self, f: Finding) -> None:
+        """Keep one finding per (kind, rule, line; a deadlock's line aside): the search's over a random
+        walk's (breadth first, its schedule is a shortest one), else the first."""
+        k = (f.kind, f.rule, None if f.kind == FindingKind.DEADLOCK else f.line)
+        i = self.seen.get(k)
+        if i is None:
+            self.seen[k] = len(self.findings)
+            self.findings.append(f)
+        elif self.findings[i].found_by != SEARCH and f.found_by == SEARCH:
+            self.findings[i] = f
 
     def _groups(self, agents: list[Thread | Copy],
                 spinning: dict[int, tuple[int, int]]) -> list[list[Thread | Copy]]:
@@ -483,7 +542,7 @@ class Explorer:
         return Finding(kind, rule, section, message, list(aids), self.nthreads,
                        a.name if a is not None else None, line, text)
 
-    def _deadlock(self, aids: list[int], spinning: dict[int, tuple[int, int]]) -> Finding:
+    def deadlock(self, aids: list[int], spinning: dict[int, tuple[int, int]]) -> Finding:
         waiters, arrivers, message = explain(self.m, self.codes, self.fp, spinning)
         section = checker_rule(DEADLOCK).section
         f = Finding(FindingKind.DEADLOCK, DEADLOCK, section, message, aids, self.nthreads)

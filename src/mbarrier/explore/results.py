@@ -15,6 +15,7 @@ from mbarrier.explore.schedule import encode
 from mbarrier.sim.race_report import RaceAccess
 
 DEFAULT_MAX_STATES = 2_000_000
+SEARCH = "search"   # Finding.found_by of the exhaustive search's findings
 
 
 class Verdict(StrEnum):
@@ -47,6 +48,13 @@ class Options:
     stop: Callable[[], bool] | None = None  # polled between states: True ends the search (Ctrl-C)
     races: bool = True               # happens-before tracking and race findings (sim.races)
     symmetry: bool = False           # with reductions: interchangeable threads (explore.symmetry)
+    # Bugs first (explore.walks): up to `walks` random walks, for `walk_first` seconds before the search
+    # and then beside it, a `walk_share` of the time spent so far; when one finds something, the search
+    # goes on for `followup` seconds more at most, for shorter schedules, then stops (stopped_by "found").
+    walks: int = 10_000
+    walk_first: float = 1.0
+    walk_share: float = 0.25
+    followup: float = 10.0
 
 
 @dataclass
@@ -60,6 +68,9 @@ class Stats:
     sleep_pruned: int = 0           # moves of the stubborn sets not taken: asleep (explore.sleep)
     sleep_woken: int = 0            # moves taken because a state was reached again with a smaller sleep set
     symmetric_merges: int = 0       # states equal to an earlier one only up to symmetry and dead registers
+    walks: int = 0                  # random walks before the search (explore.walks)
+    walk_transitions: int = 0       # their transitions, all together
+    walk_seconds: float = 0.0
     depth: int = 0
     queue: int = 0                  # states waiting to be expanded, as of the last progress report
     seconds: float = 0.0
@@ -102,6 +113,7 @@ class Finding:
     arrivers: dict[str, list[str]] = field(default_factory=dict)
     accesses: tuple[RaceAccess, ...] = ()   # a race: its two accesses, earlier first
     edge: str | None = None                 # a race: the happens-before edge that would order them
+    found_by: str = SEARCH                  # SEARCH, or the random walk that found it (explore.walks)
 
     @property
     def schedule(self) -> str:
@@ -118,7 +130,8 @@ class CheckResult:
     mode: str = ""
     # What ended a search before it was complete: "max-states", "timeout", "max-memory" (the option that
     # sets the bound), "interrupt", "local-steps" (a thread ran explore.check.LOCAL_LOOP_LIMIT local
-    # instructions in one go), "unsupported".
+    # instructions in one go), "unsupported", "found" (random walks had found bugs: the search ran
+    # `Options.followup` seconds more for shorter schedules).
     stopped_by: str = ""
     # The first instruction the simulator could not run (kind and rule "unsupported", with its line and
     # the schedule that reaches it): the search stops there. The verdict is "unsupported" unless findings

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 
-from mbarrier.explore.results import CheckResult, Finding, Stats, Waiter
+from mbarrier.explore.results import SEARCH, CheckResult, Finding, Stats, Waiter
 from mbarrier.explore.run import TraceStep
 from mbarrier.explore.schedule import Fingerprint, stamp
 from mbarrier.report.model import describe_barrier
@@ -21,14 +21,18 @@ def format_stats(s: Stats) -> str:
             f"{f', {s.sleep_pruned:,} asleep (sleep sets)' if s.sleep_pruned else ''}"
             f"{f', {s.sleep_woken:,} woken by a smaller sleep set' if s.sleep_woken else ''}"
             f"{f', {s.full_expansions} full expansions' if s.full_expansions else ''}"
-            f"{f', {s.symmetric_merges:,} symmetric merges' if s.symmetric_merges else ''}")
+            f"{f', {s.symmetric_merges:,} symmetric merges' if s.symmetric_merges else ''}"
+            + (f"; before and beside the search, {s.walks:,} random walk{'s' if s.walks != 1 else ''} "
+               f"({s.walk_transitions:,} transitions, {s.walk_seconds:.2f} s)" if s.walks else ""))
 
 
 # What ended an incomplete search (CheckResult.stopped_by), as the headline says it.
 STOPPED_BY = {"interrupt": "interrupted (Ctrl-C)", "max-states": "the state bound (--max-states) was hit",
               "timeout": "the time bound (--timeout) was hit",
               "max-memory": "the memory bound (--max-memory) was hit",
-              "unsupported": "the simulator met an instruction it does not support"}
+              "unsupported": "the simulator met an instruction it does not support",
+              "found": "random walks had found bugs, and the search stopped after looking a few seconds "
+                       "longer for shorter schedules"}
 
 
 def _why(r: CheckResult) -> str:
@@ -62,6 +66,8 @@ def _waiter_groups(ws: list[Waiter]) -> list[tuple[list[int], Waiter]]:
 def explain(f: Finding) -> list[str]:
     """The finding in words: what went wrong, where, and (for a deadlock) who waits for what."""
     lines = [f"{f.kind}: {f.message}"]
+    if f.found_by != SEARCH:
+        lines.append(f"  found by {f.found_by}: a real execution, not a shortest one")
     if f.kind != "deadlock":
         where = f"  at line {f.line}: {f.text}" if f.line is not None else ""
         if f.agent:

@@ -194,6 +194,7 @@ class Finding:
     missing_edge: str | None = None            # a race: the happens-before edge that would order them
     waiters: tuple[Waiter, ...] = ()           # a deadlock: each thread that waits forever
     could_arrive: dict[str, list[str]] = field(default_factory=dict)  # a deadlock: per barrier, who
+    found_by: str | None = None                # check: "search", or the random walk that found it
 
 
 def _waiter(w: ExploreWaiter) -> Waiter:
@@ -228,7 +229,8 @@ def finding_of(f: ExploreFinding, fingerprint: Fingerprint | None = None) -> Fin
     sched = f.schedule if fingerprint is None else stamp(fingerprint, f.schedule)
     return Finding(f.kind, f.rule, f.section, f.message, f.line, f.text, f.agent, sched,
                    len(f.aids), tuple(_access(a) for a in f.accesses), f.edge,
-                   tuple(_waiter(w) for w in f.waiters), {k: list(v) for k, v in f.arrivers.items()})
+                   tuple(_waiter(w) for w in f.waiters), {k: list(v) for k, v in f.arrivers.items()},
+                   f.found_by)
 
 
 # -- check ------------------------------------------------------------------------------------------
@@ -245,6 +247,9 @@ class CheckStats:
     pruned: int
     full_expansions: int
     symmetric_merges: int
+    walks: int
+    walk_transitions: int
+    walk_seconds: float
 
 
 @dataclass(frozen=True)
@@ -272,7 +277,8 @@ def check_report(r: CheckResult, file: str, launch: LaunchInfo | None,
                  fingerprint: Fingerprint | None) -> CheckReport:
     s = r.stats
     stats = CheckStats(s.states, s.transitions, round(s.seconds, 3), s.sleep_pruned, s.sleep_woken, s.depth,
-                       s.local_steps, s.enabled, s.pruned, s.full_expansions, s.symmetric_merges)
+                       s.local_steps, s.enabled, s.pruned, s.full_expansions, s.symmetric_merges, s.walks,
+                       s.walk_transitions, round(s.walk_seconds, 3))
     return CheckReport(file, launch, None if fingerprint is None else str(fingerprint), r.verdict,
                        tuple(finding_of(f, fingerprint) for f in r.findings), stats, r.mode, r.covered,
                        r.stopped_by or None,
