@@ -6,6 +6,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mbarrier import explore, sim
@@ -84,12 +85,20 @@ def test_sm80_family_module_hangs_as_its_counts_say() -> None:
     assert all("32 pending arrivals, expected 96" in (s.state or "") for s in r.stuck)
 
 
-def test_triton_matmul_runs_its_wgmma_main_loop() -> None:
-    """Triton's sm_90 matmul: every wgmma of its main loop runs (PTX ISA 9.7.15) and its groups retire;
-    whatever stops the run afterwards is not a wgmma (the epilogue's packed cvt, until it is supported)."""
-    m = sim.launch(sim.load(MODULES / "triton_matmul.sm_90.ptx"), block=256,
-                   args={i: 64 for i in range(3, 12)})
-    r = explore.run(m, explore.RandomScheduler(0), max_steps=2_000_000)
-    assert r.outcome in ("unsupported", "exited"), r.message
-    assert "wgmma" not in (r.message or "")
-    assert all(t.wg.fenced and not t.wg.pending() for t in m.threads) and not m.inflight
+def test_triton_matmul_computes_with_wgmma_what_numpy_computes() -> None:
+    """Triton's sm_90 matmul (tests/ptx/modules/triton_kernels.py: 128 x 128 tile, BK 64, 8 warps, a
+    3-stage cp.async pipeline feeding wgmma.mma_async.m64n128k16 chains, PTX ISA 9.7.15): one CTA, K =
+    128, small integers (exact in f16 and f32), C equal to numpy's."""
+    rng = np.random.default_rng(0)
+    m_, n_, k_ = 128, 128, 128
+    a = rng.integers(-3, 4, (m_, k_)).astype(np.float16)
+    b = rng.integers(-3, 4, (k_, n_)).astype(np.float16)
+    args: dict[str | int, sim.Buffer | int] = {
+        0: sim.Buffer(a.nbytes, a.tobytes()), 1: sim.Buffer(b.nbytes, b.tobytes()),
+        2: sim.Buffer(m_ * n_ * 2), 3: m_, 4: n_, 5: k_, 6: k_, 7: 1, 8: n_, 9: 1, 10: n_, 11: 1}
+    m = sim.launch(sim.load(MODULES / "triton_matmul.sm_90.ptx"), block=256, args=args)
+    r = explore.run(m, explore.RandomScheduler(0), max_steps=5_000_000)
+    assert r.outcome == "exited", r.message
+    base, size = m.buffers["matmul_kernel_param_2"]
+    c = np.frombuffer(m.gmem.read(base, size), "<f2").reshape(m_, n_)
+    assert np.array_equal(c, (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16))
