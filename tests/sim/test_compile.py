@@ -97,3 +97,12 @@ L:
     assert f.targets == {4: 2, 7: 5}  # each bra to the first instruction of its own block
     code = analyse(module(body).functions[0], f, shared_symbols(m))
     assert [x.target for x in code.ins if x.target is not None] == [2, 5]
+
+
+@pytest.mark.parametrize("ins", ["mbarrier.try_wait.parity.shared::cta.b64 %p1, [bar], %p1;",
+                                 "add.u32 %r1, %p1, 1;"])
+def test_a_predicate_where_a_number_goes_is_not_supported(ins: str) -> None:
+    """ptxas refuses it; the simulator passed the bool on (a TypeError in the core: fuzzer, seed 3)."""
+    m = sim.launch(module(DECLS + "\t" + ins + "\n\tret;", params=""), grid=1, block=1)
+    r = explore.run(m)
+    assert r.outcome == "unsupported" and "(predicate %p1 as a " in r.message

@@ -164,7 +164,10 @@ class Gen:
         if isinstance(op, ast.Name):
             reg = self.lookup(op.name)
             if reg is not None:
-                if ty.pred or reg.type.pred or reg.type.bits <= ty.bits:
+                if reg.type.pred and not ty.pred:
+                    # ptxas refuses a predicate where a number goes; the value would be a bool.
+                    raise self.unsupported(f"predicate {op.name} as a {ty.name} operand")
+                if ty.pred or reg.type.bits <= ty.bits:
                     return f"r[{reg.slot}]"
                 return f"(r[{reg.slot}] & {ty.mask:#x})"
             name = _SPECIAL_ALIASES.get(op.name, op.name)
