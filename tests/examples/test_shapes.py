@@ -6,11 +6,14 @@ sources (`cuda/build.sh`)."""
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from mbarrier import sim
 from mbarrier.examples.shapes import HERE, SHAPES, Shape
+from mbarrier.explore.check import Options, check_machine
 from mbarrier.explore.run import Outcome, run
 from mbarrier.explore.schedulers import RandomScheduler
 from mbarrier.sim.races import track
@@ -68,6 +71,20 @@ def test_a_planted_bug_needs_its_trip_count() -> None:
     for seed in (1, 2, 3):
         outcome, _ = _run(SHAPES["ring_bug_count"].sized(2), seed)
         assert outcome == Outcome.EXITED
+
+
+SMALL = [("ring", "verified"), ("ring_rolled", "verified"), ("branch", "verified"),
+         ("ring_bug_count", "deadlock"), ("ring_bug_bytes", "deadlock"), ("branch_bug_skip", "deadlock")]
+
+
+@pytest.mark.parametrize(("name", "expect"), SMALL)
+def test_the_search_alone_decides_a_small_ring(name: str, expect: str) -> None:
+    # One consumer warp and three iterations (two stages: `empty` is waited for at the third): the
+    # exhaustive search, without random walks, verifies the correct kernels and finds each bug's kind.
+    s = replace(SHAPES[name].sized(3), block=64)
+    r = check_machine(s.launch(), sim.load(s.path), Options(walks=0))
+    got = r.verdict if r.verdict != "finding" else r.findings[0].kind
+    assert got == expect, (r.verdict, [(f.kind, f.rule) for f in r.findings], r.covered)
 
 
 @pytest.mark.tool("nvcc")

@@ -314,7 +314,7 @@ def test_gate_needs_a_known_parity_and_own_barrier(tmp_path: Path) -> None:
     t = ex.m.threads[0]
     fp = ex.fp.fps[t.func.name]
     wait = next(x for x in fp.code.ins if x.mb_op == "try_wait")
-    assert ex.fp.frozen.gate(fp, t, wait, t.pc, {}) == Gate(wait.pc, 0, shared_symbols(ex.m)["bar1"], 0)
+    assert ex.fp.frozen.gate(fp, t, wait, t.pc, {}, 7) == Gate(7, wait.pc, 0, shared_symbols(ex.m)["bar1"], 0)
 
 
 def test_bytes_outstanding_block_a_waiter_unless_others_can_complete_them(tmp_path: Path) -> None:
@@ -362,7 +362,7 @@ def test_wait_with_a_parity_only_known_at_run_time_is_no_gate(tmp_path: Path) ->
     t = ex.m.threads[0]
     fp = ex.fp.fps[t.func.name]
     wait = next(x for x in fp.code.ins if x.mb_op == "try_wait")
-    assert fp.code.ins[t.pc].op == "ld" and ex.fp.frozen.gate(fp, t, wait, t.pc, {}) is None
+    assert fp.code.ins[t.pc].op == "ld" and ex.fp.frozen.gate(fp, t, wait, t.pc, {}, 0) is None
     _, futures = _futures(ex, seed=1)
     assert (("mb", 0, shared_symbols(ex.m)["bar1"]), READ) in futures[0]["mb"]  # the wait is in it
 

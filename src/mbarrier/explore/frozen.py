@@ -15,7 +15,8 @@ A wait can be passed when
       phase cannot complete, it keeps its parity, so the wait still succeeds when the thread gets there);
   (b) the barrier's current phase can complete with operations outside the frozen set: the arrive-like
       operations on it in the regions of all non-frozen threads (their count operand; infinitely many
-      when the count is unknown or the arrival sits on a loop), plus pending cp.async.mbarrier.arrive
+      when the count is unknown or the arrival sits on a cycle of the thread's unrolled future,
+      `values.Unrolled`), plus pending cp.async.mbarrier.arrive
       agents, reach its pending count, and its tx-count is 0 or some operation outside may move it
       towards 0 (a complete_tx, a bulk copy in flight or issued in a region, for a positive count; an
       expect_tx or arrive.expect_tx for a negative one). Amounts of bytes are not compared: any such
@@ -40,11 +41,11 @@ before the seed moves: its future is empty, so it never joins the set (not even 
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from mbarrier.explore.code import ATOM, BULK, CP_MB, EXIT, MB, Addr, Code, Ins, backward_union
-from mbarrier.explore.values import Env, flow, value
+from mbarrier.explore.code import ATOM, BULK, CP_MB, EXIT, MB, Addr, Code, Ins
+from mbarrier.explore.values import Env, Unrolled, unroll, value
 from mbarrier.sim.machine import Copy, Machine, Thread
 
 if TYPE_CHECKING:
@@ -55,14 +56,16 @@ Key = tuple[int | None, int | None]  # (cta index, offset) of a barrier; None: u
 # What an operation may do to a barrier's current phase: arrive (lower pending by n), raise or lower the
 # tx-count; a reset (init, inval, an unknown instruction) is all three, infinitely.
 ARRIVE, TX_UP, TX_DOWN = range(3)
-Source = tuple[int, int, Key, int]  # (pc, what, barrier, count)
+Source = tuple[int, int, Key, int]  # (node of the unrolled future, what, barrier, count)
 
 
 @dataclass(frozen=True)
 class Gate:
-    """A spin-wait a thread may be unable to pass: on barrier (cta, off), waiting with `parity`
-    (None: the wait the thread is blocked at now, which passes only when the current phase completes)."""
+    """A spin-wait a thread may be unable to pass: node `node` of its unrolled future (`values.Unrolled`)
+    at `pc`, on barrier (cta, off), waiting with `parity` (None: the wait the thread is blocked at now,
+    which passes only when the current phase completes)."""
 
+    node: int
     pc: int
     cta: int
     off: int
@@ -80,72 +83,73 @@ class Segment:
 
 
 class Plan:
-    """One thread's future at one pc and register file, split at its gates (all computed up front;
-    `envs`, the register values each reachable instruction will see, is dropped afterwards)."""
+    """One thread's future at one pc and register file, split at its gates (all computed up front from
+    the unrolled future, `values.Unrolled`, which is dropped afterwards)."""
 
     def __init__(self, frozen: Frozen, fp: Footprints, t: Thread, cut: frozenset[str], blocked: Gate | None,
-                 envs: dict[int, Env]):
+                 graph: Unrolled):
         self.fp = fp
         self.frozen = frozen
         self.t = t
         self.pc = t.pc
         self.cut = cut
-        self.envs = envs
+        self.graph = graph
         self.after: dict[int, Segment] = {}
         self.futures: dict[frozenset[int], tuple[list[Item], bool]] = {}  # by opened gates: items, exits
-        if blocked is not None:
-            self.start = Segment([], (blocked,), [], False)
+        if blocked is not None:   # the wait it is blocked at is the first node of its future
+            self.start = Segment([], (replace(blocked, node=graph.start),), [], False)
         else:
             self.start = self._walk([], fp.current(t),
-                                    frozen.arrival(fp, t, fp.code.ins[t.pc], t.pc, False, None))
+                                    frozen.arrival(fp, t, fp.code.ins[t.pc], t.pc, False, None, graph.start,
+                                                   graph.on_cycle[graph.start]))
         todo = list(self.start.gates)
         while todo:
             g = todo.pop()
-            if g.pc not in self.after:
-                seg = self.after[g.pc] = self._walk([g.pc], [], [])
+            if g.node not in self.after:
+                seg = self.after[g.node] = self._walk([g.node], [], [])
                 todo.extend(seg.gates)
-        del self.envs
+        del self.graph
 
     def behind(self, g: Gate) -> Segment:
-        return self.after[g.pc]
+        return self.after[g.node]
 
-    def _next(self, j: int) -> tuple[int, ...]:
-        fp, code, t, pc = self.fp, self.fp.code, self.t, self.pc
-        x = code.ins[j]
-        env = self.envs.get(j, {})
+    def _next(self, n: int) -> list[int]:
+        fp, code, t, pc, graph = self.fp, self.fp.code, self.t, self.pc, self.graph
+        x = code.ins[graph.pcs[n]]
+        env = graph.envs[n]
         # The existing barrier cut: a whole-CTA/warp/cluster barrier the (enabled) seed has not reached.
         if x.sync_all is not None and x.sync_all in self.cut and (
-                j == pc or (x.guard is None or value(code, t, pc, env, x.guard[0]) is not None)
+                n == graph.start or (x.guard is None or value(code, t, pc, env, x.guard[0]) is not None)
                 and fp.guard_may(t, x, pc, env)):
-            return ()
-        return fp.successors(t, j, pc, env)
+            return []
+        return graph.succ[n]
 
     def _walk(self, roots: list[int], items: list[Item], arrivals: list[Source]) -> Segment:
-        """Everything reachable from `roots` (entered unconditionally; the thread's pc when empty) up to
+        """Every node reachable from `roots` (entered unconditionally; the thread's pc when empty) up to
         the next gates."""
-        fp, code, t, pc = self.fp, self.fp.code, self.t, self.pc
+        fp, code, t, pc, graph = self.fp, self.fp.code, self.t, self.pc, self.graph
         seen: set[int] = set(roots)
         gates: dict[int, Gate] = {}
-        todo = [s for r in (roots or [pc]) for s in self._next(r)]
+        todo = [s for r in (roots or [graph.start]) for s in self._next(r)]
         while todo:
-            j = todo.pop()
-            if j in seen or j in gates:
+            n = todo.pop()
+            if n in seen or n in gates:
                 continue
-            g = self.frozen.gate(fp, t, code.ins[j], pc, self.envs.get(j, {}))
+            g = self.frozen.gate(fp, t, code.ins[graph.pcs[n]], pc, graph.envs[n], n)
             if g is not None:
-                gates[j] = g
+                gates[n] = g
                 continue
-            seen.add(j)
-            todo.extend(self._next(j))
+            seen.add(n)
+            todo.extend(self._next(n))
         items = list(items)
         arrivals = list(arrivals)
         exits = not roots and code.ins[pc].kind == EXIT
-        for j in sorted(seen):
-            x = code.ins[j]
-            env = self.envs.get(j, {})
+        for n in sorted(seen):
+            x = code.ins[graph.pcs[n]]
+            env = graph.envs[n]
             if fp.guard_may(t, x, pc, env):
                 items.extend(fp.of_ins(t, x, pc, True, env))
-                arrivals.extend(self.frozen.arrival(fp, t, x, pc, True, env))
+                arrivals.extend(self.frozen.arrival(fp, t, x, pc, True, env, n, graph.on_cycle[n]))
                 exits = exits or x.kind == EXIT
         return Segment(items, tuple(gates.values()), arrivals, exits)
 
@@ -163,43 +167,38 @@ class Frozen:
         self._plans: OrderedDict[tuple[object, ...], Plan] = OrderedDict()
         # Register values per (thread, pc, live registers): shared by the plans of every cut; only the
         # latest few are kept (a plan keeps what it needs).
-        self._flows: OrderedDict[tuple[object, ...], dict[int, Env]] = OrderedDict()
+        self._flows: OrderedDict[tuple[object, ...], Unrolled] = OrderedDict()
         self._relevant: dict[int, list[tuple[int, ...]]] = {}
-        self._cycle: dict[int, list[bool]] = {}
 
     # -- static facts of a function ------------------------------------------------------------------
-    def _static(self, code: Code) -> tuple[list[tuple[int, ...]], list[bool]]:
-        """Per pc: the registers live there (a plan depends on nothing else of the register file), and
-        whether the instruction lies on a cycle of the control-flow graph."""
+    def _static(self, code: Code) -> list[tuple[int, ...]]:
+        """Per pc: the registers live there (a plan depends on nothing else of the register file)."""
         rel = self._relevant.get(id(code))
         if rel is None:
-            reach = backward_union(code, [set(code.succ[pc]) for pc in range(len(code.ins))])
-            rel = [tuple(sorted(live)) for live in _live(code)]
-            self._relevant[id(code)] = rel
-            self._cycle[id(code)] = [pc in reach[pc] for pc in range(len(code.ins))]
-        return rel, self._cycle[id(code)]
+            rel = self._relevant[id(code)] = [tuple(sorted(live)) for live in _live(code)]
+        return rel
 
     def plan(self, fp: Footprints, t: Thread, cut: frozenset[str], blocked: Gate | None) -> Plan:
-        rel, _ = self._static(fp.code)
+        rel = self._static(fp.code)
         where = (t.func.name, t.aid, t.pc) + tuple(t.regs[s] for s in rel[t.pc])
         key = (cut, blocked) + where
         p = self._plans.get(key)
         if p is None:
-            envs = self._flows.get(where)
-            if envs is None:
-                envs = self._flows[where] = flow(fp.m, fp.code, t, rel[t.pc],
-                                                 lambda j, env: fp.successors(t, j, t.pc, env))
+            graph = self._flows.get(where)
+            if graph is None:
+                graph = self._flows[where] = unroll(fp.m, fp.code, t, rel,
+                                                    lambda j, env: fp.successors(t, j, t.pc, env))
                 if len(self._flows) > FLOWS_KEPT:
                     self._flows.popitem(last=False)
-            p = self._plans[key] = Plan(self, fp, t, cut, blocked, envs)
+            p = self._plans[key] = Plan(self, fp, t, cut, blocked, graph)
             if len(self._plans) > PLANS_KEPT:
                 self._plans.popitem(last=False)
         return p
 
     # -- one instruction ------------------------------------------------------------------------------
-    def gate(self, fp: Footprints, t: Thread, x: Ins, pc: int, env: Env) -> Gate | None:
-        """The gate a future instruction is, or None when it is not one (or is passable whatever happens:
-        rule (d)). `env`: the register values at x."""
+    def gate(self, fp: Footprints, t: Thread, x: Ins, pc: int, env: Env, node: int) -> Gate | None:
+        """The gate a future instruction (at `node` of the thread's unrolled future) is, or None when it
+        is not one (or is passable whatever happens: rule (d)). `env`: the register values at x."""
         if x.kind != MB or not x.spin or not x.wait_parity:
             return None
         code = fp.code
@@ -219,35 +218,35 @@ class Frozen:
         parity = const & 0xFFFFFFFF
         if parity not in (0, 1):
             return None
-        return Gate(x.pc, obj[0], obj[1], parity)
+        return Gate(node, x.pc, obj[0], obj[1], parity)
 
-    def arrival(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool,
-                env: Env | None) -> list[Source]:
-        """What instruction x may do towards completing (or resetting) a barrier's phase: arrivals with
-        their count (INF when unknown or on a loop), tx-count changes, resets (init/inval, anything an
-        unknown instruction may do)."""
-        _, cycle = self._static(fp.code)
+    def arrival(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env | None, node: int,
+                repeats: bool) -> list[Source]:
+        """What instruction x (at `node` of the unrolled future) may do towards completing (or resetting) a
+        barrier's phase: arrivals with their count (INF when unknown, or when the node `repeats`: it lies
+        on a cycle of the unrolled future), tx-count changes, resets (init/inval, anything an unknown
+        instruction may do)."""
         if x.kind == MB and x.mb_op in ("arrive", "arrive_drop"):
             k = _target(fp, t, x.addr, pc, future, env)
-            n = INF if cycle[x.pc] else self._count(fp, t, x, pc, future, env)
-            out = [(x.pc, ARRIVE, k, n)]
+            n = INF if repeats else self._count(fp, t, x, pc, future, env)
+            out = [(node, ARRIVE, k, n)]
             if x.mb_expect:
-                out.append((x.pc, TX_UP, k, 1))
+                out.append((node, TX_UP, k, 1))
             return out
         if x.kind == MB and x.mb_op in ("expect_tx", "complete_tx"):
             what = TX_UP if x.mb_op == "expect_tx" else TX_DOWN
-            return [(x.pc, what, _target(fp, t, x.addr, pc, future, env), 1)]
+            return [(node, what, _target(fp, t, x.addr, pc, future, env), 1)]
         if x.kind == MB and x.mb_op in ("init", "inval"):
             k = _target(fp, t, x.addr, pc, future, env)
         elif x.kind == CP_MB:
-            return [(x.pc, ARRIVE, _target(fp, t, x.bar, pc, future, env), INF if cycle[x.pc] else 1)]
+            return [(node, ARRIVE, _target(fp, t, x.bar, pc, future, env), INF if repeats else 1)]
         elif x.kind == BULK:
-            return [(x.pc, TX_DOWN, _target(fp, t, x.bar, pc, future, env), 1)]  # complete_tx on landing
+            return [(node, TX_DOWN, _target(fp, t, x.bar, pc, future, env), 1)]  # complete_tx on landing
         elif x.kind == ATOM and x.op not in ("atom", "red"):
             k = (None, None)  # an instruction the checker cannot see into: it may do anything
         else:
             return []
-        return [(x.pc, what, k, INF) for what in (ARRIVE, TX_UP, TX_DOWN)]
+        return [(node, what, k, INF) for what in (ARRIVE, TX_UP, TX_DOWN)]
 
     def _count(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int:
         """The arrive's count operand (1 when absent or with .expect_tx); INF when unknown."""
@@ -292,7 +291,8 @@ class Frozen:
                     exact[(what, None, None)] = INF  # inside a call: may do anything
                 continue
             b = blocked_on.get(i)
-            plan = self.plan(fps[a.func.name], a, cut, None if b is None else Gate(a.pc, b[0], b[1], None))
+            blocked = None if b is None else Gate(-1, a.pc, b[0], b[1], None)
+            plan = self.plan(fps[a.func.name], a, cut, blocked)
             counted: set[tuple[int, int]] = set()
             _add(plan.start, counted, exact)
             live.append((i, plan, counted, set()))
@@ -304,7 +304,7 @@ class Frozen:
         while todo:
             li, g = todo.pop()
             _, plan, counted, opened = live[li]
-            if g.pc in opened:
+            if g.node in opened:
                 continue
             gk = (g.cta, g.off, g.parity)
             ok = memo.get(gk)
@@ -313,9 +313,9 @@ class Frozen:
             if not ok:
                 waiting.setdefault((g.cta, g.off), []).append((li, g))
                 continue
-            opened.add(g.pc)
+            opened.add(g.node)
             seg = plan.behind(g)
-            todo.extend((li, h) for h in seg.gates if h.pc not in opened)
+            todo.extend((li, h) for h in seg.gates if h.node not in opened)
             touched = _add(seg, counted, exact)
             if touched:
                 memo.clear()
@@ -358,9 +358,9 @@ def _order(plan: Plan, opened: set[int]) -> list[Gate]:
     todo = list(plan.start.gates)
     while todo:
         g = todo.pop()
-        if g.pc in seen or g.pc not in opened:
+        if g.node in seen or g.node not in opened:
             continue
-        seen.add(g.pc)
+        seen.add(g.node)
         out.append(g)
         todo.extend(plan.behind(g).gates)
     return out

@@ -15,6 +15,7 @@ in a state decide branches, so paths that cannot be taken add nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import NoReturn
 
 from mbarrier.explore.code import LOCAL, Code, Ins
@@ -52,30 +53,143 @@ def value(code: Code, t: Thread, pc: int, env: Env | None, slot: int) -> object 
     return env.get(slot)
 
 
-def flow(m: Machine, code: Code, t: Thread, live: tuple[int, ...],
-         succ: Callable[[int, Env], tuple[int, ...]]) -> dict[int, Env]:
-    """The state at each instruction reachable from the thread's pc. `live`: the registers some path
-    may read before writing them (the others start unknown: they are written before any use);
-    `succ(j, env)` gives the successors of instruction j in state env (known guards followed)."""
+@dataclass
+class Unrolled:
+    """A thread's future as a graph of *nodes*: an instruction and the register values it will see on the
+    paths that reach it (`envs[n]`: the live registers that may still change, with their values where
+    known). Path-sensitive: a loop whose trip count follows from known registers (a kernel parameter, a
+    thread index) is unrolled, each iteration its own nodes with its own parity, address and count;
+    where a pc would get more than MAX_PER_PC nodes, or the graph more than MAX_NODES, the values at that
+    pc are merged (only those on which every path agrees stay known: the data-flow analysis of
+    Kildall, as before this unrolling) into one node that stands for the rest, so the graph is finite
+    and over-approximates every path. `on_cycle[n]`: the node lies on a cycle of the graph (an arrival
+    there may happen any number of times)."""
+
+    pcs: list[int] = field(default_factory=list)
+    envs: list[Env] = field(default_factory=list)
+    succ: list[list[int]] = field(default_factory=list)
+    on_cycle: list[bool] = field(default_factory=list)
+    start: int = 0
+
+
+MAX_NODES = 4096
+MAX_PER_PC = 64
+
+
+def unroll(m: Machine, code: Code, t: Thread, live: list[tuple[int, ...]],
+           succ: Callable[[int, Env], tuple[int, ...]]) -> Unrolled:
+    """The nodes reachable from the thread's pc. `live[pc]`: the registers some path from pc may read
+    before writing them (the others cannot matter there); `succ(j, env)` gives the successors of
+    instruction j in state env (known guards followed)."""
     pc = t.pc
-    start: Env = {s: t.regs[s] for s in live if not code.fixed(pc, s)}
-    envs: dict[int, Env] = {}
+    g = Unrolled()
+    index: dict[tuple[object, ...], int] = {}
+    per_pc: dict[int, list[int]] = {}
+    merged: dict[int, int] = {}   # pc -> the node that stands for every further path through it
     shadow = _shadow(t)
-    work: list[tuple[int, Env]] = [(pc, start)]
-    while work:
-        j, e = work.pop()
-        old = envs.get(j)
-        if old is None:
-            new = dict(e)
+    work: list[int] = []
+
+    def node(j: int, env: Env) -> int:
+        env = {s: v for s, v in env.items() if s in live_sets[j]}
+        w = merged.get(j)
+        if w is not None:
+            old = g.envs[w]
+            keep = {s: v for s, v in old.items() if s in env and _same(env[s], v)}
+            if len(keep) != len(old):
+                g.envs[w] = keep
+                work.append(w)   # fewer known values: more successors
+            return w
+        key = (j, *sorted((s, type(v).__name__, _hashable(v)) for s, v in env.items()))
+        n = index.get(key)
+        if n is not None:
+            return n
+        same_pc = per_pc.setdefault(j, [])
+        widen = len(same_pc) >= MAX_PER_PC or len(g.pcs) >= MAX_NODES
+        if widen:
+            for other in same_pc:
+                e = g.envs[other]
+                env = {s: v for s, v in env.items() if s in e and _same(e[s], v)}
+        n = len(g.pcs)
+        g.pcs.append(j)
+        g.envs.append(env)
+        g.succ.append([])
+        if widen:
+            merged[j] = n
         else:
-            new = {s: v for s, v in old.items() if s in e and _same(e[s], v)}
-            if len(new) == len(old):
+            index[key] = n
+        same_pc.append(n)
+        work.append(n)
+        return n
+
+    live_sets = [frozenset(x) for x in live]
+    g.start = node(pc, {s: t.regs[s] for s in live[pc] if not code.fixed(pc, s)})
+    while work:
+        n = work.pop()
+        j, env = g.pcs[n], g.envs[n]
+        out = _transfer(m, code, t, shadow, code.ins[j], pc, env)
+        for s in succ(j, env):
+            k = node(s, out)
+            if k not in g.succ[n]:
+                g.succ[n].append(k)
+    g.on_cycle = _on_cycle(g.succ)
+    return g
+
+
+def _hashable(v: object) -> object:
+    try:
+        hash(v)
+    except TypeError:
+        return id(v)
+    return v
+
+
+def _on_cycle(succ: list[list[int]]) -> list[bool]:
+    """For each node, whether it lies on a cycle: Tarjan's strongly connected components, iteratively."""
+    n = len(succ)
+    index = [-1] * n
+    low = [0] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    out = [False] * n
+    counter = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        frames = [(root, 0)]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        while frames:
+            v, i = frames[-1]
+            if i < len(succ[v]):
+                frames[-1] = (v, i + 1)
+                w = succ[v][i]
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    frames.append((w, 0))
+                elif on_stack[w]:
+                    low[v] = min(low[v], index[w])
                 continue
-        envs[j] = new
-        out = _transfer(m, code, t, shadow, code.ins[j], pc, new)
-        for s in succ(j, new):
-            work.append((s, out))
-    return envs
+            frames.pop()
+            if frames:
+                u = frames[-1][0]
+                low[u] = min(low[u], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1 or v in succ[v]:
+                    for w in comp:
+                        out[w] = True
+    return out
 
 
 def _same(a: object, b: object) -> bool:
