@@ -109,12 +109,13 @@ def main() -> None:
             "2026-11-26): 14,215 (tracemalloc) and 17,356 (RSS) bytes per state for one CTA, 114,824 and "
             "118,135 for two: every snapshot copied the race tracker's shadow of every byte accessed, "
             "every barrier's clocks and every agent's entry. Now a snapshot shares with its parent the "
-            "threads, shared-memory bytes, global pages, shadow pages (64 bytes each), barrier clocks and "
-            "agents (in chunks of 32) that its step left unchanged, shadow cells are one object for all "
-            "the bytes one access touched, equal sleep sets are one object, and the reduction's caches "
-            "keep their latest entries only. What is left per state for two CTAs is mostly the vector "
-            "clocks of the agents a step changes (a dictionary of up to one entry per thread, copied "
-            "before the change) and each queued state's tuple of thread entries.",
+            "threads (in chunks of 32), shared-memory bytes, global pages, shadow pages (64 bytes each), "
+            "barrier clocks and agents (in chunks of 32) that its step left unchanged, shadow cells are "
+            "one object for all the bytes one access touched, equal sleep sets are one object, and the "
+            "reduction's caches keep their latest entries only. What is left per state for two CTAs is "
+            "mostly the vector clocks of the agents a step changes (a dictionary of up to one entry per "
+            "thread, copied before the change), the entries of the threads it changed (their registers) "
+            "and the shadow pages it wrote.",
         ])
 
 
