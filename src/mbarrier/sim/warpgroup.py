@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING
 
 from mbarrier.sim.errors import KernelFault
 from mbarrier.spec.checks import SETMAXNREG
+from mbarrier.spec.wgmma import WARPS_PER_GROUP  # 9.7.15.1: a warpgroup is four contiguous warps
 
 if TYPE_CHECKING:
     from mbarrier.sim.machine import Thread, Warp
 
 #: imm-reg-count's range and step.
 COUNT_MIN, COUNT_MAX, COUNT_STEP = 24, 256, 8
-WARPS_PER_GROUP = 4
 
 
 def count_error(count: int) -> str | None:
