@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,32 @@ HEAD = ".version 8.6\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
 REGS = "\t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n\t.shared .align 8 .b64 bar;\n"
 
 
+#: A value that is a number written as text ("0", "0x30", "-1").
+NUMERIC_TEXT = re.compile(r"-?(0x[0-9a-fA-F]+|[0-9]+)")
+#: Keys whose strings are free text that may happen to be all digits (a kernel's printf output).
+FREE_TEXT = frozenset({"text"})
+
+
+def _numeric_strings(node: Any, path: str = "") -> list[str]:
+    """Where a document holds a number as a string."""
+    if isinstance(node, dict):
+        return [p for k, v in node.items() if k not in FREE_TEXT for p in _numeric_strings(v, f"{path}.{k}")]
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in _numeric_strings(v, f"{path}[{i}]")]
+    return [path] if isinstance(node, str) and NUMERIC_TEXT.fullmatch(node) else []
+
+
 def _print_json(argv: list[str], code: int, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     assert main(argv) == code, capsys.readouterr()
     d: dict[str, Any] = json.loads(capsys.readouterr().out)
     VALIDATOR.validate(d)
+    assert _numeric_strings(d) == []  # numbers as numbers, everywhere
     return d
+
+
+def test_numeric_strings_are_found() -> None:
+    assert _numeric_strings({"a": [{"cta": "0"}, {"x": "0x30"}], "text": "1", "b": "ring", "c": 3}) == \
+        [".a[0].cta", ".a[1].x"]
 
 
 def test_the_schema_is_a_valid_draft_2020_12_schema() -> None:
@@ -131,6 +153,7 @@ def test_check_documents(what: str, argv: list[str], code: int, capsys: pytest.C
     if what == "deadlock":
         w = f["waiters"][0]
         assert isinstance(w["address"], int) and w["barrier_state"]["expected"] >= 1
+        assert w["cta"] == 0 and "CTA 0" in w["reason"]
     if what == "race":
         first, second = f["accesses"]
         assert (first["thread"], first["line"], first["operation"]) == (2, 44, "write")
@@ -172,7 +195,14 @@ def _finding_document() -> dict[str, Any]:
 def test_the_schema_rejects_what_it_must() -> None:
     VALIDATOR.validate(_finding_document())
     bad: list[dict[str, Any]] = []
-    for change in ("no edge", "one access", "address as text", "verified with findings", "unknown key"):
+    waiter = {"thread": 0, "line": 3, "instruction": "mbarrier.try_wait", "waits_on": "mbarrier",
+              "reason": "r", "barrier": "full", "address": 48, "cta": 0, "wants": "parity 0", "state": "s",
+              "barrier_state": None}
+    ok = copy.deepcopy(_finding_document())
+    ok["findings"][0]["waiters"] = [waiter]
+    VALIDATOR.validate(ok)
+    for change in ("no edge", "one access", "address as text", "cta as text", "waiter's cta as text",
+                   "verified with findings", "unknown key"):
         d = copy.deepcopy(_finding_document())
         f = d["findings"][0]
         if change == "no edge":
@@ -181,6 +211,10 @@ def test_the_schema_rejects_what_it_must() -> None:
             f["accesses"].pop()
         elif change == "address as text":
             f["accesses"][0]["address"] = "0x10"
+        elif change == "cta as text":
+            f["accesses"][0]["cta"] = "0"
+        elif change == "waiter's cta as text":
+            f["waiters"] = [waiter | {"cta": "0"}]
         elif change == "verified with findings":
             d["verdict"] = "verified"
         else:

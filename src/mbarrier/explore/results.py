@@ -92,7 +92,7 @@ class Waiter:
     what: str                      # "mbarrier", "bar", "cluster", "warp", "cp.wait", "running"
     barrier: str | None = None     # symbol
     address: str | None = None
-    cta: str | None = None
+    cta: int | None = None           # the index of the barrier's CTA
     wants: str | None = None       # "parity 0", "the phase of token ..."
     state: Barrier | None = None
     detail: str = ""               # why, in words (`explore.stuck`: the same words `mbarrier run` prints)

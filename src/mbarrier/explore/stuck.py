@@ -15,14 +15,15 @@ from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbar
 class Blocked:
     """A thread that waits: the instruction it waits at, what for (`what`: "mbarrier", "bar", "cluster",
     "warp", "cp.wait"; "running" for a thread that can still step), the reason in words, and for an
-    mbarrier the object (its symbol, shared offset, CTA), the phase awaited and the object's state."""
+    mbarrier the object (its symbol, shared offset, the index of its CTA), the phase awaited and the
+    object's state."""
 
     site: Site
     what: str
     reason: str
     barrier: str | None = None
     address: str | None = None
-    cta: str | None = None
+    cta: int | None = None
     wants: str | None = None
     state: Barrier | None = None
 
@@ -39,7 +40,7 @@ def blocked(m: Machine, t: Thread, wait: Wait | None = None) -> Blocked:
         awaited = wants(w.parity, w.value, word=False)
         return Blocked(t.func.sites[w.pc], "mbarrier",
                        f"waits for {awaited} of mbarrier {sym} (shared {w.off:#x}, CTA {cta.name})",
-                       sym, f"{w.off:#x}", cta.name, wants(w.parity, w.value),
+                       sym, f"{w.off:#x}", cta.index, wants(w.parity, w.value),
                        None if b is None else b.copy())
     site = t.func.sites[max(t.pc - 1, 0)]  # the blocking instructions move pc past themselves first
     if isinstance(w, AtBar):

@@ -170,7 +170,7 @@ class Waiter:
     reason: str                 # in words (the words `mbarrier run` prints for a stuck thread)
     barrier: str | None         # an mbarrier's symbol
     address: int | None         # its offset in the shared memory of its CTA
-    cta: str | None             # that CTA, as its ctaid prints ("0", "(1,0,0)")
+    cta: int | None             # that CTA's index in the grid (as an access's `cta`)
     wants: str | None           # "parity 0", "the phase of token ..."
     state: str                  # the barrier's state in words (or the reason, for other waits)
     barrier_state: BarrierState | None
