@@ -17,7 +17,7 @@ from mbarrier.examples.races import HERE as RACES
 from mbarrier.report.rules import catalogue
 from mbarrier.report.sarif import artifact_uri
 from mbarrier.spec.checks import CHECKER_RULES
-from mbarrier.spec.forms import RULE_IDS
+from mbarrier.spec.forms import FRONT_END_RULES, MESSAGES, RULE_IDS
 from mbarrier.spec.memmodel import RACE_RULES
 from mbarrier.spec.rules import RULES
 
@@ -35,13 +35,38 @@ def _sarif(argv: list[str], code: int, capsys: pytest.CaptureFixture[str]) -> di
     rules = run["tool"]["driver"]["rules"]
     for r in run["results"]:  # each result names its rule, which the driver describes
         assert rules[r["ruleIndex"]]["id"] == r["ruleId"]
+    for rule in rules:  # ... in spec's words
+        assert SPEC_TEXT[rule["id"]] in rule["fullDescription"]["text"], rule["id"]
     return run
+
+
+def _spec_text() -> dict[str, str]:
+    """Each rule id of spec's catalogues and the words they give it."""
+    out = {RULE_IDS[key]: template for key, template in MESSAGES.items()}
+    for r in (*RULES, *RACE_RULES, *CHECKER_RULES, *FRONT_END_RULES):
+        out[r.id] = r.sentence
+    return out
+
+
+SPEC_TEXT = _spec_text()
+
+
+def test_every_rules_help_comes_from_spec() -> None:
+    """report.rules adds no words of its own (one fact, one place): each entry's title and text are a
+    spec catalogue's, a ptxas message's help is its template."""
+    rules = {r.id: r for r in (*RULES, *RACE_RULES, *CHECKER_RULES, *FRONT_END_RULES)}
+    assert set(catalogue()) == set(SPEC_TEXT)
+    for rid, h in catalogue().items():
+        assert SPEC_TEXT[rid] in h.text, rid
+        if rid in rules:
+            assert (h.title, h.text, h.section) == (rules[rid].title, rules[rid].sentence, rules[rid].section)
 
 
 def test_the_catalogue_has_every_rule_of_spec() -> None:
     ids = set(catalogue())
     assert {r.id for r in (*RULES, *RACE_RULES, *CHECKER_RULES)} <= ids
-    assert set(RULE_IDS.values()) <= ids and {"syntax", "version-beyond-model", "ptxas-address-size"} <= ids
+    assert set(RULE_IDS.values()) <= ids and {r.id for r in FRONT_END_RULES} <= ids
+    assert {r.id for r in FRONT_END_RULES} == {"syntax", "version-beyond-model", "ptxas-address-size"}
     assert all(h.text and h.title for h in catalogue().values())
 
 

@@ -8,6 +8,7 @@ from typing import TypeVar
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
 from mbarrier.ptx.lexer import EOF, IDENT, INT, PUNCT, STRING, Token
 from mbarrier.ptx.literals import int_value
+from mbarrier.spec.forms import SYNTAX
 
 # ptxas's parser has a stack of 10,000 entries; nesting that fills it is a fatal "Parsing error near
 # 'x': memory exhausted" (measured with ptxas 13.0). What each construct costs there, and what stands
@@ -34,7 +35,7 @@ class Cursor:
 
     def fatal(self, message: str, tok: Token | None = None) -> PtxSyntaxError:
         t = self.toks[self.i] if tok is None else tok
-        return PtxSyntaxError([Diagnostic("fatal", t[2], t[3], message, "syntax", self.path)])
+        return PtxSyntaxError([Diagnostic("fatal", t[2], t[3], message, SYNTAX, self.path)])
 
     def error(self, expected: str, tok: Token | None = None) -> PtxSyntaxError:
         """ptxas's wording for a parse error, then what would have been accepted here."""

@@ -14,6 +14,7 @@ from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
 from mbarrier.ptx.fastpath import BUILT as BUILT
 from mbarrier.ptx.fastpath import NAME
 from mbarrier.ptx.fastpath import scan as _fast_scan
+from mbarrier.spec.forms import SYNTAX
 
 Token = tuple[int, str, int, int]
 
@@ -59,7 +60,7 @@ def _blank_block_comments(text: str, path: str) -> str:
             column = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
             raise PtxSyntaxError([Diagnostic("fatal", line, column,
                                              "Parsing error near '': unexpected EOF while scanning "
-                                             "(this block comment is never closed)", "syntax", path)])
+                                             "(this block comment is never closed)", SYNTAX, path)])
         return re.sub(r"[^\n]", " ", s)
 
     return _BLOCK.sub(repl, text)
@@ -167,4 +168,4 @@ def _non_ascii(text: str, path: str) -> None:
                 raise PtxSyntaxError([Diagnostic(
                     "fatal", lineno, col,
                     f"Unexpected non-ASCII character encountered on line {lineno}",
-                    "syntax", path)])
+                    SYNTAX, path)])

@@ -18,7 +18,7 @@ from mbarrier.ptx.cursor import GUARDED_BASE, INIT_BASE, MAX_BLOCKS
 from mbarrier.ptx.debug import DebugParser
 from mbarrier.ptx.diagnostics import Diagnostic, PtxSyntaxError
 from mbarrier.ptx.lexer import BUILT, DOT, EOF, FLOAT, IDENT, INT, PUNCT, STRING, Token, scan, tokenize
-from mbarrier.spec.forms import STATE_SPACES, TYPES, VARIABLE_TYPES, VECTORS
+from mbarrier.spec.forms import STATE_SPACES, SYNTAX, TYPES, VARIABLE_TYPES, VECTORS
 from mbarrier.spec.instructions import INSTRUCTIONS_BY_PATH
 
 # ptxas takes nearly 10,000 nested parentheses (cursor.PARSER_STACK) and the expression parser
@@ -82,7 +82,7 @@ def parse_bytes(data: bytes, path: str) -> ast.Module:
         column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
         raise PtxSyntaxError([Diagnostic(
             "fatal", line, column,
-            f"Unexpected non-ASCII character encountered on line {line}", "syntax", path)]) from None
+            f"Unexpected non-ASCII character encountered on line {line}", SYNTAX, path)]) from None
     return parse(text, path)
 
 

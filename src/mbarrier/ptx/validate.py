@@ -38,6 +38,7 @@ from mbarrier.spec.forms import (
     UNCHECKED_PATHS,
     UNCOUNTED_REPEATS,
     VECTORS,
+    VERSION_BEYOND_MODEL,
     Instr,
     Slot,
 )
@@ -157,7 +158,7 @@ def validate(module: ast.Module, target: str | None = None) -> list[Diagnostic]:
             f".version {format_version(version)} is newer than PTX ISA {format_version(LATEST_VERSION)}, the "
             f"last this lint models (ptxas 13.0 stops: Unsupported .version {format_version(version)}): "
             f"the instructions are judged as under {format_version(LATEST_VERSION)}"),
-            "version-beyond-model", module.path))
+            VERSION_BEYOND_MODEL, module.path))
     ctx = Context(version, tgt)
     # ptxas resolves names in a pass of its own after the whole file's other checks, and only when
     # none of them was fatal (measured): so unknown symbols are held back until the end.

@@ -16,10 +16,8 @@ from mbarrier.spec.addressing import (
     WARN_CONFLICT,
     WARN_HOST,
 )
-from mbarrier.spec.forms import STATE_SPACES
+from mbarrier.spec.forms import ADDRESS_SIZE, STATE_SPACES
 from mbarrier.spec.targets import Target
-
-RULE = "ptxas-address-size"
 
 
 def _space(instr: ast.Instruction) -> str | None:
@@ -66,7 +64,7 @@ def address_size(module: ast.Module, uses: list[tuple[ast.Instruction, int]], de
     out: list[Diagnostic] = []
 
     def add(severity: str, line: int, message: str) -> None:
-        out.append(Diagnostic(severity, line, 1, message, RULE, module.path))  # type: ignore[arg-type]
+        out.append(Diagnostic(severity, line, 1, message, ADDRESS_SIZE, module.path))  # type: ignore[arg-type]
 
     size_line = next((i + 1 for i, s in enumerate(module.source_lines)
                       if s.lstrip().startswith(".address_size")), 1)

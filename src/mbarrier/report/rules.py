@@ -1,30 +1,18 @@
 """Every rule id a lint diagnostic or a finding can carry, with its help, for the formats that describe
 rules (SARIF's `tool.driver.rules`, GitHub annotation titles). The facts come from spec's catalogues:
 the object's undefined behaviour (`spec.rules`), the memory model's races (`spec.memmodel`), the
-checker's findings (`spec.checks`) and ptxas's messages (`spec.forms`); three lint ids of the front end
-itself are described here."""
+checker's findings (`spec.checks`), ptxas's messages and the front end's own ids (`spec.forms`). Nothing
+is described here: a rule's words live once, in its catalogue."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
 
-from mbarrier.ptx.validate_module import RULE as ADDRESS_SIZE
 from mbarrier.spec.checks import CHECKER_RULES
-from mbarrier.spec.forms import MESSAGES, RULE_IDS
+from mbarrier.spec.forms import FRONT_END_RULES, MESSAGES, RULE_IDS
 from mbarrier.spec.memmodel import RACE_RULES
 from mbarrier.spec.rules import RULES, Rule
-
-#: The front end's own ids (ptx.lexer/parser/cursor, ptx.validate, ptx.validate_module).
-_FRONT_END = {
-    "syntax": ("syntax error", "The module does not parse (ptxas's wording where ptxas has one); the "
-               "file's judgement stops at the first syntax error."),
-    "version-beyond-model": (".version newer than the model", "The module's .version is newer than the "
-                             "last PTX ISA version lint models: its instructions are judged as under that "
-                             "version."),
-    ADDRESS_SIZE: ("address size", "ptxas's rule on the module's .address_size and the width of the "
-                   "addresses an instruction uses (measured with ptxas 13.0)."),
-}
 
 
 @dataclass(frozen=True)
@@ -53,8 +41,8 @@ def catalogue() -> dict[str, RuleHelp]:
     for key, template in MESSAGES.items():
         out[RULE_IDS[key]] = RuleHelp(RULE_IDS[key], key.replace("-", " "),
                                       f"ptxas refuses the module: {template}", "", "ptxas")
-    for rid, (title, text) in _FRONT_END.items():
-        out[rid] = RuleHelp(rid, title, text, "", "ptxas" if rid == ADDRESS_SIZE else "lint")
+    for r in FRONT_END_RULES:  # a ptxas- id is a rule ptxas applies too
+        out[r.id] = _of(r, "ptxas" if r.id.startswith("ptxas-") else "lint")
     for r in RULES:
         out[r.id] = _of(r, "object")
     for r in RACE_RULES:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from mbarrier.spec.modifiers import HIDING_WORDS, WORD_MESSAGES
+from mbarrier.spec.rules import Rule
 from mbarrier.spec.targets import Version
 
 Severity = Literal["error", "fatal"]
@@ -236,6 +237,23 @@ MESSAGES: Final[dict[str, str]] = {
 
 #: Our stable rule id for each ptxas check (JSON output, docs); all are errors ptxas also raises.
 RULE_IDS: Final[dict[str, str]] = {key: f"ptxas-{key}" for key in MESSAGES}
+
+#: The front end's own rule ids, beside the templates above: a module that does not parse, a .version
+#: newer than the model, ptxas's rule on the module's address size (its facts: `spec.addressing`).
+SYNTAX: Final = "syntax"
+VERSION_BEYOND_MODEL: Final = "version-beyond-model"
+ADDRESS_SIZE: Final = "ptxas-address-size"
+FRONT_END_RULES: Final[tuple[Rule, ...]] = (
+    Rule(SYNTAX, "", "syntax error",
+         "The module does not parse (ptxas's wording where ptxas has one); the file's judgement stops at "
+         "the first syntax error.", "lint"),
+    Rule(VERSION_BEYOND_MODEL, "", ".version newer than the model",
+         "The module's .version is newer than the last PTX ISA version lint models: its instructions are "
+         "judged as under that version.", "lint"),
+    Rule(ADDRESS_SIZE, "", "address size",
+         "ptxas's rule on the module's .address_size and the width of the addresses an instruction uses "
+         "(measured with ptxas 13.0).", "lint"),
+)
 
 
 # -- conditions, gates and constraints -------------------------------------------------------------

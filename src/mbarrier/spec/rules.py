@@ -26,7 +26,8 @@ class Rule:
     """The normative sentence, quoted from the manual; " ... " joins quoted pieces (table rows too)."""
     checked_by: str
     """Which layer detects it: "core" (the object itself), "sim" (needs addresses, threads or memory),
-    "checker" (needs every interleaving: `spec.checks`)."""
+    "checker" (needs every interleaving: `spec.checks`), "lint" (the front end judging the module's text:
+    `spec.forms.FRONT_END_RULES`)."""
 
     @property
     def class_name(self) -> str:
