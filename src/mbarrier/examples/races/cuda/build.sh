@@ -19,3 +19,7 @@ gen cp_async_arrive cp_async_arrive.cu
 gen cp_async_arrive_bug_untracked cp_async_arrive.cu -DBUG_UNTRACKED
 ARCH=sm_90a gen wgmma_gemm wgmma_gemm.cu
 ARCH=sm_90a gen wgmma_gemm_bug_early_release wgmma_gemm.cu -DBUG_EARLY_RELEASE
+ARCH=sm_90a gen tile_gemm tile_gemm.cu
+ARCH=sm_90a gen tile_gemm_bug_early_release tile_gemm.cu -DBUG_EARLY_RELEASE
+ARCH=sm_90a gen tile_gemm_bug_expect_tx tile_gemm.cu -DBUG_EXPECT_TX
+ARCH=sm_90a gen tile_gemm_bug_no_fence tile_gemm.cu -DBUG_NO_FENCE
