@@ -1,15 +1,18 @@
-"""Tensor copies held against a Hopper GPU (PTX ISA 5.5, 9.7.9.25.5.2-3): the conformance cases of
-`mbarrier.hw.tma` (tiled loads in 1-5 dimensions, out-of-bounds zero and OOB-NaN fill, element strides,
-swizzles 32B/64B/128B on and off the pattern's boundary, interleaved layouts, im2col, multicast to a
-cluster, stores and reductions clipped to the tensor) run in the simulator, and each case recorded on the
-GPU (tools/record_tma.sh) is replayed: the simulator's shared memory, mbarrier flags (the box completes
-exactly its bytes) and tensor must equal the GPU's byte for byte.
+"""Tensor copies held against a Hopper GPU (PTX ISA 5.5, 9.7.9.25.5.2-4): the conformance cases of
+`mbarrier.hw.tma` (tiled loads and stores in 1-5 dimensions, out-of-bounds zero and OOB-NaN fill,
+element strides, swizzles 32B/64B/128B on and off the pattern's boundary and with rows narrower than the
+span, destinations off 128 bytes, boxes starting off 16 bytes, interleaved layouts, im2col in 3-5
+dimensions, multicast to a cluster, every reduction, prefetch) run in the simulator, and each case
+recorded on the GPU (tools/record_tma.sh) is replayed: the simulator's shared memory, mbarrier flags (the
+box completes exactly its bytes) and tensor must equal the GPU's byte for byte, and a case that faulted
+on the GPU must end in the simulator with the matching fault.
 
 Until the records exist (src/mbarrier/hw/data/tma/h100.json) the replay test is skipped with that reason;
 the other tests run everywhere (the assembler and compiler ones where CUDA is installed)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 from pathlib import Path
@@ -49,6 +52,7 @@ def tensor_map(case: tma.Case) -> TensorMap:
                      P + "L2_PROMOTION_NONE", P + "FLOAT_OOB_FILL_" + case.fill)
 
 
+@functools.cache  # both tests below run each case: once is enough
 def simulate(case: tma.Case, seed: int = 1) -> tuple[explore.RunResult, bytes, bytes]:
     """The case's kernel in the simulator, launched as tools/tma/run_cases.cu launches it: (the run, the
     output buffer, the tensor after the kernel)."""
@@ -63,22 +67,46 @@ def simulate(case: tma.Case, seed: int = 1) -> tuple[explore.RunResult, bytes, b
     return r, out, m.gmem.read(m.buffers["g"][0], len(data))
 
 
+#: The H100's faults (each case's record) and the simulator's rule for each.
+GPU_FAULTS = {"an illegal instruction was encountered": "kernel-fault",
+              "an illegal memory access was encountered": "memory-fault",
+              "misaligned address": "memory-fault"}
+
+
+def _fault(record: dict[str, object]) -> str | None:
+    """The simulator's rule for the fault a record shows (None: the GPU ran the case)."""
+    err = record.get("error")
+    if err is None:
+        return None
+    return next(rule for words, rule in GPU_FAULTS.items() if str(err).endswith(words))
+
+
 @pytest.mark.parametrize("case", tma.CASES, ids=[c.name for c in tma.CASES])
 def test_every_case_runs_in_the_simulator(case: tma.Case) -> None:
-    """The suite is the simulator's to run: each kernel exits, a load's box completes exactly its bytes
-    (flags A complete, B not early, B complete after 16 more bytes) and lands in shared memory."""
+    """The suite is the simulator's to run: each kernel exits (or faults where the H100 does), a load's
+    box completes exactly its bytes (flags A complete, B not early, B complete after 16 more bytes; a
+    counting case: equal steps for A and B) and lands in shared memory; a store changes the tensor."""
     r, out, after = simulate(case)
+    if case.name in RECORDED and _fault(RECORDED[case.name]):
+        assert not r.ok and r.rule == _fault(RECORDED[case.name]), r.message
+        return
     assert r.ok, r.message
     flags = [int.from_bytes(out[4 * i:4 * i + 4], "little") for i in range(3)]
     if case.kind == "load":
         for rank in range(case.cluster):
             at = rank * (tma.FLAGS + 2 * case.area)
             got = [int.from_bytes(out[at + 4 * i:at + 4 * i + 4], "little") for i in range(4)]
-            assert got == [1, 0, 1, rank]
-            area = out[at + tma.FLAGS:at + tma.FLAGS + case.area]
-            end = case.dst + case.box_bytes
-            assert area[end:] == bytes([tma.SENTINEL]) * (case.area - end)
+            if case.count:
+                assert got[0] == got[2] and got[1:] == [0, got[0], rank] and 0 < got[0] < tma.COUNT_CAP
+            else:
+                assert got == [1, 0, 1, rank]
+            if not case.count:  # nothing past the box's footprint
+                area = out[at + tma.FLAGS:at + tma.FLAGS + case.area]
+                end = case.dst + case.footprint
+                assert area[end:] == bytes([tma.SENTINEL]) * (case.area - end)
         assert after == tma.tensor(case)
+    elif case.kind == "prefetch":
+        assert flags == [1, 1, 1] and after == tma.tensor(case)
     else:
         assert flags == [1, 1, 1]
         assert after != tma.tensor(case)
@@ -129,23 +157,10 @@ def test_the_runner_compiles_for_sm_90a(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
 
 
-#: What the H100 recording of 2026-11-27 (driver 580.159.04) showed that the simulator does not do yet:
-#: open disagreements, each a strict xfail so that a fix (or a new recording) makes the test say so.
-#: docs/simulator.md lists them under "Tensor copies against the H100".
-DISAGREE = {
-    "bf16_2d_oob_nan": "OOB NaN fill: the GPU writes 0x7ff7 in every 16-bit half, the simulator 0x7fff",
-    "f16_2d_oob_nan": "OOB NaN fill: the GPU writes 0x7ff7 in every 16-bit half, the simulator 0x7fff",
-    "f32_2d_oob_high_nan": "OOB NaN fill: the GPU writes 0x7ff77ff7, the simulator 0x7fffffff",
-    "f64_2d_oob": "OOB fill of an f64 box: the GPU writes 0x7ff7 halves, the simulator all ones",
-    "bf16_swizzle32B_half_inner": "half-span inner box: the GPU leaves bytes the simulator writes",
-    "bf16_swizzle64B_half_inner": "half-span inner box: the GPU leaves bytes the simulator writes",
-    "bf16_swizzle128B_half_inner": "the GPU faults (illegal memory access); the simulator runs it",
-    "f16_interleave16B": "interleaved: the GPU does not complete the phase armed with the box bytes",
-    "f16_interleave16B_estr": "interleaved: the GPU does not complete the phase armed with the box bytes",
-    "f32_interleave32B": "interleaved load: differs from the simulator",
-    "u8_2d_padded": "the GPU faults (illegal instruction); the simulator runs it",
-    "u8_3d_oob": "the GPU faults (illegal instruction); the simulator runs it",
-}
+#: What the H100 recording shows that the simulator does not do: open disagreements, each a strict
+#: xfail so that a fix (or a new recording) makes the test say so. docs/simulator.md lists them under
+#: "Held against an H100".
+DISAGREE: dict[str, str] = {}
 
 
 @pytest.mark.skipif(not RECORDED, reason=NO_RECORDS)
@@ -153,8 +168,11 @@ DISAGREE = {
                                                if n in DISAGREE else []) for n in sorted(RECORDED)] or ["-"])
 def test_the_simulator_replays_the_gpu(name: str) -> None:
     record = RECORDED[name]
-    assert "error" not in record, f"{name} failed on the GPU: {record['error']}"
     case = tma.case_of(record["case"])  # type: ignore[arg-type]
+    if _fault(record):  # the GPU faulted: the simulator must fault the same way
+        r, _, _ = simulate(case)
+        assert not r.ok and r.rule == _fault(record), f"{name}: GPU {record['error']}; simulator {r.message}"
+        return
     assert record["input_sha256"] == tma.digest(tma.tensor(case)), "the case's tensor changed since recording"
     assert record["deterministic"], f"{name}: the GPU gave different bytes on different runs"
     r, out, after = simulate(case)

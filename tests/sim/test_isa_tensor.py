@@ -101,7 +101,7 @@ def test_cache_hint_is_accepted_and_oob_nan_fill() -> None:
                                                                        policy=", %rd9")
     r = _launch(_load_kernel(copy, 512, 64), tm, _f32_tensor(64 * 32), 64)
     assert r.ok, r.message
-    assert words(r.machine, "out", 16) == [0x42700000, 0x42740000, 0x42780000, 0x427C0000] + [0x7FFFFFFF] * 12
+    assert words(r.machine, "out", 16) == [0x42700000, 0x42740000, 0x42780000, 0x427C0000] + [0x7FF77FF7] * 12
 
 
 def test_expect_tx_other_than_the_box_is_stuck() -> None:

@@ -31,7 +31,7 @@ SWIZZLES = {0: "NONE", 1: "32B", 2: "64B", 3: "128B"}
 def _map(dims: tuple[int, ...], box: tuple[int, ...], dtype: str = "FLOAT32", swizzle: int = 0,
          strides: tuple[int, ...] | None = None, estr: tuple[int, ...] | None = None,
          fill: str = "NONE") -> TensorMap:
-    esize = {"FLOAT32": 4, "BFLOAT16": 2, "UINT8": 1, "FLOAT64": 8, "UINT32": 4}[dtype]
+    esize = {"FLOAT32": 4, "BFLOAT16": 2, "UINT8": 1, "UINT16": 2, "FLOAT64": 8, "UINT32": 4}[dtype]
     if strides is None:
         acc, out = dims[0] * esize, []
         for d in dims[1:]:
@@ -73,16 +73,16 @@ def _reference(tm: TensorMap, coords: tuple[int, ...], dst: int, bits: int) -> d
     estr = (1,) + tuple(tm.elementStrides[1:])
     counts = [math.ceil(b / s) for b, s in zip(tm.boxDim, estr, strict=True)]
     pitch = (esize, *tm.globalStrides)
+    row_pitch = 16 << bits if bits else counts[0] * esize  # a swizzled row takes the span (H100 records)
     out: dict[int, int] = {}
-    off = 0
-    for k in itertools.product(*(range(n) for n in reversed(counts))):
+    for n, k in enumerate(itertools.product(*(range(n) for n in reversed(counts)))):
         k = tuple(reversed(k))  # dimension 0 fastest
+        off = n // counts[0] * row_pitch + k[0] * esize
         c = [coords[i] + k[i] * estr[i] for i in range(rank)]
         inside = all(0 <= c[i] < tm.globalDim[i] for i in range(rank))
         g = tm.globalAddress + sum(c[i] * pitch[i] for i in range(rank))
         for b in range(esize):
             out[_table_address(dst, off + b, bits)] = g + b if inside else -1
-        off += esize
     return out
 
 
@@ -104,21 +104,75 @@ def test_out_of_bounds_elements_are_filled(coords: tuple[int, int]) -> None:
     assert plan.box_bytes == 8 * 4 * 4  # complete-tx counts the filled bytes too
     assert plan.fill_bytes(8) == bytes(8)
     nan = tile_plan(_map((64, 32), (8, 4), fill="NAN_REQUEST_ZERO_FMA"), coords)
-    assert nan.fill_bytes(8) == bytes.fromhex("ffffff7f") * 2
+    assert nan.fill_bytes(8) == bytes.fromhex("f77ff77f") * 2  # the H100's OOB-NaN: 0x7ff7 a half
 
 
 def test_element_strides_take_every_kth_element() -> None:
     # dims 1, 2 with strides 2, 3: ceil(5 / 2) = 3 and ceil(6 / 3) = 2 elements; dimension 0's is ignored
     tm = _map((16, 20, 30), (4, 5, 6), estr=(2, 2, 3))
-    plan = tile_plan(tm, (2, 3, 4))
+    plan = tile_plan(tm, (4, 3, 4))
     assert plan.box_bytes == 4 * 3 * 2 * 4
-    assert _placed(plan, 0) == _reference(tm, (2, 3, 4), 0, 0)
+    assert _placed(plan, 0) == _reference(tm, (4, 3, 4), 0, 0)
 
 
 def test_five_dimensions_and_padded_strides() -> None:
     tm = _map((24, 3, 4, 2, 3), (16, 2, 3, 2, 2), "UINT8", strides=(32, 128, 1024, 4096))
-    plan = tile_plan(tm, (10, 2, 1, 0, 2))
-    assert _placed(plan, 256) == _reference(tm, (10, 2, 1, 0, 2), 256, 0)
+    plan = tile_plan(tm, (16, 2, 1, 0, 2))
+    assert _placed(plan, 256) == _reference(tm, (16, 2, 1, 0, 2), 256, 0)
+
+
+@pytest.mark.parametrize("swizzle", [1, 2, 3])
+def test_a_row_narrower_than_the_span_takes_the_whole_span(swizzle: int) -> None:
+    """The H100 records (bf16_swizzle*_half_inner): rows of 16, 32, 64 bytes in the 32B, 64B, 128B
+    swizzles land a span apart; complete-tx counts the rows' bytes, not the padding."""
+    span = 16 << swizzle
+    tm = _map((256, 40), (span // 4, 16), "BFLOAT16", swizzle)
+    plan = tile_plan(tm, (8, 4))
+    assert _placed(plan, 0) == _reference(tm, (8, 4), 0, swizzle)
+    assert (plan.box_bytes, plan.footprint) == (span // 2 * 16, span * 16)
+
+
+@pytest.mark.parametrize("dtype, esize", [("FLOAT16", 2), ("BFLOAT16", 2), ("FLOAT32", 4), ("FLOAT64", 8),
+                                          ("TFLOAT32", 4)])
+def test_the_oob_nan_is_0x7ff7_in_every_half(dtype: str, esize: int) -> None:
+    tm = TensorMap("tiled", f"CU_TENSOR_MAP_DATA_TYPE_{dtype}", 1, BASE, (64,), (), (1,), (16 // esize,),
+                   oobFill="CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA")
+    assert tile_plan(tm, (-16 // esize,)).fill_bytes(esize) == b"\xf7\x7f" * (esize // 2)
+
+
+def test_tf32_loads_round_to_nearest_ties_away() -> None:
+    assert tensorcopy.to_tf32(0x5FEC898F) == 0x5FEC8000  # recorded on the H100
+    assert tensorcopy.to_tf32(0x1622BD79) == 0x1622C000  # recorded: rounded up
+    assert tensorcopy.to_tf32(0x3F801000) == 0x3F802000  # a tie: away from zero (cvt.rna's rule)
+    assert tensorcopy.to_tf32(0x7F800001) == 0x7F800001  # a NaN keeps its bits
+    tm = TensorMap("tiled", "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32", 1, BASE, (64,), (), (1,), (4,))
+    assert tile_plan(tm, (0,)).loaded(bytes.fromhex("8f89ec5f")) == bytes.fromhex("0080ec5f")
+
+
+@pytest.mark.parametrize("dtype, x", [("UINT8", 8), ("UINT16", 4), ("FLOAT32", 2), ("FLOAT32", -6)])
+def test_a_box_starting_off_16_bytes_faults(dtype: str, x: int) -> None:
+    """The H100 records (u8_2d_padded, u16_2d_padded, f32_2d_x_off16, ...): an illegal instruction."""
+    tm = _map((64, 32), (16, 4), dtype)
+    with pytest.raises(PlanError, match="not a multiple of 16: the H100 faults"):
+        tile_plan(tm, (x, 0))
+
+
+def test_interleaved_boxes_count_units_in_dimension_0() -> None:
+    """The H100 records (f16_il16_*): with INTERLEAVE_16B, dimension 0 counts 16-byte units (its box,
+    bound and element stride), dimension rank - 2 takes one position."""
+    tm = TensorMap("tiled", "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 3, BASE, (8, 32, 4), (16, 512), (2, 1, 1),
+                   (16, 4, 2), interleave="CU_TENSOR_MAP_INTERLEAVE_16B")
+    plan = tile_plan(tm, (0, 2, 1))
+    units = [(p.box, p.gaddr - BASE if p.gaddr >= 0 else -1) for p in plan.pieces]
+    # ceil(16 / 2) = 8 units at 0, 2, .. 14 (in bounds below 8), then the next plane 512 bytes on
+    want = [(16 * i, 544 + 32 * i if 2 * i < 8 else -1) for i in range(8)]
+    assert units == want + [(128 + b, g + 512 if g >= 0 else -1) for b, g in want]
+    assert plan.box_bytes == plan.footprint == 256
+    rank5 = TensorMap("tiled", "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 5, BASE, (8, 2, 2, 2, 2), (16, 32, 64, 128),
+                      (1,) * 5, (8, 2, 2, 2, 2), interleave="CU_TENSOR_MAP_INTERLEAVE_16B")
+    with pytest.raises(PlanError, match="rank 5") as e:
+        tile_plan(rank5, (0,) * 5)
+    assert e.value.unsupported
 
 
 def test_a_tile_copy_refuses_an_im2col_map_and_wrong_coordinates() -> None:

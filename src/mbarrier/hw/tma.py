@@ -6,12 +6,16 @@ mbarrier armed with exactly the bytes the simulator counts for the box (`box_byt
 fill included), copy B on one armed with 16 more. The kernel records whether A's phase completes (in a
 bounded wait), whether B's completed before the kernel adds the missing 16 bytes with
 mbarrier.complete_tx (after a delay that lets B land), and whether it completes after: together they
-say the copy completes exactly `box_bytes`. Then it writes the flags and both shared-memory areas to
-`out`. A store case fills the box in shared memory with a pattern, stores (or reduces) it into the
-tensor and the host reads the tensor back. A multicast case runs a cluster of two CTAs and writes each
-CTA's areas. The same PTX runs on the GPU (`tools/record_tma.sh`: ptxas for sm_90a, the CUDA driver
-encoding the map, tools/tma/run_cases.cu) and in the simulator (tests/hw/test_tma_replay.py), so both
-see the same bytes; nothing here depends on the simulator's tensor-copy model.
+say the copy completes exactly `box_bytes`. A counting case (`count`, for layouts whose byte count is
+the question) arms both mbarriers with COUNT_ARM bytes instead, lets both copies land, then completes
+16 bytes at a time until each phase completes: the steps give the bytes each copy completed. Then the
+kernel writes the flags and both shared-memory areas to `out`. A store case fills the box in shared
+memory with a pattern, stores (or reduces) it into the tensor and the host reads the tensor back; a
+prefetch case prefetches the box and leaves the tensor. A multicast case runs a cluster of two CTAs and
+writes each CTA's areas. The same PTX runs on the GPU (`tools/record_tma.sh`: ptxas for sm_90a, the
+CUDA driver encoding the map, tools/tma/run_cases.cu) and in the simulator
+(tests/hw/test_tma_replay.py), so both see the same bytes; nothing here depends on the simulator's
+tensor-copy model (`footprint` restates the H100's row pitch so that each area holds its box).
 
     python3 -m mbarrier.hw.tma emit DIR      # DIR/manifest.txt, DIR/<case>.ptx, .in, .tmap
     python3 -m mbarrier.hw.tma collect DIR OUT.json [--device NAME] [--toolchain TEXT]
@@ -27,6 +31,7 @@ import math
 import random
 import sys
 import zlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -37,17 +42,23 @@ RUNS = 3           # each case runs this often on the GPU: equal outputs show th
 SCHEMA = 1
 KERNEL = "tma_case"
 SENTINEL = 0xEE    # shared memory before the copies: bytes no copy writes keep it
-FLAGS = 16         # bytes of flags at the start of `out` (u32: A complete, B early, B after, CTA rank)
+FLAGS = 16         # bytes of flags at the start of `out` (u32: A complete, B early, B after, CTA rank;
+                   # a counting case: A's steps, 0, B's steps, CTA rank)
+COUNT_ARM = 16384  # a counting case's expect_tx on both mbarriers
+COUNT_CAP = 1100   # the most 16-byte steps it takes (more: the copy completed more than COUNT_ARM)
 EXTRA_TX = 16      # copy B's mbarrier expects this many bytes more than the box
 PATTERN = 0x5A     # a store case's tensor before the store: bytes it must not write keep it
 
 
 @dataclass(frozen=True)
 class Case:
-    """One tensor copy. `kind` "load", "store" or "reduce.OP"; the map's arguments under the driver
-    API's names (enums by their short names); `coords` (and `offsets` for im2col) as the instruction
-    gives them; `dst` the byte offset of the box in its shared-memory area (off the swizzle pattern's
-    boundary: the base offset); `cluster` 2 for a multicast to both CTAs of a cluster."""
+    """One tensor copy. `kind` "load", "store", "reduce.OP" or "prefetch"; the map's arguments under the
+    driver API's names (enums by their short names); `coords` (and `offsets` for im2col) as the
+    instruction gives them; `dst` the byte offset of the box in its shared-memory area (off the swizzle
+    pattern's boundary: the base offset); `cluster` 2 for a multicast to both CTAs of a cluster; `smem`
+    the bytes of each shared-memory area when not the box's footprint rounded up (a probe of a layout
+    the footprint does not predict, or an area too small on purpose: the copy overruns it); `count` a
+    counting case (see the module)."""
 
     name: str
     dtype: str
@@ -65,6 +76,8 @@ class Case:
     offsets: tuple[int, ...] = ()
     cluster: int = 1
     seed: int = 1
+    smem: int = 0
+    count: bool = False
 
     @property
     def rank(self) -> int:
@@ -111,10 +124,21 @@ class Case:
         return row * math.prod(counts[1:])
 
     @property
+    def footprint(self) -> int:
+        """The shared-memory bytes the box spans: with a swizzle (and no interleave) each row of the box
+        takes the whole swizzle span, however narrow the row (the H100 records: a 64-byte row of the
+        128B swizzle lands 128 bytes after the one before)."""
+        span = spec.SWIZZLES["CU_TENSOR_MAP_SWIZZLE_" + self.swizzle][1]
+        if not span or self.interleave != "NONE":
+            return self.box_bytes
+        row = (self.im2col[0] if self.im2col is not None else self.box[0]) * self.esize
+        return self.box_bytes // row * span
+
+    @property
     def area(self) -> int:
-        """The bytes of one shared-memory area: the box at `dst`, rounded up to whole 1024-byte swizzle
-        patterns (so area B starts where A's pattern does)."""
-        return -(-(self.dst + self.box_bytes) // 1024) * 1024
+        """The bytes of one shared-memory area: `smem`, or the footprint at `dst` rounded up to whole
+        1024-byte swizzle patterns (so area B starts where A's pattern does)."""
+        return self.smem or -(-(self.dst + self.footprint) // 1024) * 1024
 
     @property
     def out_bytes(self) -> int:
@@ -159,8 +183,8 @@ def tensor(case: Case) -> bytes:
 
 
 def box_image(case: Case) -> bytes:
-    """A store case's shared memory: the box's bytes (before the store reads them through the swizzle)."""
-    return _values(case, case.box_bytes, case.seed + 1000)
+    """A store case's shared memory: the box's footprint (before the store reads it through the swizzle)."""
+    return _values(case, case.footprint, case.seed + 1000)
 
 
 def _s32(v: int) -> str:
@@ -175,6 +199,8 @@ def ptx(case: Case) -> str:
         head += f".reqnctapercluster {case.cluster}, 1, 1\n"
     if case.kind == "load":
         return head + "{\n" + _load(case) + "}\n"
+    if case.kind == "prefetch":
+        return head + "{\n" + _prefetch(case) + "}\n"
     image = box_image(case)
     words = ", ".join(f"{int.from_bytes(image[i:i + 4], 'little'):#x}" for i in range(0, len(image), 4))
     data = f".global .align 4 .b32 image[{len(image) // 4}] = {{{words}}};\n\n"
@@ -252,32 +278,19 @@ FILLED:
     @!%p0 mbarrier.init.shared::cta.b64 [%r4], 1;
     fence.mbarrier_init.release.cluster;
 {sync}    @%p0 bra WAIT;
-    mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r3], {box};
-    mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r4], {box + EXTRA_TX};
+    mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r3], {COUNT_ARM if case.count else box};
+    mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r4], {COUNT_ARM if case.count else box + EXTRA_TX};
     @%p4 bra WAIT;
 {coords}{offsets}    mov.u16 %h3, {(1 << case.cluster) - 1};
     add.u32 %r10, %r2, {case.dst};
     add.u32 %r11, %r2, {area + case.dst};
 {_tma_load(case, "%r10", "%r3")}{_tma_load(case, "%r11", "%r4")}WAIT:
-{_wait("%r3", "%r12", "WA")}    mov.u32 %r13, 0;
-    mov.u32 %r14, 0;
-    @%p0 bra DUMP;
-    // let copy B land, then see whether its phase completed early; then add the missing bytes
-    mov.u32 %r20, 0;
-DELAY:
-    nanosleep.u32 100;
-    add.u32 %r20, %r20, 1;
-    setp.lt.u32 %p2, %r20, 2000;
-    @%p2 bra DELAY;
-    mbarrier.test_wait.parity.shared::cta.b64 %p3, [%r4], 0;
-    selp.u32 %r13, 1, 0, %p3;
-    mbarrier.complete_tx.shared::cta.b64 [%r4], {EXTRA_TX};
-{_wait("%r4", "%r14", "WB")}DUMP:
+{_counted() if case.count else _flagged()}DUMP:
     bar.sync 0;
     @%p0 bra WB2;
     bra COPY;
 WB2:
-{_wait("%r4", "%r15", "WC")}COPY:
+{_wait("%r3", "%r16", "WD") if case.count else ""}{_wait("%r4", "%r15", "WC")}COPY:
     mul.wide.u32 %rd5, %r9, {FLAGS + 2 * area};
     add.s64 %rd3, %rd3, %rd5;
     @%p0 bra ROWS;
@@ -296,8 +309,72 @@ DUMPED:
 """
 
 
+def _prefetch(case: Case) -> str:
+    """cp.async.bulk.prefetch.tensor of the box into L2 (a hint: the flags say the kernel got past it)."""
+    coords, brace = _coords(case)
+    mode = ".im2col" if case.im2col is not None else ".tile"
+    offsets = "".join(f"    mov.u16 %h{i}, {o};\n" for i, o in enumerate(case.offsets))
+    brace_off = ", {" + ", ".join(f"%h{i}" for i in range(len(case.offsets))) + "}" if case.offsets else ""
+    return _REGS + f"""    ld.param.u64 %rd3, [out];
+    mov.u64 %rd1, tmap;
+    cvta.param.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p0, %r1, 0;
+    @%p0 bra DONE;
+{coords}{offsets}    cp.async.bulk.prefetch.tensor.{case.rank}d.L2.global{mode} [%rd1, {brace}]{brace_off};
+    mov.u32 %r12, 1;
+    st.global.v4.u32 [%rd3], {{%r12, %r12, %r12, %r12}};
+DONE:
+    ret;
+"""
+
+
+_DELAY = """    // let the copies land
+    mov.u32 %r20, 0;
+DELAY:
+    nanosleep.u32 100;
+    add.u32 %r20, %r20, 1;
+    setp.lt.u32 %p2, %r20, 2000;
+    @%p2 bra DELAY;
+"""
+
+
+def _flagged() -> str:
+    """Thread 0 and the others wait for A; thread 0 then sees whether B completed early, adds its
+    missing bytes and waits for it."""
+    return _wait("%r3", "%r12", "WA") + f"""    mov.u32 %r13, 0;
+    mov.u32 %r14, 0;
+    @%p0 bra DUMP;
+{_DELAY}    mbarrier.test_wait.parity.shared::cta.b64 %p3, [%r4], 0;
+    selp.u32 %r13, 1, 0, %p3;
+    mbarrier.complete_tx.shared::cta.b64 [%r4], {EXTRA_TX};
+""" + _wait("%r4", "%r14", "WB")
+
+
+def _count(bar: str, steps: str, label: str) -> str:
+    """16-byte complete_tx steps until `bar`'s phase 0 completes (at most COUNT_CAP) into `steps`."""
+    return f"""    mov.u32 {steps}, 0;
+{label}:
+    mbarrier.test_wait.parity.shared::cta.b64 %p3, [{bar}], 0;
+    @%p3 bra {label}_done;
+    mbarrier.complete_tx.shared::cta.b64 [{bar}], 16;
+    add.u32 {steps}, {steps}, 1;
+    setp.lt.u32 %p2, {steps}, {COUNT_CAP};
+    @%p2 bra {label};
+{label}_done:
+"""
+
+
+def _counted() -> str:
+    """Thread 0 lets both copies land and counts the bytes each left to complete; the others go on to
+    the barrier (and wait for both phases after it)."""
+    return f"""    mov.u32 %r13, 0;
+    @%p0 bra DUMP;
+{_DELAY}{_count("%r3", "%r12", "CA")}{_count("%r4", "%r14", "CB")}"""
+
+
 def _store(case: Case) -> str:
-    box = case.box_bytes
+    box = case.footprint
     coords, brace = _coords(case)
     red = "" if case.kind == "store" else "." + case.kind.split(".")[1]
     op = (f"cp{'.reduce' if red else ''}.async.bulk.tensor.{case.rank}d.global.shared::cta{red}.tile"
@@ -361,11 +438,12 @@ def _cases() -> list[Case]:
     add(Case("f32_4d", "FLOAT32", (8, 6, 5, 4), (4, 2, 3, 1), box=(8, 3, 3, 2)))
     add(Case("u16_5d", "UINT16", (16, 4, 3, 3, 2), (8, 1, 0, 2, 1), box=(8, 2, 2, 2, 2)))
     # interleaved layouts (NC/8HWC8: dimension 0 the 16 bytes of a slice; NC/16HWC16 with the 32B swizzle)
-    add(Case("f16_interleave16B", "FLOAT16", (8, 10, 6), (0, 2, 1), box=(8, 4, 3), interleave="16B"))
+    add(Case("f16_interleave16B", "FLOAT16", (8, 10, 6), (0, 2, 1), box=(8, 4, 3), interleave="16B",
+             count=True))
     add(Case("f16_interleave16B_estr", "FLOAT16", (8, 10, 6), (0, 1, 1), box=(8, 6, 2), estr=(1, 2, 1),
-             interleave="16B"))
+             interleave="16B", count=True))
     add(Case("f32_interleave32B", "FLOAT32", (8, 10, 6), (0, 3, 2), box=(8, 4, 2), interleave="32B",
-             swizzle="32B"))
+             swizzle="32B", count=True))
     # im2col: NWC with padding 1 (corners -1 / -1), pixels past the image; NHWC with a traversal stride
     add(Case("f16_im2col_3d", "FLOAT16", (16, 10, 2), (0, -1, 0), im2col=(16, 12, (-1,), (-1,)),
              offsets=(1,)))
@@ -388,7 +466,92 @@ def _cases() -> list[Case]:
     add(Case("s32_reduce_min_oob", "INT32", (40, 20), (36, 18), box=(16, 8), kind="reduce.min"))
     add(Case("f32_reduce_add", "FLOAT32", (32, 16), (0, 8), box=(32, 8), kind="reduce.add"))
     add(Case("bf16_reduce_max", "BFLOAT16", (64, 8), (0, 0), box=(64, 8), kind="reduce.max"))
+    _cases_2(add)
     return c
+
+
+def _cases_2(add: Callable[[Case], None]) -> None:
+    """The second recording: what the first left open (probes of its disagreements) and more coverage."""
+    # the box's first byte in global memory off 16 bytes (the u8 faults of the first recording)
+    add(Case("f32_2d_count", "FLOAT32", (64, 32), (16, 8), box=(16, 8), count=True))  # the counting, checked
+    add(Case("u8_2d_inside", "UINT8", (64, 8), (16, 2), box=(32, 4)))
+    add(Case("u8_2d_ragged_row", "UINT8", (40, 12), (16, 2), box=(32, 6), pad=24))
+    add(Case("u8_2d_swizzle128B", "UINT8", (256, 16), (128, 4), box=(128, 8), swizzle="128B"))
+    add(Case("u16_2d_padded", "UINT16", (20, 12), (4, 2), box=(16, 6), pad=24))
+    add(Case("u8_3d_oob_x_on16", "UINT8", (48, 10, 6), (32, 8, -1), box=(32, 4, 3)))
+    add(Case("f32_2d_x_off16", "FLOAT32", (64, 32), (2, 4), box=(16, 8)))
+    add(Case("f32_2d_x_neg_off16", "FLOAT32", (64, 32), (-6, 4), box=(16, 8)))
+    add(Case("u8_store_x_off16", "UINT8", (64, 8), (8, 2), box=(16, 4), kind="store"))
+    # rows narrower than the swizzle span: the span is the row pitch; an area too small for it
+    add(Case("bf16_swizzle128B_half_inner_overflow", "BFLOAT16", (256, 40), (8, 4), box=(32, 16),
+             swizzle="128B", smem=1024))
+    add(Case("f32_swizzle64B_quarter", "FLOAT32", (64, 20), (8, 3), box=(4, 8), swizzle="64B"))
+    add(Case("bf16_swizzle128B_quarter_dst256", "BFLOAT16", (256, 40), (8, 4), box=(16, 8),
+             swizzle="128B", dst=256))
+    add(Case("bf16_store_swizzle64B_half", "BFLOAT16", (128, 16), (16, 4), box=(16, 8), swizzle="64B",
+             kind="store"))
+    add(Case("bf16_store_swizzle32B", "BFLOAT16", (128, 16), (16, 4), box=(16, 8), swizzle="32B",
+             kind="store", dst=128))
+    add(Case("bf16_im2col_swizzle128B_half", "BFLOAT16", (32, 6, 6, 1), (0, 0, 0, 0),
+             im2col=(32, 12, (0, 0), (-1, -1)), offsets=(0, 1), swizzle="128B"))
+    # the destination's alignment: 16 bytes, and off the swizzle's 128-byte lines
+    for swz, box in (("NONE", (16, 8)), ("64B", (32, 8)), ("128B", (64, 8))):
+        for dst in (16, 64, 512):
+            add(Case(f"bf16_swizzle{swz}_dst{dst}", "BFLOAT16", (256, 40), (32, 4), box=box, swizzle=swz,
+                     dst=dst))
+    add(Case("f32_2d_dst8", "FLOAT32", (64, 32), (16, 8), box=(16, 8), dst=8))
+    # interleaved layouts: probes with room for whatever the hardware writes, counting its bytes
+    def il(name: str, dtype: str, dims: tuple[int, ...], coords: tuple[int, ...], box: tuple[int, ...],
+           unit: str, swizzle: str = "NONE", estr: tuple[int, ...] = ()) -> None:
+        add(Case(name, dtype, dims, coords, box=box, estr=estr, swizzle=swizzle, interleave=unit, smem=8192,
+                 count=True))
+
+    il("f16_il16_a", "FLOAT16", (8, 32, 4), (0, 2, 1), (8, 4, 2), "16B")
+    il("f16_il16_box0_16", "FLOAT16", (8, 32, 4), (0, 2, 1), (16, 4, 2), "16B")
+    il("f16_il16_box1_16", "FLOAT16", (8, 32, 4), (0, 2, 1), (8, 16, 2), "16B")
+    il("f16_il16_box1_2", "FLOAT16", (8, 32, 4), (0, 2, 1), (8, 2, 2), "16B")
+    il("f16_il16_estr0", "FLOAT16", (8, 32, 4), (0, 2, 1), (8, 4, 2), "16B", estr=(2, 1, 1))
+    il("f16_il16_edge", "FLOAT16", (8, 32, 4), (0, 28, 1), (8, 4, 2), "16B")
+    il("f16_il16_4d", "FLOAT16", (8, 6, 5, 3), (0, 1, 1, 1), (8, 2, 2, 2), "16B")
+    il("f16_il16_swizzle32B", "FLOAT16", (8, 32, 4), (0, 2, 1), (8, 4, 2), "16B", swizzle="32B")
+    il("u8_il16_a", "UINT8", (16, 32, 4), (0, 2, 1), (16, 4, 2), "16B")
+    il("f32_il32_a", "FLOAT32", (8, 32, 4), (0, 3, 1), (8, 4, 2), "32B", swizzle="32B")
+    il("f32_il32_noswizzle", "FLOAT32", (8, 32, 4), (0, 3, 1), (8, 4, 2), "32B")
+    il("f32_il32_box1_16", "FLOAT32", (8, 32, 4), (0, 3, 1), (8, 16, 2), "32B", swizzle="32B")
+    # OOB-NaN of the other float types; im2col in 5 dimensions; 5d with a swizzle
+    add(Case("tf32_2d_oob_nan", "TFLOAT32", (64, 32), (-8, 2), box=(16, 4), fill="NAN_REQUEST_ZERO_FMA"))
+    add(Case("f32ftz_2d_oob_nan", "FLOAT32_FTZ", (64, 32), (60, 30), box=(16, 4),
+             fill="NAN_REQUEST_ZERO_FMA"))
+    add(Case("f16_im2col_3d_nan", "FLOAT16", (16, 10, 2), (0, -1, 0), im2col=(16, 12, (-1,), (-1,)),
+             offsets=(1,), fill="NAN_REQUEST_ZERO_FMA"))
+    add(Case("f16_im2col_5d", "FLOAT16", (8, 4, 4, 3, 2), (0, -1, 0, 0, 0), im2col=(8, 20, (-1, -1, 0),
+             (0, 0, 0)), offsets=(0, 1, 0)))
+    add(Case("bf16_5d_swizzle64B", "BFLOAT16", (32, 3, 3, 2, 2), (0, 1, 1, 0, 1), box=(32, 2, 2, 2, 1),
+             swizzle="64B"))
+    # multicast: im2col, out of bounds with the OOB-NaN
+    add(Case("bf16_im2col_multicast", "BFLOAT16", (16, 8, 2), (0, -1, 0), im2col=(16, 8, (-1,), (-1,)),
+             offsets=(1,), cluster=2))
+    add(Case("f32_multicast_oob_nan", "FLOAT32", (64, 32), (56, -2), box=(16, 8), fill="NAN_REQUEST_ZERO_FMA",
+             cluster=2))
+    # stores in 1, 4 and 5 dimensions; swizzled and clipped; the other reductions
+    add(Case("u16_store_1d", "UINT16", (200,), (184,), box=(32,), kind="store"))
+    add(Case("f32_store_4d", "FLOAT32", (8, 6, 5, 4), (4, 4, 3, 2), box=(8, 3, 3, 2), kind="store"))
+    add(Case("u16_store_5d", "UINT16", (16, 4, 3, 3, 2), (8, 1, 0, 2, 1), box=(8, 2, 2, 2, 2), kind="store"))
+    add(Case("f16_store_swizzle128B_oob", "FLOAT16", (96, 12), (64, 8), box=(64, 8), swizzle="128B",
+             kind="store"))
+    for op in ("inc", "dec", "and", "or", "xor"):
+        add(Case(f"u32_reduce_{op}", "UINT32", (40, 20), (8, 4), box=(16, 8), kind=f"reduce.{op}"))
+    add(Case("s32_reduce_max_4d", "INT32", (8, 6, 5, 4), (0, 4, 3, 2), box=(8, 3, 3, 2), kind="reduce.max"))
+    add(Case("u64_reduce_add", "UINT64", (16, 8), (4, 2), box=(8, 4), kind="reduce.add"))
+    add(Case("s64_reduce_min", "INT64", (16, 8), (8, 6), box=(8, 4), kind="reduce.min"))
+    add(Case("f16_reduce_add", "FLOAT16", (64, 8), (0, 0), box=(64, 8), kind="reduce.add"))
+    add(Case("bf16_reduce_add_swizzle64B", "BFLOAT16", (64, 8), (32, 0), box=(32, 8), swizzle="64B",
+             kind="reduce.add"))
+    add(Case("f16_reduce_min", "FLOAT16", (64, 8), (0, 0), box=(64, 8), kind="reduce.min"))
+    # prefetch (a hint: the kernel gets past it)
+    add(Case("f32_prefetch_2d", "FLOAT32", (64, 32), (16, 8), box=(16, 8), kind="prefetch"))
+    add(Case("f16_prefetch_im2col", "FLOAT16", (16, 10, 2), (0, -1, 0), im2col=(16, 12, (-1,), (-1,)),
+             offsets=(1,), kind="prefetch"))
 
 
 CASES: list[Case] = _cases()
@@ -433,10 +596,14 @@ def collect(directory: Path, device: str, toolchain: str = "") -> dict[str, obje
             results.append({"case": asdict(case), "error": err.read_text() if err.exists() else "no output"})
             continue
         first = runs[0]
-        results.append({"case": asdict(case), "input_sha256": digest(tensor(case)),
-                        "deterministic": all(r == first for r in runs), "runs": len(runs),
-                        "out": _pack(first[:case.out_bytes]),
-                        "tensor": "" if case.kind == "load" else _pack(first[case.out_bytes:])})
+        same = all(r == first for r in runs)
+        row: dict[str, object] = {
+            "case": asdict(case), "input_sha256": digest(tensor(case)), "deterministic": same,
+            "runs": len(runs), "out": _pack(first[:case.out_bytes]),
+            "tensor": "" if case.kind == "load" else _pack(first[case.out_bytes:])}
+        if not same:  # every run's bytes, to see what varies
+            row["outs"] = [_pack(r) for r in runs]
+        results.append(row)
     return {"schema": SCHEMA, "device": device, "toolchain": toolchain, "kernel": KERNEL, "results": results}
 
 

@@ -19,17 +19,22 @@ and the driver API (cuda.h, cuTensorMapEncodeTiled/Im2col) give:
   pixel reads channelsPerPixel channels at its position plus the im2col offsets. pixelsPerColumn
   rows of channelsPerPixel elements, dense.
 * **Out of bounds** (5.5.3.3, 5.5.4.3): elements outside the tensor are filled with zeros, or with the
-  OOB-NaN (CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA); the ISA does not give the OOB-NaN's bits:
-  the simulator writes all ones but the sign bit (0x7fff, 0x7fffffff, ...). A store (shared to global)
-  writes only the elements inside the tensor.
+  OOB-NaN (CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA), whose bits the ISA does not give: the
+  H100 writes 0x7ff7 in every 16-bit half of the element (`spec.tensormap.OOB_NAN_HALF`). A store
+  (shared to global) writes only the elements inside the tensor.
 * **Swizzling** (5.5.6): 32B, 64B and 128B modes exchange 16-byte chunks: bits 4.. of the shared
   address XOR bits 7.. (1, 2 or 3 bits), of the address itself, so a destination not on the pattern's
-  1024/512/256-byte boundary starts at the "swizzle base offset" (dstMem / 128) % 8, % 4, % 2.
+  1024/512/256-byte boundary starts at the "swizzle base offset" (dstMem / 128) % 8, % 4, % 2. Each row
+  of a swizzled box takes the whole span (32, 64 or 128 bytes), however narrow (the H100 records).
 * **complete-tx** (9.7.9.25.5.2: "completeCount argument equal to amount of data copied in bytes"):
-  the bytes of the box in shared memory, out-of-bounds fill included.
-
-Interleaved layouts take the same traversal (dimension 0's elementStrides honoured, each row padded to
-16 bytes) and the 128B swizzle atoms of sm_100 stop the run: both await the conformance records.
+  the bytes of the box's rows, out-of-bounds fill included, the span's padding not.
+* **TFLOAT32** loads round each element to tf32 (`to_tf32`; the H100 records agree on 64 elements, none
+  a tie, a NaN or an infinity); stores and the FTZ types copy the bits.
+* **Faults** the H100 shows (`spec.tensormap`): a tiled box starting off 16 bytes in dimension 0 (an
+  illegal instruction), a load's destination off 128 bytes (a misaligned address).
+* **Interleaved layouts** (as the H100 moves them, ranks 3 and 4): dimension 0 counts 16- or 32-byte
+  units, and dimension tensorRank - 2 takes one position; rank 5 and interleaved im2col copies, not
+  recorded, stop the run, as do the 128B swizzle atoms of sm_100.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import math
 from dataclasses import dataclass
 
 from mbarrier.sim.tensormap import TensorMap
+from mbarrier.spec import tensormap as spec
 
 NONE = "CU_TENSOR_MAP_INTERLEAVE_NONE"
 #: Swizzle modes the simulator models: the number of address bits XORed into bits 4 and up.
@@ -63,10 +69,18 @@ def swizzle(addr: int, bits: int) -> int:
 
 
 def oob_fill(tm: TensorMap) -> int:
-    """One out-of-bounds element's bits: 0, or the OOB-NaN (the simulator's choice: see the module)."""
+    """One out-of-bounds element's bits: 0, or the OOB-NaN (the H100's: see the module)."""
     if tm.oobFill == "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE":
         return 0
-    return (1 << (8 * tm.element_size - 1)) - 1
+    return int.from_bytes(spec.OOB_NAN_HALF.to_bytes(2, "little") * (tm.element_size // 2), "little")
+
+
+def to_tf32(x: int) -> int:
+    """f32 bits with the mantissa rounded to tf32's 10 bits, to nearest with ties away from zero (as
+    cvt.rna.tf32.f32); NaN and infinity kept as they are."""
+    if x >> 23 & 0xFF == 0xFF:
+        return x
+    return (x + 0x1000) & 0xFFFFE000
 
 
 @dataclass(frozen=True)
@@ -84,7 +98,8 @@ class Plan:
     coords: tuple[int, ...]
     offsets: tuple[int, ...] | None   # im2col's; None in tiled mode
     pieces: tuple[Piece, ...]
-    box_bytes: int
+    box_bytes: int   # the bytes of its rows: what it completes on an mbarrier
+    footprint: int   # the shared-memory bytes it spans (rows padded to the swizzle span)
     esize: int
     fill: int
     bits: int     # swizzle bits
@@ -96,6 +111,13 @@ class Plan:
 
     def shared(self, base: int, piece: Piece) -> int:
         return swizzle(base + piece.box, self.bits)
+
+    def loaded(self, data: bytes) -> bytes:
+        """Global bytes as a load writes them to shared memory: TFLOAT32 elements rounded to tf32."""
+        if self.tm.tensorDataType not in spec.TF32_ROUNDED:
+            return data
+        return b"".join(to_tf32(int.from_bytes(data[i:i + 4], "little")).to_bytes(4, "little")
+                        for i in range(0, len(data), 4))
 
     def fill_bytes(self, n: int) -> bytes:
         return self.fill.to_bytes(self.esize, "little") * (n // self.esize)
@@ -126,7 +148,7 @@ class Plan:
     def shared_span(self, base: int) -> tuple[int, int]:
         """[lo, hi) covering every shared byte it touches (whole swizzle patterns)."""
         unit = CHUNK << (3 + self.bits) if self.bits else CHUNK
-        return base // unit * unit, -(-(base + self.box_bytes) // unit) * unit
+        return base // unit * unit, -(-(base + self.footprint) // unit) * unit
 
 
 def _split(pieces: list[Piece], box: int, gaddr: int, n: int) -> None:
@@ -155,14 +177,18 @@ def tile_plan(tm: TensorMap, coords: tuple[int, ...]) -> Plan:
     rank = tm.tensorRank
     if len(coords) != rank:
         raise PlanError(f"{len(coords)} coordinates for a tensor map of rank {rank}")
-    interleaved = tm.interleave != NONE
+    unit = spec.INTERLEAVE_UNIT.get(tm.interleave)
+    if unit is not None:
+        return _interleaved_plan(tm, coords, bits, unit)
+    if coords[0] * esize % spec.BOX_START_ALIGN:
+        raise PlanError(f"the box starts {coords[0] * esize} bytes into dimension 0 (coordinate {coords[0]} "
+                        f"of {esize}-byte elements), not a multiple of {spec.BOX_START_ALIGN}: the H100 "
+                        "faults (an illegal instruction)")
     strides = list(tm.elementStrides)
-    if not interleaved:
-        strides[0] = 1
+    strides[0] = 1  # the driver: the stride of dimension 0 is ignored without an interleave
     counts = [math.ceil(b / s) for b, s in zip(tm.boxDim, strides, strict=True)]
     row_bytes = counts[0] * esize
-    if interleaved:
-        row_bytes = -(-row_bytes // CHUNK) * CHUNK
+    row_pitch = CHUNK << bits if bits else row_bytes  # a swizzled row takes the whole span
     pitch = (esize, *tm.globalStrides)
     dims = tm.globalDim
     pieces: list[Piece] = []
@@ -177,20 +203,44 @@ def tile_plan(tm: TensorMap, coords: tuple[int, ...]) -> Plan:
             c = coords[i] + k[i] * strides[i]
             inside = inside and 0 <= c < dims[i]
             base += c * pitch[i]
-        box = row * row_bytes
-        if strides[0] == 1:
-            lo = max(0, -coords[0]) if inside else counts[0]
-            hi = max(lo, min(counts[0], dims[0] - coords[0])) if inside else counts[0]
-            for a, b, g in ((0, lo, -1), (lo, hi, base + (coords[0] + lo) * esize), (hi, counts[0], -1)):
-                _split(pieces, box + a * esize, g, (b - a) * esize)
-        else:
-            for k0 in range(counts[0]):
-                c0 = coords[0] + k0 * strides[0]
-                g = base + c0 * esize if inside and 0 <= c0 < dims[0] else -1
-                _split(pieces, box + k0 * esize, g, esize)
-        if row_bytes > counts[0] * esize:  # interleaved rows padded to the chunk: filled like the outside
-            _split(pieces, box + counts[0] * esize, -1, row_bytes - counts[0] * esize)
-    return Plan(tm, tuple(coords), None, tuple(pieces), rows * row_bytes, esize, oob_fill(tm), bits)
+        box = row * row_pitch
+        lo = max(0, -coords[0]) if inside else counts[0]
+        hi = max(lo, min(counts[0], dims[0] - coords[0])) if inside else counts[0]
+        for a, b, g in ((0, lo, -1), (lo, hi, base + (coords[0] + lo) * esize), (hi, counts[0], -1)):
+            _split(pieces, box + a * esize, g, (b - a) * esize)
+    return Plan(tm, tuple(coords), None, tuple(pieces), rows * row_bytes, rows * row_pitch, esize,
+                oob_fill(tm), bits)
+
+
+def _interleaved_plan(tm: TensorMap, coords: tuple[int, ...], bits: int, unit: int) -> Plan:
+    """A tiled box of an interleaved map as the H100 moves it (`spec.tensormap`): dimension 0 in units
+    of `unit` bytes (its elementStrides honoured), dimension rank - 2 one position, the box dense."""
+    rank = tm.tensorRank
+    if rank not in spec.INTERLEAVE_RANKS_MEASURED:
+        raise PlanError(f"an interleaved tensor map of rank {rank}: the H100 records cover ranks "
+                        f"{sorted(spec.INTERLEAVE_RANKS_MEASURED)} (interleaved boxes do not move as the "
+                        "driver API describes them)", unsupported=True)
+    strides = tm.elementStrides
+    counts = [math.ceil(b / s) for b, s in zip(tm.boxDim, strides, strict=True)]
+    counts[rank - 2] = 1
+    row_bytes = counts[0] * unit
+    pitch = (unit, *tm.globalStrides)
+    dims = tm.globalDim
+    pieces: list[Piece] = []
+    rows = math.prod(counts[1:])
+    for row in range(rows):
+        k, rest = [0] * rank, row
+        for i in range(1, rank):
+            k[i], rest = rest % counts[i], rest // counts[i]
+        c = [coords[i] + k[i] * strides[i] for i in range(rank)]
+        inside = all(0 <= c[i] < dims[i] for i in range(1, rank))
+        base = tm.globalAddress + sum(c[i] * pitch[i] for i in range(1, rank))
+        for k0 in range(counts[0]):
+            c0 = coords[0] + k0 * strides[0]
+            g = base + c0 * unit if inside and 0 <= c0 < dims[0] else -1
+            _split(pieces, row * row_bytes + k0 * unit, g, unit)
+    return Plan(tm, tuple(coords), None, tuple(pieces), rows * row_bytes, rows * row_bytes, tm.element_size,
+                oob_fill(tm), bits)
 
 
 def im2col_plan(tm: TensorMap, coords: tuple[int, ...], offsets: tuple[int, ...]) -> Plan:
@@ -209,15 +259,19 @@ def im2col_plan(tm: TensorMap, coords: tuple[int, ...], offsets: tuple[int, ...]
     step = [tm.elementStrides[1 + s] for s in range(spatial)]
     pos = [coords[1 + s] for s in range(spatial)]   # w, h, d: the filter base
     n = coords[rank - 1]
+    if tm.interleave != NONE:
+        raise PlanError("an interleaved im2col tensor map: interleaved boxes do not move as the driver API "
+                        "describes them, and the H100 records have no im2col one", unsupported=True)
     cpp = tm.channelsPerPixel
     row_bytes = cpp * esize
+    row_pitch = CHUNK << bits if bits else row_bytes  # a swizzled row takes the whole span
     c0 = coords[0]
     c_lo, c_hi = max(0, -c0), max(max(0, -c0), min(cpp, dims[0] - c0))
     pieces: list[Piece] = []
     for pixel in range(tm.pixelsPerColumn):
         at = [pos[s] + offsets[s] for s in range(spatial)]
         inside = 0 <= n < dims[rank - 1] and all(0 <= at[s] < dims[1 + s] for s in range(spatial))
-        box = pixel * row_bytes
+        box = pixel * row_pitch
         if inside:
             base = tm.globalAddress + n * pitch[rank - 1] + sum(at[s] * pitch[1 + s] for s in range(spatial))
             for a, b, g in ((0, c_lo, -1), (c_lo, c_hi, base + (c0 + c_lo) * esize), (c_hi, cpp, -1)):
@@ -232,8 +286,8 @@ def im2col_plan(tm: TensorMap, coords: tuple[int, ...], offsets: tuple[int, ...]
             pos[s] = lo[s]
         else:
             n += 1
-    return Plan(tm, tuple(coords), tuple(offsets), tuple(pieces), tm.pixelsPerColumn * row_bytes, esize,
-                oob_fill(tm), bits)
+    return Plan(tm, tuple(coords), tuple(offsets), tuple(pieces), tm.pixelsPerColumn * row_bytes,
+                tm.pixelsPerColumn * row_pitch, esize, oob_fill(tm), bits)
 
 
 #: cp.reduce.async.bulk.tensor's .redOp and the element types (from the tensor map) each takes

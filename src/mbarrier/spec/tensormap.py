@@ -97,6 +97,32 @@ CHANNELS_PER_PIXEL_MAX: Final = 256
 PIXELS_PER_COLUMN_MAX: Final = 1024
 CORNER_RANGE: Final[dict[int, tuple[int, int]]] = {3: (-32768, 32767), 4: (-128, 127), 5: (-16, 15)}
 
+#: What a tensor copy does beyond the ISA's and the driver API's words, measured on an H100 (driver
+#: 580.159.04; the records of mbarrier.hw.tma, src/mbarrier/hw/data/tma/h100.json):
+#: * the OOB-NaN (CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA) is this 16-bit pattern in every
+#:   16-bit half of the element, whatever its type (f16, bf16, f32 0x7ff77ff7, tf32, f64);
+OOB_NAN_HALF: Final = 0x7FF7
+#: * a load of CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 rounds each element to tf32 (10 mantissa bits, to
+#:   nearest: 64 elements recorded, none a tie);
+TF32_ROUNDED: Final = frozenset({"CU_TENSOR_MAP_DATA_TYPE_TFLOAT32"})
+#: * a tiled copy whose box starts at a byte of dimension 0 off this multiple (coordinate 0 times the
+#:   element size) ends the kernel with an illegal-instruction fault (loads and stores; u8, u16, f32);
+BOX_START_ALIGN: Final = 16
+#: * a load whose shared-memory destination is off this multiple ends it with a misaligned-address
+#:   fault, with every swizzle mode (16 and 64 fault; 128, 256, 384 and 512 land);
+SHARED_BOX_ALIGN: Final = 128
+#: * with a swizzle (and no interleave) each row of the box takes the whole swizzle span in shared
+#:   memory, however narrow the row: a 16-byte row of the 32B swizzle lands 32 bytes after the one
+#:   before (the pad bytes are left alone and not counted as complete-tx); the span is SWIZZLES' second
+#:   field;
+#: * with an interleave each element of dimension 0 is one interleave unit (16 or 32 bytes: boxDim[0],
+#:   elementStrides[0], globalDim[0] and coordinate 0 count units), and dimension tensorRank - 2 takes
+#:   one position, its boxDim and elementStrides unused (ranks 3 and 4 recorded).
+INTERLEAVE_UNIT: Final[dict[str, int]] = {
+    "CU_TENSOR_MAP_INTERLEAVE_16B": 16, "CU_TENSOR_MAP_INTERLEAVE_32B": 32,
+}
+INTERLEAVE_RANKS_MEASURED: Final = frozenset({3, 4})
+
 #: tensormap.replace (PTX ISA, Data Movement and Conversion Instructions: tensormap.replace, Table
 #: "Tensormap new_val validity"): the immediate `new_val` of each .field3 and what it selects, by the
 #: driver API's names (the ISA notes that `.elemtype`'s values are not CUtensorMapDataType's). The

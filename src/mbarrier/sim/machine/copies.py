@@ -15,7 +15,7 @@ from mbarrier.sim.tensorcopy import Plan, PlanError
 from mbarrier.sim.tensormap import TensorMap, TensorMapError, decode
 from mbarrier.sim.waits import ForCopies
 from mbarrier.spec.checks import EXIT_INFLIGHT
-from mbarrier.spec.tensormap import TENSOR_MAP_ALIGN, TENSOR_MAP_SIZE
+from mbarrier.spec.tensormap import SHARED_BOX_ALIGN, TENSOR_MAP_ALIGN, TENSOR_MAP_SIZE
 
 
 class CopyOps(MbarrierOps):
@@ -175,9 +175,9 @@ class CopyOps(MbarrierOps):
         every CTA of `cta_mask`, one engine each."""
         what = "cp.async.bulk.tensor"
         plan = self._plan(t, tm_addr, coords, offsets, what)
-        if dst % tensorcopy.CHUNK:
-            raise MemoryFault(f"{what}: shared destination {dst:#x} is not 16-byte aligned "
-                              "(PTX ISA 5.5.3.1)")
+        if dst % SHARED_BOX_ALIGN:
+            raise MemoryFault(f"{what}: shared destination {dst:#x} is not {SHARED_BOX_ALIGN}-byte aligned "
+                              "(the H100 faults with a misaligned address)")
         targets: list[tuple[int, int]] = [(dst, bar)]
         if cta_mask is not None:
             ctas = t.cta.cluster.ctas
@@ -200,11 +200,11 @@ class CopyOps(MbarrierOps):
                 raise KernelFault(f"{what}: the mbarrier (CTA {bar_cta.name}) must be in the CTA of the "
                                   f"destination (CTA {c.dst_cta.name})")
             c.bar_cta = bar_cta
+            if c.dst + plan.footprint > c.dst_cta.size:
+                raise MemoryFault(f"{what}: the box's {plan.footprint} bytes at shared offset {c.dst:#x} run "
+                                  f"past the {c.dst_cta.size} bytes of CTA {c.dst_cta.name}")
             span = plan.shared_span(c.dst)
             self._guard(c.dst_cta, span[0], min(span[1], c.dst_cta.size) - span[0], what)
-            if c.dst + plan.box_bytes > c.dst_cta.size:
-                raise MemoryFault(f"{what}: the box's {plan.box_bytes} bytes at shared offset {c.dst:#x} run "
-                                  f"past the {c.dst_cta.size} bytes of CTA {c.dst_cta.name}")
             self._add(c)
 
     def tensor_store(self, t: Thread, tm_addr: int, coords: tuple[int, ...], src: int,
@@ -221,8 +221,8 @@ class CopyOps(MbarrierOps):
                 raise KernelFault(f"{what}: {e}") from None
         if src % tensorcopy.CHUNK:
             raise MemoryFault(f"{what}: shared source {src:#x} is not 16-byte aligned (PTX ISA 5.5.3.1)")
-        if src + plan.box_bytes > t.cta.size:
-            raise MemoryFault(f"{what}: the box's {plan.box_bytes} bytes at shared offset {src:#x} run past "
+        if src + plan.footprint > t.cta.size:
+            raise MemoryFault(f"{what}: the box's {plan.footprint} bytes at shared offset {src:#x} run past "
                               f"the {t.cta.size} bytes of CTA {t.cta.name}")
         c = self._new_copy(what + ".store" if red is None else what, t)
         c.src = ("shared", t.cta, src)
@@ -238,7 +238,7 @@ class CopyOps(MbarrierOps):
             cta = c.dst_cta
             assert cta is not None
             for p in plan.pieces:
-                data = self.gmem.read(p.gaddr, p.n) if p.gaddr >= 0 else plan.fill_bytes(p.n)
+                data = plan.loaded(self.gmem.read(p.gaddr, p.n)) if p.gaddr >= 0 else plan.fill_bytes(p.n)
                 at = plan.shared(c.dst, p)
                 self._guard(cta, at, p.n, c.kind)
                 cta.smem[at:at + p.n] = data
