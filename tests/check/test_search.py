@@ -75,10 +75,11 @@ def _outcome(r: CheckResult) -> tuple[str, frozenset[str]]:
 def _with_and_without_sleep(module: object, grid: int | tuple[int, ...], block: int | tuple[int, ...],
                             cluster: int | tuple[int, ...] | None = None, races: bool = False,
                             warp: bool = False) -> tuple[CheckResult, CheckResult]:
-    # Symmetry reduction switches sleep sets off (they name threads by id): off here.
+    # Symmetry reduction switches sleep sets off (they name threads by id): off here. No random walks:
+    # a walk's finding ends the search a time later (Options.followup), which a loaded machine moves.
     off, on = (check(module, grid=grid, block=block, cluster=cluster,  # type: ignore[arg-type]
                      options=Options(races=races, warp=warp, sleep=sleep, max_findings=1000,
-                                     max_states=100_000, symmetry=False))
+                                     max_states=100_000, symmetry=False, walks=0))
                for sleep in (False, True))
     assert off.verdict != "incomplete"
     assert _outcome(on) == _outcome(off), ([(f.kind, f.rule) for f in on.findings],
@@ -172,3 +173,38 @@ def test_sleep_sets_on_random_kernels_agree_with_no_reduction_and_wake_states_re
             assert _outcome(on) == _outcome(plain)
     # Some states are reached again with a smaller sleep set after their expansion (Godefroid's rule).
     assert woken > 0
+
+
+def _timeout_after(monkeypatch: pytest.MonkeyPatch, calls: int) -> None:
+    """The time bound is hit at the `calls`+1-th reading of the bounds."""
+    from mbarrier.explore import budget
+    seen: list[int] = []
+
+    def exceeded(self: budget.Budget) -> str:
+        seen.append(1)
+        return budget.TIMEOUT if len(seen) > calls else ""
+
+    monkeypatch.setattr(budget.Budget, "exceeded", exceeded)
+
+
+def test_the_bounds_are_checked_between_the_transitions_of_one_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seed 5's mutant 47 of shapes/named.ptx: the first state of 96 threads took 18 s under `--timeout 10`
+    on a loaded machine, because the bounds were read only between two states. Without reductions the
+    root of ring.ptx has 3 transitions: the bound read before the third stops the search there."""
+    from mbarrier.ptx.parser import parse_file
+    _timeout_after(monkeypatch, 2)  # the root's pop, the second transition: fine; the third: hit
+    r = check(parse_file(CORPUS / "ring.ptx"), grid=1, block=3,
+              options=Options(walks=0, timeout=60.0, reductions=False))
+    assert r.stopped_by == "timeout" and r.stats.transitions == 2 and r.verdict == "incomplete"
+    assert "3 states were left unexplored" in r.covered  # the root's two children and the root itself
+
+
+def test_the_bounds_are_checked_inside_a_states_stubborn_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same mutant spent its time in the stubborn set of its first state (a plan per thread, 3 seeds
+    of 96 threads): the bounds are read between two plans, and a state whose set was cut short is left
+    unexplored with none of its transitions taken."""
+    from mbarrier.ptx.parser import parse_file
+    _timeout_after(monkeypatch, 1)  # the root's pop; then the first plan's check
+    r = check(parse_file(CORPUS / "ring.ptx"), grid=1, block=3, options=Options(walks=0, timeout=60.0))
+    assert r.stopped_by == "timeout" and r.stats.transitions == 0 and r.stats.enabled == 0
+    assert "1 states were left unexplored" in r.covered

@@ -22,6 +22,15 @@ MAX_STATES = "max-states"
 MAX_STEPS = "max-steps"
 
 
+class BoundHit(Exception):
+    """A bound hit in the middle of a piece of work that cannot stop between two states or chunks (a
+    state's stubborn set over many threads): the work is abandoned. `bound`: what `exceeded()` named."""
+
+    def __init__(self, bound: str) -> None:
+        super().__init__(bound)
+        self.bound = bound
+
+
 class Budget:
     """A deadline (`time.monotonic()` seconds) and a memory ceiling (bytes); either may be None.
     `exceeded()` names the bound that was hit (TIMEOUT, MAX_MEMORY) or returns ""."""
@@ -45,6 +54,12 @@ class Budget:
             if self.resident > self.max_memory:
                 return MAX_MEMORY
         return ""
+
+    def check(self) -> None:
+        """Raise BoundHit when a bound is hit: the check inside long work (`explore.por.stubborn`)."""
+        bound = self.exceeded()
+        if bound:
+            raise BoundHit(bound)
 
     def detail(self, bound: str) -> str:
         """What the report adds to the name of the bound `exceeded()` returned: the memory measured."""

@@ -27,7 +27,7 @@ from operator import attrgetter
 
 from mbarrier.core.violations import Violation
 from mbarrier.explore import snapshot
-from mbarrier.explore.budget import MAX_STATES, Budget
+from mbarrier.explore.budget import MAX_STATES, BoundHit, Budget
 from mbarrier.explore.code import BRANCH, LOCAL, Code, Ins, analyse
 from mbarrier.explore.deadlock import explain
 from mbarrier.explore.footprints import Footprints
@@ -121,6 +121,7 @@ class Explorer:
         self.machine_is: snapshot.Snapshot | None = None
         self.stopped_by = ""
         self.bound = ""
+        self.budget = Budget()                # the time and memory bounds (`run` sets them)
         self.unsupported: Finding | None = None
         self.walker: Walks | None = None      # random walks, bugs first (`explore.walks`)
         self.followup: float | None = None    # when a walk found a bug: the search stops at this time
@@ -279,7 +280,8 @@ class Explorer:
         """The search: breadth first from the launch's first state, each state expanded by `expand`, until
         the frontier is empty, enough findings are in, or a bound or the tool's limit stops it."""
         opts, stats, m = self.opts, self.stats, self.m
-        budget = Budget(None if opts.timeout is None else stats.started + opts.timeout, opts.max_memory)
+        budget = self.budget = Budget(None if opts.timeout is None else stats.started + opts.timeout,
+                                      opts.max_memory)
         last_progress = stats.started
         init_aids: list[int] = []
         try:
@@ -388,10 +390,15 @@ class Explorer:
         order = list(range(len(groups)))
         exp: Expansion | None = None
         if redo is None:
-            stats.enabled += len(groups)
             chosen = order
             if self.reduce and len(groups) > 1:
-                chosen = self._reduced(groups, agents, spinning)
+                try:
+                    chosen = self._reduced(groups, agents, spinning)
+                except BoundHit as hit:  # nothing of the state expanded yet: it is left unexplored
+                    self.stopped_by = hit.bound
+                    frontier.put_back(entry)
+                    return
+            stats.enabled += len(groups)
             stats.expanded += len(chosen)
             full = len(chosen) == len(groups)
             if self.sleep_sets:
@@ -411,6 +418,12 @@ class Explorer:
                 stats.sleep_pruned += 1
                 continue
             if not first:
+                # A state of many enabled agents (a CTA's threads at their first step) can take longer
+                # than the whole time bound: the bounds are checked between its transitions too.
+                self.stopped_by = self.budget.exceeded()
+                if self.stopped_by:
+                    frontier.put_back(entry)  # partly expanded: it counts as left unexplored
+                    return
                 snapshot.restore(m, snap, self.machine_is)
                 self.machine_is = snap
             first = False
@@ -516,7 +529,7 @@ class Explorer:
         pos = {id(a): i for i, a in enumerate(everyone)}
         enabled = {pos[id(a)]: True for a in agents}
         blocked_on = {pos[id(m.threads[aid])]: mb for aid, mb in spinning.items()}
-        chosen = set(stubborn(m, self.fp, everyone, enabled, blocked_on))
+        chosen = set(stubborn(m, self.fp, everyone, enabled, blocked_on, check=self.budget.check))
         out = [gi for gi, g in enumerate(groups) if any(pos[id(a)] in chosen for a in g)]
         return out or list(range(len(groups)))
 

@@ -41,6 +41,7 @@ before the seed moves: its future is empty, so it never joins the set (not even 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -261,8 +262,8 @@ class Frozen:
 
     # -- the fixpoint ---------------------------------------------------------------------------------
     def futures(self, m: Machine, fps: dict[str, Footprints], agents: list[Thread | Copy], seed: int,
-                cuts: list[frozenset[str] | None], blocked_on: dict[int, tuple[int, int]]
-                ) -> tuple[list[list[Item] | None], frozenset[int]]:
+                cuts: list[frozenset[str] | None], blocked_on: dict[int, tuple[int, int]],
+                check: Callable[[], None] | None = None) -> tuple[list[list[Item] | None], frozenset[int]]:
         """For each agent: its item list while agents[seed] is frozen ([] for the seed itself, None where
         the caller keeps its own future: copies, threads inside calls, threads inside a cut barrier).
         `cuts[i]` is agent i's barrier cut (None: its future is empty, it waits inside a cut barrier).
@@ -290,6 +291,8 @@ class Frozen:
                 for what in (ARRIVE, TX_UP, TX_DOWN):
                     exact[(what, None, None)] = INF  # inside a call: may do anything
                 continue
+            if check is not None:
+                check()  # a plan can take a tenth of a second: a time bound may pass between two
             b = blocked_on.get(i)
             blocked = None if b is None else Gate(-1, a.pc, b[0], b[1], None)
             plan = self.plan(fps[a.func.name], a, cut, blocked)

@@ -11,7 +11,7 @@ the set's enabled agents preserves every deadlock and, for every reachable viola
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from mbarrier.explore.code import Code
 from mbarrier.explore.footprints import (
@@ -58,9 +58,11 @@ class AllFootprints:
         return self._anything
 
     def frozen_futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
-                       blocked_on: dict[int, tuple[int, int]]) -> tuple[list[Future], frozenset[int]]:
+                       blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None = None
+                       ) -> tuple[list[Future], frozenset[int]]:
         """Every agent's future while agents[seed] is frozen (`explore.frozen`): threads stop at the
-        barrier cuts and at the mbarrier waits they cannot pass before the seed moves."""
+        barrier cuts and at the mbarrier waits they cannot pass before the seed moves. `check` is called
+        between two threads' plans (it raises to abandon the work: a bound was hit)."""
         s = agents[seed]
         cuts: list[frozenset[str] | None] = []
         for b in agents:
@@ -69,7 +71,7 @@ class AllFootprints:
                 cuts.append(None)  # inside a barrier that cannot complete before the seed moves
             else:
                 cuts.append(cut)
-        lists, immortal = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on)
+        lists, immortal = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on, check)
         out: list[Future] = []
         for b, bcut, items in zip(agents, cuts, lists, strict=True):
             if items is None:
@@ -187,15 +189,17 @@ class Index:
 
 
 def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled: dict[int, bool],
-             blocked_on: dict[int, tuple[int, int]], max_seeds: int = 3) -> list[int]:
-    """Indices (into `agents`) of the enabled agents of a small stubborn set."""
+             blocked_on: dict[int, tuple[int, int]], max_seeds: int = 3,
+             check: Callable[[], None] | None = None) -> list[int]:
+    """Indices (into `agents`) of the enabled agents of a small stubborn set. `check` is called between
+    two threads' plans: with many threads a state's set can take seconds, longer than a time bound."""
     seeds = [i for i, a in enumerate(agents) if enabled.get(i)]
     # Cheap seeds first: copies and threads whose next step touches few objects (a wgmma.mma_async's
     # engine, which its whole warp waits for, among the threads).
     seeds.sort(key=lambda i: (not _cheap_copy(agents[i]), len(fp.current(agents[i]))))
     best: list[int] | None = None
     for seed in seeds[:max_seeds]:
-        index = Index(*fp.frozen_futures(m, agents, seed, blocked_on))
+        index = Index(*fp.frozen_futures(m, agents, seed, blocked_on, check))
         in_set = {seed}
         work = [seed]
         count = 1
