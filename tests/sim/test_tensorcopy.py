@@ -140,13 +140,30 @@ def test_the_oob_nan_is_0x7ff7_in_every_half(dtype: str, esize: int) -> None:
     assert tile_plan(tm, (-16 // esize,)).fill_bytes(esize) == b"\xf7\x7f" * (esize // 2)
 
 
-def test_tf32_loads_round_to_nearest_ties_away() -> None:
-    assert tensorcopy.to_tf32(0x5FEC898F) == 0x5FEC8000  # recorded on the H100
-    assert tensorcopy.to_tf32(0x1622BD79) == 0x1622C000  # recorded: rounded up
-    assert tensorcopy.to_tf32(0x3F801000) == 0x3F802000  # a tie: away from zero (cvt.rna's rule)
-    assert tensorcopy.to_tf32(0x7F800001) == 0x7F800001  # a NaN keeps its bits
-    tm = TensorMap("tiled", "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32", 1, BASE, (64,), (), (1,), (4,))
+#: f32 -> what the H100 wrote to shared memory for a TFLOAT32 load (records tfloat32_specials,
+#: tf32_2d_oob_nan).
+TF32_RECORDED = {0x5FEC898F: 0x5FEC8000, 0x1622BD79: 0x1622C000, 0x3F801000: 0x3F800000,
+                 0x3F803000: 0x3F804000, 0xBF801000: 0xBF800000, 0x3F800FFF: 0x3F800000,
+                 0x3F801001: 0x3F802000, 0x7F800001: 0x7FFFE000, 0x7FC00000: 0x7FFFE000,
+                 0x7F800000: 0x7F800000, 0xFF800000: 0xFF800000, 0x7F7FFFFF: 0x7F800000,
+                 0x00001FFF: 0x00002000, 0x00001000: 0x00000000, 0x00000FFF: 0x00000000,
+                 0x80001000: 0x80000000, 0x3F7FF000: 0x3F800000, 0x80000000: 0x80000000}
+
+
+@pytest.mark.parametrize("dtype", ["TFLOAT32", "TFLOAT32_FTZ"])
+def test_tf32_loads_round_to_nearest_even(dtype: str) -> None:
+    for x, want in TF32_RECORDED.items():
+        assert tensorcopy.to_tf32(x) == want, f"{x:#x}"
+    tm = TensorMap("tiled", f"CU_TENSOR_MAP_DATA_TYPE_{dtype}", 1, BASE, (64,), (), (1,), (4,))
     assert tile_plan(tm, (0,)).loaded(bytes.fromhex("8f89ec5f")) == bytes.fromhex("0080ec5f")
+
+
+def test_ftz_reductions_flush_subnormals() -> None:
+    """The H100 record f32ftz_reduce_add_subnormal: .add of FLOAT32_FTZ elements."""
+    for old, new, want in ((0x00001000, 0x00001000, 0), (0x3F800000, 0x3F800000, 0x40000000),
+                           (0x80000FFF, 0x80000FFF, 0x80000000), (0x00400000, 0x00400000, 0)):
+        assert reduce_element("add", "f32", old, new, ftz=True) == want
+    assert reduce_element("add", "f32", 0x00400000, 0x00400000) == 0x00800000
 
 
 @pytest.mark.parametrize("dtype, x", [("UINT8", 8), ("UINT16", 4), ("FLOAT32", 2), ("FLOAT32", -6)])
@@ -168,11 +185,12 @@ def test_interleaved_boxes_count_units_in_dimension_0() -> None:
     want = [(16 * i, 544 + 32 * i if 2 * i < 8 else -1) for i in range(8)]
     assert units == want + [(128 + b, g + 512 if g >= 0 else -1) for b, g in want]
     assert plan.box_bytes == plan.footprint == 256
-    rank5 = TensorMap("tiled", "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 5, BASE, (8, 2, 2, 2, 2), (16, 32, 64, 128),
-                      (1,) * 5, (8, 2, 2, 2, 2), interleave="CU_TENSOR_MAP_INTERLEAVE_16B")
-    with pytest.raises(PlanError, match="rank 5") as e:
-        tile_plan(rank5, (0,) * 5)
-    assert e.value.unsupported
+    # rank 5 (record f16_il16_5d): dimensions 1, 2 and 4 step, dimension 3 takes one position
+    rank5 = TensorMap("tiled", "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 5, BASE, (8, 4, 3, 3, 2),
+                      (16, 64, 192, 576), (1,) * 5, (8, 2, 2, 2, 2),
+                      interleave="CU_TENSOR_MAP_INTERLEAVE_16B")
+    rows = [p.gaddr - BASE for p in tile_plan(rank5, (0, 1, 1, 1, 0)).pieces[::8]]
+    assert rows == [272, 288, 336, 352, 848, 864, 912, 928]
 
 
 def test_a_tile_copy_refuses_an_im2col_map_and_wrong_coordinates() -> None:
@@ -204,9 +222,13 @@ def _im2col(dims: tuple[int, ...], lower: tuple[int, ...], upper: tuple[int, ...
 def test_im2col_walks_pixels_inside_the_bounding_box() -> None:
     """5.5.4.1's example 1 (NHWC 64 x 14 x 9 x 64 = dims C=64, W=9, H=14, N=64; corners -1, -1 / -1, -1;
     coordinates (7, 7, 4, 0): channel 7, filter base w=7, h=4, image 0): the walk starts at (w 7, h 4),
-    wraps from w 7 (= 9 - 1 - 1) to the lower corner -1 on the next row; (w -1) is outside the image."""
+    wraps from w 7 (= 9 - 1 - 1) to the lower corner -1 on the next row; (w -1) is outside the image.
+    The example's channel 7 starts 14 bytes into the pixel, which the H100 faults on (record
+    f16_im2col_c_off16): the walk is taken from channel 8."""
     tm = _im2col((64, 9, 14, 64), (-1, -1), (-1, -1), 8, 64)
-    plan = im2col_plan(tm, (7, 7, 4, 0), (0, 0))
+    with pytest.raises(PlanError, match="not a multiple of 16: the H100 faults"):
+        im2col_plan(tm, (7, 7, 4, 0), (0, 0))
+    plan = im2col_plan(tm, (8, 7, 4, 0), (0, 0))
     assert plan.box_bytes == 64 * 8 * 2
     rows = {}
     for p in plan.pieces:
@@ -216,14 +238,14 @@ def test_im2col_walks_pixels_inside_the_bounding_box() -> None:
     def first(pixel: int) -> int:
         return rows[pixel][0].gaddr
 
-    assert first(0) == BASE + 4 * pitch_h + 7 * pitch_w + 7 * 2             # (w 7, h 4)
+    assert first(0) == BASE + 4 * pitch_h + 7 * pitch_w + 8 * 2             # (w 7, h 4)
     assert first(1) == -1                                                    # (w -1, h 5): padding
-    assert first(2) == BASE + 5 * pitch_h + 0 * pitch_w + 7 * 2             # (w 0, h 5)
-    assert first(10) == -1 and first(11) == BASE + 6 * pitch_h + 7 * 2      # the next row
-    # channels 7..14 of 64: all inside; with offsets (2, 1) the same walk reads (w + 2, h + 1)
-    shifted = im2col_plan(tm, (7, 7, 4, 0), (2, 1))
+    assert first(2) == BASE + 5 * pitch_h + 0 * pitch_w + 8 * 2             # (w 0, h 5)
+    assert first(10) == -1 and first(11) == BASE + 6 * pitch_h + 8 * 2      # the next row
+    # channels 8..15 of 64: all inside; with offsets (2, 1) the same walk reads (w + 2, h + 1)
+    shifted = im2col_plan(tm, (8, 7, 4, 0), (2, 1))
     assert shifted.pieces[0].gaddr == -1                                     # (w 9, h 5): outside W
-    assert [p.gaddr for p in shifted.pieces if p.box // 16 == 1][0] == BASE + 6 * pitch_h + 1 * pitch_w + 14
+    assert [p.gaddr for p in shifted.pieces if p.box // 16 == 1][0] == BASE + 6 * pitch_h + 1 * pitch_w + 16
 
 
 def test_im2col_strides_and_the_next_image() -> None:

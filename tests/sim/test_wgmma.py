@@ -277,4 +277,4 @@ def test_forms_the_simulator_refuses_stop_the_run_naming_them() -> None:
     r = run(module(PRELUDE + "    wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%d0, %d1, %d2, %d3}, "
                    "%rd1, %rd1, %r1, 0, 1, 1, 1, 0, 0;\n    ret;"), grid=1, block=128,
             args={"out": sim.Buffer(16)})
-    assert r.outcome == "unsupported" and "wgmma.mma_async.sp" in (r.message or "")
+    assert r.outcome == "unsupported" and "wgmma.mma_async.sp (a structured-sparse A" in (r.message or "")

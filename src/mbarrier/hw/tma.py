@@ -58,7 +58,8 @@ class Case:
     pattern's boundary: the base offset); `cluster` 2 for a multicast to both CTAs of a cluster; `smem`
     the bytes of each shared-memory area when not the box's footprint rounded up (a probe of a layout
     the footprint does not predict, or an area too small on purpose: the copy overruns it); `count` a
-    counting case (see the module)."""
+    counting case (see the module); `data` the elements (bit patterns, repeated over the tensor and a
+    store's shared memory) when the values matter (tf32 rounding, subnormals)."""
 
     name: str
     dtype: str
@@ -78,6 +79,7 @@ class Case:
     seed: int = 1
     smem: int = 0
     count: bool = False
+    data: tuple[int, ...] = ()            # element bit patterns, repeated, instead of random elements
 
     @property
     def rank(self) -> int:
@@ -165,7 +167,11 @@ _ONE = {"FLOAT32": (0x3F800000, 23), "FLOAT16": (0x3C00, 10), "BFLOAT16": (0x3F8
 
 
 def _values(case: Case, n: int, seed: int) -> bytes:
-    """n bytes of elements: random bytes, or for a float reduction powers of two (exact sums)."""
+    """n bytes of elements: `case.data` repeated, random bytes, or for a float reduction powers of two
+    (exact sums)."""
+    if case.data:
+        cycle = b"".join(v.to_bytes(case.esize, "little") for v in case.data)
+        return (cycle * (n // len(cycle) + 1))[:n]
     r = random.Random(seed)
     if case.kind.startswith("reduce.") and case.dtype in _ONE:
         one, shift = _ONE[case.dtype]
@@ -552,6 +558,41 @@ def _cases_2(add: Callable[[Case], None]) -> None:
     add(Case("f32_prefetch_2d", "FLOAT32", (64, 32), (16, 8), box=(16, 8), kind="prefetch"))
     add(Case("f16_prefetch_im2col", "FLOAT16", (16, 10, 2), (0, -1, 0), im2col=(16, 12, (-1,), (-1,)),
              offsets=(1,), kind="prefetch"))
+    _cases_3(add)
+
+
+#: f32 bit patterns where tf32 rounding and flushing show: ties (even and odd), just off a tie, NaNs
+#: whose payload is in the low 13 bits only, infinities, the largest finite, subnormals, -0.
+_SPECIALS = (0x3F801000, 0x3F803000, 0xBF801000, 0x3F800FFF, 0x3F801001, 0x7F800001, 0x7FC00000,
+             0x7F800000, 0xFF800000, 0x7F7FFFFF, 0x00001FFF, 0x00001000, 0x00000FFF, 0x80001000,
+             0x3F7FF000, 0x80000000)
+
+
+def _cases_3(add: Callable[[Case], None]) -> None:
+    """The third recording: what the second left unrecorded."""
+    for ty in ("TFLOAT32", "TFLOAT32_FTZ", "FLOAT32_FTZ"):
+        add(Case(f"{ty.lower()}_specials", ty, (64, 4), (0, 0), box=(64, 4), data=_SPECIALS))
+    add(Case("tf32_store_specials", "TFLOAT32", (64, 4), (0, 0), box=(64, 4), kind="store", data=_SPECIALS))
+    add(Case("f32ftz_reduce_add_subnormal", "FLOAT32_FTZ", (64, 4), (0, 0), box=(64, 4), kind="reduce.add",
+             data=(0x00001000, 0x3F800000, 0x80000FFF, 0x00400000)))
+    # interleaved: rank 4 with boxDim[1] != boxDim[2], rank 5, out of bounds in each dimension
+
+    def il(name: str, dims: tuple[int, ...], coords: tuple[int, ...], box: tuple[int, ...]) -> None:
+        add(Case(name, "FLOAT16", dims, coords, box=box, interleave="16B", smem=8192, count=True))
+
+    il("f16_il16_4d_b1_3", (8, 6, 5, 3), (0, 1, 1, 1), (8, 3, 2, 2))
+    il("f16_il16_4d_b2_3", (8, 6, 5, 3), (0, 1, 1, 1), (8, 2, 3, 2))
+    il("f16_il16_5d", (8, 4, 3, 3, 2), (0, 1, 1, 1, 0), (8, 2, 2, 2, 2))
+    il("f16_il16_oob_last", (8, 32, 4), (0, 2, 3), (8, 4, 2))
+    il("f16_il16_oob_collapsed", (8, 32, 4), (0, 40, 1), (8, 4, 2))
+    il("f16_il16_neg_units", (8, 32, 4), (-2, 2, 1), (8, 4, 2))
+    # starts off 16 bytes where the second recording did not look: im2col channels, a prefetch
+    add(Case("f16_im2col_c_off16", "FLOAT16", (16, 10, 2), (4, -1, 0), im2col=(8, 12, (-1,), (-1,)),
+             offsets=(1,)))
+    add(Case("f32_prefetch_x_off16", "FLOAT32", (64, 32), (2, 8), box=(16, 8), kind="prefetch"))
+    # a store's shared source off 128 bytes
+    for dst in (16, 64):
+        add(Case(f"bf16_store_src{dst}", "BFLOAT16", (128, 16), (32, 4), box=(64, 8), kind="store", dst=dst))
 
 
 CASES: list[Case] = _cases()

@@ -28,13 +28,13 @@ and the driver API (cuda.h, cuTensorMapEncodeTiled/Im2col) give:
   of a swizzled box takes the whole span (32, 64 or 128 bytes), however narrow (the H100 records).
 * **complete-tx** (9.7.9.25.5.2: "completeCount argument equal to amount of data copied in bytes"):
   the bytes of the box's rows, out-of-bounds fill included, the span's padding not.
-* **TFLOAT32** loads round each element to tf32 (`to_tf32`; the H100 records agree on 64 elements, none
-  a tie, a NaN or an infinity); stores and the FTZ types copy the bits.
-* **Faults** the H100 shows (`spec.tensormap`): a tiled box starting off 16 bytes in dimension 0 (an
-  illegal instruction), a load's destination off 128 bytes (a misaligned address).
-* **Interleaved layouts** (as the H100 moves them, ranks 3 and 4): dimension 0 counts 16- or 32-byte
-  units, and dimension tensorRank - 2 takes one position; rank 5 and interleaved im2col copies, not
-  recorded, stop the run, as do the 128B swizzle atoms of sm_100.
+* **TFLOAT32** (and TFLOAT32_FTZ) loads round each element to tf32 (`to_tf32`, as the H100 records
+  show); stores copy the bits, and FLOAT32_FTZ loads too. A FLOAT32_FTZ reduction flushes subnormals.
+* **Faults** the H100 shows (`spec.tensormap`): a box starting off 16 bytes in dimension 0 (an illegal
+  instruction), shared memory off 128 bytes (a misaligned address).
+* **Interleaved layouts** (as the H100 moves them): dimension 0 counts 16- or 32-byte units, and
+  dimension tensorRank - 2 takes one position; interleaved im2col copies, not recorded, stop the run,
+  as do the 128B swizzle atoms of sm_100.
 """
 
 from __future__ import annotations
@@ -76,11 +76,16 @@ def oob_fill(tm: TensorMap) -> int:
 
 
 def to_tf32(x: int) -> int:
-    """f32 bits with the mantissa rounded to tf32's 10 bits, to nearest with ties away from zero (as
-    cvt.rna.tf32.f32); NaN and infinity kept as they are."""
+    """f32 bits with the mantissa rounded to tf32's 10 bits, to nearest even (a carry into the exponent
+    may give infinity); infinity kept, a NaN the H100's tf32 NaN (`spec.tensormap`)."""
     if x >> 23 & 0xFF == 0xFF:
-        return x
-    return (x + 0x1000) & 0xFFFFE000
+        return x if x & 0x7FFFFF == 0 else spec.TF32_NAN
+    return (x + 0xFFF + (x >> 13 & 1)) & 0xFFFFE000
+
+
+def _flush(x: int) -> int:
+    """An f32 subnormal as the zero of its sign."""
+    return x & 0x80000000 if x >> 23 & 0xFF == 0 else x
 
 
 @dataclass(frozen=True)
@@ -180,10 +185,7 @@ def tile_plan(tm: TensorMap, coords: tuple[int, ...]) -> Plan:
     unit = spec.INTERLEAVE_UNIT.get(tm.interleave)
     if unit is not None:
         return _interleaved_plan(tm, coords, bits, unit)
-    if coords[0] * esize % spec.BOX_START_ALIGN:
-        raise PlanError(f"the box starts {coords[0] * esize} bytes into dimension 0 (coordinate {coords[0]} "
-                        f"of {esize}-byte elements), not a multiple of {spec.BOX_START_ALIGN}: the H100 "
-                        "faults (an illegal instruction)")
+    _box_start(coords[0], esize)
     strides = list(tm.elementStrides)
     strides[0] = 1  # the driver: the stride of dimension 0 is ignored without an interleave
     counts = [math.ceil(b / s) for b, s in zip(tm.boxDim, strides, strict=True)]
@@ -212,14 +214,18 @@ def tile_plan(tm: TensorMap, coords: tuple[int, ...]) -> Plan:
                 oob_fill(tm), bits)
 
 
+def _box_start(c0: int, esize: int) -> None:
+    """The H100's illegal-instruction fault of a box starting off 16 bytes in dimension 0."""
+    if c0 * esize % spec.BOX_START_ALIGN:
+        raise PlanError(f"the box starts {c0 * esize} bytes into dimension 0 (coordinate {c0} of "
+                        f"{esize}-byte elements), not a multiple of {spec.BOX_START_ALIGN}: the H100 faults "
+                        "(an illegal instruction)")
+
+
 def _interleaved_plan(tm: TensorMap, coords: tuple[int, ...], bits: int, unit: int) -> Plan:
     """A tiled box of an interleaved map as the H100 moves it (`spec.tensormap`): dimension 0 in units
     of `unit` bytes (its elementStrides honoured), dimension rank - 2 one position, the box dense."""
     rank = tm.tensorRank
-    if rank not in spec.INTERLEAVE_RANKS_MEASURED:
-        raise PlanError(f"an interleaved tensor map of rank {rank}: the H100 records cover ranks "
-                        f"{sorted(spec.INTERLEAVE_RANKS_MEASURED)} (interleaved boxes do not move as the "
-                        "driver API describes them)", unsupported=True)
     strides = tm.elementStrides
     counts = [math.ceil(b / s) for b, s in zip(tm.boxDim, strides, strict=True)]
     counts[rank - 2] = 1
@@ -262,6 +268,7 @@ def im2col_plan(tm: TensorMap, coords: tuple[int, ...], offsets: tuple[int, ...]
     if tm.interleave != NONE:
         raise PlanError("an interleaved im2col tensor map: interleaved boxes do not move as the driver API "
                         "describes them, and the H100 records have no im2col one", unsupported=True)
+    _box_start(coords[0], esize)
     cpp = tm.channelsPerPixel
     row_bytes = cpp * esize
     row_pitch = CHUNK << bits if bits else row_bytes  # a swizzled row takes the whole span
@@ -296,6 +303,7 @@ _RED_TYPE: dict[str, str] = {
     "CU_TENSOR_MAP_DATA_TYPE_UINT32": "u32", "CU_TENSOR_MAP_DATA_TYPE_INT32": "s32",
     "CU_TENSOR_MAP_DATA_TYPE_UINT64": "u64", "CU_TENSOR_MAP_DATA_TYPE_INT64": "s64",
     "CU_TENSOR_MAP_DATA_TYPE_FLOAT32": "f32", "CU_TENSOR_MAP_DATA_TYPE_FLOAT16": "f16",
+    "CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ": "f32",
     "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16": "bf16",
 }
 RED_OPS: dict[str, frozenset[str]] = {
@@ -318,9 +326,12 @@ def reduction_type(op: str, tm: TensorMap) -> str:
     return ty
 
 
-def reduce_element(op: str, ty: str, old: int, new: int) -> int:
+def reduce_element(op: str, ty: str, old: int, new: int, ftz: bool = False) -> int:
     """old (global) op new (shared), as a bit pattern of the element's width. Float add rounds to
-    nearest even once (the exact sum of two binary floats is a dyadic rational)."""
+    nearest even once (the exact sum of two binary floats is a dyadic rational); `ftz` (FLOAT32_FTZ
+    elements) flushes f32 subnormal inputs and results to zeros of their sign."""
+    if ftz:
+        return _flush(reduce_element(op, ty, _flush(old), _flush(new)))
     from fractions import Fraction
 
     from mbarrier.sim import floatops, halfops

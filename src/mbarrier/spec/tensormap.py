@@ -102,14 +102,21 @@ CORNER_RANGE: Final[dict[int, tuple[int, int]]] = {3: (-32768, 32767), 4: (-128,
 #: * the OOB-NaN (CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA) is this 16-bit pattern in every
 #:   16-bit half of the element, whatever its type (f16, bf16, f32 0x7ff77ff7, tf32, f64);
 OOB_NAN_HALF: Final = 0x7FF7
-#: * a load of CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 rounds each element to tf32 (10 mantissa bits, to
-#:   nearest: 64 elements recorded, none a tie);
-TF32_ROUNDED: Final = frozenset({"CU_TENSOR_MAP_DATA_TYPE_TFLOAT32"})
-#: * a tiled copy whose box starts at a byte of dimension 0 off this multiple (coordinate 0 times the
-#:   element size) ends the kernel with an illegal-instruction fault (loads and stores; u8, u16, f32);
+#: * a load of the TFLOAT32 types rounds each element to tf32: 10 mantissa bits, to nearest even
+#:   (ties to even recorded both ways), subnormals rounded too (not flushed, with _FTZ as well),
+#:   infinity kept, an overflow to infinity, every NaN recorded to TF32_NAN; a store copies the bits,
+#:   and a load of FLOAT32_FTZ too (subnormals kept);
+TF32_ROUNDED: Final = frozenset({"CU_TENSOR_MAP_DATA_TYPE_TFLOAT32", "CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ"})
+TF32_NAN: Final = 0x7FFFE000
+#: * cp.reduce.async.bulk.tensor .add takes FLOAT32_FTZ elements as f32 and flushes subnormal inputs
+#:   and results to a zero of their sign;
+FLUSHED_REDUCTIONS: Final = frozenset({"CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ"})
+#: * a copy or prefetch whose box starts at a byte of dimension 0 off this multiple (coordinate 0 times
+#:   the element size; im2col's channel coordinate too) ends the kernel with an illegal-instruction
+#:   fault (tiled loads, stores and prefetches of u8, u16, f32; an f16 im2col load);
 BOX_START_ALIGN: Final = 16
-#: * a load whose shared-memory destination is off this multiple ends it with a misaligned-address
-#:   fault, with every swizzle mode (16 and 64 fault; 128, 256, 384 and 512 land);
+#: * a load whose shared-memory destination, or a store whose source, is off this multiple ends it
+#:   with a misaligned-address fault, with every swizzle mode (16 and 64 fault; 128 to 512 work);
 SHARED_BOX_ALIGN: Final = 128
 #: * with a swizzle (and no interleave) each row of the box takes the whole swizzle span in shared
 #:   memory, however narrow the row: a 16-byte row of the 32B swizzle lands 32 bytes after the one
@@ -117,11 +124,11 @@ SHARED_BOX_ALIGN: Final = 128
 #:   field;
 #: * with an interleave each element of dimension 0 is one interleave unit (16 or 32 bytes: boxDim[0],
 #:   elementStrides[0], globalDim[0] and coordinate 0 count units), and dimension tensorRank - 2 takes
-#:   one position, its boxDim and elementStrides unused (ranks 3 and 4 recorded).
+#:   one position, its boxDim and elementStrides unused (ranks 3, 4 and 5 recorded; bounds checked in
+#:   every dimension, units too).
 INTERLEAVE_UNIT: Final[dict[str, int]] = {
     "CU_TENSOR_MAP_INTERLEAVE_16B": 16, "CU_TENSOR_MAP_INTERLEAVE_32B": 32,
 }
-INTERLEAVE_RANKS_MEASURED: Final = frozenset({3, 4})
 
 #: tensormap.replace (PTX ISA, Data Movement and Conversion Instructions: tensormap.replace, Table
 #: "Tensormap new_val validity"): the immediate `new_val` of each .field3 and what it selects, by the

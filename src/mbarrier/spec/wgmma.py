@@ -10,6 +10,7 @@ from typing import Final
 
 SECTION: Final = "9.7.15"
 MMA_SECTION: Final = "9.7.15.5.2"          # wgmma.mma_async
+SPARSE_SECTION: Final = "9.7.15.6"         # wgmma.mma_async.sp: sparse A, sm_90a (ptxas 13.0 assembles it)
 FRAGMENTS_SECTION: Final = "9.7.15.5.1.1"  # register fragments
 LAYOUT_SECTION: Final = "9.7.15.5.1.2"     # shared memory matrix layout
 DESCRIPTOR_SECTION: Final = "9.7.15.5.1.2.2"

@@ -90,11 +90,23 @@ def emit(g: Gen, ins: ast.Instruction) -> None:
 
 def _prefetch(g: Gen, rest: tuple[str, ...], ops: list[ast.Operand], rank: int, form: str) -> None:
     """cp.async.bulk.prefetch.tensor.dim.L2.global{.tile,.im2col} [tensorMap, coords]{, offsets}: a hint
-    to fill the L2 cache; its operands are still evaluated."""
+    to fill the L2 cache that moves nothing a thread sees; it reads the tensor map and faults where a
+    copy of the same box would (the H100 records: a box starting off 16 bytes)."""
     mode = [x for x in rest if x not in (".L2", ".global")]
-    if mode not in ([], [".tile"], [".im2col"]) or not 1 <= len(ops) <= 2:
+    im2col = mode == [".im2col"]
+    if mode not in ([], [".tile"], [".im2col"]) or len(ops) != 1 + im2col:
         raise g.unsupported(f"{form}: not a prefetch form of sm_90")
-    _coords(g, ops[0], rank, form)
+    tmap, coords = _coords(g, ops[0], rank, form)
+    offsets = _offsets(g, ops[1], rank, form) if im2col else "None"
+    g.lines.append(f"m.tensor_prefetch(t, {tmap}, {coords}, {offsets})")
+
+
+def _offsets(g: Gen, off: ast.Operand, rank: int, form: str) -> str:
+    """The im2col offsets `{o, ...}` (rank - 2 of them, 16-bit) as a tuple expression."""
+    items = off.items if isinstance(off, ast.Vector) else ()
+    if len(items) != rank - 2:
+        raise g.unsupported(f"{form}: {rank - 2} im2col offsets in braces")
+    return "(" + "".join(f"{g.src(x, U16)}, " for x in items) + ")"
 
 
 def _load(g: Gen, rest: tuple[str, ...], ops: list[ast.Operand], rank: int, form: str) -> None:
@@ -119,13 +131,7 @@ def _load(g: Gen, rest: tuple[str, ...], ops: list[ast.Operand], rank: int, form
     if len(ops) != want:
         raise g.unsupported(f"{form} takes {want} operands here, got {len(ops)}")
     tmap, coords = _coords(g, ops[1], rank, form)
-    offsets = "None"
-    if im2col:
-        off = ops[3]
-        items = off.items if isinstance(off, ast.Vector) else ()
-        if len(items) != rank - 2:
-            raise g.unsupported(f"{form}: {rank - 2} im2col offsets in braces")
-        offsets = "(" + "".join(f"{g.src(x, U16)}, " for x in items) + ")"
+    offsets = _offsets(g, ops[3], rank, form) if im2col else "None"
     mask = g.src(ops[-1], U16) if multicast else "None"
     space = "cluster" if dst == "cluster" else "cta"
     g.lines.append(f"m.tensor_load(t, {dst!r}, {g.address(ops[0], space)}, {tmap}, {coords}, {offsets}, "

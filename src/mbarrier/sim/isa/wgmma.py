@@ -51,6 +51,9 @@ def _wgmma(g: Gen, ins: ast.Instruction) -> None:
 
 def _mma(g: Gen, ins: ast.Instruction) -> None:
     ops = ins.operands
+    if ".sp" in ins.qualifiers:  # an sm_90a form: its metadata operand's layout is not modelled
+        raise g.unsupported(f"wgmma.mma_async.sp (a structured-sparse A with metadata and a sparsity "
+                            f"selector, {spec.SPARSE_SECTION}) is not modelled")
     a_in_registers = len(ops) > 1 and isinstance(ops[1], ast.Vector)
     try:
         form = parse_form(ins.qualifiers, a_in_registers)

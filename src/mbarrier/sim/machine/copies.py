@@ -15,7 +15,7 @@ from mbarrier.sim.tensorcopy import Plan, PlanError
 from mbarrier.sim.tensormap import TensorMap, TensorMapError, decode
 from mbarrier.sim.waits import ForCopies
 from mbarrier.spec.checks import EXIT_INFLIGHT
-from mbarrier.spec.tensormap import SHARED_BOX_ALIGN, TENSOR_MAP_ALIGN, TENSOR_MAP_SIZE
+from mbarrier.spec.tensormap import FLUSHED_REDUCTIONS, SHARED_BOX_ALIGN, TENSOR_MAP_ALIGN, TENSOR_MAP_SIZE
 
 
 class CopyOps(MbarrierOps):
@@ -207,6 +207,12 @@ class CopyOps(MbarrierOps):
             self._guard(c.dst_cta, span[0], min(span[1], c.dst_cta.size) - span[0], what)
             self._add(c)
 
+    def tensor_prefetch(self, t: Thread, tm_addr: int, coords: tuple[int, ...],
+                        offsets: tuple[int, ...] | None) -> None:
+        """cp.async.bulk.prefetch.tensor (PTX ISA 9.7.9.25.5.4): reads the tensor map and plans the box,
+        so that it faults where the H100 does; moves nothing."""
+        self._plan(t, tm_addr, coords, offsets, "cp.async.bulk.prefetch.tensor")
+
     def tensor_store(self, t: Thread, tm_addr: int, coords: tuple[int, ...], src: int,
                      red: str | None) -> None:
         """cp.async.bulk.tensor shared::cta -> global (tile mode, `.bulk_group`), or
@@ -219,8 +225,9 @@ class CopyOps(MbarrierOps):
                 tensorcopy.reduction_type(red, plan.tm)
             except PlanError as e:
                 raise KernelFault(f"{what}: {e}") from None
-        if src % tensorcopy.CHUNK:
-            raise MemoryFault(f"{what}: shared source {src:#x} is not 16-byte aligned (PTX ISA 5.5.3.1)")
+        if src % SHARED_BOX_ALIGN:
+            raise MemoryFault(f"{what}: shared source {src:#x} is not {SHARED_BOX_ALIGN}-byte aligned (the "
+                              "H100 faults with a misaligned address)")
         if src + plan.footprint > t.cta.size:
             raise MemoryFault(f"{what}: the box's {plan.footprint} bytes at shared offset {src:#x} run past "
                               f"the {t.cta.size} bytes of CTA {t.cta.name}")
@@ -247,6 +254,7 @@ class CopyOps(MbarrierOps):
         assert scta is not None
         red = c.kind.rpartition(".")[2] if c.kind.startswith("cp.reduce") else None
         ty = tensorcopy.reduction_type(red, plan.tm) if red else ""
+        ftz = plan.tm.tensorDataType in FLUSHED_REDUCTIONS
         for p in plan.pieces:
             if p.gaddr < 0:
                 continue  # a store writes only the elements inside the tensor
@@ -257,8 +265,8 @@ class CopyOps(MbarrierOps):
                 old = self.gmem.read(p.gaddr, p.n)
                 e = plan.esize
                 data = b"".join(tensorcopy.reduce_element(
-                    red, ty, int.from_bytes(old[i:i + e], "little"), int.from_bytes(data[i:i + e], "little")
-                ).to_bytes(e, "little") for i in range(0, p.n, e))
+                    red, ty, int.from_bytes(old[i:i + e], "little"), int.from_bytes(data[i:i + e], "little"),
+                    ftz).to_bytes(e, "little") for i in range(0, p.n, e))
             self.gmem.write(p.gaddr, data)
 
     def finish_async(self, c: Copy) -> None:
