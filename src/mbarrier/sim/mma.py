@@ -14,6 +14,7 @@ difference the conformance replay accepts.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -230,53 +231,49 @@ def a_from_registers(regs: list[tuple[int, ...]]) -> npt.NDArray[np.uint8]:
     return out
 
 
+@functools.cache
+def _d_positions(n: int) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """Row and column of element i of lane `lane` (d_element) as two (32, n/2) index arrays."""
+    pos = [[d_element(lane, i) for i in range(n // 2)] for lane in range(32)]
+    return (np.array([[r for r, _ in row] for row in pos], dtype=np.intp),
+            np.array([[c for _, c in row] for row in pos], dtype=np.intp))
+
+
 def d_to_matrix(form: Form, regs: list[tuple[int, ...]]) -> npt.NDArray[np.float64] | npt.NDArray[np.int64]:
     """The warp's 16 x N accumulator from each lane's D registers (bit patterns)."""
+    rows, cols = _d_positions(form.n)
+    bits = (np.array(regs, dtype=np.int64) & 0xFFFFFFFF).astype(np.uint32)  # (32, registers): low 32 bits
     mat: npt.NDArray[np.float64] | npt.NDArray[np.int64]
-    if form.dtype == ".s32":
-        mat = np.zeros((16, form.n), dtype=np.int64)
-    else:
+    if form.dtype == ".f16":  # element i: half i % 2 of register i // 2
+        halves = np.stack([bits & 0xFFFF, bits >> 16], axis=2).reshape(32, -1)[:, :form.n // 2]
         mat = np.zeros((16, form.n), dtype=np.float64)
-    for lane, values in enumerate(regs):
-        for i in range(form.n // 2):
-            if form.dtype == ".f16":
-                bits = (values[i // 2] >> (16 * (i % 2))) & 0xFFFF
-                v: float | int = float(np.uint16(bits).view(np.float16))
-            elif form.dtype == ".f32":
-                v = float(np.uint32(values[i] & 0xFFFFFFFF).view(np.float32))
-            else:
-                v = (values[i] & 0xFFFFFFFF) - ((values[i] & 0x80000000) << 1)
-            mat[d_element(lane, i)] = v
+        mat[rows, cols] = halves.astype(np.uint16).view(np.float16)
+    elif form.dtype == ".f32":
+        mat = np.zeros((16, form.n), dtype=np.float64)
+        mat[rows, cols] = bits[:, :form.n // 2].view(np.float32)
+    else:
+        mat = np.zeros((16, form.n), dtype=np.int64)
+        mat[rows, cols] = bits[:, :form.n // 2].view(np.int32)
     return mat
 
 
 def matrix_to_d(form: Form, mat: npt.NDArray[np.float64] | npt.NDArray[np.int64]) -> list[tuple[int, ...]]:
-    """Each lane's D registers (bit patterns) holding the warp's 16 x N result."""
-    out = []
-    for lane in range(32):
-        elems = [mat[d_element(lane, i)] for i in range(form.n // 2)]
-        if form.dtype == ".f16":
-            halves = [_f16_bits(float(e)) for e in elems]
-            out.append(tuple(halves[2 * j] | halves[2 * j + 1] << 16 for j in range(len(halves) // 2)))
-        elif form.dtype == ".f32":
-            out.append(tuple(_f32_bits(float(e)) for e in elems))
-        else:
-            out.append(tuple(int(e) & 0xFFFFFFFF for e in elems))
-    return out
-
-
-def _f32_bits(v: float) -> int:
-    if math.isnan(v):
-        return 0x7FFFFFFF  # the simulator's single-precision NaN (docs/simulator.md)
-    with np.errstate(over="ignore"):
-        return int(np.float32(v).view(np.uint32))
-
-
-def _f16_bits(v: float) -> int:
-    if math.isnan(v):
-        return 0x7FFF
-    with np.errstate(over="ignore"):
-        return int(np.float16(v).view(np.uint16))
+    """Each lane's D registers (bit patterns) holding the warp's 16 x N result: floats rounded to nearest
+    even, a NaN as the simulator's canonical NaN (docs/simulator.md), integers modulo 2^32."""
+    rows, cols = _d_positions(form.n)
+    elems = mat[rows, cols]  # (32, n/2)
+    if form.dtype == ".f16":
+        with np.errstate(over="ignore", invalid="ignore"):
+            h = elems.astype(np.float16).view(np.uint16).astype(np.uint32)
+        h[np.isnan(elems)] = 0x7FFF
+        regs = h[:, 0::2] | h[:, 1::2] << 16
+    elif form.dtype == ".f32":
+        with np.errstate(over="ignore", invalid="ignore"):
+            regs = elems.astype(np.float32).view(np.uint32)
+        regs[np.isnan(elems)] = 0x7FFFFFFF
+    else:
+        regs = (elems.astype(np.int64) & 0xFFFFFFFF).astype(np.uint32)
+    return [tuple(row) for row in regs.tolist()]
 
 
 # -- element values -------------------------------------------------------------------------------------
