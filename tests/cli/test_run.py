@@ -30,8 +30,11 @@ def test_a_planted_bug_is_stuck_exit_1_with_the_waiters(capsys: pytest.CaptureFi
     code, out, _ = _run(capsys, str(examples.path("ring_buffer_bug_bytes")), "--grid", "1", "--block", "160")
     assert code == 1
     assert "STUCK" in out
-    assert "threads 32-159: line" in out
+    assert "threads 32-159 (warps 1-4): line" in out
     assert "tx-count 4" in out
+    # The headline: which barrier and which count are wrong.
+    assert ("  mbarrier _ZZ11ring_bufferE4full (shared 0x180, CTA 0) got its one expected arrival of phase 0 "
+            "but 4 transaction bytes are still outstanding") in out
 
 
 def test_trace_shows_every_step_and_barrier_changes(capsys: pytest.CaptureFixture[str]) -> None:

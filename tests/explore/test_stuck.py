@@ -1,15 +1,20 @@
-"""One explanation of why a thread waits (`explore.stuck`) serves `mbarrier run` and `mbarrier check`."""
+"""One explanation of why a thread waits (`explore.stuck`) serves `mbarrier run` and `mbarrier check`, and
+so does the headline of a deadlock: the mbarrier phase that starves, and of what. A schedule of each
+deadlock check finds in the shape corpus replays with `run` to the same threads, words and counts."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from mbarrier import examples, sim
+from mbarrier.examples.shapes import SHAPES, Shape
 from mbarrier.explore import Outcome, Replay, run
-from mbarrier.explore.check import Options, check
-from mbarrier.explore.results import FindingKind, Verdict
+from mbarrier.explore.check import Options, check, check_machine
+from mbarrier.explore.results import Finding, FindingKind, Verdict
+from mbarrier.explore.schedulers import RandomScheduler
 from mbarrier.sim.waits import AtBar, OnMbarrier, wants
 
 CORPUS = Path(examples.__file__).parent / "corpus"
@@ -36,3 +41,100 @@ def test_wait_reasons_are_values_compared_by_what_releases_the_thread() -> None:
     assert hash(OnMbarrier(4, 0, 8, True, 0)) == hash(OnMbarrier(4, 0, 8, False, 7))
     assert wants(True, 3) == "parity 1"
     assert wants(False, 0x20) == "the phase of token 0x0000000000000020"
+
+
+# The planted bugs of the shape corpus that deadlock, each at its smallest launch (one consumer warp, or
+# warpgroup; three iterations where `empty` must complete a phase first, two stages), and the headline
+# that must name the starved barrier and its counts: (block, trips, barrier, CTA, what is missing, the
+# phase, expected arrivals, arrivals that came, transaction bytes outstanding, the words).
+HEADLINES = {
+    "ring_bug_count": (
+        64, 3, "_ZZ4ringE5empty", 0, "arrivals", 0, 2, 1, 0,
+        "mbarrier _ZZ4ringE5empty (shared 0x110, CTA 0) expects 2 arrivals in phase 0 but only 1 came, and "
+        "no other can come; thread 32 waits for it"),
+    "ring_bug_bytes": (
+        64, 1, "_ZZ4ringE4full", 0, "bytes", 0, 1, 1, 4,
+        "mbarrier _ZZ4ringE4full (shared 0x100, CTA 0) got its one expected arrival of phase 0 but 4 "
+        "transaction bytes are still outstanding, and no copy in flight will complete them; threads 0-31 "
+        "(warp 0) wait for it"),
+    "warpgroup_bug_count": (
+        256, 3, "_ZZ9warpgroupE5empty", 0, "arrivals", 0, 3, 1, 0,
+        "mbarrier _ZZ9warpgroupE5empty (shared 0x110, CTA 0) expects 3 arrivals in phase 0 but only 1 came, "
+        "and no other can come; thread 0 waits for it"),
+    "cluster_bug_mask": (
+        64, 1, "_ZZ7clusterE4full", 1, "bytes", 0, 1, 1, 128,
+        "mbarrier _ZZ7clusterE4full (shared 0x100, CTA 1) got its one expected arrival of phase 0 but 128 "
+        "transaction bytes are still outstanding, and no copy in flight will complete them; threads 64-95 "
+        "(CTA 1, warp 0) wait for it"),
+    "cpasync_bug_inc": (
+        64, 1, "_ZZ7cpasyncE4full", 0, "no arrival", 0, 32, 0, 0,
+        "mbarrier _ZZ7cpasyncE4full (shared 0x100, CTA 0) expects 32 arrivals in phase 0 but none came, and "
+        "no other can come; threads 0-31 (warp 0) wait for it"),
+}
+
+
+def _shape(name: str) -> Shape:
+    block, trips = HEADLINES[name][:2]
+    s = SHAPES[name]
+    return replace(s.sized(*[trips] * len(s.trips)), block=block)
+
+
+@pytest.fixture(scope="module")
+def shape_deadlocks() -> dict[str, Finding]:
+    """Each bug's deadlock as check reports it (random walks first: the first finding ends the check)."""
+    out = {}
+    for name in HEADLINES:
+        s = _shape(name)
+        r = check_machine(s.launch(), sim.load(s.path), Options(followup=0.0, max_findings=1))
+        assert r.verdict == Verdict.FINDING, (name, r.verdict, r.covered)
+        (out[name],) = r.findings
+    return out
+
+
+@pytest.mark.parametrize("name", HEADLINES)
+def test_a_shape_deadlock_is_headlined_by_the_barrier_and_count_that_are_wrong(
+        name: str, shape_deadlocks: dict[str, Finding]) -> None:
+    _, _, barrier, cta, missing, phase, expected, arrived, tx, words = HEADLINES[name]
+    f = shape_deadlocks[name]
+    assert f.kind == FindingKind.DEADLOCK
+    top = f.starved[0]
+    assert (top.barrier, top.cta, top.short, top.phase, top.expected, top.arrived, top.tx) == (
+        barrier, cta, missing, phase, expected, arrived, tx)
+    assert f.message.split(": ", 1)[1].startswith(words)
+    # Threads that exited without a barrier ever counting them (the producer warp's idle lanes) are not
+    # blamed; only cpasync's producer lanes, the arrivals `full` counts on, are named as gone.
+    assert ("exited" in f.message) == (name == "cpasync_bug_inc")
+
+
+@pytest.mark.parametrize("name", HEADLINES)
+def test_a_shape_deadlock_replayed_by_run_stops_where_check_says_in_the_same_words(
+        name: str, shape_deadlocks: dict[str, Finding]) -> None:
+    f = shape_deadlocks[name]
+    s = _shape(name)
+    r = run(s.launch(), Replay(f.schedule))
+    # Past the schedule, the spinning threads spin until the simulator parks them (the checker blocks them
+    # before their first failed try): a few steps more, the same state.
+    assert r.outcome == Outcome.STUCK and r.steps >= len(f.aids)
+    assert r.message == f.message.split(": ", 1)[1]
+    assert r.starved == f.starved
+    assert {(w.thread, w.line, w.detail) for w in f.waiters} == {(x.thread, x.site.line, x.reason)
+                                                                  for x in r.stuck}
+
+
+@pytest.mark.parametrize("name", HEADLINES)
+def test_a_random_run_into_a_shape_deadlock_gets_the_same_headline(name: str) -> None:
+    r = run(_shape(name).launch(), RandomScheduler(1))
+    assert r.outcome == Outcome.STUCK
+    assert r.message.startswith(HEADLINES[name][-1])
+
+
+def test_a_thread_that_exited_is_named_only_when_no_thread_left_could_arrive() -> None:
+    # exit_no_drop: thread 2 leaves without arrive_drop and the two others wait for the phase that
+    # counts it; in the ring, the producer warp's 31 idle lanes exit at once and are never counted.
+    module = sim.load(CORPUS / "exit_no_drop.ptx")
+    r = run(sim.launch(module, grid=1, block=3), RandomScheduler(0))
+    assert r.outcome == Outcome.STUCK
+    assert r.message.endswith("; thread 2 exited while arrivals are still pending (a thread counted in the "
+                              "expected arrivals must mbarrier.arrive_drop before it leaves)")
+    ring = run(_shape("ring_bug_count").launch(), RandomScheduler(0))
+    assert ring.outcome == Outcome.STUCK and "exited" not in ring.message

@@ -187,7 +187,8 @@ def _finding_document() -> dict[str, Any]:
                           "accesses": [{"thread": t, "agent": "a", "copy": None, "line": 1,
                                         "instruction": "i", "operation": "read", "space": "shared",
                                         "cta": 0, "address": 0, "size": 4} for t in (0, 1)],
-                          "missing_edge": "e", "waiters": [], "could_arrive": {}, "found_by": "search"}],
+                          "missing_edge": "e", "waiters": [], "could_arrive": {}, "found_by": "search",
+                          "starved": []}],
             "stats": {k: 0 for k in STATS},
             "mode": "", "covered": "", "stopped_by": None, "unsupported": None}
 
@@ -202,7 +203,7 @@ def test_the_schema_rejects_what_it_must() -> None:
     ok["findings"][0]["waiters"] = [waiter]
     VALIDATOR.validate(ok)
     for change in ("no edge", "one access", "address as text", "cta as text", "waiter's cta as text",
-                   "verified with findings", "unknown key"):
+                   "verified with findings", "unknown key", "starved what"):
         d = copy.deepcopy(_finding_document())
         f = d["findings"][0]
         if change == "no edge":
@@ -217,6 +218,10 @@ def test_the_schema_rejects_what_it_must() -> None:
             f["waiters"] = [waiter | {"cta": "0"}]
         elif change == "verified with findings":
             d["verdict"] = "verified"
+        elif change == "starved what":
+            f["starved"] = [{"barrier": "full", "address": 0, "cta": 0, "missing": "patience", "phase": 0,
+                             "expected": 1, "arrived": 0, "pending": 1, "tx": 0, "landing": 0,
+                             "waiters": [0], "summary": "s"}]
         else:
             d["extra"] = 1
         bad.append(d)

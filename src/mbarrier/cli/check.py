@@ -137,6 +137,8 @@ def timelines(module: ast.Module, args: argparse.Namespace, result: CheckResult)
         tl = record(fresh_machine(module, args), f.schedule, len(f.aids),
                     settle=f.kind == FindingKind.DEADLOCK)
         head = f.message.splitlines()[0]
+        if f.kind == FindingKind.DEADLOCK:  # one line of the picture: who waits; the cause is in the report
+            head = head.split(": ", 1)[0]
         title = f"{Path(display_name(args.file)).name}: [{i}] {f.kind.value} ({f.rule}): {head}"
         trace = args.perfetto / f"finding-{i}-{f.kind.value}.json" if args.perfetto else None
         write_timelines(tl, title, trace, args.svg if i == 1 else None)

@@ -47,6 +47,7 @@ from mbarrier.explore.sleep import EMPTY, Expansion
 from mbarrier.explore.spin import Spins, holds
 from mbarrier.explore.symmetry import Symmetry
 from mbarrier.explore.walks import Walks
+from mbarrier.explore.who import Layout
 from mbarrier.ptx import ast
 from mbarrier.sim.errors import KernelFault, SimError
 from mbarrier.sim.launch import pick_kernel
@@ -556,10 +557,10 @@ class Explorer:
                        a.name if a is not None else None, line, text)
 
     def deadlock(self, aids: list[int], spinning: dict[int, tuple[int, int]]) -> Finding:
-        waiters, arrivers, message = explain(self.m, self.codes, self.fp, spinning)
+        waiters, arrivers, starved, message = explain(self.m, self.codes, self.fp, spinning)
         section = checker_rule(DEADLOCK).section
         f = Finding(FindingKind.DEADLOCK, DEADLOCK, section, message, aids, self.nthreads)
-        f.waiters, f.arrivers = waiters, arrivers
+        f.waiters, f.arrivers, f.starved, f.layout = waiters, arrivers, starved, Layout.of(self.m)
         if waiters:
             f.line, f.text, f.agent = waiters[0].line, waiters[0].text, waiters[0].name
         return f

@@ -1,4 +1,5 @@
-"""Why a deadlocked state cannot move: each waiting thread, what it waits for, and who could still help."""
+"""Why a deadlocked state cannot move: each waiting thread, what it waits for, which mbarrier phase
+starves (`explore.stuck`, the words `mbarrier run` prints for a stuck run too), and who could still help."""
 
 from __future__ import annotations
 
@@ -6,17 +7,19 @@ from mbarrier.explore.code import BULK, CP_MB, MB, Code
 from mbarrier.explore.footprints import READ
 from mbarrier.explore.por import AllFootprints
 from mbarrier.explore.results import Waiter
-from mbarrier.explore.stuck import blocked
+from mbarrier.explore.stuck import Starved, blocked, cause, starved
+from mbarrier.explore.who import Layout, plural, ranges
 from mbarrier.sim.machine import EXITED, Copy, Machine, Thread
-from mbarrier.sim.waits import OnMbarrier
+from mbarrier.sim.waits import OnMbarrier, Wait
 
 
 def explain(m: Machine, codes: dict[str, Code], fp: AllFootprints, spinning: dict[int, tuple[int, int]]
-            ) -> tuple[list[Waiter], dict[str, list[str]], str]:
+            ) -> tuple[list[Waiter], dict[str, list[str]], list[Starved], str]:
     """The waiting threads of a deadlocked machine, who could still arrive on the barriers they wait on,
-    and the finding's message. `spinning`: the threads the checker found spinning (thread -> barrier),
-    which the machine has not parked."""
+    the starved mbarrier phases (likeliest cause first) and the finding's message. `spinning`: the threads
+    the checker found spinning (thread -> barrier), which the machine has not parked."""
     waiters: list[Waiter] = []
+    waits: list[tuple[Thread, Wait | None]] = []
     barriers: dict[tuple[int, int], str] = {}
     for t in m.threads:
         if t.status == EXITED:
@@ -29,41 +32,43 @@ def explain(m: Machine, codes: dict[str, Code], fp: AllFootprints, spinning: dic
             wait = OnMbarrier(t.pc, *spinning[t.aid], x.wait_parity, value)
         why = blocked(m, t, wait)
         w = wait if wait is not None else t.wait
+        waits.append((t, w))
         if isinstance(w, OnMbarrier):
             assert why.barrier is not None
             barriers[(w.cta, w.off)] = why.barrier
         waiters.append(Waiter(t.aid, t.name, why.site.line, why.site.text, why.what, why.barrier, why.address,
                               why.cta, why.wants, why.state, why.reason))
+    layout = Layout.of(m)
     arrivers: dict[str, list[str]] = {}
     for (cta_i, off), sym in barriers.items():
-        arrivers[sym] = _who_could_arrive(m, fp, cta_i, off, {w.thread for w in waiters})
+        arrivers[sym] = _who_could_arrive(m, fp, cta_i, off, {w.thread for w in waiters}, layout)
+    found = starved(m, waits)
     n = len(waiters)
     what = sorted({w.barrier for w in waiters if w.barrier} | {w.what for w in waiters if not w.barrier})
     message = f"{n} thread{'s' if n != 1 else ''} wait{'s' if n == 1 else ''} forever (on {', '.join(what)})"
-    for sym, who in arrivers.items():
-        if not who:
-            message += f"; no thread or copy can arrive on {sym} any more"
-    gone = [t.aid for t in m.threads if t.status == EXITED]
-    if gone and any(w.state is not None and w.state.valid and w.state.pending > 0 for w in waiters):
-        ids = ", ".join(map(str, gone[:8])) + (", ..." if len(gone) > 8 else "")
-        message += (f"; thread{'s' if len(gone) > 1 else ''} {ids} exited while arrivals are still pending "
-                    "(a thread counted in the expected arrivals must mbarrier.arrive_drop before it leaves)")
-    return waiters, arrivers, message
+    headline = cause(m, found, layout)
+    if headline:
+        message += f": {headline}"
+    return waiters, arrivers, found, message
 
 
-def _who_could_arrive(m: Machine, fps: AllFootprints, cta_i: int, off: int, waiting: set[int]) -> list[str]:
-    """Agents whose remaining code may still write this barrier (arrive, expect_tx, complete_tx, ...)."""
-    out: list[str] = []
+def _who_could_arrive(m: Machine, fps: AllFootprints, cta_i: int, off: int, waiting: set[int],
+                      layout: Layout) -> list[str]:
+    """Agents whose remaining code may still write this barrier (arrive, expect_tx, complete_tx, ...),
+    threads alike (at the same line, waiting or not, reaching the same lines) together."""
+    copies: list[str] = []
+    calls: list[int] = []
+    alike: dict[tuple[int, bool, tuple[str, ...]], list[int]] = {}
     for a in [t for t in m.threads if t.status != EXITED] + list(m.inflight):
         if isinstance(a, Copy):
             if a.bar_cta is not None and a.bar_cta.index == cta_i and a.bar_off == off:
-                out.append(f"{a.name} (in flight)")
+                copies.append(f"{a.name} (in flight)")
             continue
         assert isinstance(a, Thread)
-        lines = []
         if a.frames:
-            out.append(f"{a.name} (inside a call: anything)")
+            calls.append(a.aid)
             continue
+        lines = []
         fp = fps.fps[a.func.name]
         for j in sorted(set(fp.reachable(a, a.pc)) | {a.pc}):
             x = fp.code.ins[j]
@@ -74,7 +79,14 @@ def _who_could_arrive(m: Machine, fps: AllFootprints, cta_i: int, off: int, wait
                     lines.append(f"line {x.line}")
                     break
         if lines:
-            stuck = " but waits itself" if a.aid in waiting else ""
-            out.append(f"{a.name} at line {a.func.sites[a.pc].line}{stuck} (its code still reaches "
-                       f"{', '.join(dict.fromkeys(lines))})")
-    return out
+            key = (a.func.sites[a.pc].line, a.aid in waiting, tuple(dict.fromkeys(lines)))
+            alike.setdefault(key, []).append(a.aid)
+    said = [(first, f"{layout.threads(range(first, last + 1))} (inside a call: anything)")
+            for first, last in ranges(calls)]
+    for (line, stuck, reached), ids in alike.items():
+        for first, last in ranges(ids):
+            run = [i for i in ids if first <= i <= last]
+            verb = plural(run, "waits itself", "wait themselves")
+            said.append((first, f"{layout.threads(run)} at line {line}{' but ' + verb if stuck else ''} "
+                                f"({plural(run, 'its', 'their')} code still reaches {', '.join(reached)})"))
+    return [text for _, text in sorted(said)] + copies

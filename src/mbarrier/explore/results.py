@@ -12,6 +12,8 @@ from enum import StrEnum
 
 from mbarrier.core.barrier import Barrier
 from mbarrier.explore.schedule import encode
+from mbarrier.explore.stuck import Starved
+from mbarrier.explore.who import Layout
 from mbarrier.sim.race_report import RaceAccess
 
 DEFAULT_MAX_STATES = 2_000_000
@@ -114,6 +116,8 @@ class Finding:
     accesses: tuple[RaceAccess, ...] = ()   # a race: its two accesses, earlier first
     edge: str | None = None                 # a race: the happens-before edge that would order them
     found_by: str = SEARCH                  # SEARCH, or the random walk that found it (explore.walks)
+    starved: list[Starved] = field(default_factory=list)  # a deadlock: its starved mbarrier phases
+    layout: Layout | None = None            # a deadlock: the launch's CTAs and warps, to name threads
 
     @property
     def schedule(self) -> str:

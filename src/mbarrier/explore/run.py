@@ -17,7 +17,8 @@ from mbarrier.core.violations import Violation
 from mbarrier.explore.budget import MAX_STEPS, Budget
 from mbarrier.explore.schedule import ScheduleError, agent_name, encode
 from mbarrier.explore.schedulers import RandomScheduler, Scheduler
-from mbarrier.explore.stuck import blocked
+from mbarrier.explore.stuck import Starved, blocked, cause, starved
+from mbarrier.explore.who import Layout
 from mbarrier.sim.compile import Site
 from mbarrier.sim.errors import KernelFault, SimError
 from mbarrier.sim.machine import EXITED, BarrierEvent, Copy, Machine, Thread, short_state
@@ -77,6 +78,7 @@ class RunResult:
     stopped_by: str = ""          # outcome "limit": the bound hit, "max-steps", "timeout" or "max-memory"
     accesses: tuple[RaceAccess, ...] = ()   # outcome "race": its two accesses, earlier first
     edge: str | None = None                 # outcome "race": the happens-before edge that would order them
+    starved: list[Starved] = field(default_factory=list)  # outcome "stuck": the starved mbarrier phases
 
     @property
     def ok(self) -> bool:
@@ -195,7 +197,9 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
         return RunResult(Outcome.LIMIT, steps, runs, m, message=f"stopped after {steps} steps (the limit)",
                          stuck=_stuck(m), trace=steps_log, stopped_by=MAX_STEPS)
     if any(t.status != EXITED for t in m.threads):
-        return RunResult(Outcome.STUCK, steps, runs, m, stuck=_stuck(m), trace=steps_log)
+        found = starved(m, [(t, None) for t in m.threads if t.status != EXITED])
+        return RunResult(Outcome.STUCK, steps, runs, m, message=cause(m, found, Layout.of(m)),
+                         stuck=_stuck(m), trace=steps_log, starved=found)
     return RunResult(Outcome.EXITED, steps, runs, m, trace=steps_log)
 
 

@@ -1,11 +1,14 @@
 """Why a thread cannot move: one explanation for `mbarrier run` (a stuck run, a run stopped by its limit
-or an interrupt) and for `mbarrier check` (the waiters of a deadlock)."""
+or an interrupt) and for `mbarrier check` (the waiters of a deadlock); and, where nothing can move, which
+mbarrier phase starves and of what (its headline)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mbarrier.core.barrier import Barrier
+from mbarrier.explore.who import Layout, plural
 from mbarrier.sim.compile import Site
 from mbarrier.sim.machine import EXITED, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier, Wait, wants
@@ -59,3 +62,106 @@ def blocked(m: Machine, t: Thread, wait: Wait | None = None) -> Blocked:
             site = t.func.sites[t.pc]
         return Blocked(site, "cp.wait", f"waits for its {w.which} groups ({w.pending} may stay pending)")
     return Blocked(t.func.sites[t.pc], "running", "still runnable")
+
+
+@dataclass(frozen=True)
+class Starved:
+    """A phase of an mbarrier that threads wait for and that can no longer complete (nothing can move):
+    the object (symbol, shared offset, CTA), its phase and counts, the transaction bytes still outstanding,
+    the bytes that copies in flight would still complete on it, and the threads that wait for it."""
+
+    barrier: str
+    address: int
+    cta: int                    # the index of its CTA
+    cta_name: str               # that CTA as its ctaid prints
+    valid: bool
+    phase: int
+    expected: int
+    pending: int
+    tx: int
+    landing: int
+    waiters: tuple[int, ...]
+
+    @property
+    def arrived(self) -> int:
+        """Arrivals this phase has counted."""
+        return max(self.expected - self.pending, 0)
+
+    @property
+    def short(self) -> str:
+        """What is missing: "bytes" (every arrival came, transaction bytes did not), "arrivals" (some came,
+        not all), "no arrival", or "invalid" (not an initialized object)."""
+        if not self.valid:
+            return "invalid"
+        if self.pending <= 0:
+            return "bytes"
+        return "arrivals" if self.arrived else "no arrival"
+
+    def words(self, layout: Layout) -> str:
+        """The starved phase in words: which object, what it expects, what came, who waits for it."""
+        obj = f"mbarrier {self.barrier} (shared {self.address:#x}, CTA {self.cta_name})"
+        n, p = self.expected, self.phase
+        short = self.short
+        if short == "invalid":
+            text = f"{obj} is not an initialized object, so no phase of it completes"
+        elif short == "bytes":
+            landing = ("no copy in flight will complete them" if not self.landing else
+                       f"the copies in flight complete only {self.landing}" if self.landing < self.tx else
+                       "the copies in flight that would complete them cannot land")
+            came = "its one expected arrival" if n == 1 else f"all {n} expected arrivals"
+            text = (f"{obj} got {came} of phase {p} but {self.tx} transaction "
+                    f"byte{'s are' if self.tx != 1 else ' is'} still outstanding, and {landing}")
+        else:
+            came = f"only {self.arrived} came" if self.arrived else "none came"
+            text = f"{obj} expects {_count(n, 'arrival')} in phase {p} but {came}, and no other can come"
+            if self.tx > 0:
+                text += f" ({self.tx} transaction bytes are outstanding too)"
+        return f"{text}; {layout.threads(self.waiters)} {plural(self.waiters, 'waits', 'wait')} for it"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+_BLAME = {"bytes": 0, "arrivals": 1, "no arrival": 2, "invalid": 3}
+
+
+def starved(m: Machine, waits: Sequence[tuple[Thread, Wait | None]]) -> list[Starved]:
+    """The mbarrier phases the threads of a machine where nothing can move wait for, the likeliest cause
+    first: a phase whose arrivals all came but whose bytes did not, then one that counted some of its
+    arrivals but not all (a wrong count shows as such a phase), then one that counted none. `waits`:
+    each thread that has not exited and what it waits for (None: the machine's `Thread.wait`)."""
+    by_barrier: dict[tuple[int, int], list[int]] = {}
+    for t, wait in waits:
+        w = wait if wait is not None else t.wait
+        if isinstance(w, OnMbarrier):
+            by_barrier.setdefault((w.cta, w.off), []).append(t.aid)
+    out: list[Starved] = []
+    for (cta_i, off), ids in by_barrier.items():
+        cta = m.ctas[cta_i]
+        b = cta.barriers.get(off)
+        landing = sum(c.size for c in m.inflight if c.kind != "cp.async.mbarrier.arrive"
+                      and c.bar_cta is cta and c.bar_off == off)
+        if b is None or not b.valid:
+            out.append(Starved(cta.symbols(off), off, cta_i, cta.name, False, 0, 0, 0, 0, landing,
+                               tuple(ids)))
+        else:
+            out.append(Starved(cta.symbols(off), off, cta_i, cta.name, True, b.phase, b.expected, b.pending,
+                               b.tx, landing, tuple(ids)))
+    return sorted(out, key=lambda s: (_BLAME[s.short], s.cta, s.address))
+
+
+def cause(m: Machine, found: Sequence[Starved], layout: Layout) -> str:
+    """The headline of a machine where nothing can move: the likeliest starved phase in words (`found`,
+    from `starved`), and the threads that exited when only they could still have arrived on it (every
+    thread left waits for it itself); "" when no thread waits on an mbarrier."""
+    if not found:
+        return ""
+    top = found[0]
+    text = top.words(layout)
+    gone = [t.aid for t in m.threads if t.status == EXITED]
+    live = [t.aid for t in m.threads if t.status != EXITED]
+    if top.short in ("arrivals", "no arrival") and gone and set(live) <= set(top.waiters) and not top.landing:
+        text += (f"; {layout.threads(gone)} exited while arrivals are still pending (a thread counted in the "
+                 "expected arrivals must mbarrier.arrive_drop before it leaves)")
+    return text

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from mbarrier.explore.results import SEARCH, CheckResult, Finding, Stats, Waiter
 from mbarrier.explore.run import TraceStep
 from mbarrier.explore.schedule import Fingerprint, stamp
+from mbarrier.explore.who import Layout
 from mbarrier.report.model import describe_barrier
-from mbarrier.report.run import _ranges
 
 MAX_TRACE_LINES = 60
 
@@ -76,8 +76,9 @@ def explain(f: Finding) -> list[str]:
             lines.append(where)
         lines.append(f"  rule {f.rule}" + (f" ({f.section})" if f.section else ""))
         return lines
+    layout = f.layout or Layout(0, ())
     for ids, w in _waiter_groups(f.waiters):
-        who = f"thread {ids[0]}" if len(ids) == 1 else f"threads {_ranges(ids)}"
+        who = layout.threads(ids)
         lines.append(f"  {who} at line {w.line}: {w.text}")
         lines.append(f"      {w.detail}")
         if w.what == "mbarrier":

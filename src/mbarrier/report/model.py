@@ -19,6 +19,8 @@ from mbarrier.explore.results import Finding as ExploreFinding
 from mbarrier.explore.results import Waiter as ExploreWaiter
 from mbarrier.explore.run import Outcome, RunResult
 from mbarrier.explore.schedule import Fingerprint, stamp
+from mbarrier.explore.stuck import Starved as ExploreStarved
+from mbarrier.explore.who import Layout
 from mbarrier.ptx.diagnostics import Diagnostic as PtxDiagnostic
 from mbarrier.ptx.diagnostics import Severity
 from mbarrier.sim.machine import EXITED
@@ -177,6 +179,31 @@ class Waiter:
 
 
 @dataclass(frozen=True)
+class Starved:
+    """An mbarrier phase that threads wait for where nothing can move (a deadlock, a stuck run): it can no
+    longer complete. `missing`: "bytes" (every expected arrival came, transaction bytes did not),
+    "arrivals" (some came, not all), "no arrival", "invalid" (not an initialized object)."""
+
+    barrier: str                # its symbol
+    address: int                # its offset in the shared memory of its CTA
+    cta: int                    # that CTA's index in the grid (as an access's `cta`)
+    missing: str
+    phase: int                  # the phase it is in: the one its waiters wait for
+    expected: int               # arrivals each phase expects
+    arrived: int                # arrivals this phase counted
+    pending: int                # arrivals still pending
+    tx: int                     # transaction bytes outstanding
+    landing: int                # bytes the copies in flight would still complete on it
+    waiters: tuple[int, ...]    # the threads that wait for it
+    summary: str                # all of it in words (a deadlock's headline names the first)
+
+
+def _starved(s: ExploreStarved, layout: Layout) -> Starved:
+    return Starved(s.barrier, s.address, s.cta, s.short, s.phase, s.expected, s.arrived, s.pending, s.tx,
+                   s.landing, s.waiters, s.words(layout))
+
+
+@dataclass(frozen=True)
 class Finding:
     """A deadlock, an undefined behaviour (`violation`) or a data race, with the schedule that reaches
     it; or, as `unsupported` of a run or a check, the instruction the simulator stopped at."""
@@ -195,6 +222,7 @@ class Finding:
     waiters: tuple[Waiter, ...] = ()           # a deadlock: each thread that waits forever
     could_arrive: dict[str, list[str]] = field(default_factory=dict)  # a deadlock: per barrier, who
     found_by: str | None = None                # check: "search", or the random walk that found it
+    starved: tuple[Starved, ...] = ()          # a deadlock: the mbarrier phases it starves, likeliest first
 
 
 def _waiter(w: ExploreWaiter) -> Waiter:
@@ -230,7 +258,7 @@ def finding_of(f: ExploreFinding, fingerprint: Fingerprint | None = None) -> Fin
     return Finding(f.kind, f.rule, f.section, f.message, f.line, f.text, f.agent, sched,
                    len(f.aids), tuple(_access(a) for a in f.accesses), f.edge,
                    tuple(_waiter(w) for w in f.waiters), {k: list(v) for k, v in f.arrivers.items()},
-                   f.found_by)
+                   f.found_by, tuple(_starved(x, f.layout or Layout(0, ())) for x in f.starved))
 
 
 # -- check ------------------------------------------------------------------------------------------
@@ -341,6 +369,7 @@ class RunReport:
     dumps: dict[str, list[int]]  # --dump NAME: the first 32-bit words of the buffer
     notes: tuple[str, ...]      # where a replayed schedule and the run parted
     schedule: str               # the whole run's schedule, stamped with the launch
+    starved: tuple[Starved, ...] = ()  # outcome "stuck": the mbarrier phases it starves, likeliest first
     schema_version: int = SCHEMA_VERSION
     tool: Tool = field(default_factory=Tool)
     command: Literal["run"] = "run"
@@ -367,7 +396,8 @@ def run_report(r: RunResult, file: str, launch: LaunchInfo, fingerprint: Fingerp
                      problem if r.outcome != Outcome.UNSUPPORTED else None,
                      problem if r.outcome == Outcome.UNSUPPORTED else None, r.stopped_by or None,
                      stuck, barriers, tuple(Printed(aid, text) for aid, text in m.output),
-                     dict(dumps or {}), tuple(notes), stamp(fingerprint, r.schedule))
+                     dict(dumps or {}), tuple(notes), stamp(fingerprint, r.schedule),
+                     tuple(_starved(x, Layout.of(m)) for x in r.starved))
 
 
 # -- JSON -------------------------------------------------------------------------------------------

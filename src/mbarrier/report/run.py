@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from mbarrier.explore.run import RunResult, Stuck, TraceStep, barrier_states
 from mbarrier.explore.schedule import Fingerprint, stamp
+from mbarrier.explore.who import Layout
 
 MAX_INLINE_SCHEDULE = 400
 
@@ -25,18 +26,6 @@ HEADLINE = {
     "limit": "INCOMPLETE: stopped at {bound} after {steps} steps, {live} threads still running",
     "interrupted": "INCOMPLETE: interrupted (Ctrl-C) after {steps} steps, {live} threads still running",
 }
-
-
-def _ranges(ids: list[int]) -> str:
-    out: list[str] = []
-    start = prev = ids[0]
-    for i in ids[1:] + [-2]:
-        if i == prev + 1:
-            prev = i
-            continue
-        out.append(str(start) if start == prev else f"{start}-{prev}")
-        start = prev = i
-    return ", ".join(out)
 
 
 def stuck_groups(stuck: list[Stuck]) -> Iterator[tuple[list[int], Stuck]]:
@@ -68,8 +57,11 @@ def format_outcome(r: RunResult, *, schedule: bool = True,
         if where:
             lines.append(f"  {where}")
         lines.append(f"  {r.message}")
+    if r.outcome == "stuck" and r.message:
+        lines.append(f"  {r.message}")
+    layout = Layout.of(m)
     for ids, s in stuck_groups(r.stuck):
-        who = f"thread {ids[0]}" if len(ids) == 1 else f"threads {_ranges(ids)}"
+        who = layout.threads(ids)
         where = f" ({s.site.source})" if s.site.source else ""
         lines.append(f"  {who}: line {s.site.line}{where}: {s.site.text}")
         lines.append(f"      {s.reason}")
