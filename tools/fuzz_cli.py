@@ -8,6 +8,7 @@ through `lint`, `run`, `check` and `export --promela` with small bounds. Counts 
 
     tools/fuzz_cli.py --mutants 2000 --seed 1            # a campaign; prints the counts
     tools/fuzz_cli.py --mutants 200 --keep /tmp/fails     # also writes each failing mutant there
+    venv/bin/python tools/fuzz_cli.py --installed ...     # the mbarrier installed there (a wheel)
 
 Deterministic: mutant i of seed S is the same on every machine (its source, its mutations, its run's
 seed), so a failure is reproduced with `--only I` or by the files `--keep` writes. The commands run in
@@ -34,7 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+# The checkout's package unless --installed asks for the one the interpreter imports (a wheel's): the
+# flag is read before argparse runs because the imports below decide which package is tested.
+if "--installed" not in sys.argv[1:]:
+    sys.path.insert(0, str(ROOT / "src"))
 
 from mbarrier import examples  # noqa: E402
 from mbarrier.cli import main  # noqa: E402
@@ -50,7 +54,7 @@ MAX_MEMORY = "2G"
 class Bounds:
     """The bounds each mutant's run and check get."""
 
-    timeout: float = 10.0     # --timeout of run and check (seconds)
+    timeout: float = 10.0     # --timeout of run, check and export (seconds)
     max_steps: int = 20_000   # run
     max_states: int = 200     # check
     walks: int = 1            # check's random walks: one runs their code; more cost time, not coverage
@@ -314,7 +318,8 @@ def commands(path: Path, launch: tuple[str, ...], seed: int,
     yield ["run", f, *launch, "--seed", str(seed), "--max-steps", str(b.max_steps), *bounds], b.timeout
     yield ["check", f, *launch, "--max-states", str(b.max_states), "--walks", str(b.walks), *bounds], \
         b.timeout
-    yield ["export", "--promela", f, *launch, "-o", str(path.with_suffix(".pml"))], None
+    yield ["export", "--promela", f, *launch, "-o", str(path.with_suffix(".pml")), "--timeout",
+           f"{b.timeout:g}"], b.timeout
 
 
 @dataclass
@@ -388,7 +393,11 @@ def _main() -> int:
     ap.add_argument("--only", type=int, metavar="I", help="run mutant I of the seed only (to reproduce it)")
     ap.add_argument("--keep", type=Path, metavar="DIR", help="write each failing mutant to DIR")
     ap.add_argument("--json", action="store_true", help="print the counts as JSON")
+    ap.add_argument("--installed", action="store_true",
+                    help="test the mbarrier package this interpreter imports (e.g. a wheel in a venv), not "
+                         "the checkout's src/")
     args = ap.parse_args()
+    print(f"testing mbarrier from {Path(examples.__file__).parents[1]}", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix="mbarrier-fuzz-") as tmp:
         report = campaign(args.mutants, args.seed, Path(tmp), args.only, args.keep,
                           log=lambda s: print(s, file=sys.stderr, flush=True))

@@ -5,12 +5,13 @@ parsing included."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from mbarrier import examples
-from mbarrier.cli import main
+from mbarrier.cli import build_parser, main
 
 RING = str(examples.path("ring_buffer"))
 CORPUS_RING = str(examples.HERE / "corpus" / "ring.ptx")
@@ -24,13 +25,35 @@ def _big_module(path: Path, lines: int = 300_000) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("command", ["run", "check"])
-def test_the_timeout_covers_parsing(tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
+@pytest.mark.parametrize("command", [["run"], ["check"], ["export", "--promela"]])
+def test_the_timeout_covers_parsing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                    command: list[str]) -> None:
     big = _big_module(tmp_path / "big.ptx")
-    assert main([command, big, "--grid", "1", "--block", "1", "--timeout", "0.05"]) == 3
+    build_parser()  # the commands' imports, once: the bound counts them, this test is about parsing
+    started = time.monotonic()
+    assert main([*command, big, "--grid", "1", "--block", "1", "--timeout", "0.05"]) == 3
+    assert time.monotonic() - started < 2.0  # lint parses it in 48 s at load average 11
     out, err = capsys.readouterr()
     assert f"the time bound (--timeout 0.05 s) was hit while reading and parsing {big}" in err
     assert "Traceback" not in err and out == ""
+
+
+def test_the_export_timeout_covers_the_export(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    def slow_export(*args: object) -> str:
+        time.sleep(30)
+        return "never"
+
+    monkeypatch.setattr("mbarrier.cli.export.export_promela", slow_export)
+    out_file = tmp_path / "m.pml"
+    started = time.monotonic()
+    assert main(["export", "--promela", CORPUS_RING, "--grid", "1", "--block", "3", "--timeout", "1",
+                 "-o", str(out_file)]) == 3
+    assert time.monotonic() - started < 5.0
+    out, err = capsys.readouterr()
+    assert err == (f"mbarrier export: incomplete: the time bound (--timeout 1 s) was hit while writing the "
+                   f"Promela model of {CORPUS_RING}; nothing was written\n")
+    assert out == "" and not out_file.exists()
 
 
 def test_a_timeout_while_parsing_is_in_the_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mbarrier.cli import EXIT_CLEAN, UsageError, options
+from mbarrier.cli import EXIT_CLEAN, EXIT_INCOMPLETE, UsageError, options
+from mbarrier.cli.bounds import Deadline, TimeoutHit
 from mbarrier.cli.run import add_launch_options, load_launch
 from mbarrier.cli.source import display_name
 from mbarrier.explore.promela import ExportError, export_promela
@@ -21,15 +22,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_launch_options(p)
     p.add_argument("-o", "--output", type=options.output_file, metavar="FILE",
                    help="write the model to FILE (default: stdout)")
+    p.add_argument("--timeout", type=options.seconds, metavar="S",
+                   help="stop after S seconds of wall time, reading, parsing and the export included "
+                        "(exit 3; nothing is written)")
     p.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    module, m = load_launch(args)
+    deadline = Deadline(args.timeout, getattr(args, "started", None))
+    name = display_name(args.file)
     try:
-        text = export_promela(module, m, args.kernel)
+        module, m = load_launch(args, deadline=deadline)
+        with deadline.phase(f"writing the Promela model of {name}"):
+            text = export_promela(module, m, args.kernel)
+    except TimeoutHit as e:
+        sys.stderr.write(f"mbarrier export: incomplete: {e.message()}; nothing was written\n")
+        return EXIT_INCOMPLETE
     except ExportError as e:
-        raise UsageError(f"{display_name(args.file)}: {e}") from None
+        raise UsageError(f"{name}: {e}") from None
     if args.output:
         options.write_output(args.output, text, "-o")
     else:
