@@ -12,8 +12,8 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "mbarrier"
 
 # docs/architecture.md's table: a package may import packages of a lower level, and its own modules.
-LEVELS = {"spec": 0, "core": 1, "ptx": 2, "sim": 3, "hw": 3, "explore": 4, "examples": 4, "report": 5,
-          "cli": 6, "api": 6, "testing": 7}
+LEVELS = {"spec": 0, "core": 1, "ptx": 2, "sim": 3, "hw": 3, "explore": 4, "examples": 4, "capture": 4,
+          "report": 5, "cli": 6, "api": 6, "testing": 7}
 # The top-level package re-exports the object (core); `python -m mbarrier` is the command line.
 FACADES = {"": "core", "__main__": "cli"}
 # ... and, on first use (its module __getattr__, and for type checkers under TYPE_CHECKING), the API for

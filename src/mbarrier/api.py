@@ -116,8 +116,9 @@ def _fingerprint(module: ast.Module, m: Machine, launch: Launch | LaunchSpec) ->
 
 
 def _launch_info(module: ast.Module, m: Machine, launch: Launch | LaunchSpec) -> LaunchInfo:
-    args = launch.args if isinstance(launch, Launch) else {}
-    return launch_of(module, m, args, launch.dynamic_shared)
+    if isinstance(launch, Launch):
+        return launch_of(module, m, launch.args, launch.dynamic_shared)
+    return launch_of(module, m, {}, launch.dynamic_shared, launch)
 
 
 def run(text: str, launch: Launch | LaunchSpec, *, seed: int = 0, burst: int = 8, schedule: str | None = None,

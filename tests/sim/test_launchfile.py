@@ -183,6 +183,8 @@ BAD_FILES = [
     ({"tensor_maps": {"t": {k: v for k, v in TM.items() if k != "boxDim"}}},
      "tensor_maps.t: missing key 'boxDim'"),
     ({"outputs": {"nope": "x.npy"}}, "outputs.nope: no buffer named 'nope'"),
+    ({"capture": {"gpu": "H100"}}, "capture: unknown key 'gpu'"),
+    ({"capture": {"after": {"g": "missing.bin"}}}, "capture.after.g: cannot read"),
 ]
 
 
@@ -247,6 +249,15 @@ def test_outputs_are_written_as_npy_and_bin(tmp_path: Path) -> None:
     o = np.load(tmp_path / "o.npy")
     assert o.shape == (8, 8) and (o == 0x07070707).all()
     json.dumps(doc)  # the document is plain JSON
+
+
+def test_a_captured_launch_keeps_the_gpus_buffers_beside_its_own(tmp_path: Path) -> None:
+    (tmp_path / "g.gpu.bin").write_bytes(b"\x07" * 8)
+    spec = sim.launch_from_dict(_doc(capture={"command": ["./a"], "device": "NVIDIA H200", "after": {
+        "g": "g.gpu.bin"}}), "t.json", tmp_path)
+    assert spec.capture_after == {"g": b"\x07" * 8}
+    with pytest.raises(sim.LaunchError, match="capture.after.zz: no buffer named 'zz'"):
+        sim.launch_from_dict(_doc(capture={"after": {"zz": "g.gpu.bin"}}), "t.json", tmp_path)
 
 
 def test_ptx_held_as_text_launches_like_a_file() -> None:

@@ -20,7 +20,7 @@ EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3
 EXIT_INTERRUPTED = 130  # Ctrl-C while reading input, before anything could be reported
 
-COMMANDS: tuple[str, ...] = ("demo", "lint", "run", "check", "support", "export", "conform")
+COMMANDS: tuple[str, ...] = ("demo", "lint", "run", "check", "support", "export", "conform", "capture")
 
 
 class UsageError(Exception):

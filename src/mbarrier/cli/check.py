@@ -35,6 +35,7 @@ from mbarrier.cli.run import (
     fresh_machine,
     launch_digest,
     launch_machine,
+    launch_spec,
     launch_words,
     load_launch,
     parse_args,
@@ -187,7 +188,7 @@ def main(args: argparse.Namespace) -> int:
     if args.perfetto or args.svg:
         timelines(module, args, result)
     if args.format != TEXT:
-        launch = launch_of(module, m, parse_args(args.arg), dynamic_shared(args))
+        launch = launch_of(module, m, parse_args(args.arg), dynamic_shared(args), launch_spec(args))
         report = check_report(result, display_name(args.file), launch, fingerprint)
         if args.format == JSON:
             write_json(report)

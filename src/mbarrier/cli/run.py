@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from mbarrier.capture import BufferComparison, compare
 from mbarrier.cli import EXIT_CLEAN, EXIT_FINDINGS, EXIT_INCOMPLETE, EXIT_USAGE, UsageError, colour, options
 from mbarrier.cli.bounds import Deadline, TimeoutHit, add_bound_options, memory_bound
 from mbarrier.cli.colour import Painter
@@ -79,6 +80,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--write", action="append", default=[], metavar="NAME=FILE",
                    help="after the run, write buffer NAME to FILE (.npy or .bin); with the launch file's "
                    "outputs, this one wins for NAME")
+    p.add_argument("--compare", action="store_true",
+                   help="after the run, compare the buffers with the GPU's (a launch file written by "
+                   "`mbarrier capture`): exit 1 when one differs")
     add_progress_options(p)
     p.set_defaults(handler=main)
 
@@ -265,6 +269,9 @@ def main(args: argparse.Namespace) -> int:
         how = f"random schedule, seed {args.seed}, bursts of 1..{args.burst} steps"
     if args.trace and args.format != TEXT:
         raise UsageError("--trace prints text: it goes with --format text only")
+    if args.compare and not launch_spec(args).capture_after:
+        raise UsageError("--compare: the launch file holds no buffers as the GPU left them (`capture.after`, "
+                         "written by mbarrier capture)")
     out = sys.stdout
     ctas = len(m.ctas)
     with Interrupt() as stop:
@@ -291,6 +298,11 @@ def main(args: argparse.Namespace) -> int:
     if result.outcome == "error" and result.site is None:
         raise UsageError(result.message)
     notes = list(replay_notes(scheduler, result)) if isinstance(scheduler, Replay) else []
+    differ = False
+    if args.compare:
+        for c in compare(launch_spec(args), m):
+            differ |= not c.equal
+            notes.append(comparison_text(c))
     dumps = {}
     for name, count in args.dump:
         base, size = m.buffers[name]
@@ -310,10 +322,10 @@ def main(args: argparse.Namespace) -> int:
     if args.format == JSON:
         sched = (Scheduler("replay") if isinstance(scheduler, Replay)
                  else Scheduler("random", args.seed, args.burst))
-        launch = launch_of(module, m, parse_args(args.arg), dynamic_shared(args))
+        launch = launch_of(module, m, parse_args(args.arg), dynamic_shared(args), launch_spec(args))
         write_json(run_report(result, display_name(args.file), launch, fingerprint, sched, not args.no_races,
                               dumps, notes))
-        return EXIT_BY_OUTCOME[result.outcome]
+        return _exit_code(result, differ)
     if result.trace is not None:
         for line in format_trace(result.trace):
             out.write(line + "\n")
@@ -330,4 +342,19 @@ def main(args: argparse.Namespace) -> int:
         out.write(f"{name}: {' '.join(str(w) for w in words)}\n")
     for path in written:
         out.write(f"wrote {path}\n")
-    return EXIT_BY_OUTCOME[result.outcome]
+    return _exit_code(result, differ)
+
+
+def _exit_code(result: RunResult, differ: bool) -> int:
+    code = EXIT_BY_OUTCOME[result.outcome]
+    return EXIT_FINDINGS if differ and code == EXIT_CLEAN else code
+
+
+def comparison_text(c: BufferComparison) -> str:
+    """One line of `--compare`."""
+    head = (f"compare {c.buffer}: the GPU changed {c.gpu_changed:,} of its {c.size:,} bytes, the replay "
+            f"{c.replay_changed:,}")
+    if c.equal:
+        return f"{head}: the same bytes"
+    return (f"{head}: DIFFERENT: {c.wrong:,} bytes the replay wrote differ from the GPU's, {c.missing:,} "
+            "bytes the GPU changed the replay did not")

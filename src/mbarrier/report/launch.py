@@ -9,8 +9,9 @@ from collections.abc import Mapping
 
 from mbarrier.explore.schedule import Fingerprint
 from mbarrier.ptx import ast
-from mbarrier.report.model import Argument, LaunchInfo
+from mbarrier.report.model import Argument, LaunchInfo, ParamBytes
 from mbarrier.sim.compile import SPECIAL_SLOT
+from mbarrier.sim.launchspec import Launch
 from mbarrier.sim.machine import Machine
 from mbarrier.sim.memory import Buffer
 
@@ -35,9 +36,21 @@ def _param_names(module: ast.Module, m: Machine, keys: Mapping[str | int, object
     return {k: params[k].name if isinstance(k, int) and k < len(params) else str(k) for k in keys}
 
 
+def _param_bytes(module: ast.Module, m: Machine, args: Mapping[str | int, object],
+                 spec: Launch | None) -> tuple[ParamBytes, ...]:
+    given = set(_param_names(module, m, args).values())
+    from_file = set(_param_names(module, m, spec.params).values()) if spec is not None else set()
+    out = []
+    for name, (off, size) in m.params.names.items():
+        source = "arg" if name in given else "launch" if name in from_file else "default"
+        out.append(ParamBytes(name, off, size, source, m.params.data[off:off + size].hex()))
+    return tuple(out)
+
+
 def launch_of(module: ast.Module, m: Machine, args: Mapping[str | int, ArgValue],
-              dynamic_shared: int | None) -> LaunchInfo:
-    """The launch of machine `m` of `module` with these arguments (keyed by name or position)."""
+              dynamic_shared: int | None, spec: Launch | None = None) -> LaunchInfo:
+    """The launch of machine `m` of `module` with these arguments (keyed by name or position) and the
+    launch file `spec` they override, if any."""
     names = _param_names(module, m, args)
     out = []
     for key, value in args.items():
@@ -48,7 +61,8 @@ def launch_of(module: ast.Module, m: Machine, args: Mapping[str | int, ArgValue]
         else:
             out.append(Argument(names[key], value=value))
     return LaunchInfo(m.threads[0].func.name, _dims(m, "%nctaid"), _dims(m, "%ntid"),
-                      _dims(m, "%cluster_nctaid"), len(m.threads), tuple(out), dynamic_shared)
+                      _dims(m, "%cluster_nctaid"), len(m.threads), tuple(out), dynamic_shared,
+                      _param_bytes(module, m, args, spec))
 
 
 def arg_text(value: ArgValue) -> str:

@@ -117,6 +117,19 @@ class Argument:
 
 
 @dataclass(frozen=True)
+class ParamBytes:
+    """A kernel parameter as the launch laid it out in the parameter memory: its `offset` and `size`,
+    its `bytes` (hexadecimal, little-endian as the kernel reads them) and their `source`: `arg` (an
+    `--arg` option), `launch` (the launch file) or `default` (a zero-filled buffer's address)."""
+
+    param: str
+    offset: int
+    size: int
+    source: str
+    bytes: str
+
+
+@dataclass(frozen=True)
 class LaunchInfo:
     """The launch as the machine has it (shapes X, Y, Z; a cluster from .reqnctapercluster counts)."""
 
@@ -127,6 +140,7 @@ class LaunchInfo:
     threads: int
     args: tuple[Argument, ...]
     dynamic_shared: int | None   # bytes given; null: the default (48 KiB when the kernel has extern shared)
+    params: tuple[ParamBytes, ...] = ()   # every parameter as laid out, in declaration order
 
 
 # -- findings ---------------------------------------------------------------------------------------

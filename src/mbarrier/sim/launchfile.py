@@ -35,7 +35,9 @@ from mbarrier.sim.memory import Buffer
 from mbarrier.sim.tensormap import TensorMap, TensorMapError
 
 T = TypeVar("T")
-_TOP = ("kernel", "grid", "block", "cluster", "dynamic_shared", "buffers", "tensor_maps", "params", "outputs")
+_TOP = ("kernel", "grid", "block", "cluster", "dynamic_shared", "buffers", "tensor_maps", "params", "outputs",
+        "capture")
+_CAPTURE = ("command", "device", "driver", "process", "launch", "api", "ptx", "addresses", "after")
 _TILED = ("encode", "tensorDataType", "tensorRank", "globalAddress", "globalDim", "globalStrides", "boxDim",
           "elementStrides", "interleave", "swizzle", "l2Promotion", "oobFill")
 _IM2COL = ("encode", "tensorDataType", "tensorRank", "globalAddress", "globalDim", "globalStrides",
@@ -328,7 +330,20 @@ def from_dict(data: object, source: str = "<launch>", base: Path | None = None) 
             raise r.fail(f"outputs.{name}", f"no buffer named {name!r} (buffers: "
                          f"{', '.join(launch.buffers) or 'none'})")
     launch.outputs = tuple(outputs.values())
+    if "capture" in d:
+        _capture(r, launch, d["capture"])
     return launch
+
+
+def _capture(r: _Reader, launch: Launch, v: object) -> None:
+    """`capture` (written by `mbarrier capture`, docs/capture.md): where the launch came from, and the
+    buffers as the GPU left them (`after`: buffer -> file), which a replay is compared with."""
+    d = r.obj(v, "capture", _CAPTURE)
+    after = r.each(d.get("after", {}), "capture.after", lambda _n, x, w: _file_bytes(r, x, w)[0])
+    for name in after:
+        if name not in launch.buffers:
+            raise r.fail(f"capture.after.{name}", f"no buffer named {name!r}")
+    launch.capture_after = after
 
 
 def read(path: str | Path) -> Launch:

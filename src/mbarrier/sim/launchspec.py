@@ -131,6 +131,8 @@ class Launch:
     outputs: tuple[Output, ...] = ()
     #: numpy dtype and shape of buffers read from .npy files (the default of their outputs)
     array_types: dict[str, tuple[str, tuple[int, ...]]] = field(default_factory=dict)
+    #: a captured launch's buffers as the GPU left them (`mbarrier capture`), to compare a replay with
+    capture_after: dict[str, bytes] = field(default_factory=dict)
     source: str = ""  # where it was read from, for messages
 
     def digest(self) -> str:

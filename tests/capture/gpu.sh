@@ -1,0 +1,33 @@
+#!/bin/sh
+# Regenerates tests/capture/data/ on a machine with a Hopper GPU (what test_recorded.py replays): captures
+# the two programs of tests/capture/programs with `mbarrier capture` and keeps each launch file, its
+# buffers (before the launch, and after it as the GPU left them) and its PTX.
+#
+#   CUTLASS_DIR=.../cutlass_library/source tests/capture/gpu.sh OUTDIR      # builds cutlass_gemm
+#   CUTLASS_BIN=.../cutlass_gemm tests/capture/gpu.sh OUTDIR                # or takes it built
+#
+# CUTLASS_DIR: the nvidia-cutlass 4.2.0.0 wheel unzipped (pip download --no-deps nvidia-cutlass==4.2.0.0),
+# its cutlass_library/source. Needs nvcc 13.0 (for the build), PyTorch and Triton 3.6 (for the second).
+set -eu
+out=${1:?usage: gpu.sh OUTDIR}
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+bin=${CUTLASS_BIN:-}
+if [ -z "$bin" ]; then
+    cut=${CUTLASS_DIR:?set CUTLASS_DIR or CUTLASS_BIN}
+    bin=$tmp/cutlass_gemm
+    nvcc -std=c++17 --expt-relaxed-constexpr -gencode 'arch=compute_90a,code=[sm_90a,compute_90a]' \
+        -I"$cut/include" -I"$cut/tools/util/include" "$here/programs/cutlass_gemm.cu" -o "$bin"
+fi
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+# one cluster of two CTAs (256 x 128 x 128: two 128 x 128 tiles, two k-blocks of 64)
+python3 -m mbarrier capture -o "$tmp/cutlass_gemm" -- "$bin" 256 128 128
+# one CTA (64 x 64 x 128: one 64 x 64 tile, two k-blocks of 64); exact allocations, not torch's pool
+PYTORCH_NO_CUDA_MEMORY_CACHING=1 TRITON_CACHE_DIR=$tmp/triton-cache python3 -m mbarrier capture \
+    --kernel 'matmul_tma*' --ptx "$tmp/triton-cache" -o "$tmp/triton_tma_matmul" -- \
+    python3 "$here/programs/triton_tma_matmul.py" 64 64 128
+for d in cutlass_gemm triton_tma_matmul; do
+    mkdir -p "$out/$d"
+    cp "$tmp/$d"/*.launch.json "$tmp/$d"/*.bin "$tmp/$d"/module-*.ptx "$out/$d/"
+done
+rm -rf "$tmp"

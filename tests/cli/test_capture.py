@@ -1,0 +1,39 @@
+"""`mbarrier capture` and `run --compare` as a user meets their errors: exit 2 with a message, never a
+traceback. (The capture itself: tests/capture/.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mbarrier.cli import main
+from mbarrier.examples import HERE
+
+
+def test_capture_without_a_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["capture", "-o", str(tmp_path)]) == 2
+    assert "no command to run" in capsys.readouterr().err
+
+
+@pytest.mark.tool("cc")
+def test_capture_of_a_program_that_cannot_start(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["capture", "-o", str(tmp_path), "--", str(tmp_path / "no-such-program")]) == 2
+    assert "cannot run" in capsys.readouterr().err
+
+
+@pytest.mark.tool("cc")
+def test_capture_of_a_failing_program_without_launches(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["capture", "-o", str(tmp_path), "--", "false"]) == 2
+    captured = capsys.readouterr()
+    assert "0 launch files" in captured.out
+    assert "false exited with status 1" in captured.err
+    assert not (tmp_path / "raw").exists()   # the interposer's records are removed unless --keep-raw
+
+
+def test_compare_needs_a_captured_launch(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", str(HERE / "struct_ring.ptx"), "--launch", str(HERE / "struct_ring.launch.json"),
+                 "--compare", "-q"])
+    assert code == 2
+    assert "--compare: the launch file holds no buffers as the GPU left them" in capsys.readouterr().err
