@@ -27,8 +27,9 @@ REGS = "\t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n\t.shared .align 8 .b64 bar;\n"
 
 #: A value that is a number written as text ("0", "0x30", "-1").
 NUMERIC_TEXT = re.compile(r"-?(0x[0-9a-fA-F]+|[0-9]+)")
-#: Keys whose strings are free text that may happen to be all digits (a kernel's printf output).
-FREE_TEXT = frozenset({"text"})
+#: Keys whose strings may happen to be all digits: free text (a kernel's printf output), and a
+#: parameter's bytes in hexadecimal (launch.params: a byte string, not a number).
+FREE_TEXT = frozenset({"text", "bytes"})
 
 
 def _numeric_strings(node: Any, path: str = "") -> list[str]:
