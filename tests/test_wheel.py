@@ -1,6 +1,8 @@
 """The package outside its checkout: a wheel built from this tree, installed into a fresh virtual
 environment, runs every command example of README.md and docs/*.md (the ```sh blocks, the ```python
-blocks and the `python -m mbarrier...` commands named in the text) from a directory outside the checkout,
+blocks, the `python -m mbarrier...` commands named in the text, and the `mbarrier ...` commands of the
+text and of `$ ` lines in output blocks that name bundled files: `$E/`, `$C/`, `$R/`) from a directory
+outside the checkout,
 so nothing may read the source tree at run time. Building needs setuptools>=77 here (the test extra
 has it); nothing is downloaded."""
 
@@ -24,6 +26,10 @@ CHECKOUT_ONLY = re.compile(r"pip install|pytest|\btools/|\bbench/")
 TOOL_WORDS = {"nvcc": "nvcc", "ptxas": "ptxas", "spin": "spin"}
 #: Exit codes of a working example (2 is a usage or input error: the example itself is wrong).
 GOOD_EXITS = {0, 1, 3}
+#: The bundled modules as the pages name them (README.md defines E, C and R so).
+BUNDLED = ("E=$(python3 -c 'import mbarrier.examples as e; print(e.HERE)')\nC=$E/corpus\n"
+           "R=$(python3 -c 'import mbarrier.examples.races as r; print(r.HERE)')\nmkdir -p docs\n")
+NAMES_BUNDLED = re.compile(r"\$[ECR]/")
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,11 @@ def examples() -> list[Example]:
                     found.append(Example(where, (c,), preamble, TOOL_WORDS[c.split()[0]]))
         for m in re.finditer(r"`(python3? -m mbarrier[\w.]*(?: [^`<>\[\]|]*)?)`", text):
             found.append(Example(f"{page.name}:{text.count(chr(10), 0, m.start()) + 1}", (m.group(1),)))
+        for m in re.finditer(r"`(mbarrier [^`]*)`|^\$ (mbarrier .*)$", text, flags=re.M):
+            command = " ".join((m.group(1) or m.group(2)).split())
+            if NAMES_BUNDLED.search(command):
+                found.append(Example(f"{page.name}:{text.count(chr(10), 0, m.start()) + 1}", (command,),
+                                     BUNDLED))
     return found
 
 
