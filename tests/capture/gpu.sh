@@ -26,7 +26,11 @@ python3 -m mbarrier capture -o "$tmp/cutlass_gemm" -- "$bin" 256 128 128
 PYTORCH_NO_CUDA_MEMORY_CACHING=1 TRITON_CACHE_DIR=$tmp/triton-cache python3 -m mbarrier capture \
     --kernel 'matmul_tma*' --ptx "$tmp/triton-cache" -o "$tmp/triton_tma_matmul" -- \
     python3 "$here/programs/triton_tma_matmul.py" 64 64 128
-for d in cutlass_gemm triton_tma_matmul; do
+# a grid of 2 x 2 CTAs (128 x 128 x 128), of which the test replays one
+PYTORCH_NO_CUDA_MEMORY_CACHING=1 TRITON_CACHE_DIR=$tmp/triton-cache-grid python3 -m mbarrier capture \
+    --kernel 'matmul_tma*' --ptx "$tmp/triton-cache-grid" -o "$tmp/triton_tma_matmul_grid" -- \
+    python3 "$here/programs/triton_tma_matmul.py" 128 128 128
+for d in cutlass_gemm triton_tma_matmul triton_tma_matmul_grid; do
     mkdir -p "$out/$d"
     cp "$tmp/$d"/*.launch.json "$tmp/$d"/*.bin "$tmp/$d"/module-*.ptx "$out/$d/"
 done

@@ -7,6 +7,8 @@ simulator: the bytes the replay leaves in the output buffer are the bytes the GP
   the nvidia-cutlass 4.2.0.0 wheel's headers); test_the_cutlass_ptx_is_ours rebuilds it.
 - data/triton_tma_matmul: programs/triton_tma_matmul.py 64 x 64 x 128 (Triton 3.6, host-side tensor
   descriptors), one CTA, three tensor maps and fifteen scalars; its PTX from Triton's cache of that run.
+- data/triton_tma_matmul_grid: the same program at 128 x 128 x 128 on an H200: a grid of 2 x 2 CTAs, of
+  which a replay runs one (`ctas`), the others' output left to the GPU.
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ DATA = Path(__file__).with_name("data")
 PROGRAMS = Path(__file__).with_name("programs")
 
 
-def _replay(name: str, races: bool) -> tuple[explore.RunResult, list[BufferComparison]]:
+def _replay(name: str, races: bool, ctas: list[tuple[int, ...]] | None = None
+            ) -> tuple[explore.RunResult, list[BufferComparison]]:
     (path,) = (DATA / name).glob("*.launch.json")
     spec = sim.read_launch(path)
     module = sim.load(path.parent / json.loads(path.read_text())["capture"]["ptx"])
-    m = sim.launch(module, spec=spec)
+    m = sim.launch(module, spec=spec, ctas=ctas)
     if races:
         track(m)
     r = explore.run(m, explore.RandomScheduler(2))
@@ -54,6 +57,16 @@ def test_the_cutlass_gemm_replays_to_the_gpus_bytes() -> None:
     assert c.buffer == "b3" and c.size == 256 * 128 * 2   # D, bf16
     assert c.equal and c.wrong == 0 and c.missing == 0
     assert c.gpu_changed > 30000
+
+
+def test_one_cta_of_a_grid_writes_the_gpus_bytes_of_its_tile() -> None:
+    r, (c,) = _replay("triton_tma_matmul_grid", races=False, ctas=[(1, 0)])
+    assert r.ok, r.message
+    assert c.partial and c.equal and c.wrong == 0
+    # C is 128 x 128 f16, row-major: CTA (1, 0) writes rows 64..127 of columns 0..63, a quarter of it;
+    # the bytes it changed are a quarter of the GPU's, give or take the tiles' own poison-equal bytes
+    assert 0 < c.replay_changed < c.gpu_changed and c.missing == c.gpu_changed - c.replay_changed
+    assert abs(4 * c.replay_changed - c.gpu_changed) < c.gpu_changed // 10
 
 
 def _code(text: str) -> list[str]:

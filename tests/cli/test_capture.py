@@ -32,6 +32,15 @@ def test_capture_of_a_failing_program_without_launches(tmp_path: Path,
     assert not (tmp_path / "raw").exists()   # the interposer's records are removed unless --keep-raw
 
 
+def test_a_cta_option_that_is_no_cta(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", str(HERE / "struct_ring.ptx"), "--launch", str(HERE / "struct_ring.launch.json"),
+                 "--cta", "1,x", "-q"]) == 2
+    assert "--cta '1,x': expected X[,Y,Z] with non-negative integers" in capsys.readouterr().err
+    assert main(["run", str(HERE / "struct_ring.ptx"), "--launch", str(HERE / "struct_ring.launch.json"),
+                 "--cta", "1", "-q"]) == 2
+    assert "CTA (1, 0, 0) is outside the grid (1, 1, 1)" in capsys.readouterr().err
+
+
 def test_compare_needs_a_captured_launch(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["run", str(HERE / "struct_ring.ptx"), "--launch", str(HERE / "struct_ring.launch.json"),
                  "--compare", "-q"])

@@ -184,6 +184,9 @@ BAD_FILES = [
      "tensor_maps.t: missing key 'boxDim'"),
     ({"outputs": {"nope": "x.npy"}}, "outputs.nope: no buffer named 'nope'"),
     ({"capture": {"gpu": "H100"}}, "capture: unknown key 'gpu'"),
+    ({"ctas": []}, "ctas: expected a list of CTAs"),
+    ({"ctas": [[0, 0, 0, 0]]}, "ctas[0]: expected 1 to 3 integers, got 4"),
+    ({"ctas": [[-1]]}, "ctas[0][0]: -1 is out of range"),
     ({"capture": {"after": {"g": "missing.bin"}}}, "capture.after.g: cannot read"),
 ]
 
@@ -258,6 +261,17 @@ def test_a_captured_launch_keeps_the_gpus_buffers_beside_its_own(tmp_path: Path)
     assert spec.capture_after == {"g": b"\x07" * 8}
     with pytest.raises(sim.LaunchError, match="capture.after.zz: no buffer named 'zz'"):
         sim.launch_from_dict(_doc(capture={"after": {"zz": "g.gpu.bin"}}), "t.json", tmp_path)
+
+
+def test_ctas_run_the_clusters_that_hold_them_in_the_whole_grid() -> None:
+    ptx = module(".reg .b32 %r<4>;\n    mov.u32 %r1, %nctaid.x;\n    ret;\n")
+    m = sim.launch(ptx, spec=sim.launch_from_dict({"grid": [4, 2], "block": 32, "cluster": 2,
+                                                   "ctas": [[3, 1], 2]}))
+    # CTA (3, 1) is in cluster (1, 1), CTA (2, 0) in cluster (1, 0): four CTAs of the grid's eight
+    assert sorted(c.ctaid for c in m.ctas) == [(2, 0, 0), (2, 1, 0), (3, 0, 0), (3, 1, 0)]
+    assert len(m.clusters) == 2 and len(m.threads) == 4 * 32
+    with pytest.raises(sim.LaunchError, match=r"CTA \(4, 0, 0\) is outside the grid \(4, 2, 1\)"):
+        sim.launch(ptx, grid=(4, 2), block=32, ctas=[(4,)])
 
 
 def test_ptx_held_as_text_launches_like_a_file() -> None:

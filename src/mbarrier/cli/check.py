@@ -31,6 +31,7 @@ from mbarrier.cli.interrupt import Interrupt
 from mbarrier.cli.progress import Progress, add_progress_options
 from mbarrier.cli.run import (
     add_launch_options,
+    cta_words,
     dynamic_shared,
     fresh_machine,
     launch_digest,
@@ -172,9 +173,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         with Interrupt() as stop:
             if args.format == TEXT:  # what is being checked, while it runs
-                ctas = len(m.ctas)
-                sys.stdout.write(f"{display_name(args.file)}: kernel {m.threads[0].func.name}, {ctas} "
-                                 f"CTA{'s' if ctas > 1 else ''} of {len(m.ctas[0].threads)} threads\n")
+                sys.stdout.write(f"{display_name(args.file)}: kernel {m.threads[0].func.name}, "
+                                 f"{cta_words(m)} of {len(m.ctas[0].threads)} threads\n")
                 sys.stdout.flush()
             opts.stop = stop
             result: CheckResult = check_machine(m, module, opts)

@@ -43,6 +43,7 @@ from mbarrier.report.run import format_outcome, format_trace
 from mbarrier.report.text import printable
 from mbarrier.report.timeline import record
 from mbarrier.sim import Buffer, Launch, LaunchError, Machine, launch, read_launch
+from mbarrier.sim.compile import SPECIAL_SLOT
 from mbarrier.sim.launch import listing
 from mbarrier.sim.launchfile import output_option, write_outputs
 from mbarrier.sim.races import track
@@ -103,6 +104,9 @@ def add_launch_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dynamic-shared", type=options.non_negative, metavar="BYTES",
                    help="dynamic shared memory for .extern .shared arrays (default 48 KiB when the kernel "
                    "has any)")
+    p.add_argument("--cta", action="append", default=[], metavar="X[,Y,Z]",
+                   help="run only the cluster holding this CTA of the grid, which keeps its shape "
+                   "(repeatable; default: the launch file's ctas, else every CTA)")
 
 
 def parse_dims(text: str | None, what: str) -> tuple[int, ...] | None:
@@ -115,6 +119,30 @@ def parse_dims(text: str | None, what: str) -> tuple[int, ...] | None:
     if not 1 <= len(dims) <= 3 or min(dims) < 1:
         raise UsageError(f"--{what} {text!r}: expected X[,Y,Z] with positive integers")
     return dims
+
+
+def cta_words(m: Machine) -> str:
+    """`2 CTAs`, or `1 CTA of the grid's 4` when `--cta` chose some."""
+    n, grid = len(m.ctas), 1
+    for axis in "xyz":
+        dim = m.threads[0].regs[SPECIAL_SLOT[f"%nctaid.{axis}"]]
+        assert isinstance(dim, int)
+        grid *= dim
+    return f"{n} CTA{'s' if n > 1 else ''}" + (f" (of the grid's {grid})" if n < grid else "")
+
+
+def parse_ctas(items: list[str]) -> list[tuple[int, ...]] | None:
+    """`--cta X[,Y,Z]` options (None: none given)."""
+    out = []
+    for text in items:
+        try:
+            cta = tuple(int(x, 0) for x in text.split(","))
+        except ValueError:
+            cta = ()
+        if not 1 <= len(cta) <= 3 or min(cta) < 0:
+            raise UsageError(f"--cta {text!r}: expected X[,Y,Z] with non-negative integers")
+        out.append(cta)
+    return out or None
 
 
 def parse_args(items: list[str]) -> dict[str | int, int | Buffer]:
@@ -181,8 +209,10 @@ def dynamic_shared(args: argparse.Namespace) -> int | None:
 
 
 def launch_digest(args: argparse.Namespace) -> str:
-    """What the launch file adds to a schedule's fingerprint ('' without one)."""
-    return launch_spec(args).digest() if getattr(args, "launch", None) else ""
+    """What the launch file and `--cta` add to a schedule's fingerprint ('' without either)."""
+    digest = launch_spec(args).digest() if getattr(args, "launch", None) else ""
+    ctas = parse_ctas(getattr(args, "cta", []))
+    return digest + (f";ctas={ctas}" if ctas else "")
 
 
 def launch_machine(module: ast.Module, args: argparse.Namespace) -> Machine:
@@ -192,7 +222,7 @@ def launch_machine(module: ast.Module, args: argparse.Namespace) -> Machine:
         return launch(module, args.kernel, grid=parse_dims(args.grid, "grid"),
                       block=parse_dims(args.block, "block"), cluster=parse_dims(args.cluster, "cluster"),
                       args=parse_args(args.arg), dynamic_shared=getattr(args, "dynamic_shared", None),
-                      max_memory=memory_bound(args), spec=spec)
+                      max_memory=memory_bound(args), spec=spec, ctas=parse_ctas(args.cta))
     except LaunchError as e:
         raise UsageError(str(e)) from None
 
@@ -216,6 +246,8 @@ def launch_words(args: argparse.Namespace) -> list[str]:
             words += [f"--{option.replace('_', '-')}", str(value)]
     for item in args.arg:
         words += ["--arg", item]
+    for item in args.cta:
+        words += ["--cta", item]
     return words
 
 
@@ -273,11 +305,10 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--compare: the launch file holds no buffers as the GPU left them (`capture.after`, "
                          "written by mbarrier capture)")
     out = sys.stdout
-    ctas = len(m.ctas)
     with Interrupt() as stop:
         if args.format == TEXT:
-            out.write(f"{display_name(args.file)}: kernel {m.threads[0].func.name}, {ctas} "
-                      f"CTA{'s' if ctas > 1 else ''} of {len(m.ctas[0].threads)} threads, "
+            out.write(f"{display_name(args.file)}: kernel {m.threads[0].func.name}, {cta_words(m)} of "
+                      f"{len(m.ctas[0].threads)} threads, "
                       f"clusters of {len(m.ctas[0].cluster.ctas)}; {how}\n")
             out.flush()  # what is being run, while it runs
         if not args.no_races:
@@ -354,6 +385,9 @@ def comparison_text(c: BufferComparison) -> str:
     """One line of `--compare`."""
     head = (f"compare {c.buffer}: the GPU changed {c.gpu_changed:,} of its {c.size:,} bytes, the replay "
             f"{c.replay_changed:,}")
+    if c.equal and c.missing:
+        return (f"{head}: the bytes the replay wrote are the GPU's; {c.missing:,} bytes the GPU changed "
+                "belong to CTAs the replay left out")
     if c.equal:
         return f"{head}: the same bytes"
     return (f"{head}: DIFFERENT: {c.wrong:,} bytes the replay wrote differ from the GPU's, {c.missing:,} "

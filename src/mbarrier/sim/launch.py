@@ -8,7 +8,7 @@ not given is an error naming it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from mbarrier.ptx import ast
@@ -282,17 +282,38 @@ def _compiled(module: ast.Module, funcs: list[ast.Function], layout: Layout) -> 
     return code
 
 
+def _chosen_clusters(ctas: Sequence[tuple[int, ...]] | None, grid: Dim3,
+                     cluster: Dim3) -> set[tuple[int, int, int]] | None:
+    """The clusters (by cluster coordinates) that hold the CTAs asked for; None for all."""
+    if ctas is None:
+        return None
+    if not ctas:
+        raise LaunchError("ctas: give at least one CTA of the grid to run")
+    out = set()
+    for cta in ctas:
+        if not 1 <= len(cta) <= 3 or any(not isinstance(v, int) or v < 0 for v in cta):
+            raise LaunchError(f"CTA {cta!r}: expected 1 to 3 non-negative integers")
+        x, y, z = (tuple(cta) + (0, 0))[:3]
+        if not (x < grid[0] and y < grid[1] and z < grid[2]):
+            raise LaunchError(f"CTA ({x}, {y}, {z}) is outside the grid {grid}")
+        out.add((x // cluster[0], y // cluster[1], z // cluster[2]))
+    return out
+
+
 def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[int, ...] | None = None,
            block: int | tuple[int, ...] | None = None, cluster: int | tuple[int, ...] | None = None,
            args: Mapping[str | int, ArgValue] | None = None, dynamic_shared: int | None = None,
            max_memory: int | None = None, spec: Launch | None = None,
-           envregs: Mapping[int, int] | None = None) -> Machine:
+           envregs: Mapping[int, int] | None = None,
+           ctas: Sequence[tuple[int, ...]] | None = None) -> Machine:
     """A machine ready to run `kernel` over the grid (see `mbarrier.explore.run`). `dynamic_shared`:
     bytes of dynamic shared memory for `.extern .shared` arrays (default 48 KiB when the kernel has any).
     `max_memory`: a LaunchError, before any thread is made, if the machine would take more bytes.
     `spec`: a launch described as data (`sim.Launch`, what a launch file holds); the other arguments
     override its fields, and its buffers and tensor maps are there for the arguments to point at. Grid and
-    block default to 1. `envregs`: values of %envreg0..31 (32-bit; the others read 0)."""
+    block default to 1. `envregs`: values of %envreg0..31 (32-bit; the others read 0). `ctas`: run only
+    the clusters that hold these CTAs (coordinates of 1 to 3 integers) of the grid, which keeps its shape
+    (%nctaid, %nclusterid): a part of a large launch (default: the launch file's, else every CTA)."""
     spec = spec or Launch()
     fn = pick_kernel(module, kernel if kernel is not None else spec.kernel)
     if dynamic_shared is None:
@@ -384,7 +405,9 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
         raise LaunchError(f"kernel {fn.name} needs {layout.local_size:,} bytes of local memory per thread "
                           f"(its .local and .param frames): more than the {MAX_LOCAL_PER_THREAD:,} a thread "
                           "can have")
-    nctas = g[0] * g[1] * g[2]
+    ncl = (g[0] // c[0], g[1] // c[1], g[2] // c[2])
+    chosen = _chosen_clusters(ctas if ctas is not None else spec.ctas, g, c)
+    nctas = g[0] * g[1] * g[2] if chosen is None else len(chosen) * c[0] * c[1] * c[2]
     need = nctas * (shared_size + CTA_BYTES) + nctas * nthreads * thread_bytes(code.nregs, layout.local_size)
     if max_memory is not None and need > max_memory:
         raise LaunchError(f"the launch needs about {need:,} bytes before its first step ({nctas:,} CTA"
@@ -402,11 +425,12 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
             return f"shared[{off:#x}]"
         return best[1] if off == best[0] else f"{best[1]}+{off - best[0]}"
 
-    ncl = (g[0] // c[0], g[1] // c[1], g[2] // c[2])
     cluster_objs: dict[tuple[int, int, int], Cluster] = {}
     for cz in range(ncl[2]):
         for cy in range(ncl[1]):
             for cx in range(ncl[0]):
+                if chosen is not None and (cx, cy, cz) not in chosen:
+                    continue
                 cl = Cluster(len(m.clusters))
                 m.clusters.append(cl)
                 cluster_objs[(cx, cy, cz)] = cl
@@ -414,6 +438,8 @@ def launch(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[i
         for y in range(g[1]):
             for x in range(g[0]):
                 cid = (x // c[0], y // c[1], z // c[2])
+                if cid not in cluster_objs:
+                    continue
                 cl = cluster_objs[cid]
                 local = (x % c[0], y % c[1], z % c[2])
                 rank = local[0] + local[1] * c[0] + local[2] * c[0] * c[1]

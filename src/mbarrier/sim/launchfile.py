@@ -35,8 +35,8 @@ from mbarrier.sim.memory import Buffer
 from mbarrier.sim.tensormap import TensorMap, TensorMapError
 
 T = TypeVar("T")
-_TOP = ("kernel", "grid", "block", "cluster", "dynamic_shared", "buffers", "tensor_maps", "params", "outputs",
-        "capture")
+_TOP = ("kernel", "grid", "block", "cluster", "dynamic_shared", "ctas", "buffers", "tensor_maps", "params",
+        "outputs", "capture")
 _CAPTURE = ("command", "device", "driver", "process", "launch", "api", "ptx", "addresses", "after")
 _TILED = ("encode", "tensorDataType", "tensorRank", "globalAddress", "globalDim", "globalStrides", "boxDim",
           "elementStrides", "interleave", "swizzle", "l2Promotion", "oobFill")
@@ -319,6 +319,11 @@ def from_dict(data: object, source: str = "<launch>", base: Path | None = None) 
             setattr(launch, k, r.dims(d[k], k))
     if "dynamic_shared" in d:
         launch.dynamic_shared = r.integer(d["dynamic_shared"], "dynamic_shared", 0)
+    if "ctas" in d:
+        if not isinstance(d["ctas"], list) or not d["ctas"]:
+            raise r.fail("ctas", f"expected a list of CTAs, got {_show(d['ctas'])}")
+        launch.ctas = tuple(r.ints([c] if isinstance(c, int) else c, f"ctas[{i}]", 0, None, (1, 3))
+                            for i, c in enumerate(d["ctas"]))
     launch.buffers = r.each(d.get("buffers", {}), "buffers", lambda n, v, w: _buffer(r, launch, n, v, w))
     launch.tensor_maps = r.each(d.get("tensor_maps", {}), "tensor_maps",
                                 lambda _n, v, w: _tensor_map(r, v, w))

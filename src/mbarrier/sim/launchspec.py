@@ -125,6 +125,8 @@ class Launch:
     block: tuple[int, ...] | None = None
     cluster: tuple[int, ...] | None = None
     dynamic_shared: int | None = None
+    #: run only the clusters holding these CTAs of the grid (None: every CTA)
+    ctas: tuple[tuple[int, ...], ...] | None = None
     buffers: dict[str, Buffer] = field(default_factory=dict)
     params: dict[str | int, Value] = field(default_factory=dict)
     tensor_maps: dict[str, TensorMapArg] = field(default_factory=dict)
@@ -138,7 +140,7 @@ class Launch:
     def digest(self) -> str:
         """A digest of everything that changes the run (not the outputs): for schedule fingerprints."""
         h = hashlib.sha256()
-        for part in (self.kernel, self.grid, self.block, self.cluster, self.dynamic_shared,
+        for part in (self.kernel, self.grid, self.block, self.cluster, self.dynamic_shared, self.ctas,
                      sorted((str(k), repr(v)) for k, v in self.params.items()),
                      sorted((k, repr(v)) for k, v in self.tensor_maps.items())):
             h.update(repr(part).encode())
