@@ -137,5 +137,5 @@ def test_deadlock_after_an_exit_without_arrive_drop_says_so() -> None:
     # 9.7.13.15.14: a thread that leaves must arrive_drop, or later phases still count it.
     r = check(sim.load(CORPUS / "exit_no_drop.ptx"), grid=1, block=3)
     (f,) = r.findings
-    assert "thread 2 exited while arrivals are still pending" in f.message
+    assert "its missing arrivals could only have come from thread 2, which exited" in f.message
     assert "arrive_drop" in f.message

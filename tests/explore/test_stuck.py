@@ -44,7 +44,8 @@ def test_wait_reasons_are_values_compared_by_what_releases_the_thread() -> None:
 
 
 # The planted bugs of the shape corpus that deadlock, each at its smallest launch (one consumer warp, or
-# warpgroup; three iterations where `empty` must complete a phase first, two stages), and the headline
+# warpgroup; three iterations where `empty` must complete a phase first, two stages; four where the
+# named barrier's skipped release is the second one), and the headline
 # that must name the starved barrier and its counts: (block, trips, barrier, CTA, what is missing, the
 # phase, expected arrivals, arrivals that came, transaction bytes outstanding, the words).
 HEADLINES = {
@@ -66,6 +67,10 @@ HEADLINES = {
         "mbarrier _ZZ7clusterE4full (shared 0x100, CTA 1) got its one expected arrival of phase 0 but 128 "
         "transaction bytes are still outstanding, and no copy in flight will complete them; threads 64-95 "
         "(CTA 1, warp 0) wait for it"),
+    "named_bug_skip": (
+        64, 4, "bar.sync 2", 0, "arrivals", 0, 64, 32, 0,
+        "bar.sync 2 (CTA 0) expects 64 threads but only 32 arrived, and no other can come; threads 32-63 "
+        "(warp 1) wait at it"),
     "cpasync_bug_inc": (
         64, 1, "_ZZ7cpasyncE4full", 0, "no arrival", 0, 32, 0, 0,
         "mbarrier _ZZ7cpasyncE4full (shared 0x100, CTA 0) expects 32 arrivals in phase 0 but none came, and "
@@ -134,7 +139,8 @@ def test_a_thread_that_exited_is_named_only_when_no_thread_left_could_arrive() -
     module = sim.load(CORPUS / "exit_no_drop.ptx")
     r = run(sim.launch(module, grid=1, block=3), RandomScheduler(0))
     assert r.outcome == Outcome.STUCK
-    assert r.message.endswith("; thread 2 exited while arrivals are still pending (a thread counted in the "
-                              "expected arrivals must mbarrier.arrive_drop before it leaves)")
+    assert r.message.endswith("; every thread left waits for it, so its missing arrivals could only have "
+                              "come from thread 2, which exited (a thread counted in the expected arrivals "
+                              "must mbarrier.arrive_drop before it leaves)")
     ring = run(_shape("ring_bug_count").launch(), RandomScheduler(0))
     assert ring.outcome == Outcome.STUCK and "exited" not in ring.message

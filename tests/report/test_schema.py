@@ -220,9 +220,9 @@ def test_the_schema_rejects_what_it_must() -> None:
         elif change == "verified with findings":
             d["verdict"] = "verified"
         elif change == "starved what":
-            f["starved"] = [{"barrier": "full", "address": 0, "cta": 0, "missing": "patience", "phase": 0,
-                             "expected": 1, "arrived": 0, "pending": 1, "tx": 0, "landing": 0,
-                             "waiters": [0], "summary": "s"}]
+            f["starved"] = [{"waits_on": "mbarrier", "barrier": "full", "address": 0, "cta": 0,
+                             "missing": "patience", "phase": 0, "expected": 1, "arrived": 0, "pending": 1,
+                             "tx": 0, "landing": 0, "waiters": [0], "summary": "s"}]
         else:
             d["extra"] = 1
         bad.append(d)

@@ -68,8 +68,11 @@ def blocked(m: Machine, t: Thread, wait: Wait | None = None) -> Blocked:
 class Starved:
     """A phase of an mbarrier that threads wait for and that can no longer complete (nothing can move):
     the object (symbol, shared offset, CTA), its phase and counts, the transaction bytes still outstanding,
-    the bytes that copies in flight would still complete on it, and the threads that wait for it."""
+    the bytes that copies in flight would still complete on it, and the threads that wait for it. Or
+    (`waits_on` "bar") a bar.sync barrier that counted some of its threads: its number as `address`, the
+    threads it expects and those that arrived."""
 
+    waits_on: str               # "mbarrier" or "bar"
     barrier: str
     address: int
     cta: int                    # the index of its CTA
@@ -102,6 +105,10 @@ class Starved:
         obj = f"mbarrier {self.barrier} (shared {self.address:#x}, CTA {self.cta_name})"
         n, p = self.expected, self.phase
         short = self.short
+        who = f"{layout.threads(self.waiters)} {plural(self.waiters, 'waits', 'wait')}"
+        if self.waits_on == "bar":
+            return (f"{self.barrier} (CTA {self.cta_name}) expects {n} threads but only {self.arrived} "
+                    f"arrived, and no other can come; {who} at it")
         if short == "invalid":
             text = f"{obj} is not an initialized object, so no phase of it completes"
         elif short == "bytes":
@@ -116,7 +123,7 @@ class Starved:
             text = f"{obj} expects {_count(n, 'arrival')} in phase {p} but {came}, and no other can come"
             if self.tx > 0:
                 text += f" ({self.tx} transaction bytes are outstanding too)"
-        return f"{text}; {layout.threads(self.waiters)} {plural(self.waiters, 'waits', 'wait')} for it"
+        return f"{text}; {who} for it"
 
 
 def _count(n: int, noun: str) -> str:
@@ -130,38 +137,53 @@ def starved(m: Machine, waits: Sequence[tuple[Thread, Wait | None]]) -> list[Sta
     """The mbarrier phases the threads of a machine where nothing can move wait for, the likeliest cause
     first: a phase whose arrivals all came but whose bytes did not, then one that counted some of its
     arrivals but not all (a wrong count shows as such a phase), then one that counted none. `waits`:
-    each thread that has not exited and what it waits for (None: the machine's `Thread.wait`)."""
+    each thread that has not exited and what it waits for (None: the machine's `Thread.wait`). A bar.sync
+    barrier that counted some threads but not all ranks with the mbarrier phases that did (a release
+    skipped shows as such a barrier)."""
     by_barrier: dict[tuple[int, int], list[int]] = {}
+    by_bar: dict[tuple[int, int], list[int]] = {}
     for t, wait in waits:
         w = wait if wait is not None else t.wait
         if isinstance(w, OnMbarrier):
             by_barrier.setdefault((w.cta, w.off), []).append(t.aid)
+        elif isinstance(w, AtBar):
+            by_bar.setdefault((t.cta.index, w.ident), []).append(t.aid)
     out: list[Starved] = []
+    for (cta_i, ident), ids in by_bar.items():
+        cta = m.ctas[cta_i]
+        nb = cta.bars.get(ident)
+        n = len(nb.arrived) if nb else 0
+        need = nb.count if nb and nb.count is not None else cta.live
+        out.append(Starved("bar", f"bar.sync {ident}", ident, cta_i, cta.name, True, 0, need, need - n, 0, 0,
+                           tuple(ids)))
     for (cta_i, off), ids in by_barrier.items():
         cta = m.ctas[cta_i]
         b = cta.barriers.get(off)
         landing = sum(c.size for c in m.inflight if c.kind != "cp.async.mbarrier.arrive"
                       and c.bar_cta is cta and c.bar_off == off)
         if b is None or not b.valid:
-            out.append(Starved(cta.symbols(off), off, cta_i, cta.name, False, 0, 0, 0, 0, landing,
+            out.append(Starved("mbarrier", cta.symbols(off), off, cta_i, cta.name, False, 0, 0, 0, 0, landing,
                                tuple(ids)))
         else:
-            out.append(Starved(cta.symbols(off), off, cta_i, cta.name, True, b.phase, b.expected, b.pending,
-                               b.tx, landing, tuple(ids)))
-    return sorted(out, key=lambda s: (_BLAME[s.short], s.cta, s.address))
+            out.append(Starved("mbarrier", cta.symbols(off), off, cta_i, cta.name, True, b.phase, b.expected,
+                               b.pending, b.tx, landing, tuple(ids)))
+    return sorted(out, key=lambda s: (_BLAME[s.short], s.waits_on != "mbarrier", s.cta, s.address))
 
 
 def cause(m: Machine, found: Sequence[Starved], layout: Layout) -> str:
     """The headline of a machine where nothing can move: the likeliest starved phase in words (`found`,
-    from `starved`), and the threads that exited when only they could still have arrived on it (every
-    thread left waits for it itself); "" when no thread waits on an mbarrier."""
+    from `starved`); "" when no thread waits on a barrier. Threads that exited are named only where no
+    thread left could arrive (each waits for that phase itself): then the missing arrivals could only have
+    come from them. Elsewhere they are not (a producer warp's idle lanes, which no barrier counts)."""
     if not found:
         return ""
     top = found[0]
     text = top.words(layout)
     gone = [t.aid for t in m.threads if t.status == EXITED]
-    live = [t.aid for t in m.threads if t.status != EXITED]
-    if top.short in ("arrivals", "no arrival") and gone and set(live) <= set(top.waiters) and not top.landing:
-        text += (f"; {layout.threads(gone)} exited while arrivals are still pending (a thread counted in the "
-                 "expected arrivals must mbarrier.arrive_drop before it leaves)")
+    live = {t.aid for t in m.threads if t.status != EXITED}
+    if top.waits_on == "mbarrier" and top.short in ("arrivals", "no arrival") and gone \
+            and live <= set(top.waiters) and not top.landing:
+        text += (f"; every thread left waits for it, so its missing arrivals could only have come from "
+                 f"{layout.threads(gone)}, which exited (a thread counted in the expected arrivals must "
+                 "mbarrier.arrive_drop before it leaves)")
     return text

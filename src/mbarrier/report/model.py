@@ -196,10 +196,12 @@ class Waiter:
 class Starved:
     """An mbarrier phase that threads wait for where nothing can move (a deadlock, a stuck run): it can no
     longer complete. `missing`: "bytes" (every expected arrival came, transaction bytes did not),
-    "arrivals" (some came, not all), "no arrival", "invalid" (not an initialized object)."""
+    "arrivals" (some came, not all), "no arrival", "invalid" (not an initialized object). Or, `waits_on`
+    "bar", a bar.sync barrier that counted some of the threads it expects."""
 
-    barrier: str                # its symbol
-    address: int                # its offset in the shared memory of its CTA
+    waits_on: str               # "mbarrier" or "bar"
+    barrier: str                # its symbol ("bar.sync N" for a bar.sync barrier)
+    address: int                # its offset in the shared memory of its CTA (a bar.sync barrier: N)
     cta: int                    # that CTA's index in the grid (as an access's `cta`)
     missing: str
     phase: int                  # the phase it is in: the one its waiters wait for
@@ -213,8 +215,8 @@ class Starved:
 
 
 def _starved(s: ExploreStarved, layout: Layout) -> Starved:
-    return Starved(s.barrier, s.address, s.cta, s.short, s.phase, s.expected, s.arrived, s.pending, s.tx,
-                   s.landing, s.waiters, s.words(layout))
+    return Starved(s.waits_on, s.barrier, s.address, s.cta, s.short, s.phase, s.expected, s.arrived,
+                   s.pending, s.tx, s.landing, s.waiters, s.words(layout))
 
 
 @dataclass(frozen=True)
