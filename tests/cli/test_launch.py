@@ -86,7 +86,8 @@ def test_check_and_export_read_the_launch_file(capsys: pytest.CaptureFixture[str
     assert code == 0 and "VERIFIED" in out
     # The Promela export has no parameter memory: a parameter used by address is refused with its line.
     code, _, err = _cli(capsys, "export", "--promela", ptx, "--launch", str(launch))
-    assert code == 2 and "line 8: `mov.b64` cannot be exported to Promela (operand s)" in err
+    assert code == 2 and ("line 8: `mov.b64` cannot be exported to Promela (the address of kernel parameter "
+                          "s: the export has no parameter memory") in err
     ring = examples.HERE / "corpus" / "ring.ptx"
     (tmp_path / "r.json").write_text('{"grid": 1, "block": 3}')
     code, out, _ = _cli(capsys, "export", "--promela", str(ring), "--launch", str(tmp_path / "r.json"))

@@ -78,6 +78,9 @@ class Exporter:
             return special[name]
         if name in self.symbols:
             return str(self.symbols[name])
+        if any(p.name == name for p in self.fn.params):
+            raise self.fail(c, f"the address of kernel parameter {name}: the export has no parameter "
+                            "memory, it reads a parameter only as `ld.param [name]`, a pointer to a buffer")
         raise self.fail(c, f"operand {name}")
 
     def src(self, c: _Ctx, op: ast.Operand) -> str:
@@ -147,8 +150,13 @@ class Exporter:
                     if d else "skip")
         if op == "ld" and space == Space.PARAM:
             a = ops[1]
-            if not isinstance(a, ast.Address) or a.base is None or a.base.name not in self.params:
-                raise self.fail(c, "parameter")
+            if not isinstance(a, ast.Address) or a.base is None or a.items or a.offset or \
+                    not any(p.name == a.base.name for p in self.fn.params):
+                raise self.fail(c, "a parameter read through an address or at an offset: the export has no "
+                                "parameter memory, it reads a parameter only as `ld.param [name]`")
+            if a.base.name not in self.params:
+                raise self.fail(c, f"parameter {a.base.name} is not a pointer to a buffer, the only "
+                                "parameters the export models")
             d = self.dst(c, ops[0])
             return f"{d} = {self.params[a.base.name]}" if d else "skip"
         if op in ("ld", "st"):
