@@ -85,7 +85,7 @@ def _case_launch(c: cases.Case) -> tuple[str, ...]:
 def sources() -> list[Source]:
     """Every bundled PTX module with its launch: the nvcc examples (their launch file, else cases.py,
     their -G and bug variants launched as the original), the checker's corpus (its `// check:` line),
-    the shape corpus, the race corpus."""
+    the shape corpus, the race corpus (its cases, and the modules its launch files launch)."""
     out: list[Source] = []
     known = {**cases.CASES, "calls": cases.CALLS}
     for p in sorted(examples.HERE.glob("*.ptx")):
@@ -108,6 +108,13 @@ def sources() -> list[Source]:
         argv += [f"--arg={i}=buf:{4 * len(v)}" for i, v in c.inputs.items()]
         argv += [f"--arg={i}=buf:{n}" for i, n in c.outputs.items()]
         out.append(Source(c.path, tuple(argv)))
+    # The race corpus's modules launched by a launch file (a GEMM tile and its bug variants share one).
+    cased = {c.path for c in RACE_CASES.values()}
+    launch_files = sorted((examples.HERE / "races").glob("*.launch.json"), key=lambda f: -len(f.name))
+    for p in sorted((examples.HERE / "races").glob("*.ptx")):
+        if p not in cased:
+            lf = next(f for f in launch_files if p.stem.startswith(f.name.removesuffix(".launch.json")))
+            out.append(Source(p, ("--launch", str(lf))))
     return out
 
 

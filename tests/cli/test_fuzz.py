@@ -15,7 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Mutants per bundled module, and the campaign's seed. 2 x 71 modules: 24.6 s of CPU time, 93 s of wall
-#: time on the shared 2-core machine (measured; 3 x 71 took 36.8 s of CPU).
+#: time on the shared 2-core machine (measured; 3 x 71 took 36.8 s of CPU). 2 x 79 (with the 384-thread
+#: GEMM tile and its bugs): this file took 89 s of CPU, 312 s of wall time at load average 10.
 PER_MODULE = 2
 SEED = 13
 
