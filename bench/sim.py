@@ -4,9 +4,10 @@
     python bench/sim.py --write-doc     # and write it into docs/performance.md (section "Simulator")
 
 A step is one instruction of one thread, or one landing of an asynchronous copy. Only `explore.run` is
-timed (parsing, compiling and launching are not); one process, one core. The GEMM-tile rows time the
-whole of `mbarrier run` on one CTA of a CUTLASS-style GEMM (examples/races/cuda/tile_gemm.cu: 128 x 128
-tile, K = 256, 384 threads, TMA and wgmma) from its launch file: loading the PTX, launching, running.
+timed, in CPU seconds (parsing, compiling and launching are not); one process, one core. The GEMM-tile
+rows time the whole of `mbarrier run` on one CTA of a CUTLASS-style GEMM (examples/races/cuda/
+tile_gemm.cu: 128 x 128 tile, K = 256, 384 threads, TMA and wgmma) from its launch file: loading the
+PTX, launching, running.
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ def measure(name: str, burst: int, seeds: int, repeats: int) -> tuple[int, int, 
         steps, seconds = 0, 0.0
         for seed in range(seeds):
             m = case.launch(module)
-            t0 = time.perf_counter()
+            t0 = time.process_time()  # CPU time: the machine is shared, wall time is not this process's
             r = explore.run(m, explore.RandomScheduler(seed, burst=burst))
-            seconds += time.perf_counter() - t0
+            seconds += time.process_time() - t0
             if not r.ok:
                 raise SystemExit(f"{name} seed {seed}: {r.outcome} {r.message}")
             steps += r.steps
@@ -75,7 +76,7 @@ def gemm_table(seeds: int, repeats: int) -> list[str]:
 
 
 def table(seeds: int, repeats: int) -> tuple[list[str], float]:
-    rows = ["| kernel | threads | burst | seeds | steps | seconds | steps/s |",
+    rows = ["| kernel | threads | burst | seeds | steps | CPU seconds | steps/s |",
             "|---|---|---|---|---|---|---|"]
     headline = 0.0
     for name in ("ring_buffer", "pipeline", "cluster_handshake", "arrive_drop"):
@@ -99,8 +100,9 @@ def write_doc(rows: list[str], gemm: list[str], headline: float, seeds: int, rep
         f"`python bench/sim.py --write-doc`, {today}, commit {commit}, {benchdoc.cpu_name()}, Python "
         f"{platform.python_version()}, one core. Random-schedule mode (`mbarrier run --seed N`): each "
         "pick runs one uniformly chosen runnable agent for 1..burst steps; burst 1 draws at every step. "
-        f"{seeds} seeds per row; only the run is timed; seconds: the best of {repeats} rounds over all "
-        f"seeds. The machine (2 cores) was shared with other work: load average {load:.1f} at the start.",
+        f"{seeds} seeds per row; only the run is timed, in CPU seconds of this process (the machine is "
+        f"shared: wall time counts other work); seconds: the best of {repeats} rounds over all seeds. "
+        f"The machine (2 cores) was shared with other work: load average {load:.1f} at the start.",
         "",
         f"Headline (ring_buffer, burst 8): **{headline:,.0f} simulated thread-steps/s**.",
         "",

@@ -23,3 +23,6 @@ ARCH=sm_90a gen tile_gemm tile_gemm.cu
 ARCH=sm_90a gen tile_gemm_bug_early_release tile_gemm.cu -DBUG_EARLY_RELEASE
 ARCH=sm_90a gen tile_gemm_bug_expect_tx tile_gemm.cu -DBUG_EXPECT_TX
 ARCH=sm_90a gen tile_gemm_bug_no_fence tile_gemm.cu -DBUG_NO_FENCE
+ARCH=sm_90a gen tma_tensor tma_tensor.cu
+ARCH=sm_90a gen tma_tensor_bug_expect_tx tma_tensor.cu -DBUG_EXPECT_TX
+ARCH=sm_90a gen tma_tensor_bug_no_fence tma_tensor.cu -DBUG_NO_FENCE
