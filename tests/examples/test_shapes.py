@@ -1,19 +1,25 @@
 """The shape corpus (`mbarrier.examples.shapes`): every correct kernel runs to its end under random
 schedules with race tracking, computing what its source says; every planted bug shows, as the kind of
 finding its Shape names, under one of a few random schedules; the committed PTX is what nvcc makes of the
-sources (`cuda/build.sh`)."""
+sources (`cuda/build.sh`). Check's finding on a planted bug replays with `mbarrier run --schedule` to the
+same finding, and the search with and without reductions agrees on the ring's kernels (with warps of one
+thread, the size at which the search without reductions ends in seconds)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from mbarrier import sim
+from mbarrier.cli import main
 from mbarrier.examples.shapes import HERE, SHAPES, Shape
 from mbarrier.explore.check import Options, check_machine
+from mbarrier.explore.results import Finding
 from mbarrier.explore.run import Outcome, run
 from mbarrier.explore.schedulers import RandomScheduler
 from mbarrier.sim.races import track
@@ -101,3 +107,108 @@ def test_the_committed_ptx_is_what_nvcc_makes(tmp_path: Path, name: str, flags: 
     subprocess.run(["nvcc", "-ptx", "-arch=sm_90a", "-O3", *flags.split(), str(rel / f"{src}.cu"), "-o",
                     str(out)], cwd=tmp_path, check=True)
     assert out.read_text(encoding="utf-8") == (HERE / f"{name}.ptx").read_text(encoding="utf-8")
+
+
+# -- a finding's schedule replays with `mbarrier run --schedule` ----------------------------------------
+# The planted bugs the deadlock tests (tests/explore/test_stuck.py) do not replay, at their smallest
+# launches; pingpong_bug_order is not here: at 384 threads, 2 tiles of 1 iteration, check finds nothing
+# in 60 s on this machine class (7,127 states; the random runs above find its race).
+REPLAYED = {"ring_bug_parity": (64, 1), "persistent_bug_reset": (64, 2), "branch_bug_skip": (64, 3)}
+
+
+def _small(name: str, block: int, trips: int) -> Shape:
+    s = SHAPES[name]
+    return replace(s.sized(*[trips] * len(s.trips)), block=block)
+
+
+def _replay(s: Shape, schedule: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    saved = tmp_path / "schedule.txt"
+    saved.write_text(schedule)
+    assert main(["run", str(s.path), *s.words(), "--schedule", f"@{saved}", "--json"]) == 1
+    return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+
+def _same_place(f: Finding, d: dict[str, Any]) -> None:
+    """The replayed run ends in check's finding: its kind, rule, line and accesses, or its waiters."""
+    if f.kind == "deadlock":
+        assert d["outcome"] == "stuck"
+        assert {(w.thread, w.line) for w in f.waiters} == {(x["thread"], x["line"]) for x in d["stuck"]}
+        return
+    assert d["outcome"] == f.kind
+    got = d["finding"]
+    assert (got["rule"], got["line"], got["agent"]) == (f.rule, f.line, f.agent)
+    assert [(a["thread"], a["line"], a["operation"]) for a in got["accesses"]] == [
+        (a.thread, a.line, a.operation) for a in f.accesses]
+
+
+@pytest.mark.parametrize("name", REPLAYED)
+def test_a_planted_bugs_check_finding_replays_with_run(name: str, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    s = _small(name, *REPLAYED[name])
+    r = check_machine(s.launch(), sim.load(s.path), Options(followup=0.0, max_findings=1, walk_first=10.0))
+    assert r.verdict == "finding", (r.verdict, r.covered)
+    (f,) = r.findings
+    assert f.kind == s.bug
+    _same_place(f, _replay(s, f.schedule, tmp_path, capsys))
+
+
+def test_a_schedule_check_saves_replays_with_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The command line end to end, the search alone (no random walks): `check --save-schedule FILE`, then
+    # `run --schedule @FILE` stops where check's first finding says.
+    s = _small("ring_bug_bytes", 64, 1)
+    saved = tmp_path / "finding.txt"
+    argv = ["check", str(s.path), *s.words(), "--walks", "0", "--save-schedule", str(saved), "--json"]
+    assert main(argv) == 1
+    (f,) = json.loads(capsys.readouterr().out)["findings"]
+    assert main(["run", str(s.path), *s.words(), "--schedule", f"@{saved}", "--json"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    assert d["outcome"] == "stuck" and f["kind"] == "deadlock"
+    assert {(w["thread"], w["line"]) for w in f["waiters"]} == {(x["thread"], x["line"]) for x in d["stuck"]}
+    assert d["starved"] == f["starved"] and f["message"].endswith(d["message"])
+
+
+# -- reductions on and off agree ------------------------------------------------------------------------
+# At 64 threads (the smallest launch of a ring: a consumer warp and the producer's warp) the search
+# without reductions does not end in minutes, thread- or warp-granular (warp-granular, 1 iteration: 4,062
+# states and 25 s for the correct ring, 8,675 states and 55 s for ring_bug_parity; ring_bug_count at 3
+# iterations and cpasync_bug_inc at 1 incomplete after 60 s). So the ring's kernels are checked with warps
+# of one thread: their PTX with the warp width 32 rewritten to 1 (warp = tid, lane = 0) and the
+# __syncwarp() dropped (with one lane it orders nothing), launched with 2 threads: one consumer, one
+# producer. The same rolled loop, register-carried parity and stage addresses, bulk copy and counts.
+ONE_LANE = (("\tshr.u32 \t%r1, %r42, 5;", "\tshr.u32 \t%r1, %r42, 0;"),     # warp = tid / 32
+            ("\tand.b32  \t%r2, %r42, 31;", "\tand.b32  \t%r2, %r42, 0;"),  # lane = tid % 32
+            ("\tshr.u32 \t%r3, %r43, 5;", "\tshr.u32 \t%r3, %r43, 0;"))     # warps = ntid / 32
+
+
+def _one_lane_warps(name: str, tmp_path: Path) -> Path:
+    text = SHAPES[name].path.read_text(encoding="utf-8")
+    for old, new in ONE_LANE:
+        assert text.count(old + "\n") == 1, (name, old)
+        text = text.replace(old + "\n", new + "\n")
+    assert "\tbar.warp.sync \t-1;\n" in text
+    out = tmp_path / f"{name}.ptx"
+    out.write_text(text.replace("\tbar.warp.sync \t-1;\n", ""), encoding="utf-8")
+    return out
+
+
+# (kernel, iterations, races tracked, what the check finds): three iterations make the producer wait on
+# `empty` (two stages); race tracking doubles the graph without reductions, so it is on at one iteration.
+DIFFERENTIAL = [("ring", 3, False, ("verified", frozenset())),
+                ("ring_bug_count", 3, False, ("finding", frozenset({"deadlock"}))),
+                ("ring_bug_bytes", 1, True, ("finding", frozenset({"deadlock"}))),
+                ("ring_bug_parity", 1, True, ("finding", frozenset({"race", "deadlock", "violation"})))]
+
+
+@pytest.mark.parametrize(("name", "trips", "races", "expect"), DIFFERENTIAL,
+                         ids=[d[0] for d in DIFFERENTIAL])
+def test_reductions_keep_the_verdict_of_a_ring_with_one_lane_warps(
+        name: str, trips: int, races: bool, expect: tuple[str, frozenset[str]], tmp_path: Path) -> None:
+    module = sim.load(_one_lane_warps(name, tmp_path))
+    got = []
+    for reductions in (True, False):
+        r = check_machine(sim.launch(module, grid=1, block=2, args={2: trips}), module, Options(
+            walks=0, reductions=reductions, sleep=reductions, races=races, max_findings=100))
+        got.append((r.verdict, frozenset(f.kind.value for f in r.findings), r.stats.states))
+    (on_verdict, on_kinds, on_states), (off_verdict, off_kinds, off_states) = got
+    assert (on_verdict, on_kinds) == (off_verdict, off_kinds) == expect
+    assert on_states < off_states

@@ -4,17 +4,20 @@ deadlock check finds in the shape corpus replays with `run` to the same threads,
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from mbarrier import examples, sim
+from mbarrier.cli import main
 from mbarrier.examples.shapes import SHAPES, Shape
 from mbarrier.explore import Outcome, Replay, run
 from mbarrier.explore.check import Options, check, check_machine
 from mbarrier.explore.results import Finding, FindingKind, Verdict
 from mbarrier.explore.schedulers import RandomScheduler
+from mbarrier.explore.who import Layout
 from mbarrier.sim.waits import AtBar, OnMbarrier, wants
 
 CORPUS = Path(examples.__file__).parent / "corpus"
@@ -90,7 +93,8 @@ def shape_deadlocks() -> dict[str, Finding]:
     out = {}
     for name in HEADLINES:
         s = _shape(name)
-        r = check_machine(s.launch(), sim.load(s.path), Options(followup=0.0, max_findings=1))
+        opts = Options(followup=0.0, max_findings=1, walk_first=10.0)  # the first walk's finding ends it
+        r = check_machine(s.launch(), sim.load(s.path), opts)
         assert r.verdict == Verdict.FINDING, (name, r.verdict, r.covered)
         (out[name],) = r.findings
     return out
@@ -113,17 +117,22 @@ def test_a_shape_deadlock_is_headlined_by_the_barrier_and_count_that_are_wrong(
 
 @pytest.mark.parametrize("name", HEADLINES)
 def test_a_shape_deadlock_replayed_by_run_stops_where_check_says_in_the_same_words(
-        name: str, shape_deadlocks: dict[str, Finding]) -> None:
+        name: str, shape_deadlocks: dict[str, Finding], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # check's schedule, saved to a file, replayed by `mbarrier run --schedule @FILE` (as a user would).
     f = shape_deadlocks[name]
     s = _shape(name)
-    r = run(s.launch(), Replay(f.schedule))
+    saved = tmp_path / "schedule.txt"
+    saved.write_text(f.schedule)
+    assert main(["run", str(s.path), *s.words(), "--schedule", f"@{saved}", "--json"]) == 1
+    d = json.loads(capsys.readouterr().out)
     # Past the schedule, the spinning threads spin until the simulator parks them (the checker blocks them
     # before their first failed try): a few steps more, the same state.
-    assert r.outcome == Outcome.STUCK and r.steps >= len(f.aids)
-    assert r.message == f.message.split(": ", 1)[1]
-    assert r.starved == f.starved
-    assert {(w.thread, w.line, w.detail) for w in f.waiters} == {(x.thread, x.site.line, x.reason)
-                                                                  for x in r.stuck}
+    assert d["outcome"] == "stuck" and d["steps"] >= len(f.aids)
+    assert d["message"] == f.message.split(": ", 1)[1]
+    assert [x["summary"] for x in d["starved"]] == [x.words(f.layout or Layout(0, ())) for x in f.starved]
+    assert {(w.thread, w.line, w.detail) for w in f.waiters} == {(x["thread"], x["line"], x["reason"])
+                                                                  for x in d["stuck"]}
 
 
 @pytest.mark.parametrize("name", HEADLINES)

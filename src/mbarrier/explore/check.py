@@ -539,6 +539,9 @@ class Explorer:
         if isinstance(v, Race):
             f = self._at(FindingKind.RACE, v.rule, v.section, str(v), aids)
             f.accesses, f.edge = v.accesses, v.edge
+            if f.agent is None and v.accesses:  # a copy's landing raised: it has left the machine
+                last = v.accesses[-1]
+                f.agent, f.line, f.text = last.agent, last.line, last.instruction
             return f
         return self._at(FindingKind.VIOLATION, v.rule, v.section, str(v), aids)
 
