@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from mbarrier import sim
+import pytest
+
+from mbarrier import explore, sim
+from mbarrier.sim.races import track
 
 from .helpers import module, run, words
 
@@ -236,3 +239,51 @@ def test_a_copy_that_lands_after_its_cta_exited_is_a_fault() -> None:
                for r in results if r.outcome == "violation")
     waited = body.replace("ret;", "cp.async.bulk.wait_group.read 0;\n ret;")
     assert all(run(module(waited), seed=s, block=1, args={"out": sim.Buffer(16)}).ok for s in range(8))
+
+
+@pytest.mark.parametrize("red, init, src, expect", [
+    (".add.u32", [0xFFFFFFFF, 5, 7, 9], [1, 2, 3, 4], [0, 7, 10, 13]),         # modulo 2^32
+    (".min.s32", [-5, 5, 0, 2], [3, -7, 0, 1], [-5, -7, 0, 1]),                # signed
+    (".max.u32", [1, 0xFFFFFFFE, 3, 4], [2, 1, 3, 0], [2, 0xFFFFFFFE, 3, 4]),
+    (".inc.u32", [0, 3, 5, 9], [3, 3, 3, 9], [1, 0, 0, 0]),                   # old >= src -> 0, else old+1
+    (".dec.u32", [0, 3, 5, 1], [3, 3, 3, 9], [3, 2, 3, 0]),                   # old == 0 or old > src -> src
+    (".xor.b32", [0xF0F0, 1, 2, 3], [0xFF00, 1, 1, 1], [0x0FF0, 0, 3, 2]),
+])
+def test_a_bulk_reduction_combines_each_element_into_global_memory(
+        red: str, init: list[int], src: list[int], expect: list[int]) -> None:
+    """cp.reduce.async.bulk.global.shared::cta.bulk_group.redOp.type (PTX ISA 9.7.9.25.4.2): the engine
+    reads `size` bytes of shared memory and performs `.redOp` on each element of `.type` with the global
+    one; the bulk group tracks it like a bulk store."""
+    body = REGS + f"""
+        .shared .align 16 .b32 tile[4];
+        ld.param.u64 %rd0, [out];  ld.param.u64 %rd1, [src];
+        ld.global.v4.u32 {{%r4, %r5, %r6, %r7}}, [%rd1];
+        st.shared.v4.u32 [tile], {{%r4, %r5, %r6, %r7}};
+        fence.proxy.async.shared::cta;
+        mov.u32 %r1, tile;
+        cp.reduce.async.bulk.global.shared::cta.bulk_group{red} [%rd0], [%r1], 16;
+        cp.async.bulk.commit_group;
+        cp.async.bulk.wait_group 0;
+        ret;
+    """
+    mod = module(body, params=".param .u64 out, .param .u64 src")
+    mask = 0xFFFFFFFF
+    args = {"out": sim.Buffer.of_ints([v & mask for v in init]),
+            "src": sim.Buffer.of_ints([v & mask for v in src])}
+    m = sim.launch(mod, block=1, args=args)
+    track(m)
+    r = explore.run(m, explore.RandomScheduler(0))
+    assert r.ok, r.message
+    assert words(m, "out", 4, signed=red.endswith("s32")) == expect
+
+
+def test_a_float_bulk_reduction_is_refused_by_name() -> None:
+    body = """
+        .reg .b64 %rd<2>;  .reg .b32 %r<2>;
+        .shared .align 16 .b32 tile[4];
+        ld.param.u64 %rd0, [out];  mov.u32 %r1, tile;
+        cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%rd0], [%r1], 16;
+        ret;
+    """
+    r = run(module(body), block=1, args={"out": sim.Buffer(16)})
+    assert r.outcome == "unsupported" and ".add.f32" in r.message

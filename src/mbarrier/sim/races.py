@@ -434,6 +434,11 @@ class RaceMachine(Machine):
         c = self._issued(t, True)
         self.hb.agent(t.aid).groups["bulk"][-1].append(c.aid)
 
+    def bulk_reduce(self, t: Thread, dst: int, src: int, size: int, op: str, ty: str) -> None:
+        Machine.bulk_reduce(self, t, dst, src, size, op, ty)
+        c = self._issued(t, True)
+        self.hb.agent(t.aid).groups["bulk"][-1].append(c.aid)
+
     def cp_mb_arrive(self, t: Thread, space: str, addr: int, noinc: bool) -> None:
         Machine.cp_mb_arrive(self, t, space, addr, noinc)
         cta, off, b = self._mbar(t, space, addr, "cp.async.mbarrier.arrive", True)
@@ -512,7 +517,8 @@ class RaceMachine(Machine):
                         cag.pvcg if kind == "global" else cag.pvc)
         dcta = c.dst_cta
         if c.plan is None:
-            winfo: Info = (c.aid, c.site, proxy | WRITE, "global" if dcta is None else "shared",
+            reduce = ATOMIC if c.kind.startswith("cp.reduce") else 0  # element-wise atomic reductions
+            winfo: Info = (c.aid, c.site, proxy | WRITE | reduce, "global" if dcta is None else "shared",
                            -1 if dcta is None else dcta.index, c.dst, c.size, "")
             self._check(hb.shadow(-1 if dcta is None else dcta.index), c.dst, c.size, cag, winfo, 2,
                         cag.pvcg if dcta is None else cag.pvc)

@@ -1,4 +1,5 @@
-"""Asynchronous copies: cp.async (with groups and cp.async.mbarrier.arrive) and cp.async.bulk.
+"""Asynchronous copies: cp.async (with groups and cp.async.mbarrier.arrive), cp.async.bulk and the bulk
+reduction into global memory (cp.reduce.async.bulk ... .bulk_group, integer operations).
 
 Issuing a copy creates an engine agent that the scheduler runs later: it moves the bytes and then
 performs its mbarrier side effect (complete-tx for bulk copies, 9.7.13.15.5.2; the arrive-on of a
@@ -25,6 +26,9 @@ def cp_facts(ins: ast.Instruction) -> Facts:
     name = "cp" + "".join(q)
     if tensor.is_tensor(q):
         return tensor.facts(ins)
+    if q[:3] == (".reduce", ".async", ".bulk") and q[3:5] == (".global", ".shared::cta"):
+        return Facts(Kind.COPY, name, copy=CopyUse(CopyKind.BULK_STORE, Access(0, Space.GLOBAL),
+                                                   Access(1, Space.CTA), size=2))
     rest = q[1:] if q[:1] == (".async",) else None
     if rest is None or rest[:1] in ((".bulk",),) and rest[1:2] == (".prefetch",):
         return Facts(Kind.OPAQUE, name)  # not executed: the emitter refuses it
@@ -53,6 +57,9 @@ def _cp(g: Gen, ins: ast.Instruction) -> None:
     q = ins.qualifiers
     if tensor.is_tensor(q):
         tensor.emit(g, ins)
+        return
+    if q[:3] == (".reduce", ".async", ".bulk"):
+        _bulk_reduce(g, ins, q[3:])
         return
     if q[:1] != (".async",):
         raise g.unsupported()
@@ -135,3 +142,30 @@ def _bulk(g: Gen, ins: ast.Instruction, rest: tuple[str, ...]) -> None:
                        f"{g.src(ops[2], U32)})")
         return
     raise g.unsupported()
+
+
+#: cp.reduce.async.bulk into global memory (PTX ISA 9.7.9.25.4.2): the integer .redOp/.type pairs the
+#: simulator performs, and the element type each reduces as (.b32/.b64 bitwise: unsigned). The float
+#: forms (.add.f32/.f64, .noftz.f16/.bf16, .min/.max of halves) are refused by name.
+_BULK_REDUCE: dict[tuple[str, str], str] = {
+    **{(".add", t): t[1:] for t in (".u32", ".s32", ".u64")},
+    **{(op, t): t[1:] for op in (".min", ".max") for t in (".u32", ".s32", ".u64", ".s64")},
+    **{(op, t): "u" + t[2:] for op in (".and", ".or", ".xor") for t in (".b32", ".b64")},
+    (".inc", ".u32"): "u32", (".dec", ".u32"): "u32",
+}
+
+
+def _bulk_reduce(g: Gen, ins: ast.Instruction, rest: tuple[str, ...]) -> None:
+    """cp.reduce.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint}.redOp.type [dstMem], [srcMem],
+    size: an engine reduces `size` bytes of shared memory into global memory, element by element."""
+    ops = list(ins.operands)
+    if ".L2::cache_hint" in rest:  # the cache policy (last operand) changes nothing the simulator models
+        rest = tuple(q for q in rest if q != ".L2::cache_hint")
+        ops.pop()
+    if rest[:3] != (".global", ".shared::cta", ".bulk_group") or len(rest) != 5 or len(ops) != 3:
+        raise g.unsupported()
+    ty = _BULK_REDUCE.get((rest[3], rest[4]))
+    if ty is None:
+        raise g.unsupported(f"{rest[3]}{rest[4]}")
+    g.lines.append(f"m.bulk_reduce(t, {g.address(ops[0], 'global')}, {g.address(ops[1], 'cta')}, "
+                   f"{g.src(ops[2], U32)}, {rest[3][1:]!r}, {ty!r})")

@@ -129,6 +129,19 @@ class CopyOps(MbarrierOps):
         t.bulk_open.append(c)
         self._add(c)
 
+    def bulk_reduce(self, t: Thread, dst: int, src: int, size: int, op: str, ty: str) -> None:
+        """cp.reduce.async.bulk .global.shared::cta.bulk_group: as bulk_store, but the engine reduces each
+        element of type `ty` into global memory with `op` (sim.tensorcopy.reduce_element)."""
+        if size % 16 or dst % 16 or src % 16:
+            raise MemoryFault(f"cp.reduce.async.bulk of {size} bytes from shared {src:#x} to {dst:#x}: size "
+                              "and addresses must be multiples of 16")
+        c = self._new_copy(f"cp.reduce.async.bulk.{op}.{ty}", t)
+        c.src = ("shared", t.cta, src)
+        c.dst = dst
+        c.size = c.src_size = size
+        t.bulk_open.append(c)
+        self._add(c)
+
     # -- tensor copies (sim.tensorcopy) ------------------------------------------------------------
     def tensor_map(self, t: Thread, addr: int, what: str) -> TensorMap:
         """The tensor map at this generic address (.param, .const or .global: PTX ISA 5.5.7), as the
@@ -305,6 +318,8 @@ class CopyOps(MbarrierOps):
                 assert scta is not None
                 self._guard(scta, saddr, c.size, c.kind + " source")
                 data = bytes(scta.smem[saddr:saddr + c.size])
+                if c.kind.startswith("cp.reduce.async.bulk."):
+                    data = _reduced(c.kind, self.gmem.read(c.dst, c.size), data)
             if c.dst_cta is None:
                 self.gmem.write(c.dst, data)
             else:
@@ -332,3 +347,13 @@ class CopyOps(MbarrierOps):
                 groups.pop(0)
             if len(groups) <= why.pending:
                 self.unblock(t)
+
+
+def _reduced(kind: str, old: bytes, new: bytes) -> bytes:
+    """The bytes of a bulk reduction (kind cp.reduce.async.bulk.OP.TYPE): each element of `old` (global)
+    combined with the one of `new` (shared)."""
+    op, ty = kind.split(".")[-2:]
+    e = int(ty[1:]) // 8
+    return b"".join(tensorcopy.reduce_element(op, ty, int.from_bytes(old[i:i + e], "little"),
+                                              int.from_bytes(new[i:i + e], "little")).to_bytes(e, "little")
+                    for i in range(0, len(new), e))
