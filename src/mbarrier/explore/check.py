@@ -326,7 +326,11 @@ class Explorer:
             if self.stopped_by:
                 frontier.put_back(entry)
                 break
-            self.expand(entry, frontier)
+            try:
+                self.expand(entry, frontier)
+            except BoundHit as hit:  # a bound hit inside the state's expansion: it counts as unexplored
+                self.stopped_by = hit.bound
+                frontier.put_back(entry)
             if len(self.findings) >= opts.max_findings or self.stopped_by:
                 break
         stats.seconds = time.monotonic() - stats.started
@@ -393,12 +397,7 @@ class Explorer:
         if redo is None:
             chosen = order
             if self.reduce and len(groups) > 1:
-                try:
-                    chosen = self._reduced(groups, agents, spinning)
-                except BoundHit as hit:  # nothing of the state expanded yet: it is left unexplored
-                    self.stopped_by = hit.bound
-                    frontier.put_back(entry)
-                    return
+                chosen = self._reduced(groups, agents, spinning)
             stats.enabled += len(groups)
             stats.expanded += len(chosen)
             full = len(chosen) == len(groups)
@@ -419,12 +418,7 @@ class Explorer:
                 stats.sleep_pruned += 1
                 continue
             if not first:
-                # A state of many enabled agents (a CTA's threads at their first step) can take longer
-                # than the whole time bound: the bounds are checked between its transitions too.
-                self.stopped_by = self.budget.exceeded()
-                if self.stopped_by:
-                    frontier.put_back(entry)  # partly expanded: it counts as left unexplored
-                    return
+                self.budget.check()  # a state of many threads can take longer than the time bound
                 snapshot.restore(m, snap, self.machine_is)
                 self.machine_is = snap
             first = False

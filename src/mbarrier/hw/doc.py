@@ -15,6 +15,7 @@ from mbarrier.hw.litmus import ARRIVE_OPS, WAIT_OPS, Op
 from mbarrier.hw.records import Recorded
 from mbarrier.hw.replay import AGREE, DISAGREE, UNDEFINED_FLAGGED, UPPER_WORD, Verdict, compare, hw_values
 from mbarrier.spec.rules import rule
+from mbarrier.spec.textout import emit
 
 COMPLETION_GROUPS = ("arrive", "drop", "tx", "cpasync", "bulk", "cluster")
 
@@ -354,7 +355,7 @@ def _timing(recs: list[Recorded]) -> list[str]:
 
 
 def main() -> int:
-    sys.stdout.write(render(records.load(records.default_dir())))
+    emit(render(records.load(records.default_dir())))
     return 0
 
 

@@ -24,4 +24,6 @@ def schema() -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(schema_text(), end="")
+    from mbarrier.spec.textout import emit
+
+    emit(schema_text())

@@ -6,7 +6,6 @@ them under these ids (`python -m mbarrier.spec.checks` prints the table of docs/
 
 from __future__ import annotations
 
-import sys
 from typing import Final
 
 from mbarrier.spec.rules import Rule
@@ -110,4 +109,6 @@ def markdown_table() -> str:
 
 
 if __name__ == "__main__":
-    sys.stdout.write(markdown_table() + "\n")
+    from mbarrier.spec.textout import emit
+
+    emit(markdown_table() + "\n")

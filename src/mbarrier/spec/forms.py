@@ -1091,8 +1091,10 @@ def markdown_table() -> str:
 if __name__ == "__main__":  # pragma: no cover - a docs generator
     import sys
 
+    from mbarrier.spec.textout import emit
+
     if sys.argv[1:] == ["--markdown"]:
-        sys.stdout.write(markdown_table())
+        emit(markdown_table())
     else:
-        for i in FAMILY:
-            print(f"{i.name:32} {i.section:14} {len(i.operands)} operand list(s), {len(i.gates)} gate(s)")
+        emit("".join(f"{i.name:32} {i.section:14} {len(i.operands)} operand list(s), {len(i.gates)} gate(s)\n"
+                     for i in FAMILY))

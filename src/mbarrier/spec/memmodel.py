@@ -6,7 +6,6 @@ its finding catalogue from here, so the manual's sentences stay in one place.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Final
 
@@ -116,4 +115,6 @@ def markdown_table() -> str:
 
 
 if __name__ == "__main__":
-    sys.stdout.write(markdown_table() + "\n")
+    from mbarrier.spec.textout import emit
+
+    emit(markdown_table() + "\n")

@@ -240,11 +240,12 @@ def markdown_document() -> str:
 
 
 def main(argv: list[str]) -> int:
+    from mbarrier.spec.textout import emit
+
     if argv == ["--markdown"]:
-        sys.stdout.write(markdown_document())
+        emit(markdown_document())
     elif not argv:
-        for r in RULES:
-            print(f"{r.id:24} {r.section:14} {r.title}")
+        emit("".join(f"{r.id:24} {r.section:14} {r.title}\n" for r in RULES))
     else:
         print("usage: python -m mbarrier.spec.rules [--markdown]", file=sys.stderr)
         return 2
