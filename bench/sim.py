@@ -124,7 +124,10 @@ def write_doc(rows: list[str], gemm: list[str], headline: float, seeds: int, rep
         "CUTLASS-style warp-specialized GEMM: 128 x 128 tile, K = 256, a TMA producer warp and two wgmma "
         "consumer warpgroups, 384 threads; loading, launching and running, bursts of 8), with race tracking "
         "(the default of `mbarrier run`) and without (`--no-races`); the best CPU time of "
-        f"{repeats} rounds. CPU seconds are the figure to read on this shared machine.",
+        f"{repeats} rounds. CPU seconds are the figure to read on this shared machine. Where the time "
+        "goes (cProfile, races tracked): the race shadow (its per-byte accesses and vector-clock joins) "
+        "and the wgmma register rules; the accumulator fragments move between registers and matrices as "
+        "numpy arrays (sim.mma).",
         "",
         *gemm,
     ])
