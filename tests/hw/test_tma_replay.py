@@ -185,3 +185,16 @@ def test_the_simulator_replays_the_gpu(name: str) -> None:
                     f"{out[at:at + 16].hex()}, GPU {want[at:at + 16].hex()}")
     if case.kind != "load":
         assert after == tma.unpack(record["tensor"]), f"{name}: the tensor differs"  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(not RECORDED, reason=NO_RECORDS)
+def test_counting_cases_completed_what_box_bytes_says() -> None:
+    """A counting case's steps give the bytes each copy completed on the GPU (COUNT_ARM - 16 x steps):
+    they are `box_bytes` for every one (interleaved layouts, and the control without one)."""
+    counted = [tma.case_of(r["case"]) for r in RECORDED.values()  # type: ignore[arg-type]
+               if r["case"]["count"] and "error" not in r]  # type: ignore[index]
+    assert len(counted) >= 16
+    for case in counted:
+        out = tma.unpack(RECORDED[case.name]["out"])  # type: ignore[arg-type]
+        steps_a, _, steps_b = (int.from_bytes(out[4 * i:4 * i + 4], "little") for i in range(3))
+        assert tma.COUNT_ARM - 16 * steps_a == tma.COUNT_ARM - 16 * steps_b == case.box_bytes, case.name

@@ -6,7 +6,8 @@ The instruction reads the tensor map when issued and an engine moves the box whe
 bytes of tx on its mbarrier (every destination CTA's with `.multicast::cluster`), a store or reduction
 belongs to the thread's bulk group. Forms of sm_100 (`.cta_group`, `.tile::gather4`/`.scatter4`,
 `.im2col::w*`, `.im2col_no_offs*`, overrides, report mechanisms) stop the run naming the form; the
-cache policy is a hint (accepted, no effect); a prefetch moves nothing a thread can observe.
+cache policy is a hint (accepted, no effect); a prefetch moves nothing a thread can observe but
+faults where a copy of its box would.
 """
 
 from __future__ import annotations
@@ -41,12 +42,13 @@ def _is_store(q: tuple[str, ...]) -> bool:
 def facts(ins: ast.Instruction) -> Facts:
     """A load issues a copy into shared memory that completes tx on operand 2's mbarrier; a store or
     reduction one that reads shared memory (operand 1) into the tensor's global memory (its addresses
-    follow from the tensor map: for the checker, anywhere); a prefetch has no effect. A multicast load
-    lands, and completes tx, in every CTA of its mask (`CopyUse.multicast`)."""
+    follow from the tensor map: for the checker, anywhere); a prefetch reads its tensor map only (opaque
+    to the checker). A multicast load lands, and completes tx, in every CTA of its mask
+    (`CopyUse.multicast`)."""
     q = ins.qualifiers
     name = "cp" + "".join(q)
-    if ".prefetch" in q:
-        return Facts(Kind.NOP, name)
+    if ".prefetch" in q:  # moves nothing, but reads its tensor map (and faults as a copy of its box would)
+        return Facts(Kind.OPAQUE, name)
     if _is_store(q):
         # global <- shared::cta: the tensor map (operand 0) names global memory anywhere in the tensor
         return Facts(Kind.COPY, name, copy=CopyUse(CopyKind.TENSOR_STORE, Access(0, Space.GENERIC),
