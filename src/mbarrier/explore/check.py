@@ -64,9 +64,6 @@ FOUND = "found"  # stopped_by: random walks had found bugs, the search ran Optio
 LOCAL_LOOP_LIMIT = 1_000_000
 
 
-
-
-
 class _Stop(Exception):
     pass
 
