@@ -19,7 +19,7 @@ from collections import defaultdict
 
 from mbarrier.ptx import ast
 from mbarrier.ptx.validate_oracle import ptxas_verdicts
-from mbarrier.ptx.validate_variants import Case, _addr, _imm, _name
+from mbarrier.ptx.variant_pools import Case, _addr, _imm, _name
 from mbarrier.spec.targets import parse_version
 
 P0 = ast.Pos(0, 0)

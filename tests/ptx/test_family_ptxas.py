@@ -12,7 +12,7 @@ import pytest
 from mbarrier.ptx.ast import Instruction
 from mbarrier.ptx.parser import parse
 from mbarrier.ptx.validate_oracle import compare
-from mbarrier.ptx.validate_variants import Case
+from mbarrier.ptx.variant_pools import Case
 
 pytestmark = pytest.mark.skipif(
     shutil.which("ptxas") is None and not os.environ.get("MBARRIER_REQUIRE_TOOLS"),

@@ -13,7 +13,8 @@ from mbarrier.ptx.ast import Instruction
 from mbarrier.ptx.parser import parse
 from mbarrier.ptx.validate import validate
 from mbarrier.ptx.validate_oracle import CRASHED, Outcome, compare, ptxas_verdicts, run_ptxas
-from mbarrier.ptx.validate_variants import Case, cases
+from mbarrier.ptx.validate_variants import cases
+from mbarrier.ptx.variant_pools import Case
 from mbarrier.spec.instructions import INSTRUCTIONS
 from mbarrier.spec.modifiers import WORD_MESSAGES
 from mbarrier.spec.targets import Version, format_version

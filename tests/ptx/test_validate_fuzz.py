@@ -8,9 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mbarrier.ptx import ast
-from mbarrier.ptx.validate import Context, _Line, check_instruction
+from mbarrier.ptx.validate import check_instruction
+from mbarrier.ptx.validate_line import Context, Line
 from mbarrier.ptx.validate_scope import Scope
-from mbarrier.ptx.validate_variants import MODIFIER_POOL, OPERAND_POOL, P0, declarations
+from mbarrier.ptx.variant_pools import MODIFIER_POOL, OPERAND_POOL, P0, declarations
 from mbarrier.spec.forms import RULE_IDS
 from mbarrier.spec.instructions import INSTRUCTIONS
 from mbarrier.spec.targets import TARGET_MIN_VERSION, parse_target
@@ -26,7 +27,7 @@ _SCOPE = Scope(_MODULE, ast.Function("entry", "k", (), (), declarations(), P0))
 
 
 def _verdict(instr: ast.Instruction, version: tuple[int, int], target: str) -> list[tuple[str, str, str]]:
-    line = _Line(instr, "<fuzz>")
+    line = Line(instr, "<fuzz>")
     check_instruction(instr, _SCOPE, Context(version, parse_target(target)), line)
     return [(d.severity, d.message, d.rule) for d in line.out]
 

@@ -14,9 +14,12 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from mbarrier.ptx import ast
-from mbarrier.ptx.diagnostics import Diagnostic, Severity
+from mbarrier.ptx import ast, validate_wgmma
+from mbarrier.ptx.diagnostics import Diagnostic
 from mbarrier.ptx.validate_hazards import hazards
+from mbarrier.ptx.validate_line import Context
+from mbarrier.ptx.validate_line import Facts as _Facts
+from mbarrier.ptx.validate_line import Line as _Line
 from mbarrier.ptx.validate_module import address_bits, address_size, declared_address_size
 from mbarrier.ptx.validate_scope import TYPE_SIZE, Scope
 from mbarrier.ptx.validate_split import read, split_opcode
@@ -35,12 +38,12 @@ from mbarrier.spec.forms import (
     SUBSPACES,
     TERMINAL_MODIFIERS,
     TYPE_COMPATIBLE,
-    UNCHECKED_PATHS,
     UNCOUNTED_REPEATS,
     VECTORS,
     VERSION_BEYOND_MODEL,
     Instr,
     Slot,
+    unchecked,
 )
 from mbarrier.spec.instructions import INSTRUCTIONS
 from mbarrier.spec.modifiers import (
@@ -53,69 +56,9 @@ from mbarrier.spec.modifiers import (
 from mbarrier.spec.targets import (
     LATEST_VERSION,
     TARGET_MIN_VERSION,
-    Target,
-    Version,
     format_version,
     parse_target,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    """What the gates compare against: the module's `.version` and the target compiled for."""
-
-    version: Version
-    target: Target | None
-
-
-class _Line:
-    """The diagnostics of one instruction, deduplicated as ptxas's message set."""
-
-    def __init__(self, instr: ast.Instruction, path: str, source: str = "") -> None:
-        self.instr = instr
-        self.path = path
-        self.source = source  # the instruction's source line, to point at a modifier
-        self.out: list[Diagnostic] = []
-        self._seen: set[str] = set()
-        self._deferred: list[tuple[str, ast.Pos | None, Severity, dict[str, object]]] = []
-
-    def add(self, key: str, pos: ast.Pos | None = None, severity: Severity = "error",
-            **fmt: object) -> None:
-        self.emit(key, pos, severity, fmt)
-
-    def emit(self, key: str, pos: ast.Pos | None, severity: Severity, fmt: dict[str, object]) -> None:
-        message = MESSAGES[key].format(**fmt)
-        if message in self._seen:
-            return
-        self._seen.add(message)
-        p = pos or self._locate(str(fmt.get("mod", ""))) or self.instr.pos
-        self.out.append(Diagnostic(severity, p.line, p.column, message, RULE_IDS[key], self.path))
-
-    def _locate(self, mod: str) -> ast.Pos | None:
-        """Where modifier `mod` is written in the instruction, if the source line is known."""
-        if not mod or not self.source:
-            return None
-        at = self.source.find(mod, self.instr.pos.column - 1)
-        return ast.Pos(self.instr.pos.line, at + 1) if at >= 0 else None
-
-    def defer(self, key: str, pos: ast.Pos | None = None, severity: Severity = "error",
-              **fmt: object) -> None:
-        """A diagnostic ptxas gives only after the line's other checks (they still run)."""
-        self._deferred.append((key, pos, severity, fmt))
-
-    @property
-    def pending_fatal(self) -> bool:
-        return any(sev == "fatal" for _, _, sev, _ in self._deferred)
-
-    def flush(self) -> None:
-        for key, pos, severity, fmt in self._deferred:
-            self.add(key, pos, severity, **fmt)
-        self._deferred.clear()
-
-    @property
-    def fatal(self) -> bool:
-        return any(d.severity == "fatal" for d in self.out)
-
 
 _TARGET_WORD = re.compile(r"(sm|compute)_\d+[af]?|texmode_\w+|map_f64_to_f32|debug")
 
@@ -257,7 +200,7 @@ def resolve(instr: ast.Instruction) -> tuple[Instr | None, tuple[str, ...]]:
             continue
         if words[:n] == form.path and (best is None or n > len(best.path)):
             best = form
-    if best is None or any(words[:len(u)] == u and len(u) > len(best.path) for u in UNCHECKED_PATHS):
+    if best is None or unchecked(words, len(best.path)):
         return None, ()
     return best, words[len(best.path):]
 
@@ -308,7 +251,7 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
         # any instruction they end the parse (spec.modifiers, measured)
         directive = next((m for m in instr.qualifiers if "syntax" in WORD_MESSAGES.get(m, ())), None)
         words = (instr.opcode, *instr.qualifiers)
-        family = instr.opcode in FAMILY_OPCODES and not any(words[:len(u)] == u for u in UNCHECKED_PATHS)
+        family = instr.opcode in FAMILY_OPCODES and not unchecked(words)
         if family:
             for m in instr.qualifiers[:instr.qualifiers.index(directive) if directive else None]:
                 if m not in MODIFIERS and "unknown" in WORD_MESSAGES.get(m, ("unknown",)):
@@ -328,7 +271,11 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
         line.add("modifier-parse", severity="fatal", mod=mods[unparsed])
         return
     legality: list[tuple[str, dict[str, object]]] = []
+    own: tuple[str, ...] = ()
+    if form.checker:  # (wgmma.mma_async: its shape, types and operations are its checker's)
+        mods, own = validate_wgmma.split(mods, line)
     facts = _check_modifiers(form, mods, line, legality)
+    _check_gates(form, facts, frozenset(), False, ctx, line, at_once=True)
     if _sink_misplaced(instr, line):
         return
     if facts.clean and any(m in form.mismatch_words for m in mods):
@@ -352,6 +299,17 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     if not facts.clean:
         line.add("types", name=form.name)
         return
+    if form.checker:
+        def conclude(kind: str, judged: list[tuple[str, dict[str, object]]] | None) -> None:
+            """The words' legality (`judged`, None where ptxas judges the gates only) and the
+            gates of the kind the checker found."""
+            if judged is not None:
+                emit_legality(instr, facts, judged, line)
+                _check_semantics(form, facts, frozenset(), False, ctx, line)
+            facts.words.add("kind:" + kind)
+            _check_gates(form, facts, frozenset(), False, ctx, line)
+        validate_wgmma.finish(instr, own, legality, scope, line, conclude)
+        return
     _check_semantics(form, facts, frozenset(), False, ctx, line, early=True)
     _check_gates(form, facts, frozenset(), False, ctx, line, early=True)
     if form.dims:
@@ -365,17 +323,7 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     if slots is None:
         line.add("operands", name=form.name)
         return
-    for key, fmt in legality:  # a refused sink stops ptxas before it judges some modifiers
-        fmt.pop("word", None)
-        if key == "vector-length" and not fmt.pop("always", False) and not any(
-                len(v.items) != fmt["size"] for v in _vectors(instr)):
-            continue  # (a vector word is compared with every vector operand as written)
-        if key == "vector-wide" and facts.type and VECTORS[str(fmt["mod"])] * TYPE_SIZE[facts.type] <= 16:
-            continue  # (at most 128 bits: .v4 of a 32-bit type)
-        if key == "comparison-type" and facts.type and fmt["mod"] in COMPARISONS_OF.get(facts.type[1], ()):
-            continue  # (a comparison of the type's kind: .lo on .u32)
-        if not (fmt.pop("late", False) and line.pending_fatal):
-            line.emit(key, None, "error", fmt)
+    emit_legality(instr, facts, legality, line)
     if form.space_pairs:
         pair = _check_space_pair(form, facts, line)
         if pair != "ok":
@@ -396,20 +344,27 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     _check_semantics(form, facts, roles, sink, ctx, line)
     # a refused sink hides the addresses too, all but the state space of their variables (measured)
     _check_addresses(form, instr, slots, facts, scope, line, spaces_only=line.pending_fatal)
-    _check_immediates(form, instr, slots, line)
+    _check_immediates(form, instr, slots, line, facts.words)
     _check_gates(form, facts, roles, sink, ctx, line)
 
 
+def emit_legality(instr: ast.Instruction, facts: _Facts, legality: list[tuple[str, dict[str, object]]],
+                  line: _Line) -> None:
+    """What ptxas says of the modifiers once the operands match (`_check_modifiers`'s `legality`)."""
+    for key, fmt in legality:  # a refused sink stops ptxas before it judges some modifiers
+        fmt.pop("word", None)
+        if key == "vector-length" and not fmt.pop("always", False) and not any(
+                len(v.items) != fmt["size"] for v in _vectors(instr)):
+            continue  # (a vector word is compared with every vector operand as written)
+        if key == "vector-wide" and facts.type and VECTORS[str(fmt["mod"])] * TYPE_SIZE[facts.type] <= 16:
+            continue  # (at most 128 bits: .v4 of a 32-bit type)
+        if key == "comparison-type" and facts.type and fmt["mod"] in COMPARISONS_OF.get(facts.type[1], ()):
+            continue  # (a comparison of the type's kind: .lo on .u32)
+        if not (fmt.pop("late", False) and line.pending_fatal):
+            line.emit(key, None, "error", fmt)
+
+
 # -- modifiers -------------------------------------------------------------------------------------
-
-@dataclass(slots=True)
-class _Facts:
-    words: set[str]
-    spaces: list[str]
-    clean: bool
-    """The instruction type is right: ptxas goes on past the modifiers."""
-    type: str | None = None
-
 
 def _split_space(mod: str) -> tuple[str, str] | None:
     """`.shared::cluster` -> (".shared", "::cluster"); None when `mod` is no sub-qualified space."""
@@ -498,6 +453,12 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
             _other_word(form, i, mods, line, legality, seen_classes)
             illegal("result-vector")
             illegal("vector-length", mod=m, name=name, size=0, always=True)
+        elif cls == "proxykind":  # (fence.proxy's .alias, .async: one of them; ptxas names the
+            # one written before each repeat: measured)
+            before = [w for w in mods[:i] if own.get(w) == "proxykind"]
+            if before:
+                line.add("duplicate-flag", mod=before[-1])
+            words.update((m, cls))
         elif cls in ("op", "vec"):  # the instruction's own words (Instr.words)
             if cls == "op" and "op" in words:  # (with the illegal modifiers; the first is judged)
                 illegal("op-multiple")
@@ -517,7 +478,7 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
             seen_flags.add(group or m)
     if form.space_pairs:
         words.update(_pair_words(spaces))
-    elif len(spaces) > 1 and form.spaces:
+    elif len(spaces) > 1 and form.spaces and form.counts_spaces:
         illegal("space-count", name=name)
     types_ok = (len(types) == 1 and types[0] in form.types) if form.types else not types
     if types_ok and types:
@@ -1065,6 +1026,8 @@ def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...
     for slot, op in zip(slots, instr.operands, strict=False):
         if slot.kind not in ("addr", "tensor") or not isinstance(op, ast.Address):
             continue
+        if slot.any_address and not facts.spaces:  # (judged only with a state space: measured)
+            continue
         if op.base is None:
             if not spaces_only:
                 line.add("address-immediate", op.pos)
@@ -1095,16 +1058,19 @@ def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...
 
 
 def _check_immediates(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...],
-                      line: _Line) -> None:
+                      line: _Line, words: set[str] | frozenset[str] = frozenset()) -> None:
     for index, (slot, op) in enumerate(zip(slots, instr.operands, strict=True)):
         if isinstance(op, ast.Sink) and slot.imm_only:  # ptxas judges the refused sink as 0 there
             op = ast.Imm(0, "0", op.pos)
         if not isinstance(op, ast.Imm):
             continue
         for c in slot.checks:
+            if c.when and c.when not in words:
+                continue
             w = c.value(op.value)
             failed = ((c.kind == "positive" and w <= 0) or (c.kind == "parity" and w not in (0, 1))
-                      or (c.kind == "multiple" and w % c.lo != 0)
+                      or (c.kind == "multiple" and w % c.lo != 0) or (c.kind == "nonnegative" and w < 0)
+                      or (c.kind == "values" and w not in (c.lo, c.hi)) or (c.kind == "exact" and w != c.lo)
                       or (c.kind == "range" and not c.lo <= w <= c.hi))
             if failed:
                 line.add(f"imm-{c.kind}", op.pos, index=slot.arg or index, name=form.name, value=w, lo=c.lo,
@@ -1112,11 +1078,13 @@ def _check_immediates(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ..
 
 
 def _check_gates(form: Instr, facts: _Facts, roles: frozenset[str], sink: bool, ctx: Context,
-                 line: _Line, early: bool = False) -> None:
-    """The feature gates (those ptxas checks with the modifiers when `early`)."""
+                 line: _Line, early: bool = False, at_once: bool = False) -> None:
+    """The feature gates (those ptxas checks with the modifiers when `early`, as it reads the words
+    when `at_once`)."""
     words = frozenset(facts.words)
     for g in (*(MODIFIER_GATES if form.object_rules else ()), *form.gates):
-        if g.early != early or not g.when.holds(words, roles, sink) or (g.late and line.pending_fatal):
+        if g.at_once != at_once or g.early != early or not g.when.holds(words, roles, sink) or (
+                g.late and line.pending_fatal):
             continue
         if g.version is not None and ctx.version < g.version:
             line.add("gate-version", subject=g.subject, version=format_version(g.version))
@@ -1124,3 +1092,5 @@ def _check_gates(form: Instr, facts: _Facts, roles: frozenset[str], sink: bool, 
             line.add("gate-target", subject=g.subject, sm=g.sm)
         if g.targets and ctx.target is not None and ctx.target.name not in g.targets:
             line.add("gate-unsupported", subject=g.subject, target=ctx.target.name)
+        if g.arch_max is not None and ctx.target is not None and ctx.target.sm > g.arch_max:
+            line.add("gate-arch", subject=g.subject, target=ctx.target.name)

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 
 from mbarrier.ptx import ast
 from mbarrier.ptx.parser import parse
-from mbarrier.ptx.validate import Context, _Line, check_instruction, unknown_symbols
+from mbarrier.ptx.validate import check_instruction, unknown_symbols
+from mbarrier.ptx.validate_line import Context, Line
 from mbarrier.ptx.validate_scope import Scope
-from mbarrier.ptx.validate_variants import UNDECLARED_NAMES, Case, declarations, render_declaration
+from mbarrier.ptx.variant_pools import UNDECLARED_NAMES, Case, declarations, render_declaration
 from mbarrier.spec.targets import Version, format_version, parse_target
 
 Verdict = frozenset[tuple[str, str]]
@@ -152,7 +153,7 @@ def our_verdicts(cases: Sequence[Case], version: Version, target: str) -> list[V
     by_line: dict[int, Verdict] = {}
     for s in fn.body or ():
         if isinstance(s, ast.Instruction):
-            line = _Line(s, "<cases>")
+            line = Line(s, "<cases>")
             check_instruction(s, scope, ctx, line)
             diags = line.out if line.fatal else [*line.out, *unknown_symbols(s, scope, "<cases>")]
             by_line[s.pos.line] = frozenset((d.severity, d.message) for d in diags

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from mbarrier.spec import wgmma
 from mbarrier.spec.forms import (
     ALWAYS,
     Cond,
@@ -117,8 +118,177 @@ def _griddepcontrol() -> Instr:
     )
 
 
+_PROXY = "fence.proxy"
+_FENCE_SECTION = "9.7.13.4"  # membar/fence (not in shared/spec; number from the PTX ISA 8.x contents)
+_SEMS = (".sc", ".acq_rel", ".release", ".acquire", ".relaxed")
+#: The proxy kinds' gates, which ptxas checks as it reads the word (measured).
+_PROXYKIND_GATES = (
+    Gate("Modifier '.alias'", Cond(has=(".alias",)), _FENCE_SECTION, version=(7, 5), at_once=True),
+    Gate("Modifier '.async'", Cond(has=(".async",)), _FENCE_SECTION, version=(8, 0), sm=90, at_once=True),
+)
+#: Gates of fence's words that ptxas checks on fence.proxy too, taken or not (measured).
+_FENCE_WORD_GATES = (
+    Gate(_feature(".cluster scope"), Cond(has=(".cluster",)), _FENCE_SECTION, version=(7, 8), sm=90),
+    Gate(_feature(".op_restrict"), Cond(has=(".mbarrier_init",)), _FENCE_SECTION, version=(8, 0), sm=90),
+)
+
+
+def _fence_proxy() -> Instr:
+    """fence.proxy.proxykind (PTX ISA 9.7.13.4), the bidirectional proxy fence: `.alias` or
+    `.async{.global, .shared::{cta,cluster}}` (ptxas: one "proxykind", the first written named in
+    "Multiple .async modifiers specified"); no .sem/.scope ("Illegal modifier"), no operands. PTX ISA
+    7.5 ("Feature 'fence.proxy'"), `.alias` 7.5, `.async` 8.0 and sm_90 (measured)."""
+    spaces = (".global", ".shared::cta", ".shared::cluster")
+    return Instr(
+        ("fence", ".proxy"), _FENCE_SECTION, operands=((),), types=(), spaces=spaces, exact_spaces=True,
+        words=((".alias", "proxykind"), (".async", "proxykind")), canonical=(".async",),
+        constraints=(
+            Constraint(Cond(lacks=(".alias", ".async")), "required-modifier", _PROXY, mod=".proxykind"),
+            *(Constraint(Cond(has=("space:" + sp,), lacks=(".async",)), "space-incorrect", _PROXY)
+              for sp in spaces),
+            *(Constraint(Cond(has=(s,), lacks=("scope",)), "sem-needs-scope", _PROXY, mod=s) for s in _SEMS)),
+        gates=(Gate(_feature(_PROXY), ALWAYS, _FENCE_SECTION, version=(7, 5)),
+               *_PROXYKIND_GATES,
+               *_FENCE_WORD_GATES),
+    )
+
+
+def _fence_proxy_tensormap() -> Instr:
+    """fence.proxy.tensormap::generic.release.scope and fence.proxy.tensormap::generic.acquire.scope
+    [addr], 128 (PTX ISA 9.7.13.4), the unidirectional proxy fence of a tensor map: the .sem decides
+    the operands (".acquire modifier required for instruction 'fence.proxy' with 2 arguments" of an
+    acquire without them), any `[...]` as the address, the size 128; PTX ISA 8.3 ("Feature
+    'fence.proxy with unidirection proxy fence'"), sm_90 on (measured)."""
+    generic = ".tensormap::generic"
+    addr = Slot("addr", "addr", any_address=True, space_message=False)
+    size = Slot("size", "value", ".b32", imm_only=True,
+                checks=(ImmCheck("exact", 128, view="u32", when=".acquire"),))
+    unidirection = "fence.proxy with unidirection proxy fence"
+    # (ptxas takes a state space silently on the release, .global and .shared ones; with the
+    # address of the acquire none: measured)
+    spaces = (".global", ".shared", ".shared::cta", ".shared::cluster", ".local", ".const", ".param", ".tex")
+    return Instr(
+        ("fence", ".proxy"), _FENCE_SECTION, operands=((), (addr, size)), types=(), spaces=spaces,
+        object_rules=False, counts_spaces=False, canonical=(".acquire", ".gpu"),
+        sems=(".release", ".acquire"), scopes=(".cta", ".cluster", ".gpu", ".sys"), scope_needs_sem=False,
+        flags=(generic,), marker=generic, words=((".alias", "proxykind"), (".async", "proxykind")),
+        constraints=(
+            Constraint(Cond(lacks=("sem",)), "required-modifier", _PROXY, mod=".acquire/.release"),
+            Constraint(Cond(has=(".acquire",), no_roles=("size",)), "required-modifier-with", _PROXY,
+                       mod=".acquire", other="2 arguments"),
+            Constraint(Cond(has=(".release",), roles=("size",)), "required-modifier-with", _PROXY,
+                       mod=".release", other="0 arguments"),
+            *(Constraint(Cond(has=(k,)), "illegal-modifier-with", _PROXY, mod=k, other="proxy direction")
+              for k in (".alias", ".async")),
+            *(Constraint(Cond(has=("space:" + sp,), roles=("size",)), "space-none", _PROXY) for sp in spaces),
+            *(Constraint(Cond(has=("space:" + sp,), no_roles=("size",)), "space-incorrect", _PROXY)
+              for sp in spaces[4:])),
+        gates=(*_PROXYKIND_GATES, Gate(_feature(unidirection), ALWAYS, _FENCE_SECTION, version=(8, 3)),
+               # (the sub-qualifiers' gates on the release only: measured)
+               Gate(_feature("::cta"), Cond(has=("::cta",), no_roles=("size",)), _FENCE_SECTION,
+                    version=(7, 8)),
+               Gate(_feature("::cluster"), Cond(has=("::cluster",), no_roles=("size",)), _FENCE_SECTION,
+                    version=(7, 8), sm=90),
+               Gate(f"Instruction '{unidirection}'", ALWAYS, _FENCE_SECTION, targets=SM90_ON),
+               *_FENCE_WORD_GATES),
+    )
+
+
+#: wgmma.* (PTX ISA 9.7.15) compiles for sm_90a only: "not supported on .target" elsewhere, and above
+#: sm_90 also "cannot be compiled for architecture" (measured on every target ptxas knows).
+WGMMA_TARGETS: Final[tuple[str, ...]] = ("sm_90a",)
+WGMMA_ARCH: Final = 90
+
+
+def _wgmma_sync(op: str) -> Instr:
+    """wgmma.fence.sync.aligned, wgmma.commit_group.sync.aligned, wgmma.wait_group.sync.aligned N
+    (PTX ISA 9.7.15.7.1-3): `.sync` required, `.aligned` optional (measured); PTX ISA 8.0 ("Feature
+    'WGMMA'"), sm_90a."""
+    name = f"wgmma.{op}"
+    section = {"fence": wgmma.FENCE_SECTION, "commit_group": wgmma.COMMIT_SECTION}.get(op, wgmma.WAIT_SECTION)
+    wait = op == "wait_group"
+    return Instr(
+        ("wgmma", f".{op}"), section,
+        operands=((Slot("N", "value", ".b32", imm_only=True, checks=(ImmCheck("nonnegative"),)),),)
+        if wait else ((),), types=(), spaces=(), flags=(".sync", ".aligned"), object_rules=False,
+        constraints=(Constraint(Cond(lacks=(".sync",)), "required-modifier", name, mod=".sync"),),
+        gates=(Gate(_feature("WGMMA"), ALWAYS, section, version=(8, 0)),
+               Gate(f"Instruction '{name}'", ALWAYS, section, targets=WGMMA_TARGETS, arch_max=WGMMA_ARCH)),
+    )
+
+
+#: How ptxas names wgmma.mma_async by its multiplicand type (measured): "Instruction 'wgmma.mma_async
+#: with FP8 types' not supported", "Feature 'WGMMA with integer types' requires PTX ISA .version 8.0";
+#: .s8 with .u8 is the kind WGMMA_MIXED.
+WGMMA_KINDS: Final[dict[str, str]] = {
+    ".f16": "floating point types", ".bf16": "floating point types", ".tf32": "floating point types",
+    ".e4m3": "FP8 types", ".e5m2": "FP8 types", ".s8": "integer types", ".u8": "integer types",
+    ".b1": "boolean type",
+}
+WGMMA_MIXED: Final = "mixed integer types"
+#: The PTX ISA version of each kind (9.7.15.5.2's PTX ISA notes; measured).
+WGMMA_KIND_VERSIONS: Final[dict[str, tuple[int, int]]] = {
+    **dict.fromkeys(WGMMA_KINDS.values(), (8, 0)), WGMMA_MIXED: (8, 4)}
+#: How ptxas takes A in registers by .atype (measured): "strict" .b32/.f16x2 registers only;
+#: "types" also 32-bit .s32/.f32/.pred ones, but says "Unexpected instruction types specified for
+#: 'wgmma.mma_async with ...'" of a vector of them; "loose" takes those silently.
+WGMMA_A_POLICY: Final[dict[str, str]] = {
+    ".f16": "strict", ".bf16": "types", ".tf32": "types", ".e4m3": "types", ".e5m2": "types",
+    ".s8": "loose", ".u8": "loose", ".b1": "loose",
+}
+#: The shapes of each kind (spec.wgmma.N, K): a shape of the kind with another type's K is ptxas's
+#: "Illegal instruction types ... with shape", one of no type of the kind "Illegal matrix shape".
+WGMMA_KIND_SHAPES: Final[dict[str, frozenset[str]]] = {
+    kind: frozenset(f".m{wgmma.M}n{n}k{wgmma.K[t]}" for t, k2 in WGMMA_KINDS.items() if k2 == kind
+                    for n in wgmma.N[t])
+    for kind in set(WGMMA_KINDS.values())}
+#: Matrix shapes ptxas knows from other instructions (measured: it calls them "Illegal matrix shape"
+#: on wgmma.mma_async, and any other .mXnYkZ word an "Unknown modifier", e.g. .m64n8k4, .m128n8k16):
+#: mma's and wmma's, and the sparse wgmma's K of 64 (measured on .m64n8k64; its other N assumed).
+OTHER_SHAPES: Final[frozenset[str]] = frozenset(
+    {".m8n8k4", ".m16n8k4", ".m16n8k8", ".m16n8k16", ".m16n8k32", ".m16n8k64", ".m16n8k128", ".m16n8k256",
+     ".m8n8k16", ".m8n8k32", ".m8n8k128", ".m16n16k16", ".m32n8k16", ".m8n32k16", ".m16n16k8"}
+    | {f".m{wgmma.M}n{n}k64" for n in (*wgmma.N[".e4m3"], *wgmma.N[".s8"])})
+WGMMA_MMA: Final = "wgmma.mma_async"
+#: The operand lists of each kind, after D: (whether A is a descriptor or registers, the immediates'
+#: checks in order). Registers for A take imm-trans-b only (PTX ISA 9.7.15.5.2).
+_SCALE_D = ImmCheck("parity")
+_SCALE = ImmCheck("values", -1, 1)
+_TRANS = ImmCheck("parity")
+_FLOAT_LISTS = (("desc", (_SCALE_D, _SCALE, _SCALE, _TRANS, _TRANS)),
+                ("regs", (_SCALE_D, _SCALE, _SCALE, _TRANS)))
+_SCALED_LISTS = (("desc", (_SCALE_D, _SCALE, _SCALE)), ("regs", (_SCALE_D, _SCALE, _SCALE)))
+_PLAIN_LISTS = (("desc", (_SCALE_D,)), ("regs", (_SCALE_D,)))
+#: By .atype, the operand lists after D: A a descriptor or registers, then the immediates' checks in
+#: order (scale-d, imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b; registers for A take no
+#: imm-trans-a; only .f16/.bf16 transpose: PTX ISA 9.7.15.5.2).
+WGMMA_LISTS: Final[dict[str, tuple[tuple[str, tuple[ImmCheck, ...]], ...]]] = {
+    ".f16": _FLOAT_LISTS, ".bf16": _FLOAT_LISTS, ".tf32": _SCALED_LISTS, ".e4m3": _SCALED_LISTS,
+    ".e5m2": _SCALED_LISTS, ".s8": _PLAIN_LISTS, ".u8": _PLAIN_LISTS, ".b1": _PLAIN_LISTS,
+}
+
+
+def _wgmma_mma() -> Instr:
+    """wgmma.mma_async.sync.aligned.shape.dtype.atype.btype d, a-desc|a, b-desc, scale-d
+    {, imm-scale-a, imm-scale-b{, imm-trans-a}, imm-trans-b} (PTX ISA 9.7.15.5.2), the dense forms:
+    judged by `ptx.validate_wgmma` from spec.wgmma and the tables above; PTX ISA 8.0 (mixed integer
+    types 8.4), sm_90a. The sparse `.sp` forms are not judged."""
+    s = wgmma.MMA_SECTION
+    return Instr(
+        ("wgmma", ".mma_async"), s, operands=((),), types=(), spaces=(),
+        flags=(".sync", ".aligned"), object_rules=False, checker=WGMMA_MMA,
+        constraints=(Constraint(Cond(lacks=(".sync",)), "required-modifier", WGMMA_MMA, mod=".sync"),),
+        gates=tuple(g for k, v in WGMMA_KIND_VERSIONS.items() for g in (
+            Gate(_feature(f"WGMMA with {k}"), Cond(has=(f"kind:{k}",)), s, version=v),
+            Gate(f"Instruction '{WGMMA_MMA} with {k}'", Cond(has=(f"kind:{k}",)), s,
+                 targets=WGMMA_TARGETS, arch_max=WGMMA_ARCH))),
+    )
+
+
 COMPANIONS: Final[tuple[Instr, ...]] = (
     _setmaxnreg("inc"), _setmaxnreg("dec"), _elect(), _barrier_cluster("arrive"),
     _barrier_cluster("wait"), _bulk_group("commit_group"), _bulk_group("wait_group"),
     _cluster_address("mapa"), _cluster_address("getctarank"), _griddepcontrol(),
+    _wgmma_sync("fence"), _wgmma_sync("commit_group"), _wgmma_sync("wait_group"), _wgmma_mma(),
+    _fence_proxy_tensormap(), _fence_proxy(),
 )

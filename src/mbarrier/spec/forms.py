@@ -187,6 +187,9 @@ MESSAGES: Final[dict[str, str]] = {
                     "be multiple of {lo}",
     "imm-range": "Argument {index} of instruction '{name}': value '{value}' out of range, expected to be "
                  "in range [{lo}..{hi}]",
+    "imm-exact": "Argument {index} of instruction '{name}': unexpected value '{value}', expected to be {lo}",
+    "imm-nonnegative": "Argument {index} of instruction '{name}': unexpected value '{value}', expected to "
+                       "be non-negative integer",
     "required-modifier": "{mod} modifier required for instruction '{name}'",
     "required-modifier-with": "{mod} modifier required for instruction '{name}' with {other}",
     "gate-version": "{subject} requires PTX ISA .version {version} or later",
@@ -198,6 +201,7 @@ MESSAGES: Final[dict[str, str]] = {
     "operand-type": "Illegal operand type to instruction '{name}'",
     "guard-predicate": "Predicate expression expected",
     "gate-unsupported": "{subject} not supported on .target '{target}'",
+    "gate-arch": "{subject} cannot be compiled for architecture '{target}'",
     "vector-size": "Argument {index} of instruction '{name}': Argument vector size mismatch",
     "vector-expected": "Vector expected for argument {index}",
     "vector-elements": "Incompatible elements of vector expression",
@@ -233,6 +237,17 @@ MESSAGES: Final[dict[str, str]] = {
     "pred-output": "Predicate output expected for instruction '{name}'",
     "result-vector": "Result vector expected",
     "array-index": "Array indexing on non-array",
+    # wgmma.mma_async
+    "shape-required": "Shape modifier required for instruction '{name}'",
+    "shape-multiple": "Multiple matrix shape modifiers specified",
+    "shape-illegal": "Illegal matrix shape '{mod}' for instruction '{name}'",
+    "shape-types": "Illegal instruction types specified for '{name}' with shape '{mod}'",
+    "imm-values": "Argument {index} of instruction '{name}': unexpected value '{value}', expected to be "
+                  "{lo} or {hi}",
+    "bool-op-count": "Unexpected number of operations specified for {name} with shape '{mod}'",
+    "bool-op-required": "Boolean operation is required for instruction '{name}'",
+    "bool-op-order": "Incorrect operations specified for {name} with shape '{mod}'",
+    "wgmma-mixed": "Vector with elements of different types are not allowed in wgmma.mma_async instruction",
 }
 
 #: Our stable rule id for each ptxas check (JSON output, docs); all are errors ptxas also raises.
@@ -297,6 +312,12 @@ class Gate:
     ptxas says it is "not supported on .target"."""
     early: bool = False
     """ptxas checks it with the modifiers, before the operands (a mismatch does not hide it)."""
+    at_once: bool = False
+    """ptxas checks it as it reads the word: a wrong type or a word that ends the line does not
+    hide it (fence.proxy's `.async`, measured)."""
+    arch_max: int | None = None
+    """The newest architecture ptxas compiles the feature for: on a target above sm_<arch_max> it
+    also says the feature "cannot be compiled for architecture" (wgmma.*: sm_90, measured)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,13 +347,17 @@ SlotKind = Literal["dest", "addr", "value", "tensor", "vector", "pair"]
 @dataclass(frozen=True, slots=True)
 class ImmCheck:
     """A constraint on an immediate operand, in ptxas's terms: "positive" (> 0), "parity" (0 or 1),
-    "multiple" (of `lo`), "range" ([lo, hi]). `view`: how ptxas reads the literal before judging and
-    printing it (measured): as written ("s64"), or cut to 32 bits, signed or unsigned."""
+    "multiple" (of `lo`), "range" ([lo, hi]), "nonnegative" (>= 0), "values" (lo or hi),
+    "exact" (lo). `view`:
+    how ptxas reads the literal before judging and printing it (measured): as written ("s64"), or
+    cut to 32 bits, signed or unsigned."""
 
-    kind: Literal["positive", "parity", "multiple", "range"]
+    kind: Literal["positive", "parity", "multiple", "range", "nonnegative", "values", "exact"]
     lo: int = 0
     hi: int = 0
     view: Literal["s64", "s32", "u32"] = "s64"
+    when: str = ""
+    """A modifier without which ptxas does not check it (fence.proxy's size: `.acquire`); "": always."""
 
     def value(self, v: int) -> int:
         if self.view == "s64":
@@ -391,6 +416,10 @@ class Slot:
     exact_space: bool = False
     """An address governed by a state space that is not written is compared with none (not the last
     one written): the tensor load's mbar when the tensorMap operand is no address (measured)."""
+    any_address: bool = False
+    """Any `[...]` fits, and is judged no further unless a state space is written
+    (fence.proxy.tensormap::generic's address: a register of any type, a variable, an immediate,
+    measured)."""
 
 
 def _addr(role: str = "addr", **kw: object) -> Slot:
@@ -486,6 +515,12 @@ class Instr:
     name_types_reduction: bool = True
     """Whether ptxas names the instruction with its type in "Illegal reduction operation" (the
     family's `mbarrier.arrive.b64`; not `red.async`)."""
+    counts_spaces: bool = True
+    """Whether ptxas says "Unexpected number of state spaces" of two (not on
+    fence.proxy.tensormap::generic, measured)."""
+    checker: str = ""
+    """The name of a checker of its own in `mbarrier.ptx` for what these tables cannot say
+    (wgmma.mma_async: three types, a shape, operand lists by both); "": the generic one."""
     unaddressed: tuple[tuple[Cond, tuple[Slot, ...]], ...] = ()
     """The tensor copy's operand lists ptxas matches when the tensor operand is no `[tensorMap,
     {...}]` address, each with the modifiers it needs (measured): ptxas then says "Vector expected"
@@ -1045,6 +1080,23 @@ UNCHECKED_PATHS: Final[tuple[tuple[str, ...], ...]] = (
     ("cp", ".async", ".bulk", ".prefetch"),
     ("clusterlaunchcontrol", ".query_cancel"),
 )
+#: Opcode paths and words that, anywhere among the modifiers after them, make the line an
+#: instruction lint does not judge: the sparse wgmma.mma_async (`.sp`, PTX ISA 9.7.15.5.3), the
+#: fences with `.async::generic` or `.sync_restrict`.
+UNCHECKED_WORDS: Final[tuple[tuple[tuple[str, ...], str], ...]] = (
+    (("wgmma", ".mma_async"), ".sp"),
+    # the unidirectional async proxy fence (PTX ISA 8.6) and its .sync_restrict
+    *((("fence",), w) for w in (".async::generic", ".sync_restrict::shared::cta",
+                                ".sync_restrict::shared::cluster")),
+)
+
+
+def unchecked(words: tuple[str, ...], longer_than: int = 0) -> bool:
+    """Whether an instruction's words (opcode and modifiers) are one lint leaves alone though an
+    entry of the tables is a prefix of them (`UNCHECKED_PATHS` longer than `longer_than`,
+    `UNCHECKED_WORDS`)."""
+    return any(words[:len(u)] == u and len(u) > longer_than for u in UNCHECKED_PATHS) or any(
+        words[:len(p)] == p and w in words[len(p):] for p, w in UNCHECKED_WORDS)
 
 #: The instructions that arrive on or complete a transaction on an mbarrier (and fence.mbarrier_init,
 #: and the misspelt cp.async.mbarrier.WORD).
@@ -1076,7 +1128,7 @@ FAMILY: Final[tuple[Instr, ...]] = (
 )
 
 #: Opcodes whose every instruction belongs to the family: an unknown path under them is an error.
-FAMILY_OPCODES: Final[tuple[str, ...]] = ("mbarrier", "clusterlaunchcontrol")
+FAMILY_OPCODES: Final[tuple[str, ...]] = ("mbarrier", "clusterlaunchcontrol", "wgmma")
 
 
 

@@ -1,0 +1,76 @@
+"""fence.proxy (PTX ISA 9.7.13.4) judged as ptxas 13.0 judges it: the messages below are ptxas's own
+(measured; `tests/ptx/test_ptxas_diff.py` holds every generated variant against ptxas itself). These
+run without ptxas."""
+
+from __future__ import annotations
+
+from mbarrier.ptx.parser import parse
+from mbarrier.ptx.validate import coverage, validate
+
+HEAD = """.version {version}
+.target {target}
+.address_size 64
+.visible .entry k()
+{{
+.reg .b64 %rd<4>; .reg .b32 %r<4>;
+"""
+
+
+def _errors(body: str, version: str = "8.6", target: str = "sm_90a") -> set[tuple[int, str]]:
+    module = parse(HEAD.format(version=version, target=target) + body + "\nret;\n}\n", "k.ptx")
+    return {(d.line - 6, d.message) for d in validate(module) if d.severity != "warning"}
+
+
+def test_well_formed_fences_pass() -> None:
+    body = "\n".join(("fence.proxy.async;", "fence.proxy.async.shared::cta;", "fence.proxy.alias;",
+                      "fence.proxy.tensormap::generic.release.gpu;",
+                      "fence.proxy.tensormap::generic.acquire.gpu [%rd1], 128;"))
+    assert _errors(body) == set()
+
+
+def test_the_proxy_kinds_and_their_state_spaces() -> None:
+    body = "\n".join(("fence.proxy;", "fence.proxy.async.alias;", "fence.proxy.alias.global;",
+                      "fence.proxy.async.shared;", "fence.proxy.async.global.shared::cta;",
+                      "fence.proxy.async.release;"))
+    p = "'fence.proxy'"
+    assert _errors(body) == {
+        (1, f".proxykind modifier required for instruction {p}"),
+        (2, "Multiple .async modifiers specified"),
+        (3, f"State space incorrect for instruction {p}"),
+        (4, f"State space incorrect for instruction {p}"),
+        (5, f"Unexpected number of state spaces specified in instruction {p}"),
+        (6, f"Illegal modifier '.release' for instruction {p}"),
+        (6, f"Modifier '.release' requires scope with {p} instruction"),
+    }
+
+
+def test_the_tensormap_fence_by_its_sem() -> None:
+    body = "\n".join(("fence.proxy.tensormap::generic.acquire.gpu;",
+                      "fence.proxy.tensormap::generic.release.gpu [%rd1], 128;",
+                      "fence.proxy.tensormap::generic.gpu;",
+                      "fence.proxy.tensormap::generic.acquire.gpu [%rd1], 64;",
+                      "fence.proxy.async.tensormap::generic.release.cta;"))
+    p = "'fence.proxy'"
+    assert _errors(body) == {
+        (1, f".acquire modifier required for instruction {p} with 2 arguments"),
+        (2, f".release modifier required for instruction {p} with 0 arguments"),
+        (3, f".acquire/.release modifier required for instruction {p}"),
+        (4, f"Argument 1 of instruction {p}: unexpected value '64', expected to be 128"),
+        (5, f"Illegal modifier '.async' for instruction {p} with 'proxy direction'"),
+    }
+
+
+def test_gates() -> None:
+    body = "fence.proxy.async;\nfence.proxy.tensormap::generic.release.cta;"
+    assert _errors(body, "8.0", "sm_80") == {
+        (1, "Modifier '.async' requires .target sm_90 or higher"),
+        (2, "Instruction 'fence.proxy with unidirection proxy fence' not supported on .target 'sm_80'"),
+        (2, "Feature 'fence.proxy with unidirection proxy fence' requires PTX ISA .version 8.3 or later"),
+    }
+
+
+def test_the_async_generic_fence_is_left_alone_and_counted() -> None:
+    body = "fence.proxy.async::generic.release.sync_restrict::shared::cluster.cluster;"
+    module = parse(HEAD.format(version="8.6", target="sm_90a") + body + "\nret;\n}\n", "k.ptx")
+    assert [d for d in validate(module) if d.severity != "warning"] == []
+    assert coverage(module).not_judged.get("fence") == 1
