@@ -259,7 +259,9 @@ def convert(raw: Path, out: Path, command: Sequence[str] = (), ptx: Iterable[Pat
     """Write a launch file for every launch recorded in `raw` into `out`. PTX is looked for in `ptx`
     (files, or directories searched for *.ptx), then in the images the program loaded, then in
     `binaries` (the program's executable)."""
-    found = launches(raw)
+    found, broken = launches(raw)
     sources = PtxSources(ptx, images(raw), binaries)
     writer = _Writer(raw, out, sources, command)
-    return [writer.write(n, r) for n, r in enumerate(found)]
+    done = [writer.write(n, r) for n, r in enumerate(found)]
+    return done + [Converted(None, path.name, ["the record is not whole: the program stopped during this "
+                                               "launch"]) for path in broken]

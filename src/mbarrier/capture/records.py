@@ -10,8 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mbarrier.capture.interposer import CaptureError
-
 Dim3 = tuple[int, int, int]
 
 
@@ -49,18 +47,19 @@ def _dim3(v: Any) -> Dim3:
     return (int(v[0]), int(v[1]), int(v[2]))
 
 
-def launches(raw: Path) -> list[RawLaunch]:
-    """Every launch recorded in `raw`, by process and order of launch."""
-    out = []
-    for path in raw.glob("*-launch-*.json"):
+def launches(raw: Path) -> tuple[list[RawLaunch], list[Path]]:
+    """Every launch recorded in `raw`, by process and order of launch, and the records that are not
+    whole (the program stopped during that launch)."""
+    out, broken = [], []
+    for path in sorted(raw.glob("*-launch-*.json")):
         m = re.fullmatch(r"(\d+)-launch-(\d+)\.json", path.name)
         if not m:
             continue
         try:
             d = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            raise CaptureError(f"{path}: not a whole launch record ({e}): did the program stop during a "
-                               "launch?") from None
+        except (OSError, json.JSONDecodeError):
+            broken.append(path)
+            continue
         # cuFuncGetParamInfo's offsets are the driver's, aligned in its constant bank: the first may not be
         # 0 (48 for a Triton kernel whose first parameter is a 64-aligned tensor map, driver 580); offsets
         # here are from the first parameter
@@ -73,7 +72,7 @@ def launches(raw: Path) -> list[RawLaunch]:
             tuple((int(a) - base, int(b), int(c), int(e)) for a, b, c, e in d["tensor_maps"]),
             tuple((int(a) - base, int(b), int(c)) for a, b, c in d["pointers"]),
             tuple((int(a), int(b)) for a, b in d["allocations"]), int(d["result"])))
-    return sorted(out, key=lambda r: (r.pid, r.index))
+    return sorted(out, key=lambda r: (r.pid, r.index)), broken
 
 
 def encodes(raw: Path, pid: int) -> dict[int, dict[str, Any]]:
