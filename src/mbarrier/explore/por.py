@@ -67,7 +67,7 @@ class AllFootprints:
         cuts: list[frozenset[str] | None] = []
         for b in agents:
             cut = self.cuts(s, b)
-            if isinstance(b, Thread) and cut and b.wait is not None and _WAIT_CUT.get(type(b.wait)) in cut:
+            if isinstance(b, Thread) and cut and _stuck(s, b, cut):
                 cuts.append(None)  # inside a barrier that cannot complete before the seed moves
             else:
                 cuts.append(cut)
@@ -89,6 +89,15 @@ class AllFootprints:
         if isinstance(other, Thread) and not other.frames:
             return _cuts(self.fps[other.func.name].code, seed, other)
         return frozenset()
+
+
+def _stuck(seed: Thread | Copy, t: Thread, cut: frozenset[str]) -> bool:
+    """Whether `t` waits inside a barrier of a kind its cut names, which needs the seed: a warp collective
+    only when the seed's lane is in its mask (the lanes of a partial mask complete it without the seed)."""
+    w = t.wait
+    if w is None or _WAIT_CUT.get(type(w)) not in cut:
+        return False
+    return not isinstance(w, InCollective) or (isinstance(seed, Thread) and bool(w.mask >> seed.lane & 1))
 
 
 def _cuts(code: Code, seed: Thread | Copy, other: Thread | Copy) -> frozenset[str]:

@@ -65,7 +65,7 @@ def lane_sensitive(module: ast.Module) -> str | None:
             f = facts_of(s)
             if op in REGISTRY and f.kind not in (*_WARP_LEVEL, Kind.OPAQUE):
                 continue
-            if f.sync is not None:
+            if f.name == "bar.warp.sync" and f.sync is not None:
                 if f.sync.whole:  # bar.warp.sync of the whole warp
                     continue
             elif op == "vote" and any(m in q for m in (".all", ".any", ".uni")) and s.operands \

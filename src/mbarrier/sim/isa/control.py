@@ -106,6 +106,15 @@ def bar_facts(ins: ast.Instruction) -> Facts:
                  sync=SyncUse("cta", waits, counted, whole=waits and not counted))
 
 
+def collective_facts(ins: ast.Instruction) -> Facts:
+    """elect, vote, shfl, match, redux (`.sync`, membermask last): a warp collective, which completes only
+    when every live lane of its mask has reached it; with the immediate mask 0xffffffff, every lane of the
+    warp meets there (the checker cuts a lane's future at it, as at a full bar.warp.sync)."""
+    ops = ins.operands
+    full = bool(ops) and isinstance(ops[-1], ast.Imm) and ops[-1].value & 0xFFFFFFFF == 0xFFFFFFFF
+    return Facts(Kind.COLLECTIVE, ins.opcode, writes=True, sync=SyncUse("warp", True, whole=full))
+
+
 def _bar_operands(g: Gen, ins: ast.Instruction) -> tuple[str, str]:
     ops = ins.operands
     if not 1 <= len(ops) <= 2:
@@ -176,7 +185,7 @@ def collective(g: Gen, kind: str, mask: str, arg: str, finish: Finish) -> None:
     g.sets_pc = True
 
 
-@instruction("elect", facts=Kind.COLLECTIVE, writes=True)
+@instruction("elect", facts=collective_facts)
 def _elect(g: Gen, ins: ast.Instruction) -> None:
     if ins.qualifiers != (".sync",):
         raise g.unsupported()
@@ -196,7 +205,7 @@ def _elect(g: Gen, ins: ast.Instruction) -> None:
     collective(g, "elect.sync", g.src(ins.operands[1], U32), "None", finish)
 
 
-@instruction("vote", facts=Kind.COLLECTIVE, writes=True)
+@instruction("vote", facts=collective_facts)
 def _vote(g: Gen, ins: ast.Instruction) -> None:
     modes = [q for q in ins.qualifiers if q in (".all", ".any", ".uni", ".ballot")]
     if ".sync" not in ins.qualifiers or len(modes) != 1:
@@ -223,7 +232,7 @@ def _vote(g: Gen, ins: ast.Instruction) -> None:
     collective(g, f"vote{mode}", g.src(mask, U32), g.src(a, PRED), finish)
 
 
-@instruction("shfl", facts=Kind.COLLECTIVE, writes=True)
+@instruction("shfl", facts=collective_facts)
 def _shfl(g: Gen, ins: ast.Instruction) -> None:
     modes = [q for q in ins.qualifiers if q in (".up", ".down", ".bfly", ".idx")]
     if ".sync" not in ins.qualifiers or len(modes) != 1 or len(ins.operands) != 5:
@@ -367,7 +376,7 @@ def _setmaxnreg(g: Gen, ins: ast.Instruction) -> None:
     collective(g, "setmaxnreg", "0xFFFFFFFF", repr(entry), finish)
 
 
-@instruction("match", facts=Kind.COLLECTIVE, writes=True)
+@instruction("match", facts=collective_facts)
 def _match(g: Gen, ins: ast.Instruction) -> None:
     """match.any.sync.{b32,b64} d, a, membermask: d = the lanes of the mask whose `a` equals this lane's;
     match.all.sync.{b32,b64} d{|p}, a, membermask: d = the mask and p = true when every lane of the mask
@@ -423,7 +432,7 @@ def _griddepcontrol(g: Gen, ins: ast.Instruction) -> None:
         raise g.unsupported()
 
 
-@instruction("redux", facts=Kind.COLLECTIVE, writes=True)
+@instruction("redux", facts=collective_facts)
 def _redux(g: Gen, ins: ast.Instruction) -> None:
     """redux.sync.{add,min,max,and,or,xor}.{u32,s32,b32} d, a, membermask: a warp reduction."""
     ops = [q for q in ins.qualifiers if q in (".add", ".min", ".max", ".and", ".or", ".xor")]

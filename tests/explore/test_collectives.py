@@ -1,0 +1,179 @@
+"""Warp collectives in the stubborn sets: a full-mask elect/vote/shfl/match/redux is a whole-warp meeting
+(every live lane of the warp must reach it), so a lane's future stops there while the seed lane has not
+arrived, as at a full bar.warp.sync; a lane waiting inside a collective whose mask leaves out the seed's
+lane may still be released by the others. Same verdicts and finding kinds as without reductions, on
+small kernels with and without bugs, and states linear in the number of lanes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mbarrier import sim
+from mbarrier.explore.check import Options, check
+from mbarrier.ptx import ast
+
+HEAD = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+	.reg .pred %p<20>;
+	.reg .b32 %r<40>;
+	.reg .b64 %rd<8>;
+	.shared .align 8 .b64 bar0;
+	.shared .align 16 .b8 data[64];
+	mov.u32 %r0, %tid.x;
+	setp.ne.u32 %p0, %r0, 0;
+	@%p0 bra SYNC;
+	mbarrier.init.shared::cta.b64 [bar0], %COUNT%;
+SYNC:
+	bar.sync 0;
+"""
+
+
+def _producer(choose: str, bug: str | None) -> tuple[str, int]:
+    """One lane, chosen by a collective, stores a word and arrives; the other lanes wait and read it. Bugs:
+    `parity` (the readers wait for the wrong parity: deadlock), `nowait` (a reader reads before the
+    phase: race), `exit` (the chosen lane exits without arriving: deadlock)."""
+    pick = {
+        "elect": "elect.sync %r1|%p1, 0xffffffff;",
+        "vote": "mov.u32 %r2, %laneid;\n\tsetp.eq.u32 %p2, %r2, 1;\n"
+                "\tvote.sync.ballot.b32 %r3, %p2, 0xffffffff;\n\tshr.u32 %r4, %r3, %r2;\n"
+                "\tand.b32 %r4, %r4, 1;\n\tsetp.ne.u32 %p1, %r4, 0;",
+        "shfl": "mov.u32 %r2, %laneid;\n\tshfl.sync.idx.b32 %r3|%p3, %r2, 1, 31, 0xffffffff;\n"
+                "\tsetp.eq.u32 %p1, %r3, %r2;",
+        "redux": "mov.u32 %r2, %laneid;\n\tredux.sync.max.u32 %r3, %r2, 0xffffffff;\n"
+                 "\tsetp.eq.u32 %p1, %r3, %r2;",
+    }[choose]
+    arrive = "" if bug == "exit" else "mbarrier.arrive.shared::cta.b64 _, [bar0];"
+    parity = 1 if bug == "parity" else 0
+    wait = "" if bug == "nowait" else f"""W:
+	mbarrier.try_wait.parity.shared::cta.b64 %p5, [bar0], {parity};
+	@!%p5 bra W;"""
+    body = f"""	{pick}
+	@!%p1 bra READ;
+	st.shared.u32 [data], 7;
+	{arrive}
+	exit;
+READ:
+	{wait}
+	ld.shared.u32 %r9, [data];
+	exit;
+}}
+"""
+    return HEAD + body, 1
+
+
+def _partial(bug: str | None) -> tuple[str, int]:
+    """A collective of lanes 0 and 1 only (mask 0x3); then lane 1 stores a word and arrives, while lane 2
+    waits for that arrival and reads the word. Bugs: `early` (lane 0 stores the word too: a race with lane
+    2's read), `count` (the barrier expects two arrivals: deadlock)."""
+    extra = "st.shared.u32 [data], 7;" if bug == "early" else ""
+    body = f"""	mov.u32 %r2, %laneid;
+	setp.gt.u32 %p1, %r2, 1;
+	@%p1 bra READ;
+	setp.ne.u32 %p2, %r2, 0;
+	shfl.sync.idx.b32 %r3|%p3, %r2, 0, 31, 0x3;
+	@%p2 bra ARRIVE;
+	{extra}
+	exit;
+ARRIVE:
+	st.shared.u32 [data], %r3;
+	mbarrier.arrive.shared::cta.b64 _, [bar0];
+	exit;
+READ:
+	setp.ne.u32 %p4, %r2, 2;
+	@%p4 bra DONE;
+W:
+	mbarrier.try_wait.parity.shared::cta.b64 %p5, [bar0], 0;
+	@!%p5 bra W;
+	ld.shared.u32 %r9, [data];
+DONE:
+	exit;
+}}
+"""
+    return HEAD + body, 2 if bug == "count" else 1
+
+
+def _load(tmp_path: Path, text: str) -> ast.Module:
+    p = tmp_path / "k.ptx"
+    p.write_text(text)
+    return sim.load(p)
+
+
+def _kinds(r: object) -> tuple[str, frozenset[str]]:
+    return r.verdict, frozenset(f.kind for f in r.findings)  # type: ignore[attr-defined]
+
+
+CASES = [(c, b, n) for c in ("elect", "vote", "shfl", "redux") for b in (None, "parity", "nowait", "exit")
+         for n in (3,)]
+CASES += [("elect", None, 4), ("elect", "nowait", 4)]
+
+
+@pytest.mark.parametrize(("choose", "bug", "lanes"), CASES, ids=[f"{c}-{b}-{n}" for c, b, n in CASES])
+def test_chosen_producer_same_outcomes_as_without_reductions(tmp_path: Path, choose: str, bug: str | None,
+                                                             lanes: int) -> None:
+    text, count = _producer(choose, bug)
+    module = _load(tmp_path, text.replace("%COUNT%", str(count)))
+    on, off = (check(module, grid=1, block=lanes, options=Options(
+        reductions=red, races=True, max_findings=1000, max_states=100_000, walks=0)) for red in (True, False))
+    assert off.verdict != "incomplete"
+    assert _kinds(on) == _kinds(off), ([(f.kind, f.rule) for f in on.findings],
+                                       [(f.kind, f.rule) for f in off.findings])
+    assert (off.verdict == "verified") == (bug is None)
+    assert on.stats.states <= off.stats.states
+
+
+@pytest.mark.parametrize("bug", [None, "early", "count"])
+def test_a_partial_collective_same_outcomes_as_without_reductions(tmp_path: Path, bug: str | None) -> None:
+    text, count = _partial(bug)
+    module = _load(tmp_path, text.replace("%COUNT%", str(count)))
+    on, off = (check(module, grid=1, block=4, options=Options(
+        reductions=red, races=True, max_findings=1000, max_states=100_000, walks=0)) for red in (True, False))
+    assert _kinds(on) == _kinds(off)
+    assert (off.verdict == "verified") == (bug is None)
+
+
+def test_an_elected_producer_is_linear_in_the_lanes(tmp_path: Path) -> None:
+    """Lanes reach a full-mask elect.sync in one order only (their arrivals commute and nothing else of
+    theirs can happen before the collective completes): the same few states per lane (before, the
+    arrivals' subsets: 2 to the lanes)."""
+    text, count = _producer("elect", None)
+    module = _load(tmp_path, text.replace("%COUNT%", str(count)))
+    lanes = (4, 8, 16, 32)
+    states = [check(module, grid=1, block=n, options=Options(walks=0)).stats.states for n in lanes]
+    steps = {(b - a) // (m - n) for a, b, n, m in zip(states, states[1:], lanes, lanes[1:], strict=False)}
+    assert len(steps) == 1 and steps.pop() <= 5, states
+
+
+def test_a_lane_inside_a_collective_without_the_seed_still_has_a_future(tmp_path: Path) -> None:
+    """Lanes 0 and 2 meet at a shfl of mask 0x5; lane 0 then stores 1, and lane 1 waits forever if it
+    reads 1. While lane 0 waits inside the shfl, lane 1 (the seed: not in the mask) can read before or
+    after lane 0's store: lane 2 completes the shfl without lane 1, so lane 0's future must not be cut
+    there, or the order that deadlocks is never explored."""
+    body = """	mov.u32 %r2, %laneid;
+	setp.eq.u32 %p1, %r2, 1;
+	@%p1 bra READ;
+	shfl.sync.idx.b32 %r3|%p3, %r2, 0, 31, 0x5;
+	setp.ne.u32 %p2, %r2, 0;
+	@%p2 bra DONE;
+	st.shared.u32 [data], 1;
+	exit;
+READ:
+	ld.shared.u32 %r9, [data];
+	setp.ne.u32 %p4, %r9, 1;
+	@%p4 bra DONE;
+W:
+	mbarrier.try_wait.parity.shared::cta.b64 %p5, [bar0], 0;
+	@!%p5 bra W;
+DONE:
+	exit;
+}
+"""
+    module = _load(tmp_path, (HEAD + body).replace("%COUNT%", "1"))
+    on, off = (check(module, grid=1, block=3, options=Options(reductions=red, races=False, walks=0))
+               for red in (True, False))
+    assert _kinds(off) == ("finding", frozenset({"deadlock"}))
+    assert _kinds(on) == _kinds(off)
