@@ -254,7 +254,7 @@ def _futures(ex: Explorer, seed: int) -> tuple[list[Thread], list[dict[object, l
     agents, spinning = ex.enabled()
     everyone = [t for t in ex.m.threads if t.status != 3]
     blocked = {i: spinning[t.aid] for i, t in enumerate(everyone) if t.aid in spinning}
-    futures, _ = ex.fp.frozen_futures(ex.m, list(everyone), seed, blocked)  # type: ignore[arg-type]
+    futures, _, _ = ex.fp.frozen_futures(ex.m, list(everyone), seed, blocked)  # type: ignore[arg-type]
     return everyone, futures  # type: ignore[return-value]
 
 

@@ -79,6 +79,9 @@ class Ins:
     wait_arg: tuple[int | None, int] = (None, 0)   # the token or parity operand: (slot, constant)
     wait_parity: bool = False
     counted: bool = False                          # bar.sync/bar.arrive with an explicit thread count
+    bar_id: tuple[int | None, int] | None = None   # bar.sync/bar.arrive: the barrier's id (slot, constant)
+    bar_count: tuple[int | None, int] | None = None    # and its thread count, when counted
+    bar_waits: bool = False                        # bar.sync (it waits), not bar.arrive
     sync_all: str | None = None                    # waits for every thread of its "cta", "warp", "cluster"
     size: int | None = None                        # bytes accessed, when constant
     spin: bool = False                             # a wait whose failure leads straight back to it
@@ -99,8 +102,11 @@ class Code:
     succ: list[tuple[int, ...]] = field(default_factory=list)
     reach_defs: list[frozenset[int]] = field(default_factory=list)
     token_slots: frozenset[int] = frozenset()
-    # bar.sync can cut futures short only when every bar instruction is a whole-CTA bar.sync.
+    # bar.sync can cut futures short only when every bar instruction without a thread count is a
+    # whole-CTA bar.sync; where some have a count, those without one must name immediate ids
+    # (`whole_ids`), and the cut holds while no counted arrival can reach one of them (`explore.por`).
     cta_barriers_whole: bool = True
+    whole_ids: frozenset[int] | None = None   # None: no counted bar.sync/bar.arrive in the function
 
     def fixed(self, pc: int, slot: int) -> bool:
         return slot not in self.reach_defs[pc]
@@ -244,6 +250,10 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         x.kind = {"cta": BAR, "cluster": CLUSTER}.get(f.sync.scope, WARP)
         x.counted = f.sync.counted
         x.sync_all = f.sync.scope if f.sync.whole else None
+        if x.kind == BAR:
+            x.bar_id = _value(s, 0, regs, None)
+            x.bar_count = _value(s, 1, regs, None) if f.sync.counted else None
+            x.bar_waits = f.sync.waits
     elif f.kind == Kind.MMA:
         x.sync_all = "warp"  # wgmma.mma_async and wait_group: every lane of the warp meets there
     elif f.copy is not None:
@@ -305,7 +315,12 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
         succ.append(tuple(p for p in nxt if p <= n))
     code = Code(compiled, ins, succ)
     code.reach_defs = _reach_defs(code)
-    code.cta_barriers_whole = all(x.sync_all == "cta" for x in ins if x.kind == BAR)
+    plain = [x for x in ins if x.kind == BAR and not x.counted]
+    code.cta_barriers_whole = all(x.sync_all == "cta" for x in plain)
+    if any(x.kind == BAR and x.counted for x in ins):
+        ids = [x.bar_id[1] if x.bar_id is not None and x.bar_id[0] is None else None for x in plain]
+        code.cta_barriers_whole = code.cta_barriers_whole and None not in ids
+        code.whole_ids = frozenset(i for i in ids if i is not None)
     code.token_slots = frozenset(s for x in ins if x.mb_op in ("arrive", "arrive_drop") for s in x.defs)
     for x in ins:
         if x.kind == MB and x.mb_op in ("test_wait", "try_wait"):

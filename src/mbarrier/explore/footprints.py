@@ -4,17 +4,20 @@ deadlock explanation (`explore.deadlock`).
 
 A *footprint item* is `(object, mode)`. Objects: `("mb", cta, offset)` an mbarrier, `("sm", cta, chunk)`
 16 bytes of shared memory, `("gm", chunk)` 16 bytes of global memory, `("bar", cta)` the CTA's bar.sync
-barriers, `("cl", cluster)` the cluster barrier, `("warp", cta, warp)` a warp's collectives, `("cp", aid)`
-and `("bulk", aid)` the cp.async and bulk copies a thread issued, `("wg", cta, warp)` the wgmma.mma_async
-operations a warp has in flight, `("live", cta)` whether a CTA still runs. `None` in place of a CTA or an
-offset means "any" (an address the analysis cannot know). Modes:
-READ, WRITE, JOIN for arrivals at bar.sync, the cluster barrier and warp collectives, which commute with each
-other (the arrived set is the same in any order) but not with reads of it, exits or counted bars, and
-LEAVE for what an exit does to those and to its CTA's liveness (exits commute with each other).
+barriers as whole-CTA meetings, `("bid", cta, id)` one of them by id (counted arrivals), `("cl", cluster)`
+the cluster barrier, `("warp", cta, warp)` a warp's collectives, `("cp", aid)` and `("bulk", aid)` the
+cp.async and bulk copies a thread issued, `("wg", cta, warp)` the wgmma.mma_async operations a warp has in
+flight, `("live", cta)` whether a CTA still runs. `None` in place of a CTA or an offset means "any" (an
+address the analysis cannot know). Modes: READ, WRITE, JOIN for arrivals at bar.sync, the cluster barrier
+and warp collectives, which commute with each other (the arrived set is the same in any order) but not
+with reads of it, exits or counted bars, and LEAVE for what an exit does to those and to its CTA's
+liveness (exits commute with each other), and WHOLE for an arrival without a thread count on a barrier id
+(these commute with each other, not with counted arrivals there).
 
-Two items conflict when their objects may be the same and their modes are not both READ, both JOIN or
-both LEAVE. Waits are READs of their mbarrier, so waits commute with each other; plain arrivals are
-JOINs; every other mbarrier operation is a WRITE. Operations on different barriers or bytes never conflict.
+Two items conflict when their objects may be the same and their modes are not both READ, both JOIN,
+both LEAVE or both WHOLE. Waits are READs of their mbarrier, so waits commute with each other; plain
+arrivals are JOINs; every other mbarrier operation is a WRITE. Operations on different barriers or bytes
+never conflict.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from mbarrier.sim.address import OWN, shared_address
 from mbarrier.sim.machine import EXITED, Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
 
-READ, WRITE, JOIN, LEAVE = 0, 1, 2, 3
+READ, WRITE, JOIN, LEAVE, WHOLE = 0, 1, 2, 3, 4
 Item = tuple[tuple[object, ...], int]
 Future = dict[object, list[Item]]
 
@@ -146,7 +149,7 @@ class Footprints:
                 return self._mem(t, x.addr, x.size, WRITE, pc, future, env)
             return [(("any",), WRITE)]
         if k == BAR:
-            return [(("bar", cta), WRITE if x.counted else JOIN)]
+            return self._bar(t, x, pc, future, env)
         if k == CLUSTER:
             return [(("cl", t.cta.cluster.index), JOIN)]
         if k == WARP:
@@ -186,6 +189,41 @@ class Footprints:
             return (self._mem(t, x.addr, size, WRITE, pc, future, env)
                     + self._mem(t, x.addr2, size, READ, pc, future, env) + [(("bulk", t.aid), JOIN)])
         return []
+
+    def _bar(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> list[Item]:
+        """bar.sync/bar.arrive. Without a thread count (every live thread of the CTA): a JOIN of the CTA's
+        bar.sync (exits LEAVE it, as they lower the count it needs) and WHOLE on its id (these commute with
+        each other, not with counted arrivals on the id). With a count, only the id `("bid", cta, id)`:
+        exits do not change what a counted barrier needs. Counted arrivals on one id commute when neither
+        completes the barrier before the other arrives (then both orders release the same threads):
+        now, when at least two arrivals are still missing (JOIN, else WRITE); in a future, JOIN, and the
+        stubborn set (`explore.por`) makes a current JOIN a WRITE unless the arrivals all futures hold
+        cannot complete the barrier with it. Unknown id or count: WRITE on every id."""
+        cta = t.cta.index
+        ident = self.operand(t, x.bar_id, pc, future, env)
+        if not x.counted:
+            return [(("bar", cta), JOIN), (("bid", cta, ident), WHOLE)]
+        count = self.operand(t, x.bar_count, pc, future, env)
+        if ident is None or count is None:
+            return [(("bar", cta), WRITE), (("bid", cta, None), WRITE)]
+        if future:
+            return [(("bid", cta, ident), JOIN)]
+        nb = t.cta.bars.get(ident)
+        if nb is not None and nb.count != count:  # its arrivals so far took another count, or none
+            return [(("bar", cta), WRITE), (("bid", cta, ident), WRITE)]
+        arrived = len(nb.arrived) if nb is not None else 0
+        return [(("bid", cta, ident), JOIN if arrived + 2 <= count else WRITE)]
+
+    def operand(self, t: Thread, found: tuple[int | None, int] | None, pc: int, future: bool,
+                 env: Env | None) -> int | None:
+        """A 32-bit value operand: its constant, or its register's value now or where known in a future."""
+        if found is None:
+            return None
+        slot, const = found
+        if slot is None:
+            return const & 0xFFFFFFFF
+        v = t.regs[slot] if not future else value(self.code, t, pc, env, slot)
+        return v & 0xFFFFFFFF if isinstance(v, int) and not isinstance(v, bool) else None
 
     def _mma(self, t: Thread, x: Ins, future: bool) -> list[Item]:
         """wgmma.mma_async and wgmma.wait_group are warp collectives: a lane's arrival JOINs the warp's.
@@ -343,7 +381,7 @@ def awaited(m: Machine, a: Thread | Copy, mb: tuple[int, int] | None) -> list[It
     if isinstance(w, OnMbarrier):
         return [(("mb", w.cta, w.off), READ)]
     if isinstance(w, AtBar):
-        return [(("bar", a.cta.index), READ)]
+        return [(("bar", a.cta.index), READ), (("bid", a.cta.index, w.ident), READ)]
     if isinstance(w, AtCluster):
         return [(("cl", a.cta.cluster.index), READ)]
     if isinstance(w, InCollective):

@@ -45,7 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from mbarrier.explore.code import ATOM, BULK, CP_MB, EXIT, MB, Addr, Code, Ins
+from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, EXIT, MB, Addr, Code, Ins
 from mbarrier.explore.values import Env, Unrolled, unroll, value
 from mbarrier.sim.machine import Copy, Machine, Thread
 
@@ -58,6 +58,9 @@ Key = tuple[int | None, int | None]  # (cta index, offset) of a barrier; None: u
 # tx-count; a reset (init, inval, an unknown instruction) is all three, infinitely.
 ARRIVE, TX_UP, TX_DOWN = range(3)
 Source = tuple[int, int, Key, int]  # (node of the unrolled future, what, barrier, count)
+# An arrival at a counted bar.sync/bar.arrive: (node, barrier id, thread count, waits, repeats); id None:
+# an arrival at a barrier the analysis cannot name (id or count unknown).
+BarUse = tuple[int, int | None, int, bool, bool]
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,7 @@ class Segment:
     gates: tuple[Gate, ...]
     arrivals: list[Source]
     exits: bool  # whether the thread may exit in it
+    bars: list[BarUse]
 
 
 class Plan:
@@ -96,9 +100,10 @@ class Plan:
         self.cut = cut
         self.graph = graph
         self.after: dict[int, Segment] = {}
-        self.futures: dict[frozenset[int], tuple[list[Item], bool]] = {}  # by opened gates: items, exits
+        # By opened gates: items, whether it may exit, its counted bar arrivals.
+        self.futures: dict[frozenset[int], tuple[list[Item], bool, list[BarUse]]] = {}
         if blocked is not None:   # the wait it is blocked at is the first node of its future
-            self.start = Segment([], (replace(blocked, node=graph.start),), [], False)
+            self.start = Segment([], (replace(blocked, node=graph.start),), [], False, [])
         else:
             self.start = self._walk([], fp.current(t),
                                     frozen.arrival(fp, t, fp.code.ins[t.pc], t.pc, False, None, graph.start,
@@ -144,7 +149,11 @@ class Plan:
             todo.extend(self._next(n))
         items = list(items)
         arrivals = list(arrivals)
+        bars: list[BarUse] = []
         exits = not roots and code.ins[pc].kind == EXIT
+        if not roots and code.ins[pc].kind == BAR:
+            first = graph.start
+            bars.extend(_bar_use(fp, t, code.ins[pc], pc, False, None, first, graph.on_cycle[first]))
         for n in sorted(seen):
             x = code.ins[graph.pcs[n]]
             env = graph.envs[n]
@@ -152,7 +161,9 @@ class Plan:
                 items.extend(fp.of_ins(t, x, pc, True, env))
                 arrivals.extend(self.frozen.arrival(fp, t, x, pc, True, env, n, graph.on_cycle[n]))
                 exits = exits or x.kind == EXIT
-        return Segment(items, tuple(gates.values()), arrivals, exits)
+                if x.kind == BAR:
+                    bars.extend(_bar_use(fp, t, x, pc, True, env, n, graph.on_cycle[n]))
+        return Segment(items, tuple(gates.values()), arrivals, exits, bars)
 
 
 PLANS_KEPT = 2048
@@ -263,9 +274,11 @@ class Frozen:
     # -- the fixpoint ---------------------------------------------------------------------------------
     def futures(self, m: Machine, fps: dict[str, Footprints], agents: list[Thread | Copy], seed: int,
                 cuts: list[frozenset[str] | None], blocked_on: dict[int, tuple[int, int]],
-                check: Callable[[], None] | None = None) -> tuple[list[list[Item] | None], frozenset[int]]:
+                check: Callable[[], None] | None = None
+                ) -> tuple[list[list[Item] | None], frozenset[int], list[list[BarUse] | None]]:
         """For each agent: its item list while agents[seed] is frozen ([] for the seed itself, None where
-        the caller keeps its own future: copies, threads inside calls, threads inside a cut barrier).
+        the caller keeps its own future: copies, threads inside calls, threads inside a cut barrier), and
+        its arrivals at counted bar.sync barriers (None where the caller keeps its own future).
         `cuts[i]` is agent i's barrier cut (None: its future is empty, it waits inside a cut barrier).
 
         Also the CTAs that cannot die before the seed moves: those with a live thread that cannot exit
@@ -330,6 +343,8 @@ class Frozen:
                 todo.extend(retry)
         out: list[list[Item] | None] = [None] * len(agents)
         out[seed] = []
+        bars: list[list[BarUse] | None] = [None] * len(agents)
+        bars[seed] = []
         immortal: set[int] = set()
         s = agents[seed]
         if isinstance(s, Thread) and fps[s.func.name].code.ins[s.pc].kind != EXIT and not s.frames:
@@ -343,15 +358,18 @@ class Frozen:
             if found is None:
                 items = list(plan.start.items)
                 exits = plan.start.exits
+                uses = list(plan.start.bars)
                 for g in _order(plan, opened):
                     seg = plan.behind(g)
                     items.extend(seg.items)
                     exits = exits or seg.exits
-                found = plan.futures[key] = (items, exits)
+                    uses.extend(seg.bars)
+                found = plan.futures[key] = (items, exits, uses)
             if not found[1]:
                 immortal.add(agents[i].cta.index)  # type: ignore[union-attr]
             out[i] = found[0]
-        return out, frozenset(immortal)
+            bars[i] = found[2]
+        return out, frozenset(immortal), bars
 
 
 def _order(plan: Plan, opened: set[int]) -> list[Gate]:
@@ -400,6 +418,18 @@ def _passable(m: Machine, g: Gate, exact: dict[tuple[int, int | None, int | None
     if have(ARRIVE) < b.pending:
         return False
     return b.tx == 0 or have(TX_DOWN if b.tx > 0 else TX_UP) > 0
+
+
+def _bar_use(fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env | None, node: int,
+             repeats: bool) -> list[BarUse]:
+    """A counted bar.sync/bar.arrive's arrival (none for an uncounted one), its id None when unknown."""
+    if not x.counted:
+        return []
+    ident = fp.operand(t, x.bar_id, pc, future, env)
+    count = fp.operand(t, x.bar_count, pc, future, env)
+    if count is None:
+        ident = None
+    return [(node, ident, count or 0, x.bar_waits, repeats)]
 
 
 def _target(fp: Footprints, t: Thread, a: Addr | None, pc: int, future: bool, env: Env | None) -> Key:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 
 from mbarrier.explore.code import Code
 from mbarrier.explore.footprints import (
+    JOIN,
     WRITE,
     Footprints,
     Future,
@@ -25,7 +26,7 @@ from mbarrier.explore.footprints import (
     group,
     matches,
 )
-from mbarrier.explore.frozen import PLANS_KEPT, Frozen
+from mbarrier.explore.frozen import INF, PLANS_KEPT, BarUse, Frozen
 from mbarrier.sim.machine import Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, InCollective
 
@@ -59,21 +60,20 @@ class AllFootprints:
 
     def frozen_futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
                        blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None = None
-                       ) -> tuple[list[Future], frozenset[int]]:
+                       ) -> tuple[list[Future], frozenset[int], Counted]:
         """Every agent's future while agents[seed] is frozen (`explore.frozen`): threads stop at the
-        barrier cuts and at the mbarrier waits they cannot pass before the seed moves. `check` is called
-        between two threads' plans (it raises to abandon the work: a bound was hit)."""
-        s = agents[seed]
-        cuts: list[frozenset[str] | None] = []
-        for b in agents:
-            cut = self.cuts(s, b)
-            if isinstance(b, Thread) and cut and _stuck(s, b, cut):
-                cuts.append(None)  # inside a barrier that cannot complete before the seed moves
-            else:
-                cuts.append(cut)
-        lists, immortal = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on, check)
+        barrier cuts and at the mbarrier waits they cannot pass before the seed moves; threads waiting at
+        a counted bar.sync that cannot complete before the seed moves have none (`Counted`). `check` is
+        called between two threads' plans (it raises to abandon the work: a bound was hit)."""
+        cuts, lists, immortal, bars, counted = self._futures(m, agents, seed, blocked_on, True, check)
+        if not counted.whole_cut_holds(self.fps):
+            cuts, lists, immortal, bars, counted = self._futures(m, agents, seed, blocked_on, False, check)
         out: list[Future] = []
-        for b, bcut, items in zip(agents, cuts, lists, strict=True):
+        for i, (b, bcut, items) in enumerate(zip(agents, cuts, lists, strict=True)):
+            if i in counted.parked:
+                out.append({})
+                immortal |= {b.cta.index}  # type: ignore[union-attr]
+                continue
             if items is None:
                 out.append({} if bcut is None else self.future(b))
                 continue
@@ -83,11 +83,32 @@ class AllFootprints:
                 if len(self._grouped) > PLANS_KEPT:
                     self._grouped.popitem(last=False)
             out.append(found[1])
-        return out, immortal
+        return out, immortal, counted
 
-    def cuts(self, seed: Thread | Copy, other: Thread | Copy) -> frozenset[str]:
+    def _futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
+                 blocked_on: dict[int, tuple[int, int]], whole: bool, check: Callable[[], None] | None
+                 ) -> tuple[list[frozenset[str] | None], list[list[Item] | None], frozenset[int],
+                            list[list[BarUse] | None], Counted]:
+        """The frozen futures with the barrier cuts (`whole`: also at whole-CTA bar.sync where counted
+        barriers exist too, which `Counted.whole_cut_holds` must confirm afterwards)."""
+        s = agents[seed]
+        cuts: list[frozenset[str] | None] = []
+        for b in agents:
+            cut = self.cuts(s, b, whole)
+            if isinstance(b, Thread) and cut and _stuck(s, b, cut):
+                cuts.append(None)  # inside a barrier that cannot complete before the seed moves
+            else:
+                cuts.append(cut)
+        lists, immortal, bars = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on, check)
+        return cuts, lists, immortal, bars, Counted(agents, bars)
+
+    def cuts(self, seed: Thread | Copy, other: Thread | Copy, whole: bool = True) -> frozenset[str]:
         if isinstance(other, Thread) and not other.frames:
-            return _cuts(self.fps[other.func.name].code, seed, other)
+            code = self.fps[other.func.name].code
+            cut = _cuts(code, seed, other)
+            if not whole and code.whole_ids is not None:
+                cut -= {"cta"}
+            return cut
         return frozenset()
 
 
@@ -114,6 +135,111 @@ def _cuts(code: Code, seed: Thread | Copy, other: Thread | Copy) -> frozenset[st
     if other.cta.cluster is seed.cta.cluster and not seed.cl_arrived:
         cut.append("cluster")
     return frozenset(cut)
+
+
+class Counted:
+    """Arrivals at counted bar.sync/bar.arrive barriers (`bar.sync id, count`) in the agents' futures while
+    the seed is frozen, per (CTA, id). A thread arrives at most once at a barrier it waits at
+    (bar.sync) until that barrier completes; at one it does not wait at (bar.arrive), once per arrival
+    instruction of its future (arbitrarily often on a cycle). Two facts follow, for a barrier whose
+    arrivals so far, `k`, and those of the futures, `n`, leave it short (every arrival with its count c):
+
+    * k + n < c: it cannot complete before the seed moves, so a thread waiting at it cannot move either:
+      its future is empty (`parked`);
+    * k + 1 + n <= c, n without agent i's own: agent i's arrival now commutes with every sequence of the
+      others' steps (neither completes the barrier before the other arrives, so both orders release the
+      same threads at the same arrival count): its JOIN stays a JOIN (`adjust`); otherwise a WRITE."""
+
+    def __init__(self, agents: list[Thread | Copy], bars: list[list[BarUse] | None]) -> None:
+        self.agents = agents
+        self.total: dict[tuple[int, int], int] = {}     # (cta, id) -> arrivals of agents not waiting there
+        self.counts: dict[tuple[int, int], set[int]] = {}
+        self.unknown: set[int] = set()                   # CTAs where a future arrives at an unknown barrier
+        self.own: dict[int, dict[int, int]] = {}         # agent -> id -> its arrivals
+        self.parked: set[int] = set()
+        waiting: dict[tuple[int, int], list[int]] = {}
+        for i, (a, uses) in enumerate(zip(agents, bars, strict=True)):
+            if not isinstance(a, Thread):
+                continue
+            cta = a.cta.index
+            if uses is None:
+                if a.frames:
+                    self.unknown.add(cta)  # inside a call: may do anything
+                continue
+            if not uses and not isinstance(a.wait, AtBar):
+                continue
+            by_id: dict[int, list[BarUse]] = {}
+            for u in uses:
+                if u[1] is None:
+                    self.unknown.add(cta)
+                else:
+                    by_id.setdefault(u[1], []).append(u)
+                    self.counts.setdefault((cta, u[1]), set()).add(u[2])
+            mine = self.own[i] = {}
+            for ident, us in by_id.items():
+                n = 1 if all(u[3] for u in us) else sum(INF if u[4] and not u[3] else 1 for u in us)
+                mine[ident] = min(n, INF)
+            w = a.wait
+            here = w.ident if isinstance(w, AtBar) else None
+            for ident, n in mine.items():
+                if ident != here:
+                    self.total[(cta, ident)] = min(self.total.get((cta, ident), 0) + n, INF)
+            if here is not None:
+                waiting.setdefault((cta, here), []).append(i)
+        for (_, ident), who in waiting.items():
+            if self.short(agents[who[0]], ident, 0):
+                self.parked.update(who)
+
+    def whole_cut_holds(self, fps: dict[str, Footprints]) -> bool:
+        """Whether the futures were rightly cut at whole-CTA bar.sync ids of a function that also has
+        counted barriers: such a barrier completes only when every live thread arrived (so not before
+        the seed moves) unless a counted arrival gives it a count. None is in any future (cut there: the
+        first to happen would be before any cut barrier completes), nor in a barrier now."""
+        seen: set[tuple[str, int]] = set()
+        for a in self.agents:
+            if not isinstance(a, Thread) or (a.func.name, a.cta.index) in seen:
+                continue
+            seen.add((a.func.name, a.cta.index))
+            ids = fps[a.func.name].code.whole_ids if a.func.name in fps else None
+            if ids is None:
+                continue
+            if a.cta.index in self.unknown:
+                return False
+            if any((a.cta.index, i) in self.counts for i in ids):
+                return False
+            if any(a.cta.bars[i].count is not None for i in ids if i in a.cta.bars):
+                return False
+        return True
+
+    def short(self, a: Thread | Copy, ident: int, extra: int) -> bool:
+        """Whether barrier `ident` of a's CTA stays short of its count with the futures' arrivals and
+        `extra` more (all with one count, none at a barrier the analysis cannot name)."""
+        assert isinstance(a, Thread)
+        index = a.cta.index
+        if index in self.unknown:
+            return False
+        nb = a.cta.bars.get(ident)
+        seen = self.counts.get((index, ident), set())
+        count = nb.count if nb is not None else (next(iter(seen)) if len(seen) == 1 else None)
+        if count is None or seen - {count}:
+            return False
+        arrived = len(nb.arrived) if nb is not None else 0
+        return arrived + extra + self.total.get((index, ident), 0) < count
+
+    def adjust(self, i: int, items: list[Item]) -> list[Item]:
+        """Agent i's current items, its counted-barrier JOIN made a WRITE unless it commutes (above)."""
+        out = items
+        for k, (obj, mode) in enumerate(items):
+            if obj[0] != "bid" or mode != JOIN:
+                continue
+            ident = obj[2]
+            assert isinstance(ident, int)
+            mine = self.own.get(i, {}).get(ident, 0)   # its own arrival now among them: k + 1 + n - mine <= c
+            if mine >= INF or not self.short(self.agents[i], ident, -mine):
+                if out is items:
+                    out = list(items)
+                out[k] = (obj, WRITE)
+        return out
 
 
 _BUCKET = 7  # memory ranges are indexed by 128-byte buckets
@@ -208,14 +334,15 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
     seeds.sort(key=lambda i: (not _cheap_copy(agents[i]), len(fp.current(agents[i]))))
     best: list[int] | None = None
     for seed in seeds[:max_seeds]:
-        index = Index(*fp.frozen_futures(m, agents, seed, blocked_on, check))
+        futures, immortal, counted = fp.frozen_futures(m, agents, seed, blocked_on, check)
+        index = Index(futures, immortal)
         in_set = {seed}
         work = [seed]
         count = 1
         while work:
             i = work.pop()
             a = agents[i]
-            items = fp.current(a) if enabled.get(i) else awaited(m, a, blocked_on.get(i))
+            items = counted.adjust(i, fp.current(a)) if enabled.get(i) else awaited(m, a, blocked_on.get(i))
             for j in index.conflicting(items):
                 if j not in in_set:
                     in_set.add(j)

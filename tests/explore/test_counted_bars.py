@@ -1,0 +1,185 @@
+"""Counted named barriers (`bar.sync id, count`, `bar.arrive id, count`) in the stubborn sets: arrivals at
+one id commute while none of them can complete the barrier before the others arrive (`por.Counted`), a
+thread waiting at one that cannot complete before the seed moves has no future, and whole-CTA bar.sync
+still cuts futures where counted barriers use other ids. Same verdicts and finding kinds as without
+reductions, with and without bugs, and states linear in the threads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mbarrier import sim
+from mbarrier.explore.check import CheckResult, Options, check
+from mbarrier.ptx import ast
+
+HEAD = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u32 n)
+{
+	.reg .pred %p<20>;
+	.reg .b32 %r<40>;
+	.shared .align 16 .b8 data[64];
+	mov.u32 %r0, %tid.x;
+	ld.param.u32 %r1, [n];
+	shl.b32 %r2, %r0, 2;
+	mov.u32 %r3, data;
+	add.u32 %r4, %r3, %r2;
+"""
+
+KERNELS = {
+    # Every thread meets at bar.sync 0, writes its word, meets at bar.sync 1, n, reads its neighbour's.
+    "meet": """	bar.sync 0;
+	st.shared.u32 [%r4], %r0;
+	bar.sync 1, {count};
+	add.u32 %r5, %r0, 1;
+	rem.u32 %r5, %r5, %r1;
+	shl.b32 %r5, %r5, 2;
+	add.u32 %r6, %r3, %r5;
+	ld.shared.u32 %r7, [%r6];
+	exit;
+""",
+    # Threads 1.. write their word and bar.arrive 1, n; thread 0 waits (bar.sync 1, n) and reads them.
+    "arrive": """	setp.eq.u32 %p0, %r0, 0;
+	@%p0 bra READ;
+	st.shared.u32 [%r4], %r0;
+	bar.arrive 1, {count};
+	exit;
+READ:
+	bar.sync 1, {count};
+	ld.shared.u32 %r7, [data+4];
+	exit;
+""",
+    # Two pairs, each on its own id (1 + tid / 2): write own word, meet, read the partner's. With `first`
+    # 2 (1 + tid / 4) both pairs share one id: a barrier may release a thread whose partner has not
+    # written yet.
+    "pairs": """	shr.u32 %r8, %r0, {first};
+	add.u32 %r8, %r8, 1;
+	xor.b32 %r9, %r0, 1;
+	shl.b32 %r9, %r9, 2;
+	add.u32 %r9, %r3, %r9;
+	st.shared.u32 [%r4], %r0;
+	bar.sync %r8, {count};
+	ld.shared.u32 %r7, [%r9];
+	exit;
+""",
+    # Thread 1 releases twice without waiting (bar.arrive in a loop), thread 0 waits twice: with count 2
+    # thread 1's two arrivals can complete the first barrier alone, and thread 0 then waits forever.
+    "repeat": """	mov.u32 %r10, 0;
+	setp.eq.u32 %p0, %r0, 0;
+	@%p0 bra WAIT;
+	setp.ne.u32 %p2, %r0, 1;
+	@%p2 bra DONE;
+AGAIN:
+	bar.arrive 1, {count};
+	add.u32 %r10, %r10, 1;
+	setp.lt.u32 %p1, %r10, 2;
+	@%p1 bra AGAIN;
+	bra.uni DONE;
+WAIT:
+	bar.sync 1, {count};
+	add.u32 %r10, %r10, 1;
+	setp.lt.u32 %p1, %r10, 2;
+	@%p1 bra WAIT;
+DONE:
+	exit;
+""",
+    # Counted and uncounted arrivals at one id: the count the first counted arrival gives decides (with
+    # count 2 the two counted threads can complete it before thread 1 wrote, or without thread 2, which
+    # then waits forever).
+    "mixed": """	setp.lt.u32 %p0, %r0, 2;
+	@%p0 bra COUNTED;
+	bar.sync 0;
+	bra.uni DONE;
+COUNTED:
+	st.shared.u32 [%r4], %r0;
+	bar.sync 0, {count};
+	ld.shared.u32 %r7, [data+4];
+DONE:
+	exit;
+""",
+}
+
+# (kernel, threads, count, `first` (pairs: the shift), expected: None = verified, else a finding kind)
+CASES = [
+    ("meet", 3, "%r1", 1, None), ("meet", 3, "4", 1, "deadlock"), ("meet", 3, "2", 1, "race"),
+    ("arrive", 3, "3", 1, None), ("arrive", 3, "2", 1, "race"), ("arrive", 3, "4", 1, "deadlock"),
+    ("pairs", 4, "2", 1, None), ("pairs", 4, "2", 2, "race"),
+    ("repeat", 2, "2", 1, "deadlock"), ("repeat", 3, "2", 1, "deadlock"),
+    ("mixed", 3, "3", 1, None), ("mixed", 3, "2", 1, "race"),
+]
+
+
+def _load(tmp_path: Path, text: str) -> ast.Module:
+    p = tmp_path / "k.ptx"
+    p.write_text(text)
+    return sim.load(p)
+
+
+def _kernel(name: str, count: str, first: int) -> str:
+    return HEAD + KERNELS[name].format(count=count, first=first) + "}\n"
+
+
+def _kinds(r: CheckResult) -> tuple[str, frozenset[str]]:
+    return r.verdict, frozenset(str(f.kind) for f in r.findings)
+
+
+@pytest.mark.parametrize(("name", "threads", "count", "first", "expected"), CASES,
+                         ids=[f"{c[0]}-{c[1]}-{c[2]}-{c[3]}" for c in CASES])
+def test_counted_bars_same_outcomes_as_without_reductions(tmp_path: Path, name: str, threads: int, count: str,
+                                                           first: int, expected: str | None) -> None:
+    module = _load(tmp_path, _kernel(name, count, first))
+    on, off = (check(module, grid=1, block=threads, args={"n": threads}, options=Options(
+        reductions=red, races=True, max_findings=1000, max_states=100_000, walks=0)) for red in (True, False))
+    assert off.verdict != "incomplete"
+    assert _kinds(on) == _kinds(off), ([(f.kind, f.rule) for f in on.findings],
+                                       [(f.kind, f.rule) for f in off.findings])
+    if expected is None:
+        assert off.verdict == "verified"
+    else:
+        assert expected in _kinds(off)[1]
+    assert on.stats.states <= off.stats.states
+
+
+def test_a_counted_barrier_costs_what_a_whole_one_does(tmp_path: Path) -> None:
+    """`bar.sync 0` then `bar.sync 1, n` (all n threads): the same states as two `bar.sync 0`, 3 per
+    thread (before: exponential, 1,313 states for 6 threads)."""
+    counted = _load(tmp_path, HEAD + "\tbar.sync 0;\n\tbar.sync 1, %r1;\n\texit;\n}\n")
+    whole = _load(tmp_path, HEAD + "\tbar.sync 0;\n\tbar.sync 0;\n\texit;\n}\n")
+    for n in (4, 8, 16):
+        states = [check(k, grid=1, block=n, args={"n": n}, options=Options(walks=0)).stats.states
+                  for k in (counted, whole)]
+        assert states[0] == states[1] == 3 * n + 1, (n, states)
+
+
+def test_a_counted_arrival_at_a_whole_barrier_id_lifts_the_cut(tmp_path: Path) -> None:
+    """Thread 1's `bar.sync 0, 2` gives barrier 0 a count, so thread 2's `bar.sync 0` can pass without
+    thread 0; then it stores 1, and thread 0 waits forever if it reads 1. Thread 2's future must not
+    stop at bar.sync 0 while thread 0 is the seed, or the order that deadlocks is never explored."""
+    body = """	setp.eq.u32 %p0, %r0, 0;
+	@%p0 bra READ;
+	setp.eq.u32 %p1, %r0, 1;
+	@%p1 bra COUNTED;
+	bar.sync 0;
+	st.shared.u32 [data], 1;
+	exit;
+COUNTED:
+	bar.sync 0, 2;
+	exit;
+READ:
+	ld.shared.u32 %r7, [data];
+	setp.ne.u32 %p2, %r7, 1;
+	@%p2 bra DONE;
+HANG:
+	bar.sync 5, 2;
+DONE:
+	exit;
+}
+"""
+    module = _load(tmp_path, HEAD + body)
+    on, off = (check(module, grid=1, block=3, args={"n": 3}, options=Options(
+        reductions=red, races=False, walks=0, max_findings=100)) for red in (True, False))
+    assert "deadlock" in _kinds(off)[1]
+    assert _kinds(on) == _kinds(off)
