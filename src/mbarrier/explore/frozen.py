@@ -167,7 +167,9 @@ class Plan:
 
 
 PLANS_KEPT = 2048
-FLOWS_KEPT = 128
+# Unrolled futures kept: more than the threads of a 384-thread CTA, whose barriers release a warpgroup
+# at once (with 128, a state's 128 new positions evicted the flows its other cuts' plans needed).
+FLOWS_KEPT = 512
 
 
 class Frozen:

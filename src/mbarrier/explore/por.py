@@ -42,8 +42,21 @@ class AllFootprints:
         self.fps = fps
         self._anything: Future = {"any": [(("any",), WRITE)]}
         self.frozen = Frozen()
-        # Futures grouped by object, by the item list they come from (the plans' lists: as many kept).
+        # Futures grouped by object, by the item list they come from (the plans' lists: as many kept),
+        # and each future's index for the closure's queries, by the future.
         self._grouped: OrderedDict[int, tuple[list[Item], Future]] = OrderedDict()
+        self._indexed: OrderedDict[int, tuple[Future, FutureIndex]] = OrderedDict()
+
+    def indexed(self, fut: Future) -> FutureIndex:
+        """A future's index (`FutureIndex`), built once per future object while it is kept."""
+        if not fut:
+            return _NOTHING
+        found = self._indexed.get(id(fut))
+        if found is None or found[0] is not fut:
+            found = self._indexed[id(fut)] = (fut, FutureIndex(fut))
+            if len(self._indexed) > PLANS_KEPT:
+                self._indexed.popitem(last=False)
+        return found[1]
 
     def current(self, a: Thread | Copy) -> list[Item]:
         if isinstance(a, Copy):
@@ -253,73 +266,95 @@ def _buckets(obj: tuple[object, ...]) -> range | None:
     return range(first, last + 1) if last - first < 64 else None
 
 
-class Index:
-    """Who may touch what: the futures of every agent of one state, by object, for the closure."""
+class FutureIndex:
+    """One agent's future by object, for the closure's queries (built once per future: the futures are
+    cached with their plans, so a state's index costs a lookup per agent, not a pass over every item)."""
 
-    def __init__(self, futures: list[Future], immortal: frozenset[int] = frozenset()) -> None:
-        """`immortal`: CTAs that stay alive whatever the agents outside the set do (`explore.frozen`):
-        their liveness items are left out, so no exit or copy conflicts through them."""
-        self.n = len(futures)
-        self.exact: dict[tuple[object, ...], list[tuple[int, int]]] = {}
-        self.by_kind: dict[object, list[tuple[int, tuple[object, ...], int]]] = {}
-        self.wild: dict[object, list[tuple[int, tuple[object, ...], int]]] = {}
-        self.mem: dict[tuple[object, ...], list[tuple[int, tuple[object, ...], int]]] = {}
-        self.anything: list[int] = []
-        for j, fut in enumerate(futures):
-            for kind, items in fut.items():
-                if kind == "any":
-                    self.anything.append(j)
-                    continue
-                if kind == "live" and immortal:
-                    items = [it for it in items if it[0][1] not in immortal]
-                for obj, mode in items:
-                    entry = (j, obj, mode)
-                    if kind in ("sm", "gm"):
-                        bs = _buckets(obj)
-                        if bs is None:
-                            self.wild.setdefault(kind, []).append(entry)
-                        else:
-                            space = obj[:2] if kind == "sm" else (kind,)
-                            for b in bs:
-                                self.mem.setdefault(space + (b,), []).append(entry)
-                        continue
-                    if None in obj:
-                        self.wild.setdefault(kind, []).append(entry)
+    __slots__ = ("anything", "by_kind", "exact", "kinds", "live", "mem", "wild")
+
+    def __init__(self, fut: Future) -> None:
+        self.anything = "any" in fut
+        self.kinds = frozenset(fut)
+        self.exact: dict[tuple[object, ...], list[int]] = {}
+        self.by_kind: dict[object, list[Item]] = {}
+        self.wild: dict[object, list[Item]] = {}
+        self.mem: dict[tuple[object, ...], list[Item]] = {}
+        self.live: list[Item] = list(fut.get("live", ()))
+        for kind, items in fut.items():
+            if kind in ("any", "live"):
+                continue
+            for obj, mode in items:
+                if kind in ("sm", "gm"):
+                    bs = _buckets(obj)
+                    if bs is None:
+                        self.wild.setdefault(kind, []).append((obj, mode))
                     else:
-                        self.exact.setdefault(obj, []).append((j, mode))
-                    self.by_kind.setdefault(kind, []).append(entry)
+                        space = obj[:2] if kind == "sm" else (kind,)
+                        for b in bs:
+                            self.mem.setdefault(space + (b,), []).append((obj, mode))
+                    continue
+                if None in obj:
+                    self.wild.setdefault(kind, []).append((obj, mode))
+                else:
+                    self.exact.setdefault(obj, []).append(mode)
+                self.by_kind.setdefault(kind, []).append((obj, mode))
 
-    def conflicting(self, items: Iterable[Item]) -> set[int]:
-        out = set(self.anything)
+    def hits(self, items: list[Item], immortal: frozenset[int]) -> bool:
+        """Whether any of `items` conflicts with this future (liveness of `immortal` CTAs left out)."""
+        kinds = self.kinds
         for obj, mode in items:
             kind = obj[0]
-            if kind == "any":
-                return set(range(self.n))
-            if kind in ("sm", "gm"):
+            if kind not in kinds:
+                continue
+            if kind == "sm" or kind == "gm":
                 bs = _buckets(obj)
                 if bs is None:
-                    cands: Iterable[tuple[int, tuple[object, ...], int]] = [
-                        e for key, lst in self.mem.items() if key[0] == kind for e in lst]
+                    cands = [e for key, lst in self.mem.items() if key[0] == kind for e in lst]
                 else:
                     space = obj[:2] if kind == "sm" else (kind,)
                     cands = [e for b in bs for e in self.mem.get(space + (b,), ())]
                     if kind == "sm" and obj[1] is not None:
                         cands += [e for b in bs for e in self.mem.get(("sm", None, b), ())]
-                for j, obj2, mode2 in list(cands) + self.wild.get(kind, []):
-                    if j not in out and conflict(mode, mode2) and matches(obj, obj2):
-                        out.add(j)
-                continue
-            if None in obj:
-                for j, obj2, mode2 in self.by_kind.get(kind, ()):
-                    if j not in out and conflict(mode, mode2) and matches(obj, obj2):
-                        out.add(j)
-                continue
-            for j, mode2 in self.exact.get(obj, ()):
-                if conflict(mode, mode2):
-                    out.add(j)
-            for j, obj2, mode2 in self.wild.get(kind, ()):
-                if j not in out and conflict(mode, mode2) and matches(obj, obj2):
-                    out.add(j)
+                cands += self.wild.get(kind, ())
+            elif kind == "live":
+                cands = [e for e in self.live if e[0][1] not in immortal]
+            elif None in obj:
+                cands = self.by_kind.get(kind, [])
+            else:
+                modes = self.exact.get(obj)
+                if modes is not None:
+                    for m2 in modes:
+                        if conflict(mode, m2):
+                            return True
+                cands = self.wild.get(kind, [])
+            for o2, m2 in cands:
+                if conflict(mode, m2) and matches(obj, o2):
+                    return True
+        return False
+
+
+_NOTHING = FutureIndex({})
+
+
+class Index:
+    """Who may touch what: the futures of every agent of one state, for the closure."""
+
+    def __init__(self, futures: list[FutureIndex], immortal: frozenset[int] = frozenset()) -> None:
+        """`immortal`: CTAs that stay alive whatever the agents outside the set do (`explore.frozen`):
+        their liveness items are left out, so no exit or copy conflicts through them."""
+        self.n = len(futures)
+        self.futures = futures
+        self.immortal = immortal
+        self.anything = [j for j, f in enumerate(futures) if f.anything]
+
+    def conflicting(self, items: Iterable[Item]) -> set[int]:
+        items = list(items)
+        if any(obj[0] == "any" for obj, _ in items):
+            return set(range(self.n))
+        out = set(self.anything)
+        for j, f in enumerate(self.futures):
+            if j not in out and f.hits(items, self.immortal):
+                out.add(j)
         return out
 
 
@@ -335,7 +370,7 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
     best: list[int] | None = None
     for seed in seeds[:max_seeds]:
         futures, immortal, counted = fp.frozen_futures(m, agents, seed, blocked_on, check)
-        index = Index(futures, immortal)
+        index = Index([fp.indexed(f) for f in futures], immortal)
         in_set = {seed}
         work = [seed]
         count = 1
