@@ -41,6 +41,16 @@ def test_a_cta_option_that_is_no_cta(capsys: pytest.CaptureFixture[str]) -> None
     assert "CTA (1, 0, 0) is outside the grid (1, 1, 1)" in capsys.readouterr().err
 
 
+def test_a_captured_launch_names_its_module(capsys: pytest.CaptureFixture[str]) -> None:
+    data = Path(__file__).parents[1] / "capture" / "data"
+    launch = data / "triton_tma_matmul" / "000-matmul_tma.launch.json"
+    assert main(["run", "--launch", str(launch), "--compare", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "module-" in out.splitlines()[0] and "compare b2:" in out and "the same bytes" in out
+    assert main(["run", "--launch", str(HERE / "struct_ring.launch.json"), "-q"]) == 2
+    assert "FILE.ptx is required (or a launch file written by mbarrier capture" in capsys.readouterr().err
+
+
 def test_compare_needs_a_captured_launch(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["run", str(HERE / "struct_ring.ptx"), "--launch", str(HERE / "struct_ring.launch.json"),
                  "--compare", "-q"])

@@ -8,7 +8,7 @@ import sys
 
 from mbarrier.cli import EXIT_CLEAN, EXIT_INCOMPLETE, UsageError, options
 from mbarrier.cli.bounds import Deadline, TimeoutHit
-from mbarrier.cli.run import add_launch_options, load_launch
+from mbarrier.cli.run import add_launch_options, load_launch, module_file
 from mbarrier.cli.source import display_name
 from mbarrier.explore.promela import ExportError, export_promela
 
@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def main(args: argparse.Namespace) -> int:
     deadline = Deadline(args.timeout, getattr(args, "started", None))
-    name = display_name(args.file)
+    name = display_name(module_file(args))
     try:
         module, m = load_launch(args, deadline=deadline)
         with deadline.phase(f"writing the Promela model of {name}"):

@@ -90,7 +90,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def add_launch_options(p: argparse.ArgumentParser) -> None:
     """The launch options `run` shares with `check`."""
-    p.add_argument("file", metavar="FILE.ptx", help="the PTX module ('-' reads standard input)")
+    p.add_argument("file", metavar="FILE.ptx", nargs="?",
+                   help="the PTX module ('-' reads standard input); may be left out with a launch file "
+                   "written by mbarrier capture, which names its module")
     p.add_argument("--launch", metavar="FILE", help="a launch file (JSON, or TOML for .toml; see "
                    "docs/launch.md): kernel, shapes, buffers, parameters, tensor maps; options override it")
     p.add_argument("--kernel", help="the kernel (.entry) to launch; optional when the module has one")
@@ -168,7 +170,7 @@ def load_launch(args: argparse.Namespace, warn: bool = True,
     describe (UsageError otherwise). Shared by run, check and export. `warn`: say on stderr when ptxas
     would not assemble the module. `deadline`: raise TimeoutHit, naming the phase, when it passes."""
     deadline = deadline or Deadline(None)
-    name = display_name(args.file)
+    name = display_name(module_file(args))
     with deadline.phase(f"reading and parsing {name}"):
         module = read_module(args.file)
     if warn:
@@ -177,6 +179,19 @@ def load_launch(args: argparse.Namespace, warn: bool = True,
     with deadline.phase(f"compiling and launching the kernel of {name}"):
         m = launch_machine(module, args)
     return module, m
+
+
+def module_file(args: argparse.Namespace) -> str:
+    """FILE.ptx as given, or the module a captured launch file names (`capture.ptx`), which it then
+    becomes (UsageError when there is neither)."""
+    if args.file is None:
+        ptx = launch_spec(args).ptx if getattr(args, "launch", None) else None
+        if ptx is None:
+            raise UsageError("FILE.ptx is required (or a launch file written by mbarrier capture, which "
+                             "names its module)")
+        args.file = ptx
+    file: str = args.file
+    return file
 
 
 def timed_out(command: str, e: TimeoutHit) -> int:

@@ -349,6 +349,8 @@ def _capture(r: _Reader, launch: Launch, v: object) -> None:
         if name not in launch.buffers:
             raise r.fail(f"capture.after.{name}", f"no buffer named {name!r}")
     launch.capture_after = after
+    if "ptx" in d and d["ptx"] is not None:
+        launch.ptx = str(r.path(d["ptx"], "capture.ptx"))
 
 
 def read(path: str | Path) -> Launch:

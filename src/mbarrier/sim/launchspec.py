@@ -135,6 +135,8 @@ class Launch:
     array_types: dict[str, tuple[str, tuple[int, ...]]] = field(default_factory=dict)
     #: a captured launch's buffers as the GPU left them (`mbarrier capture`), to compare a replay with
     capture_after: dict[str, bytes] = field(default_factory=dict)
+    #: the PTX module a captured launch names (`capture.ptx`, relative to the launch file resolved)
+    ptx: str | None = None
     source: str = ""  # where it was read from, for messages
 
     def digest(self) -> str:
