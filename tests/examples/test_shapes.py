@@ -110,10 +110,10 @@ def test_the_committed_ptx_is_what_nvcc_makes(tmp_path: Path, name: str, flags: 
 
 
 # -- a finding's schedule replays with `mbarrier run --schedule` ----------------------------------------
-# The planted bugs the deadlock tests (tests/explore/test_stuck.py) do not replay, at their smallest
-# launches; pingpong_bug_order is not here: at 384 threads, 2 tiles of 1 iteration, check finds nothing
-# in 60 s on this machine class (7,127 states; the random runs above find its race).
-REPLAYED = {"ring_bug_parity": (64, 1), "persistent_bug_reset": (64, 2), "branch_bug_skip": (64, 3)}
+# The planted bugs the deadlock tests (tests/explore/test_stuck.py) do not replay: the races, at their
+# smallest launches. pingpong_bug_order is not here: at 384 threads, 2 tiles of 1 iteration, check finds
+# nothing in 60 s on this machine class (7,127 states; the random runs above find its race).
+REPLAYED = {"ring_bug_parity": (64, 1), "persistent_bug_reset": (64, 2)}
 
 
 def _small(name: str, block: int, trips: int) -> Shape:
@@ -129,11 +129,7 @@ def _replay(s: Shape, schedule: str, tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def _same_place(f: Finding, d: dict[str, Any]) -> None:
-    """The replayed run ends in check's finding: its kind, rule, line and accesses, or its waiters."""
-    if f.kind == "deadlock":
-        assert d["outcome"] == "stuck"
-        assert {(w.thread, w.line) for w in f.waiters} == {(x["thread"], x["line"]) for x in d["stuck"]}
-        return
+    """The replayed run ends in check's finding: its kind, rule, line, agent and accesses."""
     assert d["outcome"] == f.kind
     got = d["finding"]
     assert (got["rule"], got["line"], got["agent"]) == (f.rule, f.line, f.agent)

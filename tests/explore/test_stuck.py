@@ -74,6 +74,10 @@ HEADLINES = {
         64, 4, "bar.sync 2", 0, "arrivals", 0, 64, 32, 0,
         "bar.sync 2 (CTA 0) expects 64 threads but only 32 arrived, and no other can come; threads 32-63 "
         "(warp 1) wait at it"),
+    "branch_bug_skip": (
+        64, 3, "_ZZ6branchE5empty", 0, "no arrival", 0, 1, 0, 0,
+        "mbarrier _ZZ6branchE5empty (shared 0x110, CTA 0) expects 1 arrival in phase 0 but none came, and no "
+        "other can come; thread 32 waits for it"),
     "cpasync_bug_inc": (
         64, 1, "_ZZ7cpasyncE4full", 0, "no arrival", 0, 32, 0, 0,
         "mbarrier _ZZ7cpasyncE4full (shared 0x100, CTA 0) expects 32 arrivals in phase 0 but none came, and "

@@ -136,7 +136,8 @@ _BLAME = {"bytes": 0, "arrivals": 1, "no arrival": 2, "invalid": 3}
 def starved(m: Machine, waits: Sequence[tuple[Thread, Wait | None]]) -> list[Starved]:
     """The mbarrier phases the threads of a machine where nothing can move wait for, the likeliest cause
     first: a phase whose arrivals all came but whose bytes did not, then one that counted some of its
-    arrivals but not all (a wrong count shows as such a phase), then one that counted none. `waits`:
+    arrivals but not all (a wrong count shows as such a phase), then one that counted none; among alike
+    ones, the lowest phase first. `waits`:
     each thread that has not exited and what it waits for (None: the machine's `Thread.wait`). A bar.sync
     barrier that counted some threads but not all ranks with the mbarrier phases that did (a release
     skipped shows as such a barrier)."""
@@ -167,7 +168,9 @@ def starved(m: Machine, waits: Sequence[tuple[Thread, Wait | None]]) -> list[Sta
         else:
             out.append(Starved("mbarrier", cta.symbols(off), off, cta_i, cta.name, True, b.phase, b.expected,
                                b.pending, b.tx, landing, tuple(ids)))
-    return sorted(out, key=lambda s: (_BLAME[s.short], s.waits_on != "mbarrier", s.cta, s.address))
+    # Among alike ones, the phase that lags first: in a pipeline, a stage's `full` completes a phase before
+    # its `empty` does; a `full` a phase ahead of its `empty` was consumed but never released.
+    return sorted(out, key=lambda s: (_BLAME[s.short], s.phase, s.waits_on != "mbarrier", s.cta, s.address))
 
 
 def cause(m: Machine, found: Sequence[Starved], layout: Layout) -> str:
