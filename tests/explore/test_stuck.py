@@ -17,6 +17,7 @@ from mbarrier.explore import Outcome, Replay, run
 from mbarrier.explore.check import Options, check, check_machine
 from mbarrier.explore.results import Finding, FindingKind, Verdict
 from mbarrier.explore.schedulers import RandomScheduler
+from mbarrier.explore.stuck import Starved
 from mbarrier.explore.who import Layout
 from mbarrier.sim.waits import AtBar, OnMbarrier, wants
 
@@ -157,3 +158,24 @@ def test_a_thread_that_exited_is_named_only_when_no_thread_left_could_arrive() -
                               "must mbarrier.arrive_drop before it leaves)")
     ring = run(_shape("ring_bug_count").launch(), RandomScheduler(0))
     assert ring.outcome == Outcome.STUCK and "exited" not in ring.message
+
+
+def test_the_words_of_each_way_a_phase_starves() -> None:
+    def one(**kw: object) -> str:
+        base: dict[str, object] = dict(waits_on="mbarrier", barrier="full", address=0x20, cta=0, cta_name="0",
+                                       valid=True, phase=3, expected=2, pending=0, tx=0, landing=0,
+                                       waiters=(1, 2))
+        return Starved(**(base | kw)).words(Layout(4, ("0",)))  # type: ignore[arg-type]
+
+    obj = "mbarrier full (shared 0x20, CTA 0)"
+    assert one(tx=8, landing=4) == (f"{obj} got all 2 expected arrivals of phase 3 but 8 transaction bytes "
+                                    "are still outstanding, and the copies in flight complete only 4; "
+                                    "threads 1-2 wait for it")
+    assert one(tx=-4).startswith(f"{obj} got all its expected arrivals of phase 3 but its copies delivered "
+                                 "4 transaction bytes more than expect_tx announced")
+    assert one(pending=1, tx=16).startswith(f"{obj} expects 2 arrivals in phase 3 but only 1 came, and no "
+                                            "other can come (16 transaction bytes are outstanding too)")
+    assert one(valid=False).startswith(f"{obj} is not an initialized object")
+    assert one(waits_on="bar", barrier="bar.sync 1", address=1, expected=4, pending=1) == (
+        "bar.sync 1 (CTA 0) expects 4 threads but only 3 arrived, and no other can come; threads 1-2 wait "
+        "at it")

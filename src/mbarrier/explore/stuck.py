@@ -111,6 +111,9 @@ class Starved:
                     f"arrived, and no other can come; {who} at it")
         if short == "invalid":
             text = f"{obj} is not an initialized object, so no phase of it completes"
+        elif short == "bytes" and self.tx < 0:
+            text = (f"{obj} got all its expected arrivals of phase {p} but its copies delivered {-self.tx} "
+                    "transaction bytes more than expect_tx announced, so the phase cannot complete")
         elif short == "bytes":
             landing = ("no copy in flight will complete them" if not self.landing else
                        f"the copies in flight complete only {self.landing}" if self.landing < self.tx else
