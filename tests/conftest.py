@@ -5,8 +5,14 @@ CI never skips them."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +23,13 @@ TOOLS = {
     "nvcc": "nvcc (CUDA 13.0 toolkit)",
     "cc": "a C compiler (cc)",
 }
+
+#: The CUTLASS headers our own .cu files instantiate: the nvidia-cutlass wheel from the package index,
+#: pinned by version and hash, unzipped once into the user's cache (the repository holds no CUTLASS text).
+CUTLASS_WHEEL = "nvidia-cutlass==4.2.0.0"
+CUTLASS_SHA256 = "f9599ada45c7bcb6bf53f7d3f0a7d154183e53451c01bfa59eecd37dd4a693f6"
+CUTLASS_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"),
+                     "mbarrier", "nvidia-cutlass-4.2.0.0")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -42,3 +55,46 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             if os.environ.get("MBARRIER_REQUIRE_TOOLS") == "1":
                 pytest.fail(f"{why} (MBARRIER_REQUIRE_TOOLS=1: tools are required)", pytrace=False)
             pytest.skip(why)
+
+
+def _require(why: str) -> None:
+    """Skip with `why`, or fail where MBARRIER_REQUIRE_TOOLS=1."""
+    if os.environ.get("MBARRIER_REQUIRE_TOOLS") == "1":
+        pytest.fail(f"{why} (MBARRIER_REQUIRE_TOOLS=1: tools are required)", pytrace=False)
+    pytest.skip(why)
+
+
+def _fetch_cutlass() -> str | None:
+    """Unzip the pinned wheel's CUTLASS sources into CUTLASS_CACHE; why not, or None when done."""
+    with tempfile.TemporaryDirectory() as tmp:
+        got = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+                              "--only-binary=:all:", "-d", tmp, CUTLASS_WHEEL],
+                             capture_output=True, text=True)
+        wheels = list(Path(tmp).glob("*.whl"))
+        if got.returncode != 0 or len(wheels) != 1:
+            return f"pip download {CUTLASS_WHEEL} failed: {(got.stderr or got.stdout).strip()[-300:]}"
+        digest = hashlib.sha256(wheels[0].read_bytes()).hexdigest()
+        if digest != CUTLASS_SHA256:
+            return f"{wheels[0].name} has sha256 {digest}, not the pinned {CUTLASS_SHA256}"
+        part = CUTLASS_CACHE.with_name(CUTLASS_CACHE.name + ".part")
+        shutil.rmtree(part, ignore_errors=True)
+        with zipfile.ZipFile(wheels[0]) as z:
+            z.extractall(part, [n for n in z.namelist() if n.startswith("cutlass_library/source/")])
+        shutil.rmtree(CUTLASS_CACHE, ignore_errors=True)
+        part.rename(CUTLASS_CACHE)
+    return None
+
+
+@pytest.fixture(scope="session")
+def cutlass_source() -> Path:
+    """The nvidia-cutlass 4.2.0.0 wheel's `cutlass_library/source` (include/, tools/util/include/):
+    MBARRIER_CUTLASS_DIR if set, else the pinned wheel fetched from the package index into the cache."""
+    given = os.environ.get("MBARRIER_CUTLASS_DIR")
+    if given:
+        return Path(given)
+    source = CUTLASS_CACHE / "cutlass_library" / "source"
+    if not (source / "include" / "cutlass" / "cutlass.h").is_file():
+        why = _fetch_cutlass()
+        if why is not None:
+            _require(f"needs the {CUTLASS_WHEEL} wheel's headers: {why}")
+    return source
