@@ -151,6 +151,12 @@ class Footprints:
         if k == BAR:
             return self._bar(t, x, pc, future, env)
         if k == CLUSTER:
+            if x.sync_all == "cluster":
+                # barrier.cluster.wait commutes with every other step: it blocks until the phase its
+                # thread arrived in completes (then the completion releases it) or passes because it
+                # has (the same state, the same acquired clock), and it faults, without a prior arrive,
+                # in any order (only the thread itself sets that).
+                return []
             return [(("cl", t.cta.cluster.index), JOIN)]
         if k == WARP:
             return [(("warp", cta, t.aid // 32), JOIN)]
