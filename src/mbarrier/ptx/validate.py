@@ -28,6 +28,7 @@ from mbarrier.spec.forms import (
     DIMENSIONS,
     FAMILY_OPCODES,
     FLAG_GROUPS,
+    GROUP_NAMES,
     IM2COL_MODES,
     MAX_VECTOR,
     MESSAGES,
@@ -472,7 +473,7 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
                 words.add(m)
             repeated = (group or m) in seen_flags and m not in UNCOUNTED_REPEATS
             if repeated:
-                line.add("duplicate-flag", mod=m)
+                line.add("duplicate-flag", mod=GROUP_NAMES.get(group or "", m))
             if m not in form.flags and last and not (repeated and group is None):
                 illegal("illegal-modifier", mod=m, name=name)
             seen_flags.add(group or m)
@@ -883,11 +884,32 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
     if isinstance(op, ast.Vector) and slot.vector_message and not (len(op.items) == 1 and slot.vector1):
         line.add("vector-operand", op.pos, name=form.name)
         return True
-    if slot.length:  # a vector of values (st.async's .v2/.v4): a scalar fits too (measured)
-        one = dataclasses.replace(slot, length=0)
+    if slot.length or slot.sized_message:  # a vector of values (st.async's .v2/.v4): a scalar fits too
+        one = dataclasses.replace(slot, length=0, sized_message=False)
+        if slot.sized_message:  # (stmatrix's, by its .num; length 0: any, measured)
+            n = len(op.items) if isinstance(op, ast.Vector) else None
+            if n is not None and n not in (1, 2, 4):
+                line.add("vector-illegal-size", op.pos, size=n)
+            if slot.length and n != slot.length:
+                line.add("vector-size-expected", op.pos, size=slot.length, index=index, name=form.name)
+                if n is not None and slot.length > 1 and not line.pending_fatal:  # (a refused sink hides it)
+                    line.add("vector-length", op.pos, name=form.name)
+        if slot.sized_message and isinstance(op, ast.FloatImm):
+            return op.bits == 32  # (a float of 32 bits fits silently: measured)
+        if slot.sized_message and isinstance(op, ast.Address):
+            # (a variable or a register of the slot's type as the base is "must be register")
+            base = scope.lookup(op.base.name) if op.base is not None else None
+            if base is None or base.special or (
+                    base.space == ".reg" and base.type not in TYPE_COMPATIBLE[slot.type]):
+                return False
+            line.add("must-be-register", op.pos, index=index, name=form.name)
+            return True
         if not isinstance(op, ast.Vector):
             return _operand_fits(one, op, index, form, scope, ctx, line)
-        if len(op.items) != slot.length:
+        if slot.sized_message and len({_element_size(i, scope) for i in op.items} - {0}) > 1:
+            line.add("vector-elements", op.pos)  # (then the first element is judged: measured)
+            return _operand_fits(one, op.items[0], index, form, scope, ctx, line)
+        if len(op.items) != slot.length and not slot.sized_message:
             line.add("vector-length", op.pos, name=form.name)
         return all(_operand_fits(one, item, index, form, scope, ctx, line) for item in op.items)
     if isinstance(op, ast.Vector) and len(op.items) == 1 and slot.vector1:
@@ -963,6 +985,14 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
     elif sym.space != ".reg":
         line.add("must-be-register", op.pos, index=index, name=form.name)
     return True
+
+
+def _element_size(op: ast.Operand, scope: Scope) -> int:
+    """The size of a vector's register element (0: no register, or a predicate)."""
+    sym = scope.lookup(op.name) if isinstance(op, ast.Name) else None
+    if sym is None or sym.type == ".pred":
+        return 0
+    return {".f16x2": 4, ".bf16x2": 4}.get(sym.type, TYPE_SIZE.get(sym.type, 0))
 
 
 def _typed_fits(want: str, reg: str) -> bool:

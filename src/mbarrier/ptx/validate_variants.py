@@ -50,8 +50,8 @@ def canonical(slot: Slot) -> list[ast.Operand]:
         return [ast.Vector(_regs("%h", 1), P0)]
     if slot.kind == "pair":
         return [ast.Expr("%r1|%p1", None, P0), ast.Expr("_|%p1", None, P0)]
-    if slot.length:  # a vector of values (st.async's .v2/.v4)
-        return [ast.Vector(_regs("%r", slot.length), P0)]
+    if slot.length or slot.sized_message:  # a vector of values (st.async's .v2/.v4, stmatrix's)
+        return [ast.Vector(_regs("%r", slot.length or 4), P0)]
     if slot.kind == "dest":
         reg = {".b64": "%rd1", ".b32": "%r1", ".pred": "%p1", ".u32": "%r1", ".u64": "%rd1"}[slot.type]
         return [_name(reg), ast.Sink(P0)] if slot.sink_from else [_name(reg)]

@@ -10,6 +10,9 @@ from typing import Final
 
 from mbarrier.spec import wgmma
 from mbarrier.spec.forms import (
+    _SM100_FAMILY as SM100_FAMILY,
+)
+from mbarrier.spec.forms import (
     ALWAYS,
     Cond,
     Constraint,
@@ -20,6 +23,7 @@ from mbarrier.spec.forms import (
     _feature,
     _modifier_on,
 )
+from mbarrier.spec.modifiers import WORD_MESSAGES
 from mbarrier.spec.targets import TARGET_MIN_VERSION
 
 #: The targets with the architecture-specific features (`sm_90a`, `sm_100f`, ...): ptxas says
@@ -285,10 +289,46 @@ def _wgmma_mma() -> Instr:
     )
 
 
+def _stmatrix() -> Instr:
+    """stmatrix.sync.aligned.shape.num{.trans}{.shared{::cta}}.type [p], r (PTX ISA, Warp Level
+    Matrix Multiply-Accumulate Instructions, "stmatrix"; not in shared/spec, cited by name): `.m8n8`
+    with `.b16`, `.m16n8` with `.b8` and `.trans`; `.x1`/`.x2`/`.x4` registers of 32 bits as a
+    vector of that length. PTX ISA 7.8, sm_90; `.m16n8` and `.b8` 8.6 and the sm_100 family
+    (measured)."""
+    name, section = "stmatrix", "stmatrix"
+    nums = {".x1": 1, ".x2": 2, ".x4": 4}
+    addr = Slot("p", "addr", space_message=False)
+    lists = (*((addr, Slot("r", "value", "any32", imm=False, length=n, flag=x, sized_message=True))
+               for x, n in nums.items()),
+             (addr, Slot("r", "value", "any32", imm=False, sized_message=True)))  # (no .num: any length)
+    return Instr(
+        ("stmatrix",), section, operands=lists, types=(".b16", ".b8"), spaces=(".shared", ".shared::cta"),
+        exact_spaces=True,
+        flags=(".sync", ".aligned", ".trans", ".m8n8", ".m16n8", *nums),
+        # (the layouts of mma, taken silently here: measured)
+        words=tuple((w, "silent") for w, m in WORD_MESSAGES.items()
+                    if m == ("illegal:.alayout or .blayout",)),
+        constraints=(
+            *(Constraint(Cond(lacks=(w,)), "required-modifier", name, mod=w) for w in (".sync", ".aligned")),
+            Constraint(Cond(lacks=tuple(nums)), "required-modifier", name, mod=".num"),
+            Constraint(Cond(lacks=(".m8n8", ".m16n8")), "shape-required", name),
+            Constraint(Cond(has=(".m8n8", ".b8")), "shape-type", name, mod=".m8n8"),
+            Constraint(Cond(has=(".m16n8", ".b16")), "shape-type", name, mod=".m16n8"),
+            Constraint(Cond(has=(".m16n8",), lacks=(".trans",)), "requires-modifier-shape", name,
+                       mod=".trans", other=".m16n8")),
+        gates=(Gate(_feature(name), ALWAYS, section, version=(7, 8), sm=90),
+               # (the shape's gates as ptxas reads the word: a mismatch does not hide them)
+               Gate("Modifier '.m16n8'", Cond(has=(".m16n8",)), section, version=(8, 6), at_once=True),
+               Gate(_feature(".m16n8"), Cond(has=(".m16n8",)), section, targets=SM100_FAMILY, at_once=True),
+               Gate(_feature("stmatrix.b8"), Cond(has=(".b8",)), section, version=(8, 6)),
+               Gate(_feature("stmatrix.b8"), Cond(has=(".b8",)), section, targets=SM100_FAMILY)),
+    )
+
+
 COMPANIONS: Final[tuple[Instr, ...]] = (
     _setmaxnreg("inc"), _setmaxnreg("dec"), _elect(), _barrier_cluster("arrive"),
     _barrier_cluster("wait"), _bulk_group("commit_group"), _bulk_group("wait_group"),
     _cluster_address("mapa"), _cluster_address("getctarank"), _griddepcontrol(),
     _wgmma_sync("fence"), _wgmma_sync("commit_group"), _wgmma_sync("wait_group"), _wgmma_mma(),
-    _fence_proxy_tensormap(), _fence_proxy(),
+    _fence_proxy_tensormap(), _fence_proxy(), _stmatrix(),
 )

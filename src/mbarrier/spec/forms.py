@@ -69,7 +69,11 @@ DIMENSIONS: Final[dict[str, int]] = {f".{n}d": n for n in range(1, 6)}
 FLAG_GROUPS: Final[dict[str, str]] = {
     ".cta_group::1": "cta_group", ".cta_group::2": "cta_group",
     ".mbarrier::complete_tx::bytes": "completion_mechanism", ".bulk_group": "completion_mechanism",
+    # stmatrix (measured: "Multiple .num modifiers specified", "Multiple matrix shape modifiers ...")
+    ".x1": "num", ".x2": "num", ".x4": "num", ".m8n8": "shape", ".m16n8": "shape",
 }
+#: How ptxas names a group in "Multiple {..} modifiers specified" where it names no word (measured).
+GROUP_NAMES: Final[dict[str, str]] = {"num": ".num", "shape": "matrix shape"}
 
 #: The longest vector ptxas takes in a tensor copy's operands ("Illegal vector size: 6", measured).
 MAX_VECTOR: Final[int] = 5
@@ -95,6 +99,8 @@ TYPE_COMPATIBLE: Final[dict[str, tuple[str, ...]]] = {
     ".u32": (".b32", ".u32", ".s32"), ".s32": (".b32", ".u32", ".s32"),
     ".u64": (".b64", ".u64", ".s64"), ".s64": (".b64", ".u64", ".s64"),
     ".f32": (".f32", ".b32", ".u32", ".s32"), ".f64": (".f64", ".b64", ".u64", ".s64"),
+    # stmatrix's registers: any of 32 bits, and predicates (measured)
+    "any32": (".b32", ".u32", ".s32", ".f32", ".f16x2", ".bf16x2", ".pred"),
 }
 
 #: Register types ptxas refuses as an address base ("Use integer or bit only").
@@ -237,6 +243,9 @@ MESSAGES: Final[dict[str, str]] = {
     "pred-output": "Predicate output expected for instruction '{name}'",
     "result-vector": "Result vector expected",
     "array-index": "Array indexing on non-array",
+    "vector-size-expected": "Vector of size {size} is expected for argument {index} of instruction '{name}'",
+    "shape-type": "Incorrect instruction type specified for {name} with shape '{mod}'",
+    "requires-modifier-shape": "Modifier '{mod}' require for instruction {name} with shape '{other}'",
     # wgmma.mma_async
     "shape-required": "Shape modifier required for instruction '{name}'",
     "shape-multiple": "Multiple matrix shape modifiers specified",
@@ -416,6 +425,9 @@ class Slot:
     exact_space: bool = False
     """An address governed by a state space that is not written is compared with none (not the last
     one written): the tensor load's mbar when the tensorMap operand is no address (measured)."""
+    sized_message: bool = False
+    """A vector of another length than `length` is "Vector of size N is expected for argument"
+    (and a scalar is; stmatrix's registers, measured)."""
     any_address: bool = False
     """Any `[...]` fits, and is judged no further unless a state space is written
     (fence.proxy.tensormap::generic's address: a register of any type, a variable, an immediate,

@@ -1,0 +1,65 @@
+"""stmatrix judged as ptxas 13.0 judges it: the messages below are ptxas's own (measured;
+`tests/ptx/test_ptxas_diff.py` holds every generated variant against ptxas itself). These run without
+ptxas."""
+
+from __future__ import annotations
+
+from mbarrier.ptx.parser import parse
+from mbarrier.ptx.validate import validate
+
+HEAD = """.version {version}
+.target {target}
+.address_size 64
+.visible .entry k()
+{{
+.reg .b64 %rd<4>; .reg .b32 %r<8>; .reg .f32 %f<4>; .reg .b16 %h<4>;
+"""
+S = "stmatrix.sync.aligned"
+
+
+def _errors(body: str, version: str = "8.6", target: str = "sm_100a") -> set[tuple[int, str]]:
+    module = parse(HEAD.format(version=version, target=target) + body + "\nret;\n}\n", "k.ptx")
+    return {(d.line - 6, d.message) for d in validate(module) if d.severity != "warning"}
+
+
+def test_well_formed_lines_pass() -> None:
+    body = "\n".join((f"{S}.m8n8.x1.shared.b16 [%rd1], {{%r1}};",
+                      f"{S}.m8n8.x4.trans.shared::cta.b16 [%rd1], {{%r0, %r1, %r2, %r3}};",
+                      f"{S}.m16n8.x2.trans.shared.b8 [%rd1], {{%f0, %f1}};"))
+    assert _errors(body) == set()
+
+
+def test_the_vector_by_num() -> None:
+    body = "\n".join((f"{S}.m8n8.x1.shared.b16 [%rd1], {{%r0, %r1, %r2, %r3}};",
+                      f"{S}.m8n8.x4.shared.b16 [%rd1], {{%r0, %r1, %r2}};",
+                      f"{S}.m8n8.x2.shared.b16 [%rd1], %r1;",
+                      f"{S}.m8n8.shared.b16 [%rd1], {{%r0, %r1, %r2}};",
+                      f"{S}.m8n8.x2.shared.b16 [%rd1], {{%r0, %h1}};"))
+    v = "instruction 'stmatrix'"
+    assert _errors(body) == {
+        (1, f"Vector of size 1 is expected for argument 1 of {v}"),
+        (2, "Illegal vector size: 3"), (2, f"Vector of size 4 is expected for argument 1 of {v}"),
+        (2, f"Argument vector size mismatch for {v}"),
+        (3, f"Vector of size 2 is expected for argument 1 of {v}"),
+        (4, "Illegal vector size: 3"), (4, f".num modifier required for {v}"),
+        (5, "Incompatible elements of vector expression"),
+    }
+
+
+def test_shapes_types_and_gates() -> None:
+    body = "\n".join((f"{S}.x4.shared.b16 [%rd1], {{%r0, %r1, %r2, %r3}};",
+                      f"{S}.m8n8.x2.shared.b8 [%rd1], {{%r0, %r1}};",
+                      f"{S}.m16n8.x2.shared.b8 [%rd1], {{%r0, %r1}};",
+                      f"{S}.m8n8.x4.x2.shared.b16 [%rd1], {{%r0, %r1}};"))
+    assert _errors(body) == {
+        (1, "Shape modifier required for instruction 'stmatrix'"),
+        (2, "Incorrect instruction type specified for stmatrix with shape '.m8n8'"),
+        (3, "Modifier '.trans' require for instruction stmatrix with shape '.m16n8'"),
+        (4, "Multiple .num modifiers specified"),
+    }
+    assert _errors(f"{S}.m8n8.x1.shared.b16 [%rd1], {{%r1}};", "7.7", "sm_80") == {
+        (1, "Feature 'stmatrix' requires PTX ISA .version 7.8 or later"),
+        (1, "Feature 'stmatrix' requires .target sm_90 or higher")}
+    assert _errors(f"{S}.m16n8.x1.trans.shared.b8 [%rd1], {{%r1}};", "8.6", "sm_90a") == {
+        (1, "Feature '.m16n8' not supported on .target 'sm_90a'"),
+        (1, "Feature 'stmatrix.b8' not supported on .target 'sm_90a'")}
