@@ -10,7 +10,8 @@ from mbarrier.sim.hb import ATOMIC, PAGE_BITS, THREAD, WRITE, Conflict, Shadow
 
 
 def _cells(s: Shadow) -> dict[int, tuple[object, ...]]:
-    return {a: (c[0], c[1], frozenset((r, v[0]) for r, v in c[3].items()))  # type: ignore[attr-defined]
+    return {a: (c[0], c[1], frozenset((r, v[0]) for r, v in c[3].items()),  # type: ignore[attr-defined]
+                frozenset((t[0], t[1]) for t in c[4][2]) if c[4] is not None else frozenset())
             for a, c in s.items()}
 
 

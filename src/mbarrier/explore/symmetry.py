@@ -267,7 +267,8 @@ def hb_key(hb: RaceState, ren: list[int], lane_of: list[int], top: int,
 
     def shadow(s: Shadow) -> frozenset[object]:
         return frozenset((addr, r(c[0]), c[1],
-                          frozenset(zip(map(r, c[3]), (v[0] for v in c[3].values()), strict=True)))
+                          frozenset(zip(map(r, c[3]), (v[0] for v in c[3].values()), strict=True)),
+                          frozenset((r(t[0]), t[1]) for t in c[4][2]) if c[4] is not None else None)
                          for addr, c in s.items())
 
     def clocks(b: BarrierClocks) -> tuple[object, ...]:

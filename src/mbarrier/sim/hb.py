@@ -9,7 +9,9 @@ so a `cp.async.bulk.wait_group.read` can order the reads alone.
 The shadow keeps, for each byte, the last write's epoch and the epochs of the reads since, FastTrack
 style. An access races with an earlier one when they are from different agents, one writes, they are
 not both atomic (atomics, strong loads/stores and mbarrier operations on the object's word), and the
-earlier epoch is not in the accessing agent's vector clock.
+earlier epoch is not in the accessing agent's vector clock. Two plain async-proxy writes (copies) of
+the same bytes with the same values do not race with each other (docs/memory-model.md): the later
+keeps the earlier as a *twin*, and every later access is checked against the twins as well.
 
 Nothing here knows the machine: `sim.races` feeds the events in and explains what it finds.
 """
@@ -33,8 +35,14 @@ MBAR = 16       # an mbarrier operation on the object's word (init and inval are
 # An access as the shadow remembers it: (agent id, site, flags, space, cta index, address, size, what).
 # `site` is the thread's instruction (a sim.compile.Site) or the copy's; `what` names the operation.
 Info = tuple[int, object, int, str, int, int, int, str]
-# A byte's history: the last write (agent, clock, info; -1, 0, None: none) and the reads since, by agent.
-Cell = tuple[int, int, Info | None, dict[int, tuple[int, Info]]]
+# A write's epoch as a twin keeps it: (agent, clock, info).
+Twin = tuple[int, int, Info]
+# What an async-proxy write wrote: (its first address, its bytes, the twins: earlier writes of the same
+# bytes that happen-before does not order with it, kept so that a later access still races with them).
+Data = tuple[int, bytes, tuple[Twin, ...]]
+# A byte's history: the last write (agent, clock, info; -1, 0, None: none), the reads since, by agent,
+# and the last write's data (None: not kept).
+Cell = tuple[int, int, Info | None, dict[int, tuple[int, Info]], Data | None]
 
 
 def join(into: VC, other: VC) -> None:
@@ -80,18 +88,20 @@ class Shadow:
         self.stale: set[int] = set()
 
     def access(self, addr: int, size: int, vc: VC, me: int, clk: int, info: Info,
-               pvc: VC | None = None) -> None:
+               pvc: VC | None = None, data: bytes | None = None) -> None:
         """Check an access of `size` bytes at `addr` by agent `me` (clock `clk`, vector clock `vc`) against
         the history, then record it. `pvc`: for async-proxy accesses, what fences made visible to the
-        async proxy (a generic write must be in it, 9.7.13.4 fence.proxy.async)."""
+        async proxy (a generic write must be in it, 9.7.13.4 fence.proxy.async). `data`: the bytes a
+        plain async-proxy write wrote (an unordered write of the same bytes is then no race)."""
         flags = info[2]
         write = flags & WRITE
         atomic = flags & ATOMIC
         get = vc.get
-        written: Cell = (me, clk, info, {})
+        written: Cell = (me, clk, info, {}, None if data is None else (addr, data, ()))
         # The cell each old cell becomes (by the old one's id; the old one is kept alive with it): bytes
-        # that shared a cell are checked once and share the new one.
-        made: dict[int, tuple[Cell | None, Cell]] = {}
+        # that shared a cell are checked once and share the new one, unless twins made the verdict
+        # depend on the values (then each byte's values are compared).
+        made: dict[int, tuple[Cell | None, Cell, bool]] = {}
         p = -1
         cells: dict[int, Cell] = {}
         for a in range(addr, addr + size):
@@ -101,29 +111,46 @@ class Shadow:
             cell = cells.get(a)
             seen = made.get(id(cell))
             if seen is not None:
+                if seen[2] and not _same(cell, data, addr, a):
+                    assert cell is not None and cell[2] is not None
+                    raise Conflict(_rule(cell[2], info), cell[2], cell[1], info, a)
                 cells[a] = seen[1]
                 continue
             if cell is None:
-                new: Cell = written if write else (-1, 0, None, {me: (clk, info)})
-                made[id(None)] = (None, new)
+                new: Cell = written if write else (-1, 0, None, {me: (clk, info)}, None)
+                made[id(None)] = (None, new, False)
                 cells[a] = new
                 continue
-            wc, wk, winfo, reads = cell
-            if wc != me and winfo is not None:
-                if get(wc, 0) < wk:
-                    if not (atomic and winfo[2] & ATOMIC):
-                        raise Conflict(_rule(winfo, info), winfo, wk, info, a)
-                elif pvc is not None and winfo[2] & THREAD and pvc.get(wc, 0) < wk:
-                    raise Conflict("proxy-fence", winfo, wk, info, a)
+            wc, wk, winfo, reads, old = cell
+            twins: list[Twin] = []  # the unordered writes of the same bytes that this write keeps
+            same = False
+            writers = ((wc, wk, winfo),) if winfo is not None else ()
+            for tc, tk, tinfo in writers + (old[2] if old is not None else ()):
+                if tc == me:
+                    continue
+                if get(tc, 0) < tk:
+                    if atomic and tinfo[2] & ATOMIC:
+                        continue
+                    if write and _twin(tinfo, info) and _same(cell, data, addr, a):
+                        twins.append((tc, tk, tinfo))
+                        same = True
+                        continue
+                    raise Conflict(_rule(tinfo, info), tinfo, tk, info, a)
+                if pvc is not None and tinfo[2] & THREAD and pvc.get(tc, 0) < tk:
+                    raise Conflict("proxy-fence", tinfo, tk, info, a)
             if write:
                 for rc, (rk, rinfo) in reads.items():
                     if rc != me and get(rc, 0) < rk and not (atomic and rinfo[2] & ATOMIC):
                         prev = (winfo, wk) if winfo is not None else None
                         raise Conflict(_rule(rinfo, info), rinfo, rk, info, a, prev)
-                new = written
+                if twins:
+                    assert data is not None
+                    new = (me, clk, info, {}, (addr, data, tuple(twins)))
+                else:
+                    new = written
             else:
-                new = (wc, wk, winfo, {**reads, me: (clk, info)})
-            made[id(cell)] = (cell, new)
+                new = (wc, wk, winfo, {**reads, me: (clk, info)}, old)
+            made[id(cell)] = (cell, new, same)
             cells[a] = new
 
     def _page(self, p: int) -> dict[int, Cell]:
@@ -160,7 +187,8 @@ class Shadow:
             for a, c in pages[p].items():
                 k = part.get(id(c))
                 if k is None:
-                    k = part[id(c)] = (c[0], c[1], frozenset((r, v[0]) for r, v in c[3].items()))
+                    k = part[id(c)] = (c[0], c[1], frozenset((r, v[0]) for r, v in c[3].items()),
+                                       _twins(c))
                 items.append((a, k))
             hashes[p] = hash(frozenset(items))
         self.stale = set()
@@ -175,6 +203,24 @@ class Shadow:
         a hash: the pages' hashes, each of the set of its cells' (address, writer, clock, readers)."""
         self._refresh()
         return hash(frozenset(self.hashes.items()))
+
+
+def _twin(earlier: Info, later: Info) -> bool:
+    """Writes that may be twins: both plain (not atomic, not an mbarrier object's word) async-proxy
+    writes. Generic stores keep no data: two of them race whatever they write."""
+    both = earlier[2] & later[2]
+    return bool(both & ASYNC and both & WRITE) and not (earlier[2] | later[2]) & (ATOMIC | MBAR)
+
+
+def _same(cell: Cell | None, data: bytes | None, addr: int, a: int) -> bool:
+    """Whether byte `a` of the write `data` (from `addr`) equals what the cell's last write put there."""
+    old = cell[4] if cell is not None else None
+    return old is not None and data is not None and old[1][a - old[0]] == data[a - addr]
+
+
+def _twins(c: Cell) -> frozenset[tuple[int, int]]:
+    """The twins' epochs: part of the key (they decide later verdicts)."""
+    return frozenset((t[0], t[1]) for t in c[4][2]) if c[4] is not None else frozenset()
 
 
 def _rule(earlier: Info, later: Info) -> str:

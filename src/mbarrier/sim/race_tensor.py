@@ -13,12 +13,14 @@ from collections.abc import Callable
 from mbarrier.sim.hb import ASYNC, ATOMIC, VC, WRITE, Agent, Info, Shadow
 from mbarrier.sim.machine import Copy
 
-Check = Callable[[Shadow, int, int, Agent, Info, "int | None", "VC | None"], None]
+Check = Callable[[Shadow, int, int, Agent, Info, "int | None", "VC | None", "bytes | None"], None]
 
 
-def tensor_accesses(check: Check, shadow: Callable[[int], Shadow], c: Copy, cag: Agent) -> None:
+def tensor_accesses(check: Check, shadow: Callable[[int], Shadow], c: Copy, cag: Agent,
+                    gread: Callable[[int, int], bytes]) -> None:
     """Check each access of the landing copy `c` (its agent `cag`) with `check`; `shadow(cta)` is the
-    shadow memory of a CTA's shared memory (-1: global)."""
+    shadow memory of a CTA's shared memory (-1: global); `gread(addr, n)` reads global memory. The
+    plain writes carry the bytes written (two unordered identical writes are no race: `sim.hb`)."""
     plan, load = c.plan, c.src[0] == "tensor"
     cta = c.dst_cta if load else c.src[1]
     assert plan is not None and cta is not None
@@ -26,6 +28,8 @@ def tensor_accesses(check: Check, shadow: Callable[[int], Shadow], c: Copy, cag:
     for at, g, n in plan.runs(c.dst if load else c.src[2], load):
         if g >= 0:
             ginfo: Info = (c.aid, c.site, ASYNC | gw, "global", -1, g, n, "")
-            check(shadow(-1), g, n, cag, ginfo, 2 if gw else 1, cag.pvcg)
+            gdata = gread(g, n) if gw == WRITE else None
+            check(shadow(-1), g, n, cag, ginfo, 2 if gw else 1, cag.pvcg, gdata)
         sinfo: Info = (c.aid, c.site, ASYNC | (WRITE if load else 0), "shared", cta.index, at, n, "")
-        check(shadow(cta.index), at, n, cag, sinfo, 2 if load else 1, cag.pvc)
+        sdata = bytes(cta.smem[at:at + n]) if load else None
+        check(shadow(cta.index), at, n, cag, sinfo, 2 if load else 1, cag.pvc, sdata)

@@ -209,9 +209,9 @@ class RaceMachine(Machine):
             self._strong(t, self.hb.agent(t.aid), order, _space_key(cta, addr), write, atomic)
 
     def _check(self, shadow: Shadow, addr: int, size: int, ag: Agent, info: Info, clk: int | None = None,
-               pvc: VC | None = None) -> None:
+               pvc: VC | None = None, data: bytes | None = None) -> None:
         try:
-            shadow.access(addr, size, ag.vc, ag.me, ag.clk if clk is None else clk, info, pvc)
+            shadow.access(addr, size, ag.vc, ag.me, ag.clk if clk is None else clk, info, pvc, data)
         except Conflict as c:
             raise explain(self, c) from None
 
@@ -508,7 +508,7 @@ class RaceMachine(Machine):
         proxy = ASYNC if bulk else 0
         kind, scta, saddr = c.src
         if c.plan is not None:
-            tensor_accesses(self._check, hb.shadow, c, cag)
+            tensor_accesses(self._check, hb.shadow, c, cag, self.gmem.read)
         elif kind != "value":  # st.async/red.async carry their value from the issue
             rinfo: Info = (c.aid, c.site, proxy, "global" if kind == "global" else "shared",
                            -1 if scta is None else scta.index, saddr, c.size, "")
@@ -520,8 +520,13 @@ class RaceMachine(Machine):
             reduce = ATOMIC if c.kind.startswith("cp.reduce") else 0  # element-wise atomic reductions
             winfo: Info = (c.aid, c.site, proxy | WRITE | reduce, "global" if dcta is None else "shared",
                            -1 if dcta is None else dcta.index, c.dst, c.size, "")
+            # What the copy wrote (it has landed): kept only for plain bulk copies (hb: twins).
+            data = None
+            if bulk and not reduce:
+                end = c.dst + c.size
+                data = self.gmem.read(c.dst, c.size) if dcta is None else bytes(dcta.smem[c.dst:end])
             self._check(hb.shadow(-1 if dcta is None else dcta.index), c.dst, c.size, cag, winfo, 2,
-                        cag.pvcg if dcta is None else cag.pvc)
+                        cag.pvcg if dcta is None else cag.pvc, data)
         if bar_cta is not None and bc is not None:
             self._mb_access(cag, c.site, bar_cta, off, ATOMIC | proxy, "the complete-tx of " + c.kind, 2)
             join(bc.acc_cta, {c.aid: 2})
