@@ -86,6 +86,29 @@ WAIT:
 DONE:
 	exit;
 """,
+    # Thread 1 reads a word (0 when it runs; unknown to the analysis) and releases on either branch: once,
+    # or, where `first` is the thread count, twice on the branch it takes: then it can complete barrier 1
+    # alone before thread 0 arrives, and thread 0 waits forever.
+    "diamond": """	setp.eq.u32 %p0, %r0, 0;
+	@%p0 bra WAIT;
+	setp.ne.u32 %p2, %r0, 1;
+	@%p2 bra DONE;
+	ld.shared.u32 %r11, [data+8];
+	setp.eq.u32 %p3, %r11, 0;
+	@%p3 bra ZERO;
+	bar.arrive 1, {count};
+	bra.uni DONE;
+ZERO:
+	bar.arrive 1, {count};
+	setp.ne.u32 %p4, %r1, {first};
+	@%p4 bra DONE;
+	bar.arrive 1, {count};
+	bra.uni DONE;
+WAIT:
+	bar.sync 1, {count};
+DONE:
+	exit;
+""",
     # Counted and uncounted arrivals at one id: the count the first counted arrival gives decides (with
     # count 2 the two counted threads can complete it before thread 1 wrote, or without thread 2, which
     # then waits forever).
@@ -109,6 +132,7 @@ CASES = [
     ("pairs", 4, "2", 1, None), ("pairs", 4, "2", 2, "race"),
     ("repeat", 2, "2", 1, "deadlock"), ("repeat", 3, "2", 1, "deadlock"),
     ("mixed", 3, "3", 1, None), ("mixed", 3, "2", 1, "race"),
+    ("diamond", 2, "2", 0, None), ("diamond", 2, "2", 2, "deadlock"),
 ]
 
 

@@ -61,6 +61,8 @@ Source = tuple[int, int, Key, int]  # (node of the unrolled future, what, barrie
 # An arrival at a counted bar.sync/bar.arrive: (node, barrier id, thread count, waits, repeats); id None:
 # an arrival at a barrier the analysis cannot name (id or count unknown).
 BarUse = tuple[int, int | None, int, bool, bool]
+# A thread's counted bar arrivals in its region, and per id the most bar.arrive one path makes.
+BarFuture = tuple[list[BarUse], dict[int | None, int]]
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,51 @@ class Plan:
             if g.node not in self.after:
                 seg = self.after[g.node] = self._walk([g.node], [], [])
                 todo.extend(seg.gates)
+        self.bar_paths = self._bar_paths()
         del self.graph
+
+    def _bar_paths(self) -> dict[int | None, int]:
+        """Per counted barrier id, the most arrivals without a wait (bar.arrive) one path of the future can
+        make (INF when one lies on a cycle): the path-sensitive graph may hold one instruction of one
+        iteration as several nodes, on alternative paths, which a count of nodes would add up."""
+        fp, code, t, pc, graph = self.fp, self.fp.code, self.t, self.pc, self.graph
+        own: dict[int, tuple[int | None, int]] = {}
+        for n, j in enumerate(graph.pcs):
+            x = code.ins[j]
+            if x.kind == BAR and x.counted and not x.bar_waits and (n == graph.start or fp.guard_may(
+                    t, x, pc, graph.envs[n])):
+                use = _bar_use(fp, t, x, pc, n != graph.start, None if n == graph.start else graph.envs[n],
+                               n, graph.on_cycle[n])[0]
+                own[n] = (use[1], INF if use[4] else 1)
+        if not own:
+            return {}
+        best: dict[int, dict[int | None, int]] = {}
+        state: dict[int, int] = {}   # 1: on the DFS stack, 2: done
+        stack: list[tuple[int, int]] = [(graph.start, 0)]
+        while stack:
+            n, k = stack.pop()
+            if k == 0:
+                if n in state:
+                    continue
+                state[n] = 1
+            nxt = self._next(n)
+            if k < len(nxt):
+                stack.append((n, k + 1))
+                c = nxt[k]
+                if c not in state:
+                    stack.append((c, 0))
+                continue
+            acc: dict[int | None, int] = {}
+            for c in nxt:
+                if state.get(c) == 2:  # a child still on the stack closes a cycle: its arrivals are INF
+                    for ident, v in best[c].items():
+                        acc[ident] = max(acc.get(ident, 0), v)
+            if n in own:
+                ident, v = own[n]
+                acc[ident] = min(acc.get(ident, 0) + v, INF)
+            best[n] = acc
+            state[n] = 2
+        return best[graph.start]
 
     def behind(self, g: Gate) -> Segment:
         return self.after[g.node]
@@ -277,7 +323,7 @@ class Frozen:
     def futures(self, m: Machine, fps: dict[str, Footprints], agents: list[Thread | Copy], seed: int,
                 cuts: list[frozenset[str] | None], blocked_on: dict[int, tuple[int, int]],
                 check: Callable[[], None] | None = None
-                ) -> tuple[list[list[Item] | None], frozenset[int], list[list[BarUse] | None]]:
+                ) -> tuple[list[list[Item] | None], frozenset[int], list[BarFuture | None]]:
         """For each agent: its item list while agents[seed] is frozen ([] for the seed itself, None where
         the caller keeps its own future: copies, threads inside calls, threads inside a cut barrier), and
         its arrivals at counted bar.sync barriers (None where the caller keeps its own future).
@@ -345,8 +391,8 @@ class Frozen:
                 todo.extend(retry)
         out: list[list[Item] | None] = [None] * len(agents)
         out[seed] = []
-        bars: list[list[BarUse] | None] = [None] * len(agents)
-        bars[seed] = []
+        bars: list[BarFuture | None] = [None] * len(agents)
+        bars[seed] = ([], {})
         immortal: set[int] = set()
         s = agents[seed]
         if isinstance(s, Thread) and fps[s.func.name].code.ins[s.pc].kind != EXIT and not s.frames:
@@ -370,7 +416,7 @@ class Frozen:
             if not found[1]:
                 immortal.add(agents[i].cta.index)  # type: ignore[union-attr]
             out[i] = found[0]
-            bars[i] = found[2]
+            bars[i] = (found[2], plan.bar_paths)
         return out, frozenset(immortal), bars
 
 

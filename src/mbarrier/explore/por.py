@@ -26,7 +26,7 @@ from mbarrier.explore.footprints import (
     group,
     matches,
 )
-from mbarrier.explore.frozen import INF, PLANS_KEPT, BarUse, Frozen
+from mbarrier.explore.frozen import INF, PLANS_KEPT, BarFuture, BarUse, Frozen
 from mbarrier.sim.machine import Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, InCollective
 
@@ -101,7 +101,7 @@ class AllFootprints:
     def _futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
                  blocked_on: dict[int, tuple[int, int]], whole: bool, check: Callable[[], None] | None
                  ) -> tuple[list[frozenset[str] | None], list[list[Item] | None], frozenset[int],
-                            list[list[BarUse] | None], Counted]:
+                            list[BarFuture | None], Counted]:
         """The frozen futures with the barrier cuts (`whole`: also at whole-CTA bar.sync where counted
         barriers exist too, which `Counted.whole_cut_holds` must confirm afterwards)."""
         s = agents[seed]
@@ -154,7 +154,9 @@ class Counted:
     """Arrivals at counted bar.sync/bar.arrive barriers (`bar.sync id, count`) in the agents' futures while
     the seed is frozen, per (CTA, id). A thread arrives at most once at a barrier it waits at
     (bar.sync) until that barrier completes; at one it does not wait at (bar.arrive), once per arrival
-    instruction of its future (arbitrarily often on a cycle). Two facts follow, for a barrier whose
+    instruction of its future (arbitrarily often on a cycle), and no more often than one path of the
+    future holds such arrivals (`frozen.Plan.bar_paths`: the path-sensitive graph can hold one
+    instruction of one iteration as several nodes on alternative paths). Two facts follow, for a barrier whose
     arrivals so far, `k`, and those of the futures, `n`, leave it short (every arrival with its count c):
 
     * k + n < c: it cannot complete before the seed moves, so a thread waiting at it cannot move either:
@@ -163,7 +165,7 @@ class Counted:
       others' steps (neither completes the barrier before the other arrives, so both orders release the
       same threads at the same arrival count): its JOIN stays a JOIN (`adjust`); otherwise a WRITE."""
 
-    def __init__(self, agents: list[Thread | Copy], bars: list[list[BarUse] | None]) -> None:
+    def __init__(self, agents: list[Thread | Copy], bars: list[BarFuture | None]) -> None:
         self.agents = agents
         self.total: dict[tuple[int, int], int] = {}     # (cta, id) -> arrivals of agents not waiting there
         self.counts: dict[tuple[int, int], set[int]] = {}
@@ -171,14 +173,15 @@ class Counted:
         self.own: dict[int, dict[int, int]] = {}         # agent -> id -> its arrivals
         self.parked: set[int] = set()
         waiting: dict[tuple[int, int], list[int]] = {}
-        for i, (a, uses) in enumerate(zip(agents, bars, strict=True)):
+        for i, (a, found) in enumerate(zip(agents, bars, strict=True)):
             if not isinstance(a, Thread):
                 continue
             cta = a.cta.index
-            if uses is None:
+            if found is None:
                 if a.frames:
                     self.unknown.add(cta)  # inside a call: may do anything
                 continue
+            uses, paths = found
             if not uses and not isinstance(a.wait, AtBar):
                 continue
             by_id: dict[int, list[BarUse]] = {}
@@ -190,8 +193,11 @@ class Counted:
                     self.counts.setdefault((cta, u[1]), set()).add(u[2])
             mine = self.own[i] = {}
             for ident, us in by_id.items():
-                n = 1 if all(u[3] for u in us) else sum(INF if u[4] and not u[3] else 1 for u in us)
-                mine[ident] = min(n, INF)
+                # bar.sync: once until the barrier completes; bar.arrive: each instruction of the region
+                # once (arbitrarily often on a cycle), and no more than one path of the future holds.
+                free = [u for u in us if not u[3]]
+                n = min(sum(INF if u[4] else 1 for u in free), paths.get(ident, INF)) if free else 0
+                mine[ident] = min(n + (1 if len(free) < len(us) else 0), INF)
             w = a.wait
             here = w.ident if isinstance(w, AtBar) else None
             for ident, n in mine.items():
