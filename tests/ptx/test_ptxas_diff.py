@@ -73,7 +73,8 @@ def test_the_corpus_is_large_and_mixed(outcomes: dict[tuple[Version, str], list[
             "mbarrier.arrive_drop.expect_tx", "mbarrier.test_wait", "mbarrier.test_wait.parity",
             "mbarrier.try_wait", "mbarrier.try_wait.parity", "mbarrier.pending_count",
             "cp.async.mbarrier.arrive", "fence", "cp.async.bulk", "cp.async.bulk.tensor", "st.async",
-            "red.async", "cp.reduce.async.bulk", "clusterlaunchcontrol.try_cancel.async"} <= families
+            "red.async", "cp.reduce.async.bulk", "clusterlaunchcontrol.try_cancel.async",
+            "wgmma.fence", "wgmma.mma_async", "fence.proxy", "stmatrix", "ldmatrix"} <= families
 
 
 @pytest.mark.tool("ptxas")

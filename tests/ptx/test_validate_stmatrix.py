@@ -1,4 +1,4 @@
-"""stmatrix judged as ptxas 13.0 judges it: the messages below are ptxas's own (measured;
+"""stmatrix and ldmatrix judged as ptxas 13.0 judges them: the messages below are ptxas's own (measured;
 `tests/ptx/test_ptxas_diff.py` holds every generated variant against ptxas itself). These run without
 ptxas."""
 
@@ -63,3 +63,29 @@ def test_shapes_types_and_gates() -> None:
     assert _errors(f"{S}.m16n8.x1.trans.shared.b8 [%rd1], {{%r1}};", "8.6", "sm_90a") == {
         (1, "Feature '.m16n8' not supported on .target 'sm_90a'"),
         (1, "Feature 'stmatrix.b8' not supported on .target 'sm_90a'")}
+
+
+L = "ldmatrix.sync.aligned"
+
+
+def test_ldmatrix() -> None:
+    body = "\n".join((f"{L}.m8n8.x4.trans.shared::cta.b16 {{%r0, %r1, %r2, %r3}}, [%rd1];",
+                      f"{L}.m16n16.x1.trans.shared.b8 {{%r0, %r1}}, [%rd1];",
+                      f"{L}.m16n16.x1.shared.b8 {{%r0, %r1}}, [%rd1];",
+                      f"{L}.m8n8.x2.shared.b16 {{%r0, %r1, %r2, %r3}}, [%rd1];",
+                      f"{L}.m8n8.x1.shared.b8 {{%r1}}, [%rd1];"))
+    v = "instruction 'ldmatrix'"
+    assert _errors(body) == {
+        (3, "Modifier '.trans' require for instruction ldmatrix with shape '.m16n16'"),
+        (4, f"Vector of size 2 is expected for argument 0 of {v}"),
+        (4, f"Argument vector size mismatch for {v}"),
+        (5, "Incorrect instruction type specified for ldmatrix with shape '.m8n8'"),
+    }
+    assert _errors(f"{L}.m16n16.x1.trans.shared.b8 {{%r0, %r1}}, [%rd1];", "7.8", "sm_80") == {
+        (1, "Feature '.m16n16' not supported on .target 'sm_80'"),
+        (1, "Modifier '.m16n16' requires PTX ISA .version 8.6 or later"),
+        (1, "Feature 'ldmatrix.b8' not supported on .target 'sm_80'"),
+        (1, "Feature 'ldmatrix.b8' requires PTX ISA .version 8.6 or later")}
+    assert _errors(f"{L}.m8n8.x1.shared {{%r1}}, [%rd1];") == {
+        (1, "Unexpected number of instruction types specified for ldmatrix with shape '.m8n8'"),
+        (1, "Incorrect instruction type specified for ldmatrix with shape '.m8n8'")}

@@ -481,7 +481,8 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
         words.update(_pair_words(spaces))
     elif len(spaces) > 1 and form.spaces and form.counts_spaces:
         illegal("space-count", name=name)
-    types_ok = (len(types) == 1 and types[0] in form.types) if form.types else not types
+    types_ok = ((len(types) == 1 and types[0] in form.types) or (form.optional_type and not types)
+                if form.types else not types)
     if types_ok and types:
         words.add(types[0])  # (for the conditions on the type: red.async's operations)
     return _Facts(words, spaces, types_ok, types[0] if types_ok and types else None)
@@ -895,7 +896,9 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
                 if n is not None and slot.length > 1 and not line.pending_fatal:  # (a refused sink hides it)
                     line.add("vector-length", op.pos, name=form.name)
         if slot.sized_message and isinstance(op, ast.FloatImm):
-            return op.bits == 32  # (a float of 32 bits fits silently: measured)
+            if index == 0 and op.bits == 32:  # (ldmatrix's destination: measured)
+                line.add("result-register", op.pos, name=form.name)
+            return op.bits == 32  # (a float of 32 bits fits: measured)
         if slot.sized_message and isinstance(op, ast.Address):
             # (a variable or a register of the slot's type as the base is "must be register")
             base = scope.lookup(op.base.name) if op.base is not None else None

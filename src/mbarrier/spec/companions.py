@@ -325,10 +325,61 @@ def _stmatrix() -> Instr:
     )
 
 
+def _ldmatrix() -> Instr:
+    """ldmatrix.sync.aligned.shape.num{.trans}{.shared{::cta}}.type r, [p] (PTX ISA, Warp Level
+    Matrix Multiply-Accumulate Instructions, "ldmatrix"; cited by name): `.m8n8` with `.b16`,
+    `.m16n16` with `.b8` and `.trans` (two registers a matrix); as stmatrix otherwise. PTX ISA 6.5
+    (`.m8n8` too), `.m16n16` and `.b8` 8.6 and the sm_100 family (measured). The format-converting
+    `.m8n16` forms are not judged."""
+    name = section = "ldmatrix"
+    nums = {".x1": 1, ".x2": 2, ".x4": 4}
+    addr = Slot("p", "addr", space_message=False)
+    wide = Slot("p", "addr", space_message=False, flag=".m16n16")
+    lists = (*((Slot("r", "value", "any32", imm=False, length=n, flag=x, sized_message=True), addr)
+               for x, n in nums.items()),
+             # (.m16n16: two registers a matrix, .x4 is "Incorrect no. of matrix" and four: measured)
+             *((Slot("r", "value", "any32", imm=False, length=min(2 * n, 4), flag=x, sized_message=True),
+                wide) for x, n in nums.items()),
+             *((Slot("r", "value", "any32", imm=False, sized_message=True), a)
+               for a in (addr, wide)))  # (no .num: any length)
+    return Instr(
+        ("ldmatrix",), section, operands=lists, types=(".b16", ".b8"), optional_type=True,
+        spaces=(".shared", ".shared::cta"), exact_spaces=True, address_space=1,
+        flags=(".sync", ".aligned", ".trans", ".m8n8", ".m16n16", *nums),
+        words=tuple((w, "silent") for w, m in WORD_MESSAGES.items()
+                    if m == ("illegal:.alayout or .blayout",)),
+        constraints=(
+            *(Constraint(Cond(lacks=(w,)), "required-modifier", name, mod=w) for w in (".sync", ".aligned")),
+            Constraint(Cond(lacks=tuple(nums)), "required-modifier", name, mod=".num"),
+            Constraint(Cond(lacks=(".m8n8", ".m16n16")), "shape-required", name),
+            Constraint(Cond(has=(".m8n8", ".b8")), "shape-type", name, mod=".m8n8"),
+            Constraint(Cond(has=(".m16n16", ".b16")), "shape-type", name, mod=".m16n16"),
+            Constraint(Cond(has=(".m16n16",), lacks=(".trans",)), "requires-modifier-shape", name,
+                       mod=".trans", other=".m16n16"),
+            Constraint(Cond(has=(".m16n16", ".x4")), "matrix-count", name, mod="4", other=".m16n16"),
+            # (the type may be left out only without a shape: measured)
+            Constraint(Cond(has=(".m8n8",), lacks=(".b16", ".b8")), "shape-type-count", name, mod=".m8n8"),
+            Constraint(Cond(has=(".m8n8",), lacks=(".b16", ".b8")), "shape-type", name, mod=".m8n8"),
+            Constraint(Cond(has=(".m16n16",), lacks=(".b16", ".b8")), "requires-modifier-shape", name,
+                       mod="format conversion", other=".m16n16"),
+            Constraint(Cond(has=(".trans",), lacks=(".m8n8", ".m16n16")), "modifier-shape", name,
+                       mod=".trans", other="")),
+        gates=(Gate(_feature(name), ALWAYS, section, version=(6, 5)),
+               Gate(_feature(".m8n8"), Cond(has=(".m8n8",)), section, version=(6, 5)),
+               Gate("Modifier '.m16n16'", Cond(has=(".m16n16",)), section, version=(8, 6), at_once=True),
+               Gate(_feature(".m16n16"), Cond(has=(".m16n16",)), section, targets=SM100_FAMILY,
+                    at_once=True),
+               # (not with .m8n8, which refuses the type: measured)
+               Gate(_feature("ldmatrix.b8"), Cond(has=(".b8",), lacks=(".m8n8",)), section, version=(8, 6)),
+               Gate(_feature("ldmatrix.b8"), Cond(has=(".b8",), lacks=(".m8n8",)), section,
+                    targets=SM100_FAMILY)),
+    )
+
+
 COMPANIONS: Final[tuple[Instr, ...]] = (
     _setmaxnreg("inc"), _setmaxnreg("dec"), _elect(), _barrier_cluster("arrive"),
     _barrier_cluster("wait"), _bulk_group("commit_group"), _bulk_group("wait_group"),
     _cluster_address("mapa"), _cluster_address("getctarank"), _griddepcontrol(),
     _wgmma_sync("fence"), _wgmma_sync("commit_group"), _wgmma_sync("wait_group"), _wgmma_mma(),
-    _fence_proxy_tensormap(), _fence_proxy(), _stmatrix(),
+    _fence_proxy_tensormap(), _fence_proxy(), _stmatrix(), _ldmatrix(),
 )

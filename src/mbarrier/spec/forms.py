@@ -70,7 +70,7 @@ FLAG_GROUPS: Final[dict[str, str]] = {
     ".cta_group::1": "cta_group", ".cta_group::2": "cta_group",
     ".mbarrier::complete_tx::bytes": "completion_mechanism", ".bulk_group": "completion_mechanism",
     # stmatrix (measured: "Multiple .num modifiers specified", "Multiple matrix shape modifiers ...")
-    ".x1": "num", ".x2": "num", ".x4": "num", ".m8n8": "shape", ".m16n8": "shape",
+    ".x1": "num", ".x2": "num", ".x4": "num", ".m8n8": "shape", ".m16n8": "shape", ".m16n16": "shape",
 }
 #: How ptxas names a group in "Multiple {..} modifiers specified" where it names no word (measured).
 GROUP_NAMES: Final[dict[str, str]] = {"num": ".num", "shape": "matrix shape"}
@@ -246,6 +246,9 @@ MESSAGES: Final[dict[str, str]] = {
     "vector-size-expected": "Vector of size {size} is expected for argument {index} of instruction '{name}'",
     "shape-type": "Incorrect instruction type specified for {name} with shape '{mod}'",
     "requires-modifier-shape": "Modifier '{mod}' require for instruction {name} with shape '{other}'",
+    "modifier-shape": "Modifier {mod} not allowed for shape '{other}'",
+    "shape-type-count": "Unexpected number of instruction types specified for {name} with shape '{mod}'",
+    "matrix-count": "Incorrect no. of matrix: {mod} for {name} with shape '{other}'",
     # wgmma.mma_async
     "shape-required": "Shape modifier required for instruction '{name}'",
     "shape-multiple": "Multiple matrix shape modifiers specified",
@@ -527,6 +530,8 @@ class Instr:
     name_types_reduction: bool = True
     """Whether ptxas names the instruction with its type in "Illegal reduction operation" (the
     family's `mbarrier.arrive.b64`; not `red.async`)."""
+    optional_type: bool = False
+    """Whether the instruction type may be left out (ldmatrix's, measured)."""
     counts_spaces: bool = True
     """Whether ptxas says "Unexpected number of state spaces" of two (not on
     fence.proxy.tensormap::generic, measured)."""
@@ -1094,12 +1099,13 @@ UNCHECKED_PATHS: Final[tuple[tuple[str, ...], ...]] = (
 )
 #: Opcode paths and words that, anywhere among the modifiers after them, make the line an
 #: instruction lint does not judge: the sparse wgmma.mma_async (`.sp`, PTX ISA 9.7.15.5.3), the
-#: fences with `.async::generic` or `.sync_restrict`.
+#: fences with `.async::generic` or `.sync_restrict`, ldmatrix's format conversion (`.m8n16`).
 UNCHECKED_WORDS: Final[tuple[tuple[tuple[str, ...], str], ...]] = (
     (("wgmma", ".mma_async"), ".sp"),
     # the unidirectional async proxy fence (PTX ISA 8.6) and its .sync_restrict
     *((("fence",), w) for w in (".async::generic", ".sync_restrict::shared::cta",
                                 ".sync_restrict::shared::cluster")),
+    (("ldmatrix",), ".m8n16"),
 )
 
 
