@@ -6,6 +6,7 @@ CI never skips them."""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -23,6 +24,10 @@ TOOLS = {
     "nvcc": "nvcc (CUDA 13.0 toolkit)",
     "cc": "a C compiler (cc)",
 }
+#: Python packages a test may need like a tool (`@pytest.mark.tool("triton")`): missing where not importable.
+PACKAGES = {
+    "triton": "Triton 3.6 (pip install 'mbarrier[triton]')",
+}
 
 #: The CUTLASS headers our own .cu files instantiate: the nvidia-cutlass wheel from the package index,
 #: pinned by version and hash, unzipped once into the user's cache (the repository holds no CUTLASS text).
@@ -34,12 +39,16 @@ CUTLASS_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"),
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "tool(*names): the test runs these programs (one of: " + ", ".join(TOOLS) + "); "
+        "markers", "tool(*names): the test runs these programs or packages (one of: "
+        + ", ".join([*TOOLS, *PACKAGES]) + "); "
         "skipped where one is not on PATH, failed instead when MBARRIER_REQUIRE_TOOLS=1")
 
 
 def missing_tool(name: str) -> str | None:
     """Why a test that needs `name` cannot run here, or None when it is on PATH."""
+    if name in PACKAGES:
+        found = importlib.util.find_spec(name) is not None
+        return None if found else f"needs {PACKAGES[name]}: the package `{name}` is not importable"
     if name not in TOOLS:
         raise ValueError(f"unknown tool {name!r}: add it to tests/conftest.py TOOLS")
     return None if shutil.which(name) else f"needs {TOOLS[name]}: `{name}` is not on PATH"

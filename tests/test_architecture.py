@@ -13,6 +13,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "mbarrier"
 
 # docs/architecture.md's table: a package may import packages of a lower level, and its own modules.
 LEVELS = {"spec": 0, "core": 1, "ptx": 2, "sim": 3, "hw": 3, "explore": 4, "examples": 4, "capture": 4,
+          "triton": 4,
           "report": 5, "cli": 6, "api": 6, "testing": 7}
 # The top-level package re-exports the object (core); `python -m mbarrier` is the command line.
 FACADES = {"": "core", "__main__": "cli"}
