@@ -51,7 +51,18 @@ def kernels() -> dict[str, Any]:
             acc = tl.dot(a, b.T, acc)
         c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
 
-    return {"add": mt.compile_for_sm90(add, ADD_SIG, {"BLOCK": 128}),
+    # a device-side descriptor: the kernel writes its tensor maps into Triton's global scratch
+    @triton.jit
+    def double_tiles(src, dst, M, N, BM: tl.constexpr, BN: tl.constexpr):  # type: ignore[no-untyped-def]
+        d_in = tl.make_tensor_descriptor(src, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+        d_out = tl.make_tensor_descriptor(dst, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+        d_out.store([tl.program_id(0) * BM, 0], d_in.load([tl.program_id(0) * BM, 0]) * 2)
+
+    return {"double": mt.compile_for_sm90(double_tiles, {"src": "*fp32", "dst": "*fp32", "M": "i32",
+                                                         "N": "i32", "BM": "constexpr", "BN": "constexpr"},
+                                          {"BM": 16, "BN": 32}),
+            "add": mt.compile_for_sm90(add, ADD_SIG, {"BLOCK": 128}),
+            "add_cluster": mt.compile_for_sm90(add, ADD_SIG, {"BLOCK": 128}, num_ctas=2),
             "matmul": mt.compile_for_sm90(matmul_tma, MATMUL_SIG, {"BM": 64, "BN": 64, "BK": 64},
                                           num_warps=4, num_stages=2)}
 
@@ -76,6 +87,32 @@ def test_vector_add_equals_numpy(kernels: dict[str, Any]) -> None:
     launch.write_back(m)
     assert np.array_equal(out, x + y)
     assert np.array_equal(launch.read(m, "out"), x + y)
+
+
+def test_num_ctas_launches_clusters(kernels: dict[str, Any]) -> None:
+    """num_ctas=2: Triton's launcher multiplies the grid's x by 2 and asks clusters of 2 (the PTX has
+    `.reqnctapercluster 2`); a program is a cluster, so 5 programs of 128 cover 600 elements."""
+    from mbarrier import triton as mt
+    x, y = np.ones(600, np.float32), np.arange(600, dtype=np.float32)
+    out = np.zeros(600, np.float32)
+    launch = mt.launch_from_triton(kernels["add_cluster"], 5, {"x": x, "y": y, "out": out, "n": 600})
+    assert (launch.spec.grid, launch.spec.cluster) == ((10, 1, 1), (2, 1, 1))
+    launch.write_back(_run(launch))
+    assert np.array_equal(out, x + y)
+
+
+def test_global_scratch_is_a_buffer(kernels: dict[str, Any]) -> None:
+    """tl.make_tensor_descriptor builds tensor maps on the device in the global scratch: the launch gives
+    grid * num_ctas * global_scratch_size bytes, as Triton's launcher allocates."""
+    from mbarrier import triton as mt
+    k = kernels["double"]
+    assert k.metadata.global_scratch_size > 0
+    a = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
+    b = np.zeros_like(a)
+    launch = mt.launch_from_triton(k, 4, [a, b, 64, 32])
+    assert launch.spec.buffers["global_scratch"].size == 4 * k.metadata.global_scratch_size
+    launch.write_back(_run(launch))
+    assert np.array_equal(b, 2 * a)
 
 
 def test_tma_matmul_equals_numpy(kernels: dict[str, Any]) -> None:
