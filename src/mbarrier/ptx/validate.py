@@ -433,6 +433,8 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
             elif base not in {s.partition("::")[0] for s in form.spaces} or (
                     form.exact_spaces and m not in form.spaces):
                 illegal("space-incorrect", name=name)
+                if sub and form.subspace_illegal:
+                    illegal("illegal-modifier", mod=sub, name=name)
             elif m not in form.spaces:
                 illegal("illegal-modifier", mod=sub, name=name)
         elif cls in ("dim", "load_mode"):
@@ -1106,8 +1108,9 @@ def _check_immediates(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ..
                       or (c.kind == "values" and w not in (c.lo, c.hi)) or (c.kind == "exact" and w != c.lo)
                       or (c.kind == "range" and not c.lo <= w <= c.hi))
             if failed:
-                line.add(f"imm-{c.kind}", op.pos, index=slot.arg or index, name=form.name, value=w, lo=c.lo,
-                         hi=c.hi)
+                shown = c.value(op.value, c.printed) if c.printed else w
+                line.add(f"imm-{c.kind}", op.pos, index=slot.arg or index, name=form.name, value=shown,
+                         lo=c.lo, hi=c.hi)
 
 
 def _check_gates(form: Instr, facts: _Facts, roles: frozenset[str], sink: bool, ctx: Context,

@@ -376,10 +376,58 @@ def _ldmatrix() -> Instr:
     )
 
 
+def _bulk_prefetch() -> Instr:
+    """cp.async.bulk.prefetch.L2.global{.L2::cache_hint} [srcMem], size{, cache-policy} (PTX ISA
+    9.7.9.25.4.4): PTX ISA 8.0, sm_90. Modifiers in any order; no state space is "State space
+    modifier required" and "incorrect", no `.L2` ".level modifier required" (measured)."""
+    name = "cp.async.bulk.prefetch"
+    section = "9.7.9.25.4.4"
+    src = Slot("srcMem", "addr", spaces=(".global",), space_message=False)
+    size = Slot("size", "value", ".b32", checks=(ImmCheck("multiple", 16),
+                                                 ImmCheck("range", 0, 1048560, printed="s32")))
+    policy = Slot("cachePolicy", "value", ".b64", flag=".L2::cache_hint")
+    no_space = Cond(lacks=(".global", ".shared", ".local", ".const", ".param", ".tex"))
+    return Instr(
+        ("cp", ".async", ".bulk", ".prefetch"), section, operands=((src, size), (src, size, policy)),
+        types=(), spaces=(".global",), generic=False, flags=(".L2", ".L2::cache_hint"),
+        subspace_illegal=True,
+        constraints=(Constraint(Cond(lacks=(".L2",)), "required-modifier", name, mod=".level"),
+                     Constraint(no_space, "required-modifier", name, mod="State space"),
+                     Constraint(no_space, "space-incorrect", name),
+                     Constraint(Cond(has=(".L2::cache_hint",), lacks=no_space.lacks), "space-modifier", name,
+                                mod=".L2::cache_hint", other="")),
+        gates=(Gate(_feature(name), ALWAYS, section, version=(8, 0), sm=90),
+               Gate("Modifier '.L2::cache_hint'", Cond(has=(".L2::cache_hint",)), section, version=(7, 4),
+                    late=True)),
+    )
+
+
+def _prefetch_tensormap() -> Instr:
+    """prefetch{.const,.param}.tensormap [a] (PTX ISA 9.7.9.15): brings a tensor map into the cache.
+    ptxas reads `.tensormap` as a cache operation of `prefetch` (measured: "Multiple cache operation
+    modifiers specified" beside `.L2`); ours only with it (`marker`), and not with prefetch's other
+    words (`UNCHECKED_WORDS`). PTX ISA 8.0, sm_90."""
+    name = "prefetch"
+    section = "9.7.9.15"
+    a = Slot("a", "addr", spaces=(".const", ".param", ".global"), space_message=False, governed_by=0)
+    tmap = ".tensormap"
+    # (a state space it does not take: "cannot be applied to ... space", and for .tex, .shared "incorrect"
+    # besides, measured)
+    others = (".global", ".local", ".tex", ".shared", ".shared::cta", ".shared::cluster")
+    return Instr(
+        ("prefetch",), section, operands=((a,),), types=(), spaces=(".const", ".param", *others[:2]),
+        flags=(tmap,), marker=tmap, subspace_illegal=True,
+        constraints=tuple(Constraint(Cond(has=("space:" + sp,)), "space-modifier", name, mod=tmap, other=sp)
+                          for sp in others),
+        gates=(Gate(f"Modifier '{tmap}'", ALWAYS, section, version=(8, 0), sm=90),),
+    )
+
+
 COMPANIONS: Final[tuple[Instr, ...]] = (
     _setmaxnreg("inc"), _setmaxnreg("dec"), _elect(), _barrier_cluster("arrive"),
     _barrier_cluster("wait"), _bulk_group("commit_group"), _bulk_group("wait_group"),
     _cluster_address("mapa"), _cluster_address("getctarank"), _griddepcontrol(),
     _wgmma_sync("fence"), _wgmma_sync("commit_group"), _wgmma_sync("wait_group"), _wgmma_mma(),
-    _fence_proxy_tensormap(), _fence_proxy(), _stmatrix(), _ldmatrix(),
+    _fence_proxy_tensormap(), _fence_proxy(), _stmatrix(), _ldmatrix(), _bulk_prefetch(),
+    _prefetch_tensormap(),
 )

@@ -171,6 +171,7 @@ MESSAGES: Final[dict[str, str]] = {
     "sem-needs-scope": "Modifier '{mod}' requires scope with '{name}' instruction",
     "scope-needs-sem": "Modifier '{mod}' requires order with '{name}' instruction",
     "combine": "Modifier '{mod}' cannot be combined with modifier '{other}'",
+    "space-modifier": "Modifier '{mod}' cannot be applied to '{other}' space for instruction '{name}'",
     "requires-modifier": "Modifier '{mod}' requires modifier '{other}'",
     "scope-required": "Scope modifier required for instruction '{name}'",
     "operands": "Arguments mismatch for instruction '{name}'",
@@ -370,12 +371,16 @@ class ImmCheck:
     view: Literal["s64", "s32", "u32"] = "s64"
     when: str = ""
     """A modifier without which ptxas does not check it (fence.proxy's size: `.acquire`); "": always."""
+    printed: Literal["", "s64", "s32", "u32"] = ""
+    """How ptxas prints the literal when that differs from `view` (cp.async.bulk.prefetch's size:
+    judged as written, printed cut to 32 bits, measured)."""
 
-    def value(self, v: int) -> int:
-        if self.view == "s64":
+    def value(self, v: int, view: str = "") -> int:
+        view = view or self.view
+        if view == "s64":
             return v
         u = v & 0xFFFFFFFF
-        return u if self.view == "u32" or u < 1 << 31 else u - (1 << 32)
+        return u if view == "u32" or u < 1 << 31 else u - (1 << 32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -530,6 +535,9 @@ class Instr:
     name_types_reduction: bool = True
     """Whether ptxas names the instruction with its type in "Illegal reduction operation" (the
     family's `mbarrier.arrive.b64`; not `red.async`)."""
+    subspace_illegal: bool = False
+    """Whether ptxas also calls the sub-qualifier of a state space it does not take an illegal
+    modifier (`.shared::cta` on cp.async.bulk.prefetch, measured)."""
     optional_type: bool = False
     """Whether the instruction type may be left out (ldmatrix's, measured)."""
     counts_spaces: bool = True
@@ -1094,18 +1102,24 @@ def _cp_async_typo() -> Instr:
 #: Longer opcode paths under a family opcode that are not ours (no mbarrier object operand): the
 #: tensor store (`.bulk_group`), prefetches and the bulk-group bookkeeping.
 UNCHECKED_PATHS: Final[tuple[tuple[str, ...], ...]] = (
-    ("cp", ".async", ".bulk", ".prefetch"),
+    ("cp", ".async", ".bulk", ".prefetch", ".tensor"),
     ("clusterlaunchcontrol", ".query_cancel"),
 )
 #: Opcode paths and words that, anywhere among the modifiers after them, make the line an
 #: instruction lint does not judge: the sparse wgmma.mma_async (`.sp`, PTX ISA 9.7.15.5.3), the
-#: fences with `.async::generic` or `.sync_restrict`, ldmatrix's format conversion (`.m8n16`).
+#: fences with `.async::generic` or `.sync_restrict`, ldmatrix's format conversion (`.m8n16`), a
+#: prefetch.tensormap with a cache level or an eviction priority.
 UNCHECKED_WORDS: Final[tuple[tuple[tuple[str, ...], str], ...]] = (
     (("wgmma", ".mma_async"), ".sp"),
     # the unidirectional async proxy fence (PTX ISA 8.6) and its .sync_restrict
     *((("fence",), w) for w in (".async::generic", ".sync_restrict::shared::cta",
                                 ".sync_restrict::shared::cluster")),
     (("ldmatrix",), ".m8n16"),
+    # prefetch.tensormap with prefetch's cache levels and eviction priorities, which ptxas judges
+    # together (not modelled)
+    *((("prefetch",), w) for w in (".L1", ".L2", ".L1::evict_last", ".L2::evict_last", ".L1::evict_normal",
+                                    ".L2::evict_normal", ".L1::evict_first", ".L2::evict_first",
+                                    ".L1::evict_unchanged", ".L2::evict_unchanged", ".L1::no_allocate")),
 )
 
 
