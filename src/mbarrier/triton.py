@@ -70,22 +70,14 @@ def compile_for_sm90(fn: Any, signature: Mapping[str, str], constexprs: Mapping[
 
 
 @dataclass
-class _Array:
-    """A numpy view of one argument's memory, and the object to write results back into."""
-
-    name: str
-    array: np.ndarray[Any, Any]
-    owner: Any
-
-
-@dataclass
 class TritonLaunch:
     """A Triton launch for the simulator: the PTX module, the launch as data, and the arrays behind its
-    buffers (by buffer name: the kernel parameter that first passed it)."""
+    buffers (by buffer name: the kernel parameter that first passed it), numpy views of the arguments'
+    memory (a torch tensor's view shares it: writing the view writes the tensor)."""
 
     module: ast.Module
     spec: Launch
-    arrays: dict[str, _Array] = field(default_factory=dict)
+    arrays: dict[str, np.ndarray[Any, Any]] = field(default_factory=dict)
 
     def machine(self, **overrides: Any) -> Machine:
         """`sim.launch` of this launch (keyword arguments as sim.launch takes them override it)."""
@@ -97,13 +89,13 @@ class TritonLaunch:
         if a is None:
             raise LaunchError(f"no buffer named {name!r} (buffers: {', '.join(self.arrays) or 'none'})")
         data = machine.gmem.read(*machine.buffers[name])
-        return np.frombuffer(data, dtype=a.array.dtype).reshape(a.array.shape).copy()
+        return np.frombuffer(data, dtype=a.dtype).reshape(a.shape).copy()
 
     def write_back(self, machine: Machine) -> None:
         """Copy every buffer after a run into the numpy array or torch tensor it came from, as the GPU
         run would have left them."""
         for name, a in self.arrays.items():
-            np.copyto(a.array, self.read(machine, name))
+            np.copyto(a, self.read(machine, name))
 
 
 def _as_array(value: Any) -> np.ndarray[Any, Any] | None:
@@ -127,7 +119,7 @@ class _Builder:
     def __init__(self, kernel: str) -> None:
         self.kernel = kernel
         self.spec = Launch()
-        self.arrays: dict[str, _Array] = {}
+        self.arrays: dict[str, np.ndarray[Any, Any]] = {}
         self.by_address: dict[tuple[int, int], str] = {}
 
     def buffer(self, name: str, value: Any) -> Pointer:
@@ -146,7 +138,7 @@ class _Builder:
                 raise LaunchError(f"{self.kernel}: argument {name!r} overlaps buffer {other!r} without "
                                   "being the same array: pass one array and offsets instead")
         self.by_address[key] = name
-        self.arrays[name] = _Array(name, arr, value)
+        self.arrays[name] = arr
         self.spec.buffers[name] = Buffer(arr.nbytes, arr.tobytes())
         return Pointer(name)
 
