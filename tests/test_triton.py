@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import mbarrier
 from mbarrier import explore, sim
 from mbarrier.sim.launchspec import Scalar, TensorMapRef
 
@@ -174,6 +175,8 @@ def test_same_array_twice_is_one_buffer(kernels: dict[str, Any]) -> None:
     x = np.arange(128, dtype=np.float32)
     launch = mt.launch_from_triton(kernels["add"], 1, [x, x, x, 128])   # x += x, in place
     assert list(launch.spec.buffers) == ["x"]
+    report = mbarrier.run(kernels["add"].asm["ptx"], launch.spec)   # the Python API takes the spec too
+    assert report.outcome == "exited" and report.finding is None     # race tracking on: no race
     launch.write_back(_run(launch))
     assert np.array_equal(x, 2 * np.arange(128, dtype=np.float32))
 
