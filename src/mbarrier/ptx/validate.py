@@ -566,6 +566,12 @@ def _check_space_pair(form: Instr, facts: _Facts, line: _Line) -> str:
     if tuple(spaces[:2]) in form.space_pairs:
         facts.words.add("pair")  # for the constraints that ptxas checks only then
         return "ok"
+    if form.pair_each:  # each of the two compared with the pair's own, which ptxas names
+        for space, want in zip(spaces[:2], form.space_pairs[0], strict=True):
+            if space != want:
+                line.add("space-incorrect", name=form.name)
+                line.add("space-incorrect-expected", name=form.name, other=want)
+        return "bad"
     if tuple(spaces[:2]) in form.other_pairs and form.marker:
         line.add("illegal-modifier", mod=form.marker, name=form.name)
         return "other" if len(spaces) == 2 else "bad"

@@ -423,11 +423,38 @@ def _prefetch_tensormap() -> Instr:
     )
 
 
+def _tensormap_cp_fenceproxy() -> Instr:
+    """tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned
+    [dst], [src], 128 (PTX ISA "tensormap.cp_fenceproxy"): copies a tensor map from shared to global
+    memory and fences the tensormap proxy. PTX ISA 8.3, the targets from sm_90 on (measured)."""
+    name = "tensormap.cp_fenceproxy"
+    section = "tensormap.cp_fenceproxy"
+    dst = Slot("dst", "addr", spaces=(".global",), space_message=False, governed_by=0)
+    src = Slot("src", "addr", spaces=(".shared",), space_message=False, governed_by=1)
+    size = Slot("size", "value", ".b32", imm_only=True, checks=(ImmCheck("exact", 128, view="u32"),))
+    generic = ".tensormap::generic"
+    return Instr(
+        ("tensormap", ".cp_fenceproxy"), section, operands=((dst, src, size),), types=(), spaces=(),
+        space_pairs=((".global", ".shared::cta"),), pair_each=True, missing_pair_incorrect=False,
+        # (.acquire is ".release modifier required", another .sem illegal besides, measured)
+        sems=(".release", ".acquire"),
+        scopes=(".cta", ".cluster", ".gpu", ".sys"), scope_needs_sem=False,
+        flags=(generic, ".sync", ".aligned"), object_rules=False,
+        constraints=(*(Constraint(Cond(lacks=(w,)), "required-modifier", name, mod=w)
+                       for w in (".sync", ".aligned", generic)),
+                     Constraint(Cond(lacks=(".release",)), "required-modifier", name, mod=".release"),
+                     Constraint(Cond(lacks=("scope",)), "required-modifier", name, mod="scope")),
+        gates=(Gate(_feature(name), ALWAYS, section, version=(8, 3)),
+               Gate(f"Instruction '{name}'", ALWAYS, section, targets=SM90_ON),
+               Gate(_feature(".cluster scope"), Cond(has=(".cluster",)), section, version=(7, 8), sm=90)),
+    )
+
+
 COMPANIONS: Final[tuple[Instr, ...]] = (
     _setmaxnreg("inc"), _setmaxnreg("dec"), _elect(), _barrier_cluster("arrive"),
     _barrier_cluster("wait"), _bulk_group("commit_group"), _bulk_group("wait_group"),
     _cluster_address("mapa"), _cluster_address("getctarank"), _griddepcontrol(),
     _wgmma_sync("fence"), _wgmma_sync("commit_group"), _wgmma_sync("wait_group"), _wgmma_mma(),
     _fence_proxy_tensormap(), _fence_proxy(), _stmatrix(), _ldmatrix(), _bulk_prefetch(),
-    _prefetch_tensormap(),
+    _prefetch_tensormap(), _tensormap_cp_fenceproxy(),
 )

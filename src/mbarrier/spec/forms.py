@@ -500,6 +500,9 @@ class Instr:
     missing_pair_incorrect: bool = True
     """Whether ptxas says "State space incorrect" beside "Unexpected number of state spaces" of a
     copy with fewer than two state spaces (not on `cp.async`, measured)."""
+    pair_each: bool = False
+    """Whether ptxas compares each of the first two state spaces with those of the (one) pair it
+    takes and names the one expected (tensormap.cp_fenceproxy, measured)."""
     other_operands: tuple[tuple[Slot, ...], ...] = ()
     """Operand lists of the instruction's forms that are not ours (cp.async.bulk's .bulk_group
     copies): operands that fit one make ptxas report "Arguments mismatch" and go on (measured)."""
