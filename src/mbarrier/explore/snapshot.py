@@ -105,7 +105,7 @@ def _wg_key(wg: WgState) -> tuple[object, ...]:
         return ()
     return (wg.fenced, tuple(sorted(wg.touched)), wg.accs, tuple(copy_id(c) + (c.status,) for c in wg.open),
             tuple(tuple(copy_id(c) + (c.status,) for c in g) for g in wg.groups),
-            tuple((copy_id(c), v) for c, v in wg.results))
+            tuple((copy_id(c), v) for c, v in wg.results), wg.issued)
 
 
 def _thread_state(t: Thread, token_slots: Mapping[str, frozenset[int]]) -> ThreadState:

@@ -297,4 +297,5 @@ def hb_key(hb: RaceState, ren: list[int], lane_of: list[int], top: int,
             frozenset((k, vc(v), tuple(map(r, w))) for k, (v, w) in hb.bars.items()),
             vcs(hb.cluster), frozenset(((warp(k[0]), k[1]), vc(v)) for k, v in hb.warp_sync.items()),
             vcs(hb.sync),
-            frozenset((r(k), tuple(c), tuple(s)) for k, (c, _, s) in hb.proxy_fences.by.items()))
+            frozenset((r(k), tuple(c), tuple(s)) for k, (c, _, s) in hb.proxy_fences.by.items()),
+            frozenset((k[2], frozenset(map(r, v))) for k, v in hb.wg_ops.items()))

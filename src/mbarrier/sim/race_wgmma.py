@@ -2,7 +2,10 @@
 wgmma.mma_async's engine is an agent ordered after what each lane of its warp did before the issue; it
 reads its shared-memory matrices in the async proxy (9.7.15.4: a generic write reaches it only through
 fence.proxy.async); wgmma.wait_group orders the operations it retires before the thread's later
-accesses. Races with its reads are explained in `sim.race_report` (rule wgmma-operand-inflight)."""
+accesses, and with them the other warps' shares of the same warpgroup operation: a warpgroup MMA is one
+operation whose completion is one event (docs/memory-model.md; the machine's wait_group returns only
+once all four shares are done). Races with its reads are explained in `sim.race_report` (rule
+wgmma-operand-inflight)."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from typing import TYPE_CHECKING
 from mbarrier.sim.hb import ASYNC, VC, Agent, Info, join
 from mbarrier.sim.machine import Copy, Cta, Thread
 from mbarrier.sim.race_report import CopyInfo
+from mbarrier.spec.wgmma import WARPS_PER_GROUP
 
 if TYPE_CHECKING:
     from mbarrier.sim.races import RaceMachine
@@ -26,7 +30,16 @@ def issued(m: RaceMachine, c: Copy) -> Copy:
     cag = m.hb.add(Agent(c.aid, vc))
     cag.pvc = m.hb.proxy_fences.visible(vc)
     m.hb.add_copy(c.aid, CopyInfo(c.kind, c.thread.aid, c.site.line, None, c.mma.lanes))
+    key = _op(m, c)
+    m.hb.wg_ops[key] = m.hb.wg_ops.get(key, ()) + (c.aid,)
     return c
+
+
+def _op(m: RaceMachine, c: Copy) -> tuple[int, int, int]:
+    """The warpgroup operation a share belongs to: (CTA, the warpgroup's first thread, rank)."""
+    assert c.mma is not None
+    first = min(c.mma.lanes) // (32 * WARPS_PER_GROUP) * (32 * WARPS_PER_GROUP)
+    return (c.thread.cta.index, first, c.mma.seq)
 
 
 def read(m: RaceMachine, c: Copy, cta: Cta, chunks: list[int]) -> None:
@@ -39,9 +52,12 @@ def read(m: RaceMachine, c: Copy, cta: Cta, chunks: list[int]) -> None:
 
 
 def retired(m: RaceMachine, t: Thread, done: list[Copy]) -> list[Copy]:
-    """`t`'s wgmma.wait_group retired these operations: their reads happen before its later accesses."""
+    """`t`'s wgmma.wait_group retired these operations: their reads, and those of the other warps' shares
+    of the same warpgroup operations (all done: the machine waits for them), happen before its later
+    accesses."""
     if done:
         ag = m.hb.agent(t.aid)
         for c in done:
-            ag.acquire({c.aid: 2})
+            for aid in m.hb.wg_ops[_op(m, c)]:
+                ag.acquire({aid: 2})
     return done

@@ -80,6 +80,8 @@ class RaceState:
         self.proxy_fences = Fences()
         self.copies: dict[int, CopyInfo] = {}
         self.own_copies: set[int] = set()
+        # The shares (engine ids) of each warpgroup MMA: (CTA, the warpgroup's first thread, rank).
+        self.wg_ops: dict[tuple[int, int, int], tuple[int, ...]] = {}
 
     def agent(self, aid: int) -> Agent:
         """An agent's state to change: copied first if a snapshot shares it (copy on write)."""
@@ -156,6 +158,7 @@ class RaceState:
         out.copies = dict(self.copies)
         out.own_copies = set()
         self.own_copies = set()
+        out.wg_ops = dict(self.wg_ops)
         return out
 
     def key(self) -> tuple[object, ...]:
@@ -166,7 +169,8 @@ class RaceState:
                 tuple(s.key() for s in self.smem), self.gmem.key(),
                 tuple(sorted((k, b.key()) for k, b in self.barriers.items())),
                 tuple(sorted((k, tuple(sorted(vc.items())), tuple(w)) for k, (vc, w) in self.bars.items())),
-                vcs(self.cluster), vcs(self.warp_sync), vcs(self.sync), self.proxy_fences.key())
+                vcs(self.cluster), vcs(self.warp_sync), vcs(self.sync), self.proxy_fences.key(),
+                tuple(sorted(self.wg_ops.items())))
 
 
 def track(m: Machine) -> RaceState:

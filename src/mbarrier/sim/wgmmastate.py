@@ -51,6 +51,7 @@ class MmaIssue:
     row0: int
     function: str
     lanes: tuple[int, ...] = field(default=())  # the lanes' thread ids
+    seq: int = 0                                # the warp's count of wgmma.mma_async before this one
     reads: tuple[tuple[int, int], ...] = ()     # the shared-memory byte ranges its engine will read
     ident: tuple[object, ...] = field(default=(), compare=False, repr=False)
 
@@ -73,7 +74,8 @@ class WgState:
     that fence; `open`: operations issued and not committed; `groups`: committed groups not yet retired by
     wgmma.wait_group; `results`: the accumulators (this lane's registers) of operations that completed and
     are not retired; `busy`: the register slots the operations not retired own; `lines`: where each slot
-    of `touched` was first accessed (for messages)."""
+    of `touched` was first accessed (for messages); `issued`: the warp's wgmma.mma_async so far (the k-th
+    of each warp of a warpgroup are one warpgroup operation, 9.7.15.5.2 .aligned)."""
 
     fenced: bool = False
     touched: frozenset[int] = frozenset()
@@ -83,12 +85,13 @@ class WgState:
     results: tuple[tuple[Copy, tuple[int, ...]], ...] = ()
     busy: frozenset[int] = frozenset()
     lines: tuple[tuple[int, int], ...] = ()
+    issued: int = 0
 
     def touch(self, slots: frozenset[int], line: int) -> WgState:
         """This state after an ordinary access to `slots` (none of them busy) at `line`."""
         new = slots - self.touched
         return WgState(self.fenced, self.touched | new, self.accs, self.open, self.groups, self.results,
-                       self.busy, self.lines + tuple((s, line) for s in sorted(new)))
+                       self.busy, self.lines + tuple((s, line) for s in sorted(new)), self.issued)
 
     def pending(self) -> list[Copy]:
         """The operations not retired, oldest first."""

@@ -105,7 +105,7 @@ class WgmmaOps(ControlOps):
             site = lanes[0].func.sites[here]
             raise KernelFault(f"line {site.line}: the lanes of a warp are at different wgmma.wait_group "
                               f"instructions ({wgspec.WAIT_SECTION}: .sync.aligned)", WGMMA_ALIGNED)
-        if not all(x.status == DONE for t in lanes for x in _to_retire(t, n)):
+        if not _complete(lanes[0], n) or not all(x.status == DONE for t in lanes for x in _to_retire(t, n)):
             for t in lanes:
                 t.pc = here
                 if t.status == BLOCKED:
@@ -183,7 +183,7 @@ class WgmmaOps(ControlOps):
             chunks += mma.operand_chunks(self._descriptor(c, desc_a), range(row0, row0 + 16), op.trans_a,
                                          wgspec.ELEMENT_BITS[form.atype])
         c.mma = MmaIssue(op, desc_a, desc_b, scale_d, a_regs, d_in, chain, row0, t0.func.name,
-                         tuple(t.aid for t in lanes), mma.spans(chunks))
+                         tuple(t.aid for t in lanes), reads=mma.spans(chunks), seq=t0.wg.issued)
         earlier = [x for x in t0.wg.pending() if x.status != DONE]
         shape = op.form.shape
         for t in lanes:
@@ -191,7 +191,7 @@ class WgmmaOps(ControlOps):
             accs = dict(wg.accs)
             accs.update((s, shape) for s in op.d_slots)
             t.wg = replace(wg, open=wg.open + (c,), accs=tuple(sorted(accs.items())),
-                           busy=wg.busy | set(op.d_slots) | set(op.a_slots))
+                           busy=wg.busy | set(op.d_slots) | set(op.a_slots), issued=wg.issued + 1)
         if earlier:  # the warp's operations complete in issue order
             earlier[-1].watchers.append(c)
             c.deps = 1
@@ -290,10 +290,10 @@ class WgmmaOps(ControlOps):
             if w.deps == 0:
                 w.status = RUNNABLE
                 self._add(w)
-        for t in lanes:
+        for t in _warpgroup(lanes[0]):  # a sibling warp's wait may have waited for this share
             why = t.wait
             if t.status == BLOCKED and isinstance(why, ForCopies) and why.which == WGMMA:
-                if all(x.status == DONE for x in _to_retire(t, why.pending)):
+                if _complete(t, why.pending) and all(x.status == DONE for x in _to_retire(t, why.pending)):
                     self.unblock(t)
 
     def _descriptor(self, c: Copy, desc: int) -> mma.Descriptor:
@@ -312,6 +312,41 @@ def _to_retire(t: Thread, n: int) -> list[Copy]:
     """The operations of `t`'s groups but the n most recent: what wgmma.wait_group n retires."""
     groups = t.wg.groups
     return [c for g in groups[:max(0, len(groups) - n)] for c in g]
+
+
+def _warpgroup(t: Thread) -> list[Thread]:
+    """The threads of `t`'s warpgroup (9.7.15.1: four contiguous warps)."""
+    threads = t.cta.threads
+    size = 32 * wgspec.WARPS_PER_GROUP
+    first = threads.index(t) // size * size
+    return threads[first:first + size]
+
+
+def shares(t: Thread, c: Copy) -> list[Copy | None]:
+    """The other warps' shares of the warpgroup operation whose share in `t`'s warp is `c` (their
+    wgmma.mma_async of the same rank), where still pending in those warps; None for a share not issued
+    yet. A share retired by its own warp is left out (it completed)."""
+    assert c.mma is not None
+    seq = c.mma.seq
+    out: list[Copy | None] = []
+    group = _warpgroup(t)
+    for w in range(0, len(group), 32):
+        s = group[w]
+        if s.warp is t.warp:
+            continue
+        if s.wg.issued <= seq:
+            out.append(None)
+            continue
+        out.extend(x for x in s.wg.pending() if x.mma is not None and x.mma.seq == seq)
+    return out
+
+
+def _complete(t: Thread, n: int) -> bool:
+    """Whether the warpgroup operations of the groups `t`'s wgmma.wait_group n retires have completed in
+    every warp: a warpgroup MMA is one operation and its completion one event (measured on an H200:
+    docs/simulator.md, "Warpgroup MMA"), so one warp's wait_group returns only once all four shares
+    are done (the hardware holds each warp at mma_async until all four issued)."""
+    return all(x is not None and x.status == DONE for c in _to_retire(t, n) for x in shares(t, c))
 
 
 def _lane_regs(lanes: list[Thread], slots: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
