@@ -43,7 +43,9 @@ PINNED = [
     ("family 1,1,2,2", (1, 2, None), False, False, ("verified", 674, 1435)),
     ("family 1,1,2,2", (1, 2, None), False, True, ("verified", 534, 1130)),
     ("family 2,1,1,2", (1, 3, None), False, True, ("verified", 227, 396)),
-    ("family 1,2,1,2 refill-early", (1, 3, None), True, True, ("finding", 228, 439)),
+    # 238 states since two unordered copies of identical bytes are no race (docs/memory-model.md): the
+    # early refill copies the same bytes over the stage, and the race found is the consumer's read
+    ("family 1,2,1,2 refill-early", (1, 3, None), True, True, ("finding", 238, 454)),
 ]
 
 
