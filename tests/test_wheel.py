@@ -146,9 +146,13 @@ def test_command_example_runs_from_the_wheel(example: Example, venv: Path, tmp_p
         assert str(ROOT) not in proc.stdout + proc.stderr, f"the checkout was read: {said}"
 
 
-@pytest.mark.parametrize(("where", "code"), [pytest.param(w, c, id=w) for w, c in python_blocks()])
+@pytest.mark.parametrize(("where", "code"), [
+    pytest.param(w, c, id=w, marks=[pytest.mark.tool("triton")] if "import triton" in c else [])
+    for w, c in python_blocks()])
 def test_python_example_runs_from_the_wheel(where: str, code: str, venv: Path, tmp_path: Path) -> None:
-    proc = subprocess.run([str(venv / "python"), "-c", code], cwd=tmp_path, env=_env(venv),
+    # run from a file: `@triton.jit` reads its function's source
+    (tmp_path / "example.py").write_text(code)
+    proc = subprocess.run([str(venv / "python"), "example.py"], cwd=tmp_path, env=_env(venv),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, f"{where}:\n{proc.stderr[-3000:]}"
 
