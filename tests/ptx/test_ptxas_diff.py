@@ -62,10 +62,12 @@ def test_the_corpus_is_large_and_mixed(outcomes: dict[tuple[Version, str], list[
     assert len(everything) >= 3000
     rejected = sum(bool(o.ptxas) for o in everything)
     fatal = sum(any(s == "fatal" for s, _ in o.ptxas) for o in everything)
-    # Both verdicts, and ptxas's early stops, are well represented (accepted: 8,154 of 107,550 now;
-    # the mutations, the tensor operands without an address among them, are mostly rejected).
+    # Both verdicts, and ptxas's early stops, are well represented (accepted: 10,027 of 234,190 at
+    # a1f9952; the mutations, the tensor operands without an address among them, are mostly rejected,
+    # and most of the wgmma/ldmatrix/stmatrix/prefetch variants are wrong on purpose).
     assert rejected > len(everything) // 4
-    assert len(everything) - rejected > len(everything) // 20
+    accepted = len(everything) - rejected
+    assert accepted > 5000 and accepted > len(everything) // 30
     assert fatal > 100
     families = {o.case.label.split(":")[0] for o in everything}
     assert {"mbarrier.init", "mbarrier.inval", "mbarrier.expect_tx", "mbarrier.complete_tx",
