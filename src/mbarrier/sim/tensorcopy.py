@@ -196,9 +196,7 @@ def tile_plan(tm: TensorMap, coords: tuple[int, ...]) -> Plan:
     pieces: list[Piece] = []
     rows = math.prod(counts[1:])
     for row in range(rows):
-        k, rest = [0] * rank, row
-        for i in range(1, rank):
-            k[i], rest = rest % counts[i], rest // counts[i]
+        k = _row_position(row, counts)
         base = tm.globalAddress
         inside = True
         for i in range(1, rank):
@@ -212,6 +210,14 @@ def tile_plan(tm: TensorMap, coords: tuple[int, ...]) -> Plan:
             _split(pieces, box + a * esize, g, (b - a) * esize)
     return Plan(tm, tuple(coords), None, tuple(pieces), rows * row_bytes, rows * row_pitch, esize,
                 oob_fill(tm), bits)
+
+
+def _row_position(row: int, counts: list[int]) -> list[int]:
+    """Where the box's `row`-th row lies: its index in dimensions 1 and up (dimension 0 is the row)."""
+    k, rest = [0] * len(counts), row
+    for i in range(1, len(counts)):
+        k[i], rest = rest % counts[i], rest // counts[i]
+    return k
 
 
 def _box_start(c0: int, esize: int) -> None:
@@ -235,9 +241,7 @@ def _interleaved_plan(tm: TensorMap, coords: tuple[int, ...], bits: int, unit: i
     pieces: list[Piece] = []
     rows = math.prod(counts[1:])
     for row in range(rows):
-        k, rest = [0] * rank, row
-        for i in range(1, rank):
-            k[i], rest = rest % counts[i], rest // counts[i]
+        k = _row_position(row, counts)
         c = [coords[i] + k[i] * strides[i] for i in range(rank)]
         inside = all(0 <= c[i] < dims[i] for i in range(1, rank))
         base = tm.globalAddress + sum(c[i] * pitch[i] for i in range(1, rank))
