@@ -182,6 +182,24 @@ static FILE *encode_file(void) {
     return encode_log;
 }
 
+/* One encode call as a JSON line: what both encodes share, before and after their own arguments. */
+static void encode_head(FILE *f, const char *kind, CUresult r, int type, unsigned rank, void *address,
+                        const uint64_t *dims, const uint64_t *strides) {
+    fprintf(f, "{\"index\": %d, \"result\": %d, \"encode\": \"%s\", \"tensorDataType\": %d, "
+            "\"tensorRank\": %u, \"globalAddress\": %llu, ", encodes, r, kind, type, rank,
+            (unsigned long long)(uintptr_t)address);
+    list_u64(f, "globalDim", dims, rank);
+    list_u64(f, "globalStrides", strides, rank ? rank - 1 : 0);
+}
+
+static void encode_tail(FILE *f, const void *map, CUresult r, int interleave, int swizzle, int l2, int oob) {
+    fprintf(f, "\"interleave\": %d, \"swizzle\": %d, \"l2Promotion\": %d, \"oobFill\": %d, \"map\": ",
+            interleave, swizzle, l2, oob);
+    hex(f, map, r == 0 ? 128 : 0);
+    fputs("}\n", f);
+    fflush(f);
+}
+
 static tiled_t real_tiled;
 CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank, void *address, const uint64_t *dims,
                                 const uint64_t *strides, const unsigned *box, const unsigned *estrides,
@@ -193,18 +211,10 @@ CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank, void *addres
     pthread_mutex_lock(&lock);
     FILE *f = encode_file();
     if (f) {
-        fprintf(f, "{\"index\": %d, \"result\": %d, \"encode\": \"tiled\", \"tensorDataType\": %d, "
-                "\"tensorRank\": %u, \"globalAddress\": %llu, ", encodes, r, type, rank,
-                (unsigned long long)(uintptr_t)address);
-        list_u64(f, "globalDim", dims, rank);
-        list_u64(f, "globalStrides", strides, rank ? rank - 1 : 0);
+        encode_head(f, "tiled", r, type, rank, address, dims, strides);
         list_u32(f, "boxDim", box, rank);
         list_u32(f, "elementStrides", estrides, rank);
-        fprintf(f, "\"interleave\": %d, \"swizzle\": %d, \"l2Promotion\": %d, \"oobFill\": %d, \"map\": ",
-                interleave, swizzle, l2, oob);
-        hex(f, map, r == 0 ? 128 : 0);
-        fputs("}\n", f);
-        fflush(f);
+        encode_tail(f, map, r, interleave, swizzle, l2, oob);
     }
     if (r == 0) remember_map(map, encodes, address);
     encodes++;
@@ -234,11 +244,7 @@ CUresult cuTensorMapEncodeIm2col(void *map, int type, unsigned rank, void *addre
         list_int(f, "pixelBoxUpperCorner", upper, corners);
         fprintf(f, "\"channelsPerPixel\": %u, \"pixelsPerColumn\": %u, ", channels, pixels);
         list_u32(f, "elementStrides", estrides, rank);
-        fprintf(f, "\"interleave\": %d, \"swizzle\": %d, \"l2Promotion\": %d, \"oobFill\": %d, \"map\": ",
-                interleave, swizzle, l2, oob);
-        hex(f, map, r == 0 ? 128 : 0);
-        fputs("}\n", f);
-        fflush(f);
+        encode_tail(f, map, r, interleave, swizzle, l2, oob);
     }
     if (r == 0) remember_map(map, encodes, address);
     encodes++;
