@@ -23,16 +23,15 @@ tensor-copy model (`footprint` restates the H100's row pitch so that each area h
 
 from __future__ import annotations
 
-import argparse
 import base64
 import hashlib
-import json
 import sys
 import zlib
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
+from mbarrier.hw.recorder_cli import recorder_main
 from mbarrier.hw.tma_case import (
     COUNT_ARM,
     COUNT_CAP,
@@ -515,21 +514,7 @@ def case_of(d: dict[str, object]) -> Case:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python3 -m mbarrier.hw.tma", description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="cmd", required=True)
-    e = sub.add_parser("emit")
-    e.add_argument("dir", type=Path)
-    c = sub.add_parser("collect")
-    c.add_argument("dir", type=Path)
-    c.add_argument("out", type=Path)
-    c.add_argument("--device", default="unknown")
-    c.add_argument("--toolchain", default="")
-    args = p.parse_args(argv)
-    if args.cmd == "emit":
-        emit(args.dir)
-    else:
-        args.out.write_text(json.dumps(collect(args.dir, args.device, args.toolchain), indent=1) + "\n")
-    return 0
+    return recorder_main("python3 -m mbarrier.hw.tma", __doc__ or "", emit, collect, argv)
 
 
 if __name__ == "__main__":

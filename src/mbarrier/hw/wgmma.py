@@ -17,10 +17,8 @@ other is not circular.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import hashlib
-import json
 import random
 import sys
 import zlib
@@ -30,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from mbarrier.hw.recorder_cli import recorder_main
 from mbarrier.spec import wgmma as spec
 
 THREADS = 128
@@ -532,21 +531,7 @@ def collect(directory: Path, device: str, toolchain: str = "") -> dict[str, obje
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python3 -m mbarrier.hw.wgmma", description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="cmd", required=True)
-    e = sub.add_parser("emit")
-    e.add_argument("dir", type=Path)
-    c = sub.add_parser("collect")
-    c.add_argument("dir", type=Path)
-    c.add_argument("out", type=Path)
-    c.add_argument("--device", default="unknown")
-    c.add_argument("--toolchain", default="")
-    args = p.parse_args(argv)
-    if args.cmd == "emit":
-        emit(args.dir)
-    else:
-        args.out.write_text(json.dumps(collect(args.dir, args.device, args.toolchain), indent=1) + "\n")
-    return 0
+    return recorder_main("python3 -m mbarrier.hw.wgmma", __doc__ or "", emit, collect, argv)
 
 
 if __name__ == "__main__":
