@@ -93,8 +93,37 @@ def test_shapes_types_and_operands() -> None:
     }
 
 
-def test_the_sparse_form_is_left_alone_and_counted() -> None:
+def test_the_sparse_form_is_judged() -> None:
+    """wgmma.mma_async.sp (PTX ISA 9.7.15.6): sp-meta and sp-sel after B; K twice the dense one;
+    PTX ISA 8.2 (measured: ptxas's words)."""
+    sp = "wgmma.mma_async.sp.sync.aligned"
+    body = "\n".join((
+        f"{sp}.m64n8k32.f32.f16.f16 {D}, %rd1, %rd2, %r1, 1, 1, 1, 1, 0, 0;",
+        f"{sp}.m64n8k32.f32.f16.f16 {D}, %rd1, %rd2, %r1, 2, 1, 1, 1, 0, 0;",
+        "wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.s8 {%r0, %r1, %r2, %r3}, %rd1, %rd2, %r1, 1, 1;",
+        f"{sp}.m64n8k16.f32.f16.f16 {D}, %rd1, %rd2, 1, 1, 1, 0, 0;",
+        f"wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {D}, %rd1, %rd2, %r1, 0, 1, 1, 1, 0, 0;",
+        f"{sp}.m64n8k32.f32.f16.f16 {D}, %rd1, %rd2, %rd3, 0, 1, 1, 1, 0, 0;",
+        f"wgmma.mma_async.sp.sp.sync.aligned.m64n8k32.f32.f16.f16 {D}, %rd1, %rd2, %r1, 0, 1, 1, 1, 0, 0;",
+    ))
+    fp = "'Sparse wgmma.mma_async with floating point types'"
+    assert _errors(body, "8.1") == {
+        *((n, "Feature 'Sparse WGMMA with floating point types' requires PTX ISA .version 8.2 or later")
+          for n in (1, 2, 4, 7)),
+        (2, f"Argument 4 of instruction {fp}: unexpected value '2', expected to be 0 or 1"),
+        (3, "Argument 4 of instruction 'Sparse wgmma.mma_async with integer types': unexpected value '1', "
+            "expected to be 0"),
+        (3, "Feature 'Sparse WGMMA with integer types' requires PTX ISA .version 8.2 or later"),
+        (4, f"Illegal instruction types specified for {fp} with shape '.m64n8k16'"),
+        (4, "Illegal modifier '.sp' for instruction 'wgmma.mma_async'"),
+        (5, "Arguments mismatch for instruction 'wgmma.mma_async with floating point types'"),
+        (6, "Arguments mismatch for instruction 'wgmma.mma_async'"),
+        (7, "Multiple sparsity modifiers specified"),
+    }
+
+
+def test_the_sparse_form_is_counted_as_judged() -> None:
     body = f"wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {D}, %rd1, %rd2, %r1, 0, 1, 1, 1, 0, 0;"
-    module = parse(HEAD.format(version="8.0", target="sm_90") + body + "\nret;\n}\n", "k.ptx")
+    module = parse(HEAD.format(version="8.2", target="sm_90a") + body + "\nret;\n}\n", "k.ptx")
     assert [d for d in validate(module) if d.severity != "warning"] == []
-    assert coverage(module).not_judged.get("wgmma") == 1
+    assert coverage(module).not_judged.get("wgmma") is None

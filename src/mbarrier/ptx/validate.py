@@ -301,13 +301,13 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
         line.add("types", name=form.name)
         return
     if form.checker:
-        def conclude(kind: str, judged: list[tuple[str, dict[str, object]]] | None) -> None:
+        def conclude(found: tuple[str, ...], judged: list[tuple[str, dict[str, object]]] | None) -> None:
             """The words' legality (`judged`, None where ptxas judges the gates only) and the
-            gates of the kind the checker found."""
+            gates of the facts the checker found (the kind, its own words)."""
             if judged is not None:
                 emit_legality(instr, facts, judged, line)
                 _check_semantics(form, facts, frozenset(), False, ctx, line)
-            facts.words.add("kind:" + kind)
+            facts.words.update(found)
             _check_gates(form, facts, frozenset(), False, ctx, line)
         validate_wgmma.finish(instr, own, legality, scope, line, conclude)
         return

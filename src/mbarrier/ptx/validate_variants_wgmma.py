@@ -68,16 +68,21 @@ def _combos() -> list[tuple[str, str, str]]:
     return out
 
 
-def _shape(atype: str, n: int) -> str:
-    return f".m{wgmma.M}n{n}k{wgmma.K[atype]}"
+def _shape(atype: str, n: int, sparse: bool = False) -> str:
+    return f".m{wgmma.M}n{n}k{(wgmma.SPARSE_K if sparse else wgmma.K)[atype]}"
+
+
+#: sp-meta and sp-sel of the sparse forms (PTX ISA 9.7.15.6), written apart from spec.companions.
+_META_SEL = (_name("%r1"), _imm(0))
 
 
 def _build(dtype: str, atype: str, btype: str, n: int, regs: bool = False, mods: str = "",
-           pre: str = "") -> ast.Instruction:
+           pre: str = "", sparse: bool = False) -> ast.Instruction:
     ops = (".and.popc",) if atype == ".b1" else ()
     a: ast.Operand = _a_regs(atype) if regs else _name("%rd1")
-    return _instr((*_PATH, pre, _SYNC, _shape(atype, n), dtype, atype, btype, *ops, mods),
-                  (_d(dtype, n), a, _name("%rd2"), *_tail(atype, regs)))
+    return _instr((*_PATH, ".sp" if sparse else "", pre, _SYNC, _shape(atype, n, sparse), dtype, atype, btype,
+                   *ops, mods),
+                  (_d(dtype, n), a, _name("%rd2"), *(_META_SEL if sparse else ()), *_tail(atype, regs)))
 
 
 def variants() -> Iterator[tuple[str, ast.Instruction]]:
@@ -171,4 +176,81 @@ def variants() -> Iterator[tuple[str, ast.Instruction]]:
     # 11. a guard
     for pred, negated in GUARD_POOL:
         yield f"guard {pred}", _with(base, guard=ast.Guard(pred, negated, P0))
+    yield from sparse_variants()
+
+
+def sparse_variants() -> Iterator[tuple[str, ast.Instruction]]:
+    """wgmma.mma_async.sp (PTX ISA 9.7.15.6): every type combination but .b1 on small, middle and
+    large shapes with either A; `.sp` moved, doubled, with the dense lists and the dense shapes;
+    the shapes, types, words; the metadata and the selector in every operand shape and value."""
+    combos = [c for c in _combos() if c[1] in wgmma.SPARSE_K]
+    for dtype, atype, btype in combos:
+        ns = wgmma.N[atype]
+        for n, regs in ((ns[0], False), (ns[0], True), (ns[-1], False)):
+            yield f"sparse types {dtype}{atype}{btype} n{n}{' regs' if regs else ''}", _build(
+                dtype, atype, btype, n, regs, sparse=True)
+    f16 = (".f32", ".f16", ".f16", 8)
+    base = _build(*f16, sparse=True)
+    # 1. words after the opcode and late (those of the pools are judged as on the dense forms);
+    # .sp moved and doubled, .sync missing
+    for w in (".satfinite", ".sp", ".and", ".sp::ordered_metadata", ".row", ".rn", ".foo", ".v4", ".shared",
+              ".release", ".m16n8k16"):
+        yield f"sparse insert {w}", _build(*f16, pre=w, sparse=True)
+        yield f"sparse insert {w} late", _build(*f16, mods=w, sparse=True)
+    for sync in ("", ".sync", ".aligned", ".sync.aligned.sp", ".aligned.sync"):
+        yield f"sparse sync {sync!r}", _instr((*_PATH, ".sp", sync, ".m64n8k32.f32.f16.f16"), base.operands)
+    # 2. per kind: the sparse and the dense list with and without .sp, each shape
+    kinds = ((".f32", ".f16", ".f16"), (".f32", ".tf32", ".tf32"), (".f16", ".e4m3", ".e5m2"),
+             (".s32", ".s8", ".s8"), (".s32", ".u8", ".s8"), (".s32", ".b1", ".b1"))
+    for dtype, atype, btype in kinds:
+        ops = ".and.popc" if atype == ".b1" else ""
+        k = wgmma.SPARSE_K.get(atype, 512)
+        dense = _build(dtype, atype, btype, 8).operands
+        sparse = (*dense[:3], *_META_SEL, *dense[3:])
+        for shape in ("", f".m64n8k{k}", f".m64n8k{wgmma.K[atype]}", ".m64n8k16", ".m64n8k64", ".m64n24k64",
+                      ".m64n8k512", f".m64n264k{k}"):
+            for sp, tail in (("sparse", sparse), ("dense", dense)):
+                yield f"sparse shape {shape!r} {sp} list {atype}", _instr(
+                    (*_PATH, ".sp", _SYNC, shape, dtype, atype, btype, ops), tail)
+                yield f"sparse shape {shape!r} {sp} list no .sp {atype}", _instr(
+                    (*_PATH, _SYNC, shape, dtype, atype, btype, ops), tail)
+        full = _build(dtype, atype, btype, 8, sparse=atype != ".b1")
+        # 3. the types, .satfinite and the boolean operations
+        for types in ((dtype, atype), (".f64", atype, btype), (dtype, atype, ".bf16"), (".s32", atype, btype),
+                      (".f16", atype, btype)):
+            yield f"sparse types {''.join(types)}", _instr(
+                (*_PATH, ".sp", _SYNC, f".m64n8k{k}", *types, ops), full.operands)
+        for extra in (".satfinite", ".and", ".popc", ".and.popc"):
+            yield f"sparse ops {extra} {atype}", _instr(
+                (*_PATH, ".sp", _SYNC, f".m64n8k{k}", dtype, atype, btype, extra), full.operands)
+        # 4. operand counts
+        yield f"sparse drop last operand {atype}", _with(full, full.operands[:-1])
+        yield f"sparse extra operand {atype}", _with(full, (*full.operands, _imm(0)))
+        yield f"sparse no selector {atype}", _with(full, (*full.operands[:4], *full.operands[5:]))
+    # 5. every operand shape in every slot; the selector's and the others' values
+    for dtype, atype, btype, regs in ((".f32", ".f16", ".f16", False), (".f32", ".bf16", ".bf16", True),
+                                      (".s32", ".s8", ".u8", False), (".f32", ".e5m2", ".e4m3", True),
+                                      (".f32", ".tf32", ".tf32", False)):
+        full = _build(dtype, atype, btype, 8, regs, sparse=True)
+        # (D, A and B are the dense forms' operands, generated there; sp-meta, sp-sel and scale-d
+        # here, with two kinds)
+        slots = range(3, 6) if atype == ".f16" else range(0)
+        for i in slots:
+            for op in (o for o in OPERAND_POOL if i or not isinstance(o, ast.Sink)):
+                yield f"sparse operand {i} = {render_operand(op)} {atype}", _with(
+                    full, (*full.operands[:i], op, *full.operands[i + 1:]))
+        for meta in (_name("%wf9"), _name("%wh9"), _name("%fd1"), ast.Vector((_name("%r1"),), P0),
+                     ast.Vector((_name("%r1"), _name("%r2")), P0), _addr_of("%r1")):
+            yield f"sparse meta {render_operand(meta)} {atype}", _with(
+                full, (*full.operands[:3], meta, *full.operands[4:]))
+        for i in range(4, len(full.operands)):  # (sp-sel, scale-d: every view of the literal)
+            for v in (1, -1, 2, 4294967295, 4294967296, 4294967297, -4294967298) if i < 6 else (2,):
+                yield f"sparse imm {i} = {v} {atype}", _with(full, (*full.operands[:i], _imm(v),
+                                                                    *full.operands[i + 1:]))
+    for pred, negated in GUARD_POOL:
+        yield f"sparse guard {pred}", _with(base, guard=ast.Guard(pred, negated, P0))
+
+
+def _addr_of(reg: str) -> ast.Address:
+    return ast.Address(_name(reg), 0, P0)
 

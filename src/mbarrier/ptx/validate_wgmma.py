@@ -26,6 +26,10 @@ from mbarrier.spec.companions import (
     WGMMA_LISTS,
     WGMMA_MIXED,
     WGMMA_MMA,
+    WGMMA_SPARSE,
+    WGMMA_SPARSE_KIND_SHAPES,
+    WGMMA_SPARSE_NAME,
+    WGMMA_SPARSE_SELECTOR,
 )
 from mbarrier.spec.forms import MODIFIERS, RULE_IDS, TYPE_COMPATIBLE, VECTORS, ImmCheck
 from mbarrier.spec.modifiers import WORD_MESSAGES
@@ -33,7 +37,10 @@ from mbarrier.spec.modifiers import WORD_MESSAGES
 _SHAPE = re.compile(r"\.m\d+n\d+k\d+")
 _SHAPES = frozenset().union(*WGMMA_KIND_SHAPES.values(), OTHER_SHAPES)
 _OPERATIONS = (".and", ".popc")
-_OWN = (".satfinite", *_OPERATIONS)
+#: The sparsity words: `.sp`, and mma.sp's `.sp::ordered_metadata`, which ptxas reads as one here
+#: but refuses (measured).
+_SPARSITY = (WGMMA_SPARSE, ".sp::ordered_metadata")
+_OWN = (".satfinite", *_SPARSITY, *_OPERATIONS)
 #: Words of other instructions ptxas takes silently here (measured): the layouts, `.pred`.
 _SILENT = tuple(w for w, m in WORD_MESSAGES.items() if m == ("illegal:.alayout or .blayout",)) + (".pred",)
 
@@ -69,6 +76,8 @@ def split(mods: tuple[str, ...], line: _Line) -> tuple[tuple[str, ...], tuple[st
             line.add("unknown-modifier", mod=m)
     if sum(m in _SHAPES for m in shapes) > 1:
         line.add("shape-multiple")
+    if sum(m in _SPARSITY for m in own) > 1:
+        line.add("sparsity-multiple")
     return tuple(m for m in mods if m not in own), own
 
 
@@ -76,10 +85,10 @@ Legality = list[tuple[str, dict[str, object]]]
 
 
 def finish(instr: ast.Instruction, own: tuple[str, ...], legality: Legality, scope: Scope, line: _Line,
-           conclude: Callable[[str, Legality | None], None]) -> None:
+           conclude: Callable[[tuple[str, ...], Legality | None], None]) -> None:
     """The rest of the line, once the generic words were judged (`split`'s `own`): `conclude` has
     the generic validator report the other words' `legality` (None: ptxas judges no words then)
-    and the gates of the kind ptxas names."""
+    and the gates, given the facts they depend on (the kind ptxas names, the sparsity words)."""
     types = [m for m in own if _is_type(m)]
     ops = [m for m in own if m in _OPERATIONS]
     if not _types_ok(types) or (ops and types[1] != ".b1"):
@@ -87,21 +96,30 @@ def finish(instr: ast.Instruction, own: tuple[str, ...], legality: Legality, sco
         return
     dtype, atype, btype = types
     kind = WGMMA_KINDS[atype]
-    named = WGMMA_MIXED if atype != btype and kind == "integer types" else kind  # (ptxas's name)
-    name = f"{WGMMA_MMA} with {named}"
+    sparsity = [m for m in own if m in _SPARSITY]  # (the last written is judged)
+    sparse = bool(sparsity)
+    prefix = WGMMA_SPARSE_NAME if sparse else ""
+    named = prefix + (WGMMA_MIXED if atype != btype and kind == "integer types" else kind)  # (ptxas's name)
+    name = f"{prefix}{WGMMA_MMA} with {named.removeprefix(prefix)}"
+    facts = ("kind:" + named, *("word:" + m for m in sparsity))
     shape = next((m for m in reversed(own) if m in _SHAPES), None)  # (the last written is judged)
-    if shape is None:  # (ptxas judges the gates only then: measured)
-        line.add("shape-required", name=WGMMA_MMA)
-        conclude(named, None)
+    refused = None if shape is None else (
+        "shape-illegal" if shape not in (WGMMA_SPARSE_KIND_SHAPES if sparse else WGMMA_KIND_SHAPES)[kind]
+        else "shape-types" if _k_of(shape) != (wgmma.SPARSE_K if sparse else wgmma.K)[atype] else None)
+    # ptxas matches the operands first (against the lists of either sparsity): a mismatch hides
+    # the shape and the words (measured)
+    n = _n_of(shape) if shape is not None and refused is None else None
+    fit = _match(instr, dtype, atype, n, name, sparse, scope, line)
+    if fit == "none":
+        line.add("operands", name=WGMMA_MMA)
         return
-    n = _n_of(shape)
-    if shape not in WGMMA_KIND_SHAPES[kind]:
-        line.add("shape-illegal", mod=shape, name=name)
-    elif _k_of(shape) != wgmma.K[atype]:
-        line.add("shape-types", mod=shape, name=name)
+    if shape is None:
+        line.add("shape-required", name=WGMMA_MMA)
+    elif refused is not None:
+        line.add(refused, mod=shape, name=name)
     if atype == ".b1" and ops != list(_OPERATIONS):  # (.and then .popc, each once: measured)
-        line.add("bool-op-count" if len(ops) != 2 else "bool-op-order", name=f"{WGMMA_MMA} with {kind}",
-                 mod=shape)
+        line.add("bool-op-count" if len(ops) != 2 else "bool-op-order",
+                 name=f"{prefix}{WGMMA_MMA} with {kind}", mod=shape or "")
         if ops[:1] != [".and"]:
             line.add("bool-op-required", name=WGMMA_MMA)
         if ops[:1] == [".popc"]:  # (first, ptxas reads it as a reduction: measured)
@@ -109,8 +127,15 @@ def finish(instr: ast.Instruction, own: tuple[str, ...], legality: Legality, sco
     if ".satfinite" in own and atype not in (".s8", ".u8"):
         line.add("illegal-modifier", mod=".satfinite", name=name)
         line.add("illegal-modifier", mod=".satfinite", name=WGMMA_MMA)
-    if not _match(instr, dtype, atype, n, name, scope, line):
-        line.add("operands", name=WGMMA_MMA)
+    if sparse and (fit == "other" or sparsity[-1] != WGMMA_SPARSE):
+        # (the dense operands, or `.sp::ordered_metadata`, mma.sp's: measured)
+        line.add("illegal-modifier", mod=sparsity[-1], name=WGMMA_MMA)
+    if fit == "other" or shape is None:
+        # the operands of the other sparsity: a mismatch named by the kind, unless the shape was
+        # refused; ptxas judges the gates only (measured)
+        if fit == "other" and shape is not None and refused is None:
+            line.add("operands", name=name)
+        conclude(facts, None)
         return
     # (ptxas says no "Mismatch between instruction type and comparison qualifier" here, and names
     # the instruction with .dtype.atype in "Illegal reduction operation": measured)
@@ -120,7 +145,7 @@ def finish(instr: ast.Instruction, own: tuple[str, ...], legality: Legality, sco
     for m in own:
         if m in VECTORS and isinstance(d, ast.Vector) and len(d.items) != VECTORS[m]:  # (against D)
             line.add("vector-length", name=WGMMA_MMA)
-    conclude(named, legality)
+    conclude(facts, legality)
 
 
 def _types_ok(types: list[str]) -> bool:
@@ -137,31 +162,45 @@ def _k_of(shape: str) -> int:
     return int(shape[shape.index("k") + 1:])
 
 
-def _match(instr: ast.Instruction, dtype: str, atype: str, n: int, name: str, scope: Scope,
-           line: _Line) -> bool:
-    """Whether an operand list of the types fits (reporting the errors ptxas goes on after)."""
+def _lists(atype: str, sparse: bool) -> list[tuple[str, tuple[ImmCheck, ...]]]:
+    """The operand lists after D, A and B: sp-sel first in a sparse one (spec.companions)."""
+    if not sparse:
+        return list(WGMMA_LISTS[atype])
+    if atype not in WGMMA_SPARSE_SELECTOR:
+        return []
+    return [(a_kind, (WGMMA_SPARSE_SELECTOR[atype], *checks)) for a_kind, checks in WGMMA_LISTS[atype]]
+
+
+def _match(instr: ast.Instruction, dtype: str, atype: str, n: int | None, name: str, sparse: bool,
+           scope: Scope, line: _Line) -> str:
+    """Whether an operand list of the types and the sparsity written fits ("ok", reporting the
+    errors ptxas goes on after), one of the other sparsity ("other"), or none ("none")."""
     ops = instr.operands
-    for a_kind, checks in WGMMA_LISTS[atype]:
-        if len(ops) != 3 + len(checks):
+    for a_kind, checks in _lists(atype, sparse):
+        if len(ops) != 3 + sparse + len(checks):
             continue
         quiet = _Line(instr, line.path)
-        if not _fits(ops, a_kind, checks, dtype, atype, n, name, scope, quiet):
+        if not _fits(ops, a_kind, checks, dtype, atype, n, name, sparse, scope, quiet):
             continue
-        _fits(ops, a_kind, checks, dtype, atype, n, name, scope, line)
-        return True
+        _fits(ops, a_kind, checks, dtype, atype, n, name, sparse, scope, line)
+        return "ok"
+    for a_kind, checks in _lists(atype, not sparse):
+        if len(ops) == 3 + (not sparse) + len(checks) and _fits(
+                ops, a_kind, checks, dtype, atype, n, name, not sparse, scope, _Line(instr, line.path)):
+            return "other"
     # a mismatch: ptxas still says "Incompatible elements" of a vector it read (measured)
     scratch = _Line(instr, line.path)
-    for a_kind, checks in WGMMA_LISTS[atype]:
-        if len(ops) == 3 + len(checks):
-            _fits(ops, a_kind, checks, dtype, atype, n, name, scope, scratch)
+    for a_kind, checks in _lists(atype, sparse):
+        if len(ops) == 3 + sparse + len(checks):
+            _fits(ops, a_kind, checks, dtype, atype, n, name, sparse, scope, scratch)
     if any(d.rule == RULE_IDS["vector-elements"] for d in scratch.out):
         line.add("vector-elements", ops[0].pos)
-    return False
+    return "none"
 
 
 def _fits(ops: tuple[ast.Operand, ...], a_kind: str, checks: tuple[ImmCheck, ...], dtype: str, atype: str,
-          n: int, name: str, scope: Scope, line: _Line) -> bool:
-    length = wgmma.registers(dtype, n)
+          n: int | None, name: str, sparse: bool, scope: Scope, line: _Line) -> bool:
+    length = None if n is None else wgmma.registers(dtype, n)  # (no N of a refused shape: no length)
     integer = dtype == ".s32"
     if not _vector_slot(ops[0], 0, length, _D_TYPES[dtype], _D_TYPES[dtype], "", integer, True, name, scope,
                         line):
@@ -178,8 +217,11 @@ def _fits(ops: tuple[ast.Operand, ...], a_kind: str, checks: tuple[ImmCheck, ...
         return False
     if not _descriptor(ops[2], 2, scope, line):
         return False
-    for index, (op, check) in enumerate(zip(ops[3:], checks, strict=True), start=3):
-        if not _immediate(op, check, index, index == 3, name, scope, line):
+    if sparse and not _metadata(ops[3], scope, line):
+        return False
+    first = 3 + sparse  # (sp-sel, an immediate only; then scale-d, an immediate or a predicate)
+    for index, (op, check) in enumerate(zip(ops[first:], checks, strict=True), start=first):
+        if not _immediate(op, check, index, index == first + sparse, name, scope, line):
             return False
     return True
 
@@ -190,8 +232,9 @@ def _register(op: ast.Operand, scope: Scope) -> str | None:
     return sym.type if sym is not None and sym.space == ".reg" and not sym.special else None
 
 
-def _vector_slot(op: ast.Operand, index: int, length: int, strict: tuple[str, ...], loose: tuple[str, ...],
-                 policy: str, integer: bool, dest: bool, name: str, scope: Scope, line: _Line) -> bool:
+def _vector_slot(op: ast.Operand, index: int, length: int | None, strict: tuple[str, ...],
+                 loose: tuple[str, ...], policy: str, integer: bool, dest: bool, name: str, scope: Scope,
+                 line: _Line) -> bool:
     """D (`dest`) or A in registers: a vector of `length` registers of `strict` (of `loose`, with
     what `policy` says of them), measured. A scalar is "Vector expected"; an element of another size
     "Incompatible elements", of another type "Vector with elements of different types" (not with
@@ -223,7 +266,7 @@ def _vector_slot(op: ast.Operand, index: int, length: int, strict: tuple[str, ..
         return False
     elif not any(t in strict for t in types) and policy == "types":
         line.add("types", name=name)
-    if len(op.items) != length:
+    if length is not None and len(op.items) != length:
         line.add("vector-length", op.pos, name=name)
     return True
 
@@ -268,6 +311,38 @@ def _descriptor(op: ast.Operand, index: int, scope: Scope, line: _Line) -> bool:
     return True
 
 
+def _metadata(op: ast.Operand, scope: Scope, line: _Line) -> bool:
+    """sp-meta (measured): a 32-bit register of any type, a vector of them, a 32-bit float
+    immediate; a variable of such a type, or an address of a variable or a 32-bit register, is
+    "must be register", a special register "not allowed"; an integer immediate or a register of
+    another size a mismatch, a vector of registers of two sizes "Incompatible elements" besides."""
+    if isinstance(op, ast.FloatImm):
+        return op.bits == 32
+    if isinstance(op, ast.Vector):
+        types = [_register(i, scope) for i in op.items]
+        if len({TYPE_SIZE.get(t or "", 0) for t in types if t is not None and t != ".pred"}) > 1:
+            line.add("vector-elements", op.pos)
+            return False
+        return all(t in TYPE_COMPATIBLE["any32"] for t in types)
+    if isinstance(op, ast.Address):
+        base = scope.lookup(op.base.name) if op.base is not None else None
+        register = base is not None and base.space == ".reg"
+        if base is None or base.special or (register and base.type not in TYPE_COMPATIBLE["any32"]):
+            return False
+        line.add("must-be-register", op.pos, index=3, name=WGMMA_MMA)
+        return True
+    sym = scope.lookup(op.name) if isinstance(op, ast.Name) else None
+    if sym is None:
+        return False
+    if sym.special:
+        line.add("special-register", op.pos, name=WGMMA_MMA)
+    elif sym.type not in TYPE_COMPATIBLE["any32"]:
+        return False
+    elif sym.space != ".reg":
+        line.add("must-be-register", op.pos, index=3, name=WGMMA_MMA)
+    return True
+
+
 def _immediate(op: ast.Operand, check: ImmCheck, index: int, predicate: bool, name: str, scope: Scope,
                line: _Line) -> bool:
     """scale-d: an immediate or a predicate; the others an immediate only."""
@@ -275,7 +350,8 @@ def _immediate(op: ast.Operand, check: ImmCheck, index: int, predicate: bool, na
         return True
     if not isinstance(op, ast.Imm):
         return False
-    if op.value not in ((0, 1) if check.kind == "parity" else (check.lo, check.hi)):
-        line.add(f"imm-{check.kind}", op.pos, index=index, name=name, value=op.value, lo=check.lo,
-                 hi=check.hi)
+    allowed = {"parity": (0, 1), "exact": (check.lo,)}.get(check.kind, (check.lo, check.hi))
+    if check.value(op.value) not in allowed:
+        line.add(f"imm-{check.kind}", op.pos, index=index, name=name,
+                 value=check.value(op.value, check.printed), lo=check.lo, hi=check.hi)
     return True

@@ -272,20 +272,50 @@ WGMMA_LISTS: Final[dict[str, tuple[tuple[str, tuple[ImmCheck, ...]], ...]]] = {
 }
 
 
+#: wgmma.mma_async.sp (PTX ISA 9.7.15.6), the sparse A: ptxas names it "Sparse wgmma.mma_async with
+#: {kind}" and its gate "Feature 'Sparse WGMMA with {kind}'" (measured), from PTX ISA 8.2 (mixed
+#: integer types 8.4, measured); there is no sparse .b1 (every shape of it "Illegal matrix shape",
+#: and no list of operands), though ptxas gates it as the others.
+WGMMA_SPARSE: Final = ".sp"
+WGMMA_SPARSE_NAME: Final = "Sparse "
+WGMMA_SPARSE_KIND_VERSIONS: Final[dict[str, tuple[int, int]]] = {
+    **dict.fromkeys(WGMMA_KINDS.values(), (8, 2)), WGMMA_MIXED: (8, 4)}
+WGMMA_SPARSE_KIND_SHAPES: Final[dict[str, frozenset[str]]] = {
+    kind: frozenset(f".m{wgmma.M}n{n}k{wgmma.SPARSE_K[t]}" for t, k2 in WGMMA_KINDS.items()
+                    if k2 == kind and t in wgmma.SPARSE_K for n in wgmma.N[t])
+    for kind in set(WGMMA_KINDS.values())}
+#: The sparse operand lists (D, A, B, then sp-meta, sp-sel, then those of WGMMA_LISTS): sp-sel's
+#: check by .atype (spec.wgmma.SPARSE_SELECTORS), judged on the literal cut to 32 bits; ptxas
+#: prints the literal as written in the "0 or 1" message, cut in the "0" one (measured).
+WGMMA_SPARSE_SELECTOR: Final[dict[str, ImmCheck]] = {
+    t: ImmCheck("parity", view="u32", printed="s64") if v == (0, 1) else ImmCheck("exact", v[0], view="u32")
+    for t, v in wgmma.SPARSE_SELECTORS.items()}
+
+
 def _wgmma_mma() -> Instr:
-    """wgmma.mma_async.sync.aligned.shape.dtype.atype.btype d, a-desc|a, b-desc, scale-d
-    {, imm-scale-a, imm-scale-b{, imm-trans-a}, imm-trans-b} (PTX ISA 9.7.15.5.2), the dense forms:
-    judged by `ptx.validate_wgmma` from spec.wgmma and the tables above; PTX ISA 8.0 (mixed integer
-    types 8.4), sm_90a. The sparse `.sp` forms are not judged."""
+    """wgmma.mma_async{.sp}.sync.aligned.shape.dtype.atype.btype d, a-desc|a, b-desc{, sp-meta,
+    sp-sel}, scale-d {, imm-scale-a, imm-scale-b{, imm-trans-a}, imm-trans-b} (PTX ISA 9.7.15.5.2, the
+    sparse `.sp` 9.7.15.6): judged by `ptx.validate_wgmma` from spec.wgmma and the tables above;
+    PTX ISA 8.0 (mixed integer types 8.4; sparse 8.2 and 8.4), sm_90a."""
     s = wgmma.MMA_SECTION
+    sp = wgmma.SPARSE_SECTION
     return Instr(
         ("wgmma", ".mma_async"), s, operands=((),), types=(), spaces=(),
         flags=(".sync", ".aligned"), object_rules=False, checker=WGMMA_MMA,
         constraints=(Constraint(Cond(lacks=(".sync",)), "required-modifier", WGMMA_MMA, mod=".sync"),),
-        gates=tuple(g for k, v in WGMMA_KIND_VERSIONS.items() for g in (
+        gates=(*(g for k, v in WGMMA_KIND_VERSIONS.items() for g in (
             Gate(_feature(f"WGMMA with {k}"), Cond(has=(f"kind:{k}",)), s, version=v),
             Gate(f"Instruction '{WGMMA_MMA} with {k}'", Cond(has=(f"kind:{k}",)), s,
                  targets=WGMMA_TARGETS, arch_max=WGMMA_ARCH))),
+               *(g for k, v in WGMMA_SPARSE_KIND_VERSIONS.items() for g in (
+                   Gate(_feature(f"Sparse WGMMA with {k}"), Cond(has=(f"kind:{WGMMA_SPARSE_NAME}{k}",)), sp,
+                        version=v),
+                   Gate(f"Instruction '{WGMMA_SPARSE_NAME}{WGMMA_MMA} with {k}'",
+                        Cond(has=(f"kind:{WGMMA_SPARSE_NAME}{k}",)), sp, targets=WGMMA_TARGETS,
+                        arch_max=WGMMA_ARCH))),
+               # (mma.sp's word, which ptxas reads as the sparsity here, and refuses: measured)
+               Gate(_feature(".sp::ordered_metadata"), Cond(has=("word:.sp::ordered_metadata",)), sp,
+                    version=(8, 5))),
     )
 
 

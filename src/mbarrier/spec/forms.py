@@ -253,6 +253,7 @@ MESSAGES: Final[dict[str, str]] = {
     # wgmma.mma_async
     "shape-required": "Shape modifier required for instruction '{name}'",
     "shape-multiple": "Multiple matrix shape modifiers specified",
+    "sparsity-multiple": "Multiple sparsity modifiers specified",
     "shape-illegal": "Illegal matrix shape '{mod}' for instruction '{name}'",
     "shape-types": "Illegal instruction types specified for '{name}' with shape '{mod}'",
     "imm-values": "Argument {index} of instruction '{name}': unexpected value '{value}', expected to be "
@@ -1109,11 +1110,9 @@ UNCHECKED_PATHS: Final[tuple[tuple[str, ...], ...]] = (
     ("clusterlaunchcontrol", ".query_cancel"),
 )
 #: Opcode paths and words that, anywhere among the modifiers after them, make the line an
-#: instruction lint does not judge: the sparse wgmma.mma_async (`.sp`, PTX ISA 9.7.15.5.3), the
-#: fences with `.async::generic` or `.sync_restrict`, ldmatrix's format conversion (`.m8n16`), a
-#: prefetch.tensormap with a cache level or an eviction priority.
+#: instruction lint does not judge: the fences with `.async::generic` or `.sync_restrict`, ldmatrix's
+#: format conversion (`.m8n16`), a prefetch.tensormap with a cache level or an eviction priority.
 UNCHECKED_WORDS: Final[tuple[tuple[tuple[str, ...], str], ...]] = (
-    (("wgmma", ".mma_async"), ".sp"),
     # the unidirectional async proxy fence (PTX ISA 8.6) and its .sync_restrict
     *((("fence",), w) for w in (".async::generic", ".sync_restrict::shared::cta",
                                 ".sync_restrict::shared::cluster")),

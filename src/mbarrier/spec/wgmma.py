@@ -90,6 +90,17 @@ CORE_ROW_BYTES: Final = 16
 SMEM_ALIGN: Final = 16
 
 
+#: 9.7.15.6 (the sparse forms' shapes): A is 2:4 sparse (1:2 for .tf32), so K is twice the dense
+#: K of each .atype; there is no sparse .b1 form.
+SPARSE_K: Final[dict[str, int]] = {t: 2 * k for t, k in K.items() if t != ".b1"}
+
+#: 9.7.15.6 (wgmma.mma_async.sp): the sparsity selector `sp-sel`, an immediate: 0 or 1 for
+#: .f16/.bf16/.tf32 (which thread pairs of a quad hold the metadata), 0 for the 8-bit types.
+SPARSE_SELECTORS: Final[dict[str, tuple[int, ...]]] = {
+    ".f16": (0, 1), ".bf16": (0, 1), ".tf32": (0, 1), ".e4m3": (0,), ".e5m2": (0,), ".s8": (0,), ".u8": (0,),
+}
+
+
 def registers(dtype: str, n: int) -> int:
     """9.7.15.5.1.1: the accumulator D of m64nN is N/2 registers of .f32/.s32, N/4 .f16x2 registers."""
     return n // 4 if dtype == ".f16" else n // 2
