@@ -2,8 +2,9 @@
 `mbarrier.hw.wgmma`) replayed through the simulator's arithmetic and layouts (`mbarrier.sim.mma`): the
 accumulator registers bit for bit for integer forms and for inputs whose every partial sum is exact
 (the hardware's summation order cannot show), within `cases.bound` otherwise (9.7.15.5.2 leaves the
-order and rounding of floating-point accumulation unspecified). A few records also run whole on the
-machine (the PTX the GPU ran)."""
+order and rounding of floating-point accumulation unspecified). The sparse records (`sp_*`,
+wgmma.mma_async.sp, 9.7.15.6) hold the metadata layout the ISA draws in figures our text lacks. A few
+records also run whole on the machine (the PTX the GPU ran)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from mbarrier.sim import mma
 from mbarrier.spec import wgmma as spec
 
 RECORDS = Path(cases.__file__).parent / "data" / "wgmma" / "h100.json"
-ON_MACHINE = ("bf16_ss_mn_64", "e5m2_e4m3", "s8_satfinite", "b1_rs")
+ON_MACHINE = ("bf16_ss_mn_64", "e5m2_e4m3", "s8_satfinite", "b1_rs", "sp_f16_identity_sel1",
+              "sp_tf32_rs_sel1", "sp_u8_raw_sw32_rs")
 
 
 def _load() -> dict[str, dict[str, object]]:
@@ -46,7 +48,8 @@ def _simulate(case: cases.Case, inp: cases.Inputs) -> npt.NDArray[np.uint32]:
     def desc(lay: cases.Layout) -> mma.Descriptor:
         return mma.decode(lay.descriptor() | lay.start >> 4)
 
-    b, _ = mma.gather(desc(inp.layout_b), range(case.n), bool(case.trans_b), spec.ELEMENT_BITS[case.b], read)
+    b, _ = mma.gather(desc(inp.layout_b), range(case.n), bool(case.trans_b), spec.ELEMENT_BITS[case.b], read,
+                      form.b_bytes)
     out = np.zeros((cases.THREADS, case.d_registers), np.uint32)
     for warp in range(4):
         lanes = range(32 * warp, 32 * warp + 32)
@@ -56,6 +59,9 @@ def _simulate(case: cases.Case, inp: cases.Inputs) -> npt.NDArray[np.uint32]:
             assert inp.layout_a is not None
             a, _ = mma.gather(desc(inp.layout_a), range(16 * warp, 16 * warp + 16), bool(case.trans_a),
                               spec.ELEMENT_BITS[case.atype], read)
+        if case.sparse:
+            assert inp.meta is not None
+            a = mma.unpack_sparse(form, a, [int(inp.meta[t]) for t in lanes], case.selector)
         d = mma.d_to_matrix(form, [tuple(int(x) for x in inp.d[t]) for t in lanes]) if case.scale_d else None
         regs = mma.matrix_to_d(form, mma.multiply(form, a, b, d, case.scale_a, case.scale_b))
         out[32 * warp:32 * warp + 32] = np.array(regs, np.uint32)

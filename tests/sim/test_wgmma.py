@@ -1,8 +1,8 @@
 """wgmma (PTX ISA 9.7.15): the matrix descriptor (9.7.15.5.1.2.2), the shared-memory layouts
 (9.7.15.5.1.2.1), the register fragments (9.7.15.5.1.1) and the arithmetic of wgmma.mma_async (9.7.15.5.2)
-against the conformance cases' own derivation of the layouts (`mbarrier.hw.wgmma`, written apart from
-`mbarrier.sim.mma`) and a numpy reference; the asynchronous rules of wgmma.fence, commit_group and
-wait_group (9.7.15.7) as findings."""
+and of its sparse form (9.7.15.6: the metadata, the unpacked A, K doubled) against the conformance cases'
+own derivation of the layouts (`mbarrier.hw.wgmma`, written apart from `mbarrier.sim.mma`) and a numpy
+reference; the asynchronous rules of wgmma.fence, commit_group and wait_group (9.7.15.7) as findings."""
 
 from __future__ import annotations
 
@@ -48,10 +48,14 @@ def test_swizzle_xors_the_16_byte_chunk_with_the_row_of_the_pattern() -> None:
     assert mma.swizzled(0x390, None) == 0x390
 
 
-@pytest.mark.parametrize("case", cases.CASES, ids=[c.name for c in cases.CASES])
+DERIVED = [c for c in cases.CASES if c.values != "raw"]  # "raw" B is only what the H100 read (replayed)
+
+
+@pytest.mark.parametrize("case", DERIVED, ids=[c.name for c in DERIVED])
 def test_gather_and_multiply_agree_with_the_cases_derivation(case: cases.Case) -> None:
     """Every conformance case without the machine: the matrices read through the descriptors are the
-    ones the case placed, and D is the numpy reference (exactly for exact and integer inputs)."""
+    ones the case placed (a sparse A unpacked by each lane's metadata is the case's A), and D is the
+    numpy reference (exactly for exact and integer inputs)."""
     inp = cases.inputs(case)
     form = mma.parse_form(tuple("." + q for q in case.instruction.split(".")[1:]), case.a_regs)
     image = inp.image
@@ -60,7 +64,7 @@ def test_gather_and_multiply_agree_with_the_cases_derivation(case: cases.Case) -
         return image[at:at + 16]
 
     b, chunks = mma.gather(mma.decode(inp.layout_b.descriptor() | inp.layout_b.start >> 4), range(case.n),
-                           bool(case.trans_b), spec.ELEMENT_BITS[case.b], read)
+                           bool(case.trans_b), spec.ELEMENT_BITS[case.b], read, form.b_bytes)
     assert np.array_equal(b, inp.b) and all(at % 16 == 0 for at in chunks)
     out = np.zeros((64, case.n))
     for warp in range(4):
@@ -72,6 +76,11 @@ def test_gather_and_multiply_agree_with_the_cases_derivation(case: cases.Case) -
             assert inp.layout_a is not None
             a, _ = mma.gather(mma.decode(inp.layout_a.descriptor() | inp.layout_a.start >> 4), rows,
                               bool(case.trans_a), spec.ELEMENT_BITS[case.atype], read)
+        if case.sparse:
+            assert inp.a_packed is not None and inp.meta is not None
+            assert np.array_equal(a, inp.a_packed[16 * warp:16 * warp + 16])
+            meta = [int(x) for x in inp.meta[32 * warp:32 * warp + 32]]
+            a = mma.unpack_sparse(form, a, meta, case.selector)
         assert np.array_equal(a, inp.a[16 * warp:16 * warp + 16])
         regs = [tuple(int(x) for x in inp.d[32 * warp + lane]) for lane in range(32)]
         d = mma.d_to_matrix(form, regs) if case.scale_d else None
@@ -97,10 +106,24 @@ def test_fragments_are_the_clayout_of_the_isa() -> None:
     (".m64n40k32.s32.s8.s8", "shape"), (".m64n8k16.f32.f16.bf16", "multiplicand types"),
     (".m64n8k16.f16.bf16.bf16", "accumulator"), (".m64n8k16.satfinite.f32.f16.f16", "satfinite"),
     (".m64n8k256.s32.b1.b1", "popc"), (".m64n8k8.f32.f16.f16", "shape"), (".m64n264k16.f32.f16.f16", "shape"),
+    ("sp.m64n8k16.f32.f16.f16", "shape"), ("sp.m64n8k512.s32.b1.b1.and.popc", "no sparse form"),
+    ("sp.m64n40k64.s32.s8.s8", "shape"), ("sp.m64n8k32.f32.tf32.tf32", "shape"),
 ])
 def test_forms_the_isa_does_not_define_are_refused(quals: str, why: str) -> None:
+    sp = quals.startswith("sp.")
+    text = f"mma_async.sp.sync.aligned.{quals[3:]}" if sp else f"mma_async.sync.aligned{quals}"
     with pytest.raises(mma.FormError, match=why):
-        mma.parse_form(tuple("." + q for q in f"mma_async.sync.aligned{quals}".split(".")), False)
+        mma.parse_form(tuple("." + q for q in text.split(".")), False)
+
+
+def test_the_sparse_shapes_double_k() -> None:
+    """9.7.15.2, 9.7.15.6.3: m64nNk16 for .tf32, k32 for .f16/.bf16, k64 for FP8 and 8-bit integers, the
+    dense N; sp-meta and sp-sel come after b-desc; a row of B is 64 bytes."""
+    for quals, k, operands in ((".m64n256k16.f32.tf32.tf32", 16, 8), (".m64n8k32.f16.f16.f16", 32, 10),
+                               (".m64n24k64.f16.e5m2.e4m3", 64, 8),
+                               (".m64n240k64.satfinite.s32.u8.s8", 64, 6)):
+        form = mma.parse_form(tuple("." + q for q in f"mma_async.sp.sync.aligned{quals}".split(".")), False)
+        assert form.sparse and form.k == k and form.b_bytes == 64 and form.operands() == operands
 
 
 def test_the_shape_table_of_the_spec() -> None:
@@ -115,7 +138,8 @@ def test_the_shape_table_of_the_spec() -> None:
 # -- whole kernels on the machine --------------------------------------------------------------------------
 MACHINE_CASES = ["f16_ss_k_none", "f16_ss_mn_128", "bf16_ss_k_64", "bf16_rs_mn", "f16_neg", "f16_nod",
                  "f16_f16acc", "tf32_32", "tf32_rs", "e4m3_e5m2", "e5m2_e4m3_f16acc", "s8_u8", "s8_rs",
-                 "s8_satfinite", "s8_wrap", "b1", "b1_rs", "bf16_random"]
+                 "s8_satfinite", "s8_wrap", "b1", "b1_rs", "bf16_random", "sp_f16_rs_sel1",
+                 "sp_bf16_ss_mn_none_sel1", "sp_tf32_128_sel1", "sp_e5m2_e4m3", "sp_s8_rs", "sp_s8_satfinite"]
 
 
 def case_run(case: cases.Case, seed: int = 1) -> tuple[explore.RunResult, sim.Machine, cases.Inputs]:
@@ -274,7 +298,47 @@ def test_forms_the_simulator_refuses_stop_the_run_naming_them() -> None:
     r = run(module(PRELUDE + "    wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%d0, %d1}, %rd1, %rd1, "
                    "1, 1, 1, 0, 0;\n    ret;"), grid=1, block=128, args={"out": sim.Buffer(16)})
     assert r.outcome == "unsupported" and "vector of 4 registers" in (r.message or "")
-    r = run(module(PRELUDE + "    wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%d0, %d1, %d2, %d3}, "
-                   "%rd1, %rd1, %r1, 0, 1, 1, 1, 0, 0;\n    ret;"), grid=1, block=128,
-            args={"out": sim.Buffer(16)})
-    assert r.outcome == "unsupported" and "wgmma.mma_async.sp (a structured-sparse A" in (r.message or "")
+
+
+# -- wgmma.mma_async.sp (9.7.15.6) --------------------------------------------------------------------------
+# The prelude's ones as a packed A (K-major, no swizzle) and a B with 64 bytes of K (chunk c at c * LBO);
+# %r5 the metadata: every field 0b0100 (the two kept halves at positions 0 and 1): D = 16 ones.
+SPARSE = PRELUDE + "    mov.b32 %r5, 0x44444444;\n"
+SPMMA = ("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%d0, %d1, %d2, %d3}, %rd1, %rd1, %r5, 0, "
+         "1, 1, 1, 0, 0;")
+
+
+def test_a_sparse_wgmma_sums_the_kept_half_of_k() -> None:
+    m = _kernel(FENCE, SPMMA, COMMIT, "wgmma.wait_group.sync.aligned 0;", prelude=SPARSE)
+    r = _outcome(m)
+    assert r.outcome == "exited", r.message
+    assert _d0(m) == 16.0
+
+
+@pytest.mark.parametrize("lines, rule, words", [
+    ((FENCE, SPMMA, COMMIT, "mov.b32 %r5, 0x44444444;", "wgmma.wait_group.sync.aligned 0;"),
+     "wgmma-register-inflight", "register %r5"),
+    ((FENCE, "mov.b32 %r5, 0x44444444;", SPMMA, COMMIT, "wgmma.wait_group.sync.aligned 0;"),
+     "wgmma-fence-missing", "accessed register %r5 at line"),
+    ((FENCE, "mov.b32 %r5, 0x44444440;", FENCE, SPMMA, COMMIT, "wgmma.wait_group.sync.aligned 0;"),
+     "kernel-fault", "0b0000 at bits 3..0"),
+])
+def test_the_metadata_register_follows_the_rules_of_a(lines: tuple[str, ...], rule: str, words: str) -> None:
+    """The metadata register is an input of the operation as A's fragment is: owned until wait_group
+    retires it (9.7.15.7.3), fenced after an ordinary access (9.7.15.7.1); a field naming one position
+    twice is undefined (9.7.15.6.1), a finding at the wgmma.mma_async.sp."""
+    r = _outcome(_kernel(*lines, prelude=SPARSE))
+    assert r.outcome == "violation" and r.rule == rule and words in (r.message or ""), r.message
+
+
+@pytest.mark.parametrize("instruction, words", [
+    (SPMMA.replace("%r5, 0,", "%r5, 2,"), "sp-sel 2: .f16 takes 0 or 1"),
+    (SPMMA.replace("%r5, 0,", "0x44444444, 0,"), "sp-meta must be a 32-bit register"),
+    ("wgmma.mma_async.sp.sync.aligned.m64n8k64.s32.s8.s8 {%d0, %d1, %d2, %d3}, %rd1, %rd1, %r5, 1, 1;",
+     "sp-sel 1: .s8 takes 0"),
+])
+def test_sparse_operands_ptxas_refuses_stop_the_run(instruction: str, words: str) -> None:
+    """9.7.15.6.3: sp-sel is 0 or 1 (16- and 32-bit types) or 0 (8-bit); sp-meta a register (ptxas 13.0
+    refuses the others)."""
+    r = run(module(SPARSE + f"    {instruction}\n    ret;"), grid=1, block=128, args={"out": sim.Buffer(16)})
+    assert r.outcome == "unsupported" and words in (r.message or ""), r.message

@@ -1,11 +1,14 @@
-"""wgmma.mma_async conformance cases (PTX ISA 9.7.15): known inputs, a PTX kernel per case, the records.
+"""wgmma.mma_async conformance cases (PTX ISA 9.7.15), wgmma.mma_async.sp (9.7.15.6) among them: known
+inputs, a PTX kernel per case, the records.
 
 Each case is one wgmma.mma_async of a chosen form and layout. Its inputs are a shared-memory image (the A
 and B matrices placed in a canonical layout of 9.7.15.5.1.2.1.3 amid junk bytes the instruction must not
 read), each thread's A fragment (register forms) and accumulator. The kernel (`ptx`) copies the image into
 shared memory, loads its registers, runs the instruction once and stores its accumulator registers. The
 same PTX runs on the GPU (`tools/record_wgmma.sh`, through the CUDA driver) and in the simulator
-(tests/hw/test_wgmma_replay.py), so both see the same bytes and descriptors.
+(tests/hw/test_wgmma_replay.py), so both see the same bytes and descriptors. A sparse case also loads each
+thread's metadata register: the kept positions of every chunk of the unpacked A, placed by the layout
+`meta_position` states, and junk in the lanes the selector leaves out.
 
 This module derives the layouts and the fragments from the ISA's tables on its own (CuTe-style shapes and
 strides, the CLayout of the accumulator), apart from `mbarrier.sim.mma`, so a test of one against the
@@ -29,106 +32,15 @@ import numpy as np
 import numpy.typing as npt
 
 from mbarrier.hw.recorder_cli import recorder_main
+from mbarrier.hw.wgmma_case import BY_NAME as BY_NAME
+from mbarrier.hw.wgmma_case import CASES as CASES
+from mbarrier.hw.wgmma_case import Case as Case
 from mbarrier.spec import wgmma as spec
 
 THREADS = 128
 RUNS = 3  # each case runs this often on the GPU: equal outputs show the hardware deterministic
 SCHEMA = 1
 KERNEL = "wgmma_case"
-
-
-@dataclass(frozen=True)
-class Case:
-    """One wgmma.mma_async: its form, where A comes from and how A and B are laid out (swizzle width in
-    bytes, None for none; transposed: MN-major), the immediates, scale-d, and the inputs: "exact" (small
-    values whose every partial sum is exact in the accumulator type: any summation order gives the same
-    bits), "random" (full-range values: floats compared within a bound) or "overflow" (integer sums past
-    the s32 range)."""
-
-    name: str
-    atype: str
-    dtype: str
-    n: int
-    btype: str = ""
-    a_regs: bool = False
-    trans_a: int = 0
-    trans_b: int = 0
-    swizzle_a: int | None = None
-    swizzle_b: int | None = None
-    scale_d: bool = True
-    scale_a: int = 1
-    scale_b: int = 1
-    satfinite: bool = False
-    values: str = "exact"
-    seed: int = 1
-
-    @property
-    def b(self) -> str:
-        return self.btype or self.atype
-
-    @property
-    def k(self) -> int:
-        return spec.K[self.atype]
-
-    @property
-    def floating(self) -> bool:
-        return self.atype in spec.FLOATS
-
-    @property
-    def instruction(self) -> str:
-        sat = ".satfinite" if self.satfinite else ""
-        popc = ".and.popc" if self.atype == ".b1" else ""
-        return (f"wgmma.mma_async.sync.aligned.m64n{self.n}k{self.k}{sat}{self.dtype}{self.atype}{self.b}"
-                f"{popc}")
-
-    @property
-    def d_registers(self) -> int:
-        return spec.registers(self.dtype, self.n)
-
-
-def _cases() -> list[Case]:
-    out: list[Case] = []
-    f32 = ".f32"
-    for t in (".f16", ".bf16"):
-        for sw in (None, 32, 64, 128):
-            out.append(Case(f"{t[1:]}_ss_k_{sw or 'none'}", t, f32, 16, swizzle_a=sw, swizzle_b=sw))
-            out.append(Case(f"{t[1:]}_ss_mn_{sw or 'none'}", t, f32, 16, trans_a=1, trans_b=1, swizzle_a=sw,
-                            swizzle_b=sw))
-        out.append(Case(f"{t[1:]}_rs_k", t, f32, 24, a_regs=True, swizzle_b=128))
-        out.append(Case(f"{t[1:]}_rs_mn", t, f32, 32, a_regs=True, trans_b=1, swizzle_b=64))
-        out.append(Case(f"{t[1:]}_neg", t, f32, 8, scale_a=-1, scale_b=-1, swizzle_a=128, swizzle_b=32))
-        out.append(Case(f"{t[1:]}_nod", t, f32, 8, scale_d=False, scale_b=-1))
-        out.append(Case(f"{t[1:]}_random", t, f32, 64, swizzle_a=128, swizzle_b=128, values="random"))
-        out.append(Case(f"{t[1:]}_n256", t, f32, 256, swizzle_a=128, swizzle_b=128, seed=2))
-    out.append(Case("f16_f16acc", ".f16", ".f16", 32, swizzle_a=64, swizzle_b=64))
-    out.append(Case("f16_f16acc_random", ".f16", ".f16", 16, values="random", trans_b=1))
-    out.append(Case("f16_f16acc_rs_n256", ".f16", ".f16", 256, a_regs=True, swizzle_b=128))
-    for sw in (None, 32, 128):
-        out.append(Case(f"tf32_{sw or 'none'}", ".tf32", f32, 16, swizzle_a=sw, swizzle_b=sw))
-    out.append(Case("tf32_rs", ".tf32", f32, 8, a_regs=True, swizzle_b=64, scale_a=-1))
-    out.append(Case("tf32_random", ".tf32", f32, 32, values="random", swizzle_a=128, swizzle_b=128))
-    for a, b in ((".e4m3", ".e4m3"), (".e4m3", ".e5m2"), (".e5m2", ".e4m3"), (".e5m2", ".e5m2")):
-        name = f"{a[1:]}_{b[1:]}"
-        out.append(Case(name, a, f32, 16, btype=b, swizzle_a=128, swizzle_b=64))
-        out.append(Case(name + "_f16acc", a, ".f16", 8, btype=b))
-    out.append(Case("e4m3_rs", ".e4m3", f32, 24, a_regs=True, swizzle_b=32, scale_b=-1))
-    out.append(Case("e4m3_random", ".e4m3", f32, 64, values="random", swizzle_a=128, swizzle_b=128))
-    out.append(Case("e5m2_random_f16acc", ".e5m2", ".f16", 16, values="random"))
-    for a, b in ((".s8", ".s8"), (".u8", ".u8"), (".s8", ".u8"), (".u8", ".s8")):
-        name = f"{a[1:]}_{b[1:]}"
-        out.append(Case(name, a, ".s32", 16, btype=b, swizzle_a=128, swizzle_b=128, values="random"))
-    out.append(Case("s8_none", ".s8", ".s32", 8, values="random"))
-    out.append(Case("s8_rs", ".s8", ".s32", 24, a_regs=True, swizzle_b=32, values="random"))
-    out.append(Case("s8_wrap", ".s8", ".s32", 8, values="overflow"))
-    out.append(Case("s8_satfinite", ".s8", ".s32", 8, satfinite=True, values="overflow"))
-    out.append(Case("u8_n256", ".u8", ".s32", 256, swizzle_a=128, swizzle_b=128, values="random"))
-    out.append(Case("b1", ".b1", ".s32", 16, swizzle_a=128, swizzle_b=64, values="random"))
-    out.append(Case("b1_rs", ".b1", ".s32", 8, a_regs=True, values="random"))
-    return out
-
-
-CASES: tuple[Case, ...] = tuple(_cases())
-BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
 
 
 # -- layouts (9.7.15.5.1.2.1.3: CuTe shapes and strides, swizzle on the byte address) ------------------------
@@ -178,25 +90,31 @@ class Layout:
         return ((self.lbo & 0x3FFFF) >> 4) << 16 | ((self.sbo & 0x3FFFF) >> 4) << 32 | mode << 62
 
 
-def _layout(rows: int, transposed: bool, swizzle: int | None, start: int, bits: int, flip: bool
-            ) -> tuple[Layout, int]:
-    """A dense canonical layout of `rows` (M or N) x 32 bytes of K at `start`, and the bytes it spans.
-    `flip`: the other of the two natural orders of the core matrices (both are legal; cases use both)."""
+def _layout(rows: int, transposed: bool, swizzle: int | None, start: int, bits: int, flip: bool,
+            kbytes: int = 32) -> tuple[Layout, int]:
+    """A dense canonical layout of `rows` (M or N) x `kbytes` of K at `start`, and the bytes it spans.
+    `flip`: the other of the two natural orders of the core matrices (both are legal; cases use both).
+    K-major swizzled rows hold all K (a swizzle at least `kbytes` wide) but in "raw" cases."""
+    kc = kbytes // 16            # 16-byte columns of K (K-major), groups of 8 K-rows (MN-major, 16-bit)
     if not transposed:
         if swizzle is None:
             groups = -(-rows // 8)
-            lbo, sbo = (128, 256) if not flip else (groups * 128, 128)
-            return Layout(False, None, lbo, sbo, start), groups * 256
+            lbo, sbo = (128, 128 * kc) if not flip else (groups * 128, 128)
+            return Layout(False, None, lbo, sbo, start), groups * 128 * kc
+        if swizzle < kbytes:   # "raw" cases: 8 rows at 512 bytes, all junk; K past W at LBO 4096
+            return Layout(False, swizzle, 4096, 512, start), 8192
         atoms = -(-rows // 8)
         return Layout(False, swizzle, 16, 8 * swizzle, start), atoms * 8 * swizzle
     per = 128 // bits  # elements of M/N in 16 bytes
+    kgroups = kbytes * 8 // bits // 8
     if swizzle is None:
         blocks = -(-rows // per)
-        lbo, sbo = (blocks * 128, 128) if not flip else (128, 256)
-        return Layout(True, None, lbo, sbo, start), blocks * 256
+        lbo, sbo = (blocks * 128, 128) if not flip else (128, 128 * kgroups)
+        return Layout(True, None, lbo, sbo, start), blocks * 128 * kgroups
     w = swizzle // 16
     blocks = -(-rows // (per * w))
-    return Layout(True, swizzle, 2 * 8 * swizzle, 8 * swizzle, start), blocks * 2 * 8 * swizzle
+    return (Layout(True, swizzle, kgroups * 8 * swizzle, 8 * swizzle, start),
+            blocks * kgroups * 8 * swizzle)
 
 
 # -- fragments (9.7.15.5.1.1) ----------------------------------------------------------------------
@@ -219,10 +137,26 @@ def a_position(tid: int, reg: int, byte: int) -> tuple[int, int]:
 
 
 # -- inputs ------------------------------------------------------------------------------------------
+def meta_position(atype: str, tid: int, fld: int) -> tuple[int, int, int]:
+    """The 4-bit field `fld` (bits 4*fld..+3) of thread tid's metadata register: (row of the 64, chunk of
+    that row, thread pair of the selector). Our reading of the figures of 9.7.15.6.2 (absent from our
+    text), as a CuTe-style layout: for .f16/.bf16/.tf32 (fields of 16-bit units, 8 chunks a row) threads
+    ((2,2,8,4):(4 chunks, pair, 1 row, 16 rows)) and fields ((4,2):(1 chunk, 8 rows)); for 8-bit types
+    (16 chunks a row, every thread) threads ((2,2,8,4):(8 rows, 8 chunks, 1 row, 16 rows)), fields
+    ((8):(1 chunk))."""
+    lane, warp = tid % 32, tid // 32
+    row = 16 * warp + lane // 4
+    j = lane % 4
+    if spec.ELEMENT_BITS[atype] >= 16:
+        return row + 8 * (fld // 4), 4 * (j % 2) + fld % 4, j // 2
+    return row + 8 * (j % 2), 8 * (j // 2) + fld, 0
+
+
 @dataclass
 class Inputs:
-    """A case's inputs: the logical matrices (raw K-major bytes, 32 a row: A 64 rows, B N rows), each
-    thread's accumulator registers, the shared-memory image, and where A and B are in it."""
+    """A case's inputs: the logical matrices (raw K-major bytes, `Case.kbytes` a row: A 64 rows, unpacked
+    for a sparse case, B N rows), each thread's accumulator registers, the shared-memory image, and where
+    A and B are in it; for a sparse case A packed (32 bytes a row) and each thread's metadata."""
 
     a: npt.NDArray[np.uint8]
     b: npt.NDArray[np.uint8]
@@ -231,10 +165,14 @@ class Inputs:
     layout_a: Layout | None
     layout_b: Layout
     a_regs: npt.NDArray[np.uint32] = field(default_factory=lambda: np.zeros((THREADS, 4), np.uint32))
+    a_packed: npt.NDArray[np.uint8] | None = None
+    meta: npt.NDArray[np.uint32] | None = None   # THREADS
 
     def blob(self) -> bytes:
-        """The kernel's input buffer: the image, then 4 A registers and the accumulators per thread."""
-        return self.image + self.a_regs.astype("<u4").tobytes() + self.d.astype("<u4").tobytes()
+        """The kernel's input buffer: the image, then 4 A registers and the accumulators per thread, then
+        (sparse) the metadata register per thread."""
+        tail = b"" if self.meta is None else self.meta.astype("<u4").tobytes()
+        return self.image + self.a_regs.astype("<u4").tobytes() + self.d.astype("<u4").tobytes() + tail
 
 
 def _elements(rng: random.Random, t: str, count: int, values: str) -> bytes:
@@ -291,25 +229,69 @@ def fp8_value(t: str, code: int) -> float:
     return sign * (1 + m / (1 << m_bits)) * 2.0 ** (e - bias)
 
 
+def _sparse(case: Case, rng: random.Random, packed: npt.NDArray[np.uint8]
+            ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.uint32]]:
+    """The unpacked A of a sparse case (9.7.15.6.1) and each thread's metadata register: every chunk's
+    kept positions drawn at random (for 2:4 any two distinct positions in either order; for .tf32's 1:2
+    0b0100, element 0, or 0b1110, element 1), the packed elements placed there, zeros elsewhere; the
+    fields of the pair the selector leaves out are junk."""
+    ebytes = spec.ELEMENT_BITS[case.atype] // 8
+    tf32 = case.atype == ".tf32"
+    chunks = case.k // (2 if tf32 else 4)
+    pairs = [lo | hi << 2 for lo in range(4) for hi in range(4) if lo != hi]
+    fields = [[rng.choice((0b0100, 0b1110) if tf32 else pairs) for _ in range(chunks)] for _ in range(64)]
+    full = np.zeros((64, case.kbytes), np.uint8)
+    for row in range(64):
+        for c, f in enumerate(fields[row]):
+            kept = [{0b0100: 0, 0b1110: 1}[f]] if tf32 else [f & 3, f >> 2]
+            width = len(kept)
+            for i, pos in enumerate(kept):
+                src, dst = (width * c + i) * ebytes, ((2 if tf32 else 4) * c + pos) * ebytes
+                full[row, dst:dst + ebytes] = packed[row, src:src + ebytes]
+    meta = np.zeros(THREADS, np.uint32)
+    for tid in range(THREADS):
+        word = 0
+        for fld in range(8):
+            row, chunk, pair = meta_position(case.atype, tid, fld)
+            value = fields[row][chunk] if pair == case.selector else rng.getrandbits(4)
+            word |= value << (4 * fld)
+        meta[tid] = word
+    return full, meta
+
+
 def inputs(case: Case) -> Inputs:
     rng = random.Random(f"{case.name}/{case.seed}")
     bits_a, bits_b = spec.ELEMENT_BITS[case.atype], spec.ELEMENT_BITS[case.b]
-    a = np.frombuffer(_elements(rng, case.atype, 64 * 256 // bits_a, case.values), np.uint8).reshape(64, 32)
-    b = np.frombuffer(_elements(rng, case.b, case.n * 256 // bits_b, case.values), np.uint8)
-    b = b.reshape(case.n, 32)
+    if case.values == "identity":   # small nonzero values: D shows where each packed element went
+        vals = [float(rng.choice((-3, -2, -1, 1, 2, 3))) for _ in range(64 * 256 // bits_a)]
+        a = np.frombuffer(_encode(case.atype, vals), np.uint8).reshape(64, 32)
+        eye = np.eye(case.n, case.k, dtype=np.float64).ravel().tolist()
+        b = np.frombuffer(_encode(case.b, eye), np.uint8).reshape(case.n, case.kbytes)
+    else:
+        a = np.frombuffer(_elements(rng, case.atype, 64 * 256 // bits_a, case.values), np.uint8)
+        a = a.reshape(64, 32)
+        b = np.frombuffer(_elements(rng, case.b, case.n * case.kbytes * 8 // bits_b, case.values), np.uint8)
+        b = b.reshape(case.n, case.kbytes)
+    packed, meta = a, None
+    if case.sparse:
+        a, meta = _sparse(case, rng, packed)
     start = 0
     layout_a = None
     spans: list[tuple[Layout, npt.NDArray[np.uint8], int]] = []
     if not case.a_regs:
         layout_a, size = _layout(64, bool(case.trans_a), case.swizzle_a, start, bits_a, flip=False)
-        spans.append((layout_a, a, bits_a))
+        spans.append((layout_a, packed, bits_a))
         start = -(-(start + size) // 1024) * 1024
-    layout_b, size = _layout(case.n, bool(case.trans_b), case.swizzle_b, start, bits_b, flip=True)
+    layout_b, size = _layout(case.n, bool(case.trans_b), case.swizzle_b, start, bits_b, flip=True,
+                             kbytes=case.kbytes)
     spans.append((layout_b, b, bits_b))
     total = -(-(start + size) // 1024) * 1024
     image = bytearray(rng.getrandbits(8) for _ in range(total))   # junk the instruction must not read
+    if case.values == "raw":   # B is the junk where the instruction reads
+        spans.pop()
+        b = np.zeros_like(b)
     for lay, mat, bits in spans:
-        per_row = 256 // bits
+        per_row = mat.shape[1] * 8 // bits
         for mn in range(mat.shape[0]):
             for k in range(per_row):
                 addr, bit = lay.element(mn, k, bits)
@@ -329,9 +311,11 @@ def inputs(case: Case) -> Inputs:
                 word = 0
                 for byte in range(4):
                     row, kb = a_position(tid, reg, byte)
-                    word |= int(a[row, kb]) << (8 * byte)
+                    word |= int(packed[row, kb]) << (8 * byte)
                 a_regs[tid, reg] = word
-    return Inputs(a, b, d, bytes(image), layout_a, layout_b, a_regs)
+    if not case.sparse:
+        return Inputs(a, b, d, bytes(image), layout_a, layout_b, a_regs)
+    return Inputs(a, b, d, bytes(image), layout_a, layout_b, a_regs, packed, meta)
 
 
 def _accumulator(case: Case, rng: random.Random) -> npt.NDArray[np.float64]:
@@ -454,6 +438,9 @@ def ptx(case: Case, inp: Inputs) -> str:
     ]
     base = size + 16 * THREADS
     lines += [f"    ld.global.u32 %d{i}, [%rd8+{base + 4 * i}];" for i in range(r)]
+    if case.sparse:   # the metadata register, after every thread's accumulators
+        lines += ["    mul.wide.u32 %rd12, %r1, 4;", "    add.u64 %rd12, %rd1, %rd12;",
+                  f"    ld.global.u32 %r11, [%rd12+{base + 4 * r * THREADS}];"]
     lines += ["    fence.proxy.async.shared::cta;", "    bar.sync 0;"]
     for reg, lay in (("%rd10", inp.layout_a), ("%rd11", inp.layout_b)):
         if lay is None:
@@ -471,7 +458,8 @@ def ptx(case: Case, inp: Inputs) -> str:
         if case.atype in spec.TRANSPOSABLE:
             imms += [case.trans_b] if case.a_regs else [case.trans_a, case.trans_b]
     tail = "".join(f", {v}" for v in imms)
-    lines += [f"    {case.instruction}", f"        {d_vec},", f"        {a_op}, %rd11, %p2{tail};",
+    sparse = f", %r11, {case.selector}" if case.sparse else ""
+    lines += [f"    {case.instruction}", f"        {d_vec},", f"        {a_op}, %rd11{sparse}, %p2{tail};",
               "    wgmma.commit_group.sync.aligned;", "    wgmma.wait_group.sync.aligned 0;",
               "    add.u64 %rd9, %rd2, %rd7;"]
     lines += [f"    st.global.u32 [%rd9+{4 * i}], %d{i};" for i in range(r)]

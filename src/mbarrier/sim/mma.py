@@ -1,5 +1,6 @@
 """The arithmetic of wgmma.mma_async (PTX ISA 9.7.15): forms, matrix descriptors, shared-memory layouts,
-register fragments and the multiply-accumulate, for one warp's 16 rows of the warpgroup's 64.
+register fragments and the multiply-accumulate, for one warp's 16 rows of the warpgroup's 64; for
+wgmma.mma_async.sp (9.7.15.6) also the unpacking of the sparse A by its metadata.
 
 Nothing here knows the machine: `sim.machine` hands in the registers and a reader of shared memory. numpy
 does the arithmetic (the only module of the simulator that needs it).
@@ -33,7 +34,8 @@ class FormError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Form:
-    """One wgmma.mma_async form: shape m64nNkK, types, whether A comes from registers, .satfinite."""
+    """One wgmma.mma_async form: shape m64nNkK, types, whether A comes from registers, .satfinite, and
+    whether it is the sparse form (.sp: K is the unpacked K, twice the dense one)."""
 
     n: int
     k: int
@@ -42,6 +44,7 @@ class Form:
     btype: str
     a_in_registers: bool
     satfinite: bool = False
+    sparse: bool = False
 
     @property
     def shape(self) -> str:
@@ -55,16 +58,26 @@ class Form:
     def d_registers(self) -> int:
         return spec.registers(self.dtype, self.n)
 
+    @property
+    def b_bytes(self) -> int:
+        """Bytes of K in a row of B (and of the unpacked A): 32, 64 for the sparse form."""
+        return self.k * spec.ELEMENT_BITS[self.btype] // 8
+
     def operands(self) -> int:
-        """9.7.15.5.2's syntax: d, a, b-desc, scale-d, then the immediates of the type."""
+        """9.7.15.5.2's syntax: d, a, b-desc, scale-d, then the immediates of the type; 9.7.15.6.3's adds
+        sp-meta and sp-sel after b-desc."""
+        extra = 2 if self.sparse else 0
         if self.atype in (".f16", ".bf16"):
-            return 7 if self.a_in_registers else 8
-        return 6 if self.floating else 4
+            return extra + (7 if self.a_in_registers else 8)
+        return extra + (6 if self.floating else 4)
 
 
 def parse_form(quals: tuple[str, ...], a_in_registers: bool) -> Form:
     """The form a `wgmma.mma_async` instruction's qualifiers name (after the opcode), or FormError."""
     q = list(quals)
+    sparse = q[1:2] == [".sp"]
+    if sparse:
+        del q[1]
     if q[:3] != [".mma_async", ".sync", ".aligned"]:
         raise FormError("wgmma.mma_async needs .sync.aligned")
     rest = q[3:]
@@ -82,7 +95,9 @@ def parse_form(quals: tuple[str, ...], a_in_registers: bool) -> Form:
         raise FormError(f"multiplicand types {atype}{btype}")
     if atype != btype and not any({atype, btype} <= mixed for mixed in spec.MIXED):
         raise FormError(f"multiplicand types {atype}{btype} (only FP8 and 8-bit integers may mix)")
-    k = spec.K[atype]
+    if sparse and atype not in spec.SPARSE_TYPES:
+        raise FormError(f"{atype} has no sparse form ({spec.SPARSE_MMA_SECTION})")
+    k = spec.K_SPARSE[atype] if sparse else spec.K[atype]
     n_text, _, k_text = shape[len(".m64n"):].partition("k")
     if not n_text.isdigit() or k_text != str(k) or int(n_text) not in spec.N[atype]:
         raise FormError(f"shape {shape} for {atype}")
@@ -92,7 +107,7 @@ def parse_form(quals: tuple[str, ...], a_in_registers: bool) -> Form:
         raise FormError(".satfinite is for the integer forms")
     if popc != (atype == ".b1"):
         raise FormError(".b1 needs .and.popc (and only .b1 takes it)")
-    return Form(int(n_text), k, dtype, atype, btype, a_in_registers, satfinite)
+    return Form(int(n_text), k, dtype, atype, btype, a_in_registers, satfinite, sparse)
 
 
 # -- the matrix descriptor (9.7.15.5.1.2.2) --------------------------------------------------------------
@@ -135,14 +150,19 @@ def swizzled(addr: int, width: int | None) -> int:
 
 
 def chunk_k_major(d: Descriptor, row: int, chunk: int) -> int:
-    """K-major (9.7.15.5.1.2.1.3, ((8,m),(T,2k))): the 16-byte chunk `chunk` (0 or 1: the 32 bytes of K one
-    instruction reads) of row `row` (of M for A, of N for B). Without swizzle the core matrices are 8 rows of
-    16 bytes, the next 8 rows `stride` bytes on, the second chunk `leading` bytes on; with a swizzle of W
-    bytes the rows are W bytes apart and the chunks adjacent (the leading offset is not used)."""
+    """K-major (9.7.15.5.1.2.1.3, ((8,m),(T,2k))): the 16-byte chunk `chunk` of K (0 or 1: the 32 bytes of
+    K a dense instruction reads; up to 3 for B of the sparse form) of row `row` (of M for A, of N for B).
+    Without swizzle the core matrices are 8 rows of 16 bytes, the next 8 rows `stride` bytes on, chunk c
+    c * `leading` bytes on; with a swizzle of W bytes the rows are W bytes apart and the chunks of a row
+    adjacent. The ISA calls the leading offset unused there (9.7.15.5.1.2.1.1), and so it is while K fits
+    in W; the sparse form's 64 bytes of K in a 32-byte swizzle continue `leading` bytes on (measured on
+    the H100: the records sp_s8_raw_sw32, sp_u8_raw_sw32_rs)."""
     if d.swizzle is None:
         addr = d.start + (row % 8) * 16 + (row // 8) * d.stride + chunk * d.leading
     else:
-        addr = d.start + (row % 8) * d.swizzle + (row // 8) * d.stride + chunk * 16
+        per = d.swizzle // 16
+        addr = (d.start + (row % 8) * d.swizzle + (row // 8) * d.stride + (chunk % per) * 16
+                + (chunk // per) * d.leading)
     return swizzled(addr, d.swizzle)
 
 
@@ -160,25 +180,27 @@ def chunk_mn_major(d: Descriptor, block: int, k: int) -> int:
     return swizzled(addr, d.swizzle)
 
 
-def gather(d: Descriptor, rows: range, transposed: bool, ebits: int, read: Reader
+def gather(d: Descriptor, rows: range, transposed: bool, ebits: int, read: Reader, kbytes: int = 32
            ) -> tuple[npt.NDArray[np.uint8], list[int]]:
-    """The bytes of `rows` (of M or N) of a matrix in shared memory, K-major in the result (32 bytes a
-    row: K elements little-endian), and the 16-byte chunks read (their offsets)."""
-    out = np.zeros((len(rows), 32), dtype=np.uint8)
+    """The bytes of `rows` (of M or N) of a matrix in shared memory, K-major in the result (`kbytes` a
+    row: K elements little-endian; 64 for B of the sparse form, its K-chunks 2 and 3 placed as the
+    layouts' (T,2k) mode places chunk 1), and the 16-byte chunks read (their offsets)."""
+    out = np.zeros((len(rows), kbytes), dtype=np.uint8)
     chunks: list[int] = []
     if not transposed:
         for i, r in enumerate(rows):
-            for c in (0, 1):
+            for c in range(kbytes // 16):
                 at = chunk_k_major(d, r, c)
                 chunks.append(at)
                 out[i, 16 * c:16 * c + 16] = np.frombuffer(read(at), dtype=np.uint8)
         return out, chunks
-    # MN-major: only 16-bit types (spec.TRANSPOSABLE): 8 elements of M/N per chunk, 16 K-rows.
+    # MN-major: only 16-bit types (spec.TRANSPOSABLE): 8 elements of M/N per chunk, one chunk per K-row.
     per = 128 // ebits
-    elems = np.zeros((len(rows), 16), dtype=np.uint16)
+    krows = kbytes * 8 // ebits
+    elems = np.zeros((len(rows), krows), dtype=np.uint16)
     first, last = rows[0] // per, (rows[-1]) // per
     for block in range(first, last + 1):
-        for k in range(16):
+        for k in range(krows):
             at = chunk_mn_major(d, block, k)
             chunks.append(at)
             vals = np.frombuffer(read(at), dtype="<u2")
@@ -186,7 +208,7 @@ def gather(d: Descriptor, rows: range, transposed: bool, ebits: int, read: Reade
                 r = block * per + j
                 if rows[0] <= r <= rows[-1]:
                     elems[r - rows[0], k] = vals[j]
-    out[:, :] = elems.astype("<u2").view(np.uint8).reshape(len(rows), 32)
+    out[:, :] = elems.astype("<u2").view(np.uint8).reshape(len(rows), kbytes)
     return out, chunks
 
 
@@ -201,9 +223,10 @@ def spans(chunks: list[int]) -> tuple[tuple[int, int], ...]:
     return tuple((lo, hi) for lo, hi in out)
 
 
-def operand_chunks(d: Descriptor, rows: range, transposed: bool, ebits: int) -> list[int]:
+def operand_chunks(d: Descriptor, rows: range, transposed: bool, ebits: int, kbytes: int = 32
+                   ) -> list[int]:
     """The 16-byte chunks `gather` reads (without reading them)."""
-    _, chunks = gather(d, rows, transposed, ebits, lambda at: bytes(16))
+    _, chunks = gather(d, rows, transposed, ebits, lambda at: bytes(16), kbytes)
     return chunks
 
 
@@ -276,6 +299,47 @@ def matrix_to_d(form: Form, mat: npt.NDArray[np.float64] | npt.NDArray[np.int64]
     return [tuple(row) for row in regs.tolist()]
 
 
+# -- the sparse A (9.7.15.6.1, 9.7.15.6.2) ------------------------------------------------------------------
+def metadata_error(form: Form, meta: list[int], selector: int) -> str | None:
+    """Why the lanes' metadata registers (lane order) make this warp's wgmma.mma_async.sp undefined
+    (9.7.15.6.1: a field whose two positions are equal; for .tf32 a field other than 0b0100 and
+    0b1110), or None."""
+    for row, chunk, fld in _fields(form, meta, selector):
+        lane, bit = spec.metadata_field(form.atype, row, chunk, selector)
+        lo, hi = fld & 3, fld >> 2
+        if lo == hi or form.atype == ".tf32" and fld not in spec.TF32_METADATA:
+            return (f"lane {lane}'s sparsity metadata {meta[lane] & 0xFFFFFFFF:#010x} has {fld:#06b} at bits "
+                    f"{bit + 3}..{bit} (row {row} of the warp's 16, chunk {chunk}): undefined for "
+                    f"{form.atype} ({spec.SPARSE_STORAGE_SECTION})")
+    return None
+
+
+def _fields(form: Form, meta: list[int], selector: int) -> list[tuple[int, int, int]]:
+    """(row, chunk, 4-bit field) of every chunk of the warp's 16 rows."""
+    chunks = form.b_bytes * 8 // spec.METADATA_UNIT_BITS[form.atype] // 4
+    out = []
+    for row in range(16):
+        for chunk in range(chunks):
+            lane, bit = spec.metadata_field(form.atype, row, chunk, selector)
+            out.append((row, chunk, (meta[lane] >> bit) & 0xF))
+    return out
+
+
+def unpack_sparse(form: Form, packed: npt.NDArray[np.uint8], meta: list[int], selector: int
+                  ) -> npt.NDArray[np.uint8]:
+    """The warp's 16 rows of A unpacked (rows x `b_bytes`, zeros where the metadata keeps nothing) from
+    the packed rows (rows x 32 bytes: 2 units of each chunk of 4, 9.7.15.6.1) and the lanes' metadata:
+    the first kept unit of chunk c goes to position (field & 3), the second to (field >> 2)."""
+    ub = spec.METADATA_UNIT_BITS[form.atype] // 8
+    out = np.zeros((16, form.b_bytes), dtype=np.uint8)
+    for row, chunk, fld in _fields(form, meta, selector):
+        for i, pos in enumerate((fld & 3, fld >> 2)):
+            src = (2 * chunk + i) * ub
+            dst = (4 * chunk + pos) * ub
+            out[row, dst:dst + ub] = packed[row, src:src + ub]
+    return out
+
+
 # -- element values -------------------------------------------------------------------------------------
 def _fp8_table(exp_bits: int, ieee: bool) -> npt.NDArray[np.float64]:
     """The 256 values of an FP8 format: e4m3 (bias 7, no infinities, S.1111.111 is NaN) or e5m2 (bias 15,
@@ -328,9 +392,10 @@ def floats(raw: npt.NDArray[np.uint8], t: str) -> npt.NDArray[np.float64]:
 def multiply(form: Form, a: npt.NDArray[np.uint8], b: npt.NDArray[np.uint8],
              d: npt.NDArray[np.float64] | npt.NDArray[np.int64] | None, scale_a: int = 1, scale_b: int = 1
              ) -> npt.NDArray[np.float64] | npt.NDArray[np.int64]:
-    """D = A*B (+ D): `a` the warp's 16 rows x 32 bytes of A, `b` N rows x 32 bytes of B (column n of B
-    is row n here), `d` the 16 x N accumulator or None (scale-d false). Floats as described above
-    (the result rounded to the accumulator type, as float64); integers wrapped or saturated to s32."""
+    """D = A*B (+ D): `a` the warp's 16 rows of A, `b` N rows of B (column n of B is row n here), both
+    `form.b_bytes` of K a row (A unpacked for the sparse form), `d` the 16 x N accumulator or None
+    (scale-d false). Floats as described above (the result rounded to the accumulator type, as float64);
+    integers wrapped or saturated to s32."""
     if not form.floating:
         ai, bi = integers(a, form.atype), integers(b, form.btype)
         acc: npt.NDArray[np.int64] = (ai[:, None, :] & bi[None, :, :]).sum(axis=2) if form.atype == ".b1" \

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class MmaOp:
     """What the syntax of one wgmma.mma_async fixes: its form, its immediates, the register slots of its
-    accumulator and (register form) A fragment."""
+    accumulator and (register form) A fragment; for wgmma.mma_async.sp the slot of its metadata register
+    (`meta_slots`, one) and its sparsity selector."""
 
     form: Form
     d_slots: tuple[int, ...]
@@ -32,13 +33,22 @@ class MmaOp:
     scale_b: int = 1
     trans_a: bool = False
     trans_b: bool = False
+    meta_slots: tuple[int, ...] = ()
+    selector: int = 0
+
+    @property
+    def in_slots(self) -> tuple[int, ...]:
+        """The input registers it reads and owns until retired, as 9.7.15.7 rules A's: the A fragment
+        and the sparsity metadata."""
+        return self.a_slots + self.meta_slots
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class MmaIssue:
     """One warp's issued wgmma.mma_async, as its engine needs it: the op, the descriptors and scale-d the
-    lanes gave, the A fragments and accumulators read at the issue (lane order; None where they come later:
-    the accumulator of a chained operation, `chain`, or none at all when scale-d is false), the warp's
+    lanes gave, the A fragments, sparsity metadata and accumulators read at the issue (lane order; None
+    where there are none or they come later: the accumulator of a chained operation, `chain`, or none
+    at all when scale-d is false), the warp's
     rows within the warpgroup's 64, the function whose registers the slots name."""
 
     op: MmaOp
@@ -53,12 +63,13 @@ class MmaIssue:
     lanes: tuple[int, ...] = field(default=())  # the lanes' thread ids
     seq: int = 0                                # the warp's count of wgmma.mma_async before this one
     reads: tuple[tuple[int, int], ...] = ()     # the shared-memory byte ranges its engine will read
+    meta: tuple[int, ...] | None = None         # each lane's sparsity metadata (wgmma.mma_async.sp)
     ident: tuple[object, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ident", (
             astuple(self.op), -1 if self.desc_a is None else self.desc_a, self.desc_b, self.scale_d,
-            self.chain is not None, self.row0, self.a_regs or (), self.d_in or ()))
+            self.chain is not None, self.row0, self.a_regs or (), self.d_in or (), self.meta or ()))
 
     def key(self) -> tuple[object, ...]:
         """What decides the result, for the checker's state keys (the chained operation is in the
@@ -107,10 +118,10 @@ def owned(ops: list[Copy]) -> frozenset[int]:
     for c in ops:
         assert c.mma is not None
         out.update(c.mma.op.d_slots)
-        out.update(c.mma.op.a_slots)
+        out.update(c.mma.op.in_slots)
     return frozenset(out)
 
 
 def owned_a(ops: list[Copy]) -> frozenset[int]:
-    """The register slots these operations read as A fragments."""
-    return frozenset(s for c in ops if c.mma is not None for s in c.mma.op.a_slots)
+    """The register slots these operations read as inputs (A fragments, sparsity metadata)."""
+    return frozenset(s for c in ops if c.mma is not None for s in c.mma.op.in_slots)

@@ -11,6 +11,9 @@ from typing import Final
 SECTION: Final = "9.7.15"
 MMA_SECTION: Final = "9.7.15.5.2"          # wgmma.mma_async
 SPARSE_SECTION: Final = "9.7.15.6"         # wgmma.mma_async.sp: sparse A, sm_90a (ptxas 13.0 assembles it)
+SPARSE_STORAGE_SECTION: Final = "9.7.15.6.1"    # sparse matrix storage: granularity, metadata, selector
+SPARSE_FRAGMENTS_SECTION: Final = "9.7.15.6.2"  # fragments of sparse A and of the metadata
+SPARSE_MMA_SECTION: Final = "9.7.15.6.3"        # wgmma.mma_async.sp: syntax, operands
 FRAGMENTS_SECTION: Final = "9.7.15.5.1.1"  # register fragments
 LAYOUT_SECTION: Final = "9.7.15.5.1.2"     # shared memory matrix layout
 DESCRIPTOR_SECTION: Final = "9.7.15.5.1.2.2"
@@ -109,3 +112,43 @@ def registers(dtype: str, n: int) -> int:
 #: 9.7.15.5.1.1: matrix A in registers is "a vector expression containing four .b32 registers" (four
 #: .f16x2 for .f16/.bf16) for every K.
 A_REGISTERS: Final = 4
+
+
+# -- wgmma.mma_async.sp (9.7.15.6): A structured-sparse, packed to M x K/2 -------------------------------
+#: 9.7.15.2 and 9.7.15.6.3: the sparse shapes are the dense ones with K doubled (m64nNk16 for .tf32,
+#: k32 for .f16/.bf16, k64 for FP8 and 8-bit integers), the same N; .b1 has no sparse form. A packed
+#: row is 32 bytes as in the dense form; a row of B is 64 bytes of K.
+SPARSE_TYPES: Final = FLOATS | INTEGERS
+K_SPARSE: Final[dict[str, int]] = {t: 2 * K[t] for t in sorted(SPARSE_TYPES)}
+
+#: 9.7.15.6.3, table of sp-sel: 0 (threads T0, T1) or 1 (T2, T3) of each four for .tf32, .f16 and .bf16;
+#: 0 (all threads contribute) for FP8 and the integers. ptxas 13.0 refuses any other value ("expected to
+#: be 0 or 1", "expected to be 0").
+SELECTORS: Final[dict[str, tuple[int, ...]]] = {
+    t: (0, 1) if ELEMENT_BITS[t] >= 16 else (0,) for t in sorted(SPARSE_TYPES)}
+
+#: 9.7.15.6.1: each chunk of 4 elements of a row of A keeps 2, and a 4-bit field of the metadata holds their
+#: two 2-bit positions (the lower 2 bits the first kept element's); fields whose two positions are equal
+#: (0b0000, 0b0101, 0b1010, 0b1111) are undefined. .tf32 is 1:2, its 4-bit field being the same thing on
+#: 16-bit halves: 0b0100 (element 0 kept) and 0b1110 (element 1) are its only meaningful values. So the
+#: metadata indexes units of this many bits, 4 to a chunk, 2 kept.
+METADATA_UNIT_BITS: Final[dict[str, int]] = {t: min(ELEMENT_BITS[t], 16) for t in sorted(SPARSE_TYPES)}
+TF32_METADATA: Final = (0b0100, 0b1110)
+#: 9.7.15.6.3: sp-meta is a 32-bit register (ptxas 13.0 refuses an immediate: "Arguments mismatch").
+METADATA_BITS: Final = 32
+
+
+def metadata_field(atype: str, row: int, chunk: int, selector: int) -> tuple[int, int]:
+    """Where the 4-bit metadata field of chunk `chunk` (of 4 units, `METADATA_UNIT_BITS`) of row `row` (of
+    the warp's 16) sits: (lane, lowest bit). 9.7.15.6.2: each warp gives the metadata of its own 16 rows;
+    the figures of 9.7.15.6.2.1-3 that place the fields are not in our text, so this is the layout the
+    H100 records confirm (tests/hw/test_wgmma_replay.py, the sp_* cases; the sp_*_identity ones show
+    the unpacked A itself). For 16-bit units (8 chunks a row) lanes 4g + 2*selector and 4g + 2*selector
+    + 1 hold chunks 0-3 and 4-7 of rows g (bits 0-15) and g + 8 (bits 16-31); for 8-bit units (16
+    chunks a row) every lane 4g + j holds chunks 8*(j//2) .. +7 of row g + 8*(j%2), chunk c at bits
+    4*(c % 8). The first kept unit of a chunk is the field's low 2 bits (unordered pairs such as 0b0001
+    put it after the second: recorded too)."""
+    g, half = row % 8, row // 8
+    if METADATA_UNIT_BITS[atype] == 16:
+        return 4 * g + 2 * selector + chunk // 4, 16 * half + 4 * (chunk % 4)
+    return 4 * g + half + 2 * (chunk // 8), 4 * (chunk % 8)

@@ -1,4 +1,5 @@
-"""Warpgroup matrix multiply-accumulate (PTX ISA 9.7.15): wgmma.mma_async (9.7.15.5.2), wgmma.fence,
+"""Warpgroup matrix multiply-accumulate (PTX ISA 9.7.15): wgmma.mma_async (9.7.15.5.2) and its sparse
+form wgmma.mma_async.sp (9.7.15.6.3), wgmma.fence,
 wgmma.commit_group, wgmma.wait_group (9.7.15.7). The machine's side is `Machine.wgmma` and the `wg_*`
 methods; the arithmetic `sim.mma`; the model `sim.wgmmastate`."""
 
@@ -17,11 +18,14 @@ _ALIGNED = (".sync", ".aligned")
 
 def wgmma_facts(ins: ast.Instruction) -> Facts:
     """What each wgmma instruction touches: mma_async is a warp collective issuing an operation that owns
-    its accumulator (and register A fragment) until retired; wait_group a warp collective retiring the
-    lanes' groups; fence and commit_group are the thread's own bookkeeping."""
+    its accumulator (and register A fragment, and the sparse form's metadata register) until retired;
+    wait_group a warp collective retiring the lanes' groups; fence and commit_group are the thread's own
+    bookkeeping."""
     what = ins.qualifiers[:1]
-    if what == (".mma_async",) and ".sp" not in ins.qualifiers:
+    if what == (".mma_async",):
         regs = (0, 1) if len(ins.operands) > 1 and isinstance(ins.operands[1], ast.Vector) else (0,)
+        if ins.qualifiers[1:2] == (".sp",):
+            return Facts(Kind.MMA, "wgmma.mma_async.sp", async_registers=regs + (3,))
         return Facts(Kind.MMA, "wgmma.mma_async", async_registers=regs)
     if what in ((".fence",), (".commit_group",)):
         return Facts(Kind.COPY_COMMIT, "wgmma" + what[0])
@@ -51,19 +55,28 @@ def _wgmma(g: Gen, ins: ast.Instruction) -> None:
 
 def _mma(g: Gen, ins: ast.Instruction) -> None:
     ops = ins.operands
-    if ".sp" in ins.qualifiers:  # an sm_90a form: its metadata operand's layout is not modelled
-        raise g.unsupported(f"wgmma.mma_async.sp (a structured-sparse A with metadata and a sparsity "
-                            f"selector, {spec.SPARSE_SECTION}) is not modelled")
     a_in_registers = len(ops) > 1 and isinstance(ops[1], ast.Vector)
     try:
         form = parse_form(ins.qualifiers, a_in_registers)
     except FormError as e:
         raise g.unsupported(str(e)) from None
+    section = spec.SPARSE_MMA_SECTION if form.sparse else spec.MMA_SECTION
     if len(ops) != form.operands():
-        raise g.unsupported(f"{len(ops)} operands; {form.atype} takes {form.operands()} "
-                            f"({spec.MMA_SECTION})")
+        raise g.unsupported(f"{len(ops)} operands; {form.atype} takes {form.operands()} ({section})")
     d_slots = _vector(g, ops[0], form.d_registers, "the accumulator")
     a_slots = _vector(g, ops[1], spec.A_REGISTERS, "matrix A") if a_in_registers else ()
+    meta_slots: tuple[int, ...] = ()
+    selector = 0
+    if form.sparse:  # d, a, b-desc, sp-meta, sp-sel, scale-d, ...
+        meta = g.lookup(ops[3].name) if isinstance(ops[3], ast.Name) else None
+        if meta is None or meta.type.bits != spec.METADATA_BITS:
+            raise g.unsupported(f"sp-meta must be a 32-bit register ({section})")
+        meta_slots = (meta.slot,)
+        selector = _imm(g, ops[4])
+        if selector not in spec.SELECTORS[form.atype]:
+            raise g.unsupported(f"sp-sel {selector}: {form.atype} takes "
+                                f"{' or '.join(map(str, spec.SELECTORS[form.atype]))} ({section})")
+        ops = ops[:3] + ops[5:]
     imms = [_imm(g, x) for x in ops[4:]]
     scale_a = scale_b = 1
     trans_a = trans_b = 0
@@ -72,10 +85,10 @@ def _mma(g: Gen, ins: ast.Instruction) -> None:
         if form.atype in spec.TRANSPOSABLE:
             trans_a, trans_b = (0, imms[2]) if a_in_registers else (imms[2], imms[3])
     if scale_a not in spec.SCALE_VALUES or scale_b not in spec.SCALE_VALUES:
-        raise g.unsupported(f"imm-scale-a/b must be -1 or 1 ({spec.MMA_SECTION})")
+        raise g.unsupported(f"imm-scale-a/b must be -1 or 1 ({section})")
     if trans_a not in spec.TRANS_VALUES or trans_b not in spec.TRANS_VALUES:
-        raise g.unsupported(f"imm-trans-a/b must be 0 or 1 ({spec.MMA_SECTION})")
-    op = MmaOp(form, d_slots, a_slots, scale_a, scale_b, bool(trans_a), bool(trans_b))
+        raise g.unsupported(f"imm-trans-a/b must be 0 or 1 ({section})")
+    op = MmaOp(form, d_slots, a_slots, scale_a, scale_b, bool(trans_a), bool(trans_b), meta_slots, selector)
     b64 = TYPES[".b64"]
     desc_a = "None" if a_in_registers else g.src(ops[1], b64)
     scale_d = g.src(ops[3], TYPES[".pred"])

@@ -171,6 +171,12 @@ class WgmmaOps(ControlOps):
                                   "(descriptors, scale-d) or is at another wgmma.mma_async", WGMMA_ALIGNED)
         chain = self._wg_rules(lanes, op, where)
         a_regs = _lane_regs(lanes, op.a_slots) if op.a_slots else None
+        meta = None
+        if op.meta_slots:
+            meta = tuple(v for (v,) in _lane_regs(lanes, op.meta_slots))
+            why = mma.metadata_error(op.form, list(meta), op.selector)
+            if why is not None:
+                raise KernelFault(f"{where}: {why}")
         d_in = _lane_regs(lanes, op.d_slots) if scale_d and chain is None else None
         c = self._new_copy(WGMMA, t0)
         c.site = site
@@ -178,12 +184,12 @@ class WgmmaOps(ControlOps):
         row0 = (linear // 32) % wgspec.WARPS_PER_GROUP * 16
         form = op.form
         chunks = mma.operand_chunks(self._descriptor(c, desc_b), range(form.n), op.trans_b,
-                                    wgspec.ELEMENT_BITS[form.btype])
+                                    wgspec.ELEMENT_BITS[form.btype], form.b_bytes)
         if desc_a is not None:
             chunks += mma.operand_chunks(self._descriptor(c, desc_a), range(row0, row0 + 16), op.trans_a,
                                          wgspec.ELEMENT_BITS[form.atype])
         c.mma = MmaIssue(op, desc_a, desc_b, scale_d, a_regs, d_in, chain, row0, t0.func.name,
-                         tuple(t.aid for t in lanes), reads=mma.spans(chunks), seq=t0.wg.issued)
+                         tuple(t.aid for t in lanes), reads=mma.spans(chunks), seq=t0.wg.issued, meta=meta)
         earlier = [x for x in t0.wg.pending() if x.status != DONE]
         shape = op.form.shape
         for t in lanes:
@@ -191,7 +197,7 @@ class WgmmaOps(ControlOps):
             accs = dict(wg.accs)
             accs.update((s, shape) for s in op.d_slots)
             t.wg = replace(wg, open=wg.open + (c,), accs=tuple(sorted(accs.items())),
-                           busy=wg.busy | set(op.d_slots) | set(op.a_slots), issued=wg.issued + 1)
+                           busy=wg.busy | set(op.d_slots) | set(op.in_slots), issued=wg.issued + 1)
         if earlier:  # the warp's operations complete in issue order
             earlier[-1].watchers.append(c)
             c.deps = 1
@@ -212,17 +218,17 @@ class WgmmaOps(ControlOps):
                                   f"({wgspec.FENCE_SECTION}: before the first wgmma.mma_async)", WGMMA_FENCE)
             touched = dict(wg.lines)
             accs = dict(wg.accs)
-            for s in op.d_slots + op.a_slots:
+            for s in op.d_slots + op.in_slots:
                 if s in touched:
                     raise KernelFault(f"{where}: {t.name} accessed {_regs(t, [s])} at line {touched[s]} "
                                       "with no wgmma.fence between that access and this wgmma.mma_async, "
                                       f"which reads it ({wgspec.FENCE_SECTION})", WGMMA_FENCE)
-                if s in accs and (s in op.a_slots or accs[s] != shape):
+                if s in accs and (s in op.in_slots or accs[s] != shape):
                     raise KernelFault(f"{where}: {_regs(t, [s])} was the accumulator of a wgmma.mma_async of "
                                       f"shape {accs[s]} since the latest wgmma.fence; only accumulators of "
                                       f"the same shape need none between ({wgspec.FENCE_SECTION})",
                                       WGMMA_FENCE)
-            hit = [s for s in op.a_slots if s in wg.busy]
+            hit = [s for s in op.in_slots if s in wg.busy]
             hit += [s for s in op.d_slots if s in owned_a(wg.pending())]
             prior = None
             for c in reversed(wg.pending()):
@@ -266,8 +272,10 @@ class WgmmaOps(ControlOps):
             rows = range(issue.row0, issue.row0 + 16)
             a, _ = mma.gather(self._descriptor(c, issue.desc_a), rows, op.trans_a,
                               wgspec.ELEMENT_BITS[form.atype], read)
+        if issue.meta is not None:
+            a = mma.unpack_sparse(form, a, list(issue.meta), op.selector)
         b, _ = mma.gather(self._descriptor(c, issue.desc_b), range(form.n), op.trans_b,
-                          wgspec.ELEMENT_BITS[form.btype], read)
+                          wgspec.ELEMENT_BITS[form.btype], read, form.b_bytes)
         lanes = [self.threads[aid] for aid in issue.lanes]
         d = None
         if issue.scale_d:
