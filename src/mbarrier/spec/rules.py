@@ -2,14 +2,13 @@
 
 Each rule is one sentence of PTX ISA 9.7.13.15 that makes something undefined, or states a range or a
 "must" whose breach the manual leaves undefined. `core.violations` gives each rule its exception class;
-the docs table is generated from this list (`python -m mbarrier.spec.rules --markdown`). The other
+the docs table is generated from this list (`python -m mbarrier.spec.rulesdoc --markdown`). The other
 catalogues use the same `Rule`: the memory model's race rules (`spec.memmodel`) and the checker's own
 findings (`spec.checks`).
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import Final
 
@@ -221,7 +220,7 @@ def markdown_table() -> str:
 _DOC_HEAD = """\
 # Undefined behaviour of the mbarrier object: the rule catalogue
 
-<!-- Generated from src/mbarrier/spec/rules.py by `python -m mbarrier.spec.rules --markdown`;
+<!-- Generated from src/mbarrier/spec/rules.py by `python -m mbarrier.spec.rulesdoc --markdown`;
      do not edit by hand (a test fails when this file is stale). -->
 
 Each row is one sentence of PTX ISA 9.7.13.15 that makes an operation undefined, or a range or a
@@ -238,19 +237,3 @@ def markdown_document() -> str:
     """docs/rules.md: a heading, how to read the table, and the table."""
     return _DOC_HEAD + markdown_table()
 
-
-def main(argv: list[str]) -> int:
-    from mbarrier.spec.textout import emit
-
-    if argv == ["--markdown"]:
-        emit(markdown_document())
-    elif not argv:
-        emit("".join(f"{r.id:24} {r.section:14} {r.title}\n" for r in RULES))
-    else:
-        print("usage: python -m mbarrier.spec.rules [--markdown]", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

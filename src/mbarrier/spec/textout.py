@@ -1,4 +1,4 @@
-"""Standard output for the documents the packages generate (`python -m mbarrier.spec.rules --markdown`,
+"""Standard output for the documents the packages generate (`python -m mbarrier.spec.rulesdoc --markdown`,
 `mbarrier.spec.forms`, `.checks`, `.memmodel`, `mbarrier.report.schema`, `mbarrier.hw.doc`): a reader
 that stops early (`| head -3`) ends the output quietly with exit 0, as the `mbarrier` commands do, not
 with a BrokenPipeError traceback. Here, the lowest layer, so that every package can use it (stdlib only)."""
