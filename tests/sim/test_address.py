@@ -14,7 +14,7 @@ import pytest
 from mbarrier import explore, sim
 from mbarrier.cli import main
 from mbarrier.explore.check import Options, check_machine
-from mbarrier.sim.address import address_mask
+from mbarrier.sim.address import address_mask, cluster_address, mapped, shared_address
 
 from .helpers import module, words
 
@@ -205,3 +205,44 @@ def test_nvccs_cp_async_ring_runs_and_verifies(nvcc_ring: Path, capsys: pytest.C
     assert main(["run", *argv]) == 0
     assert main(["check", *argv, "--quiet"]) == 0, capsys.readouterr().out
     assert "VERIFIED" in capsys.readouterr().out
+
+
+def test_mapped_keeps_the_offset_and_names_the_rank() -> None:
+    """mapa and a multicast copy's targets: the same offset in the CTA of another rank, whichever CTA the
+    address named (shared_address decodes it)."""
+    assert mapped(0x40, 1) == cluster_address(1, 0x40)
+    assert mapped(cluster_address(0, 0x40), 3) == cluster_address(3, 0x40)
+    assert shared_address("cluster", mapped(0x40, 2)) == (2, 0x40)
+
+
+TENSORMAP_REPLACE = """
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<8>;
+    .shared .align 128 .b8 map[128];
+    mov.u32 %r1, %cluster_ctarank;
+    cvta.shared.u64 %rd1, map;
+    @%p1 bra SKIP;
+    {target}
+    tensormap.replace.tile.rank.b1024.b32 [%rd2], 1;
+SKIP:
+    barrier.cluster.arrive; barrier.cluster.wait;
+    ret;
+"""
+
+
+@pytest.mark.parametrize(("target", "fault"), [
+    ("mov.u64 %rd2, %rd1;", False),                      # the own CTA's map, through the shared window
+    ("mapa.u64 %rd2, %rd1, 1;", True),                   # the other CTA's: not .shared::cta (undefined)
+    ("cvta.local.u64 %rd2, 0;", True)])                  # the local window
+def test_tensormap_replace_through_a_generic_address(target: str, fault: bool) -> None:
+    """PTX ISA, tensormap.replace: a generic address must lie in the .global or the .shared::cta window."""
+    body = TENSORMAP_REPLACE.replace("{target}", target).replace(
+        "@%p1 bra SKIP;", ".reg .pred %p<2>;\n    setp.ne.u32 %p1, %r1, 0;\n    @%p1 bra SKIP;")
+    m = sim.launch(module(body), grid=2, block=1, cluster=2, args={"out": sim.Buffer(8)})
+    r = explore.run(m)
+    if fault:
+        assert r.outcome == "violation" and r.rule == "kernel-fault", r.message
+        assert "is in neither the .global nor the .shared::cta window" in r.message
+    else:
+        assert r.outcome == "exited", (r.outcome, r.message)
+        assert any(m.ctas[0].smem[:128]) and not any(m.ctas[1].smem[:128])  # CTA 0's map, replaced

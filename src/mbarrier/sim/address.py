@@ -85,3 +85,11 @@ def shared_address(space: str, addr: int) -> tuple[int, int] | None:
         return OWN, addr
     hi = addr >> CTA_BITS
     return (OWN, addr) if hi == 0 else (hi - 1, addr & CTA_MASK)
+
+
+def mapped(addr: int, rank: int) -> int:
+    """The `.shared::cluster` address of the same offset as `.shared::cluster` address `addr`, in the
+    shared memory of the CTA of rank `rank` (mapa; the targets of a multicast copy)."""
+    found = shared_address("cluster", addr)
+    assert found is not None  # a .shared::cluster address always names a CTA
+    return cluster_address(rank, found[1])

@@ -6,7 +6,7 @@ step: the bytes land, then the mbarrier side effect (9.7.13.15.5.2, 9.7.13.15.15
 from __future__ import annotations
 
 from mbarrier.sim import tensorcopy
-from mbarrier.sim.address import CTA_MASK, PARAM_GENERIC, cluster_address, is_param_generic, is_shared_generic
+from mbarrier.sim.address import PARAM_GENERIC, is_param_generic, is_shared_generic, mapped
 from mbarrier.sim.errors import KernelFault, MemoryFault, Unsupported
 from mbarrier.sim.machine.agents import BLOCKED, DONE, RUNNABLE, WAITING_DEPS, Copy, Thread, short_state
 from mbarrier.sim.machine.mbarrier import MbarrierOps
@@ -90,8 +90,7 @@ class CopyOps(MbarrierOps):
                     if rank >= len(ctas):
                         raise KernelFault(f"cp.async.bulk multicast to CTA rank {rank}, but the cluster has "
                                        f"{len(ctas)} CTAs")
-                    self.bulk_copy(t, "cluster", src_space, cluster_address(rank, dst & CTA_MASK), src, size,
-                                   cluster_address(rank, bar & CTA_MASK))
+                    self.bulk_copy(t, "cluster", src_space, mapped(dst, rank), src, size, mapped(bar, rank))
             return
         c = self._new_copy("cp.async.bulk", t)
         c.dst_cta, c.dst = (t.cta, dst) if dst_space == "cta" else self._cta_of(t, dst)
@@ -200,8 +199,7 @@ class CopyOps(MbarrierOps):
                     if rank >= len(ctas):
                         raise KernelFault(f"{what} multicast to CTA rank {rank}, but the cluster has "
                                           f"{len(ctas)} CTAs")
-                    targets.append((cluster_address(rank, dst & CTA_MASK),
-                                    cluster_address(rank, bar & CTA_MASK)))
+                    targets.append((mapped(dst, rank), mapped(bar, rank)))
         for d, b in targets:
             c = self._new_copy(what, t)
             c.dst_cta, c.dst = (t.cta, d) if dst_space == "cta" and cta_mask is None else self._cta_of(t, d)

@@ -10,15 +10,14 @@ from typing import NoReturn
 
 from mbarrier.core import violations
 from mbarrier.sim.address import (
-    CTA_MASK,
     LOCAL_GENERIC,
     OWN,
     PARAM_GENERIC,
     SHARED_GENERIC,
-    cluster_address,
     is_local_generic,
     is_param_generic,
     is_shared_generic,
+    mapped,
     shared_address,
 )
 from mbarrier.sim.errors import KernelFault, MemoryFault, Unsupported
@@ -156,12 +155,11 @@ class MemoryOps(MachineBase):
         a weak access of the whole object, read and written by the executing thread."""
         what = f"tensormap.replace.tile.{field}"
         if space == "generic":
-            if is_param_generic(addr) or is_local_generic(addr) or (
-                    is_shared_generic(addr) and (addr - SHARED_GENERIC) >> 24):
+            found = shared_address("generic", addr)
+            if is_param_generic(addr) or is_local_generic(addr) or (found is not None and found[0] != OWN):
                 raise KernelFault(f"{what}: generic address {addr:#x} is in neither the .global nor the "
                                   ".shared::cta window (PTX ISA: undefined)")
-            space = "cta" if is_shared_generic(addr) else "global"
-            addr = addr - SHARED_GENERIC if space == "cta" else addr
+            space, addr = ("cta", found[1]) if found is not None else ("global", addr)
         if addr % TENSOR_MAP_ALIGN:
             raise MemoryFault(f"{what}: the tensor map at {addr:#x} is not {TENSOR_MAP_ALIGN}-byte aligned")
         load, store = (self.ld_cta, self.st_cta) if space == "cta" else (self.ld_global, self.st_global)
@@ -214,8 +212,8 @@ class MemoryOps(MachineBase):
         if generic:
             if not is_shared_generic(addr):
                 raise MemoryFault(f"mapa of generic address {addr:#x}, which is not in the shared window")
-            return SHARED_GENERIC + cluster_address(rank, (addr - SHARED_GENERIC) & CTA_MASK)
-        return cluster_address(rank, addr & CTA_MASK)
+            return SHARED_GENERIC + mapped(addr - SHARED_GENERIC, rank)
+        return mapped(addr, rank)
 
     def ctarank(self, t: Thread, addr: int, generic: bool) -> int:
         if generic and not is_shared_generic(addr):
