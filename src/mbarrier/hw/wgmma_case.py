@@ -44,7 +44,7 @@ class Case:
 
     @property
     def k(self) -> int:
-        return spec.K_SPARSE[self.atype] if self.sparse else spec.K[self.atype]
+        return spec.SPARSE_K[self.atype] if self.sparse else spec.K[self.atype]
 
     @property
     def kbytes(self) -> int:

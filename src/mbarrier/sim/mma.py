@@ -95,9 +95,9 @@ def parse_form(quals: tuple[str, ...], a_in_registers: bool) -> Form:
         raise FormError(f"multiplicand types {atype}{btype}")
     if atype != btype and not any({atype, btype} <= mixed for mixed in spec.MIXED):
         raise FormError(f"multiplicand types {atype}{btype} (only FP8 and 8-bit integers may mix)")
-    if sparse and atype not in spec.SPARSE_TYPES:
+    if sparse and atype not in spec.SPARSE_K:
         raise FormError(f"{atype} has no sparse form ({spec.SPARSE_MMA_SECTION})")
-    k = spec.K_SPARSE[atype] if sparse else spec.K[atype]
+    k = spec.SPARSE_K[atype] if sparse else spec.K[atype]
     n_text, _, k_text = shape[len(".m64n"):].partition("k")
     if not n_text.isdigit() or k_text != str(k) or int(n_text) not in spec.N[atype]:
         raise FormError(f"shape {shape} for {atype}")

@@ -115,24 +115,15 @@ A_REGISTERS: Final = 4
 
 
 # -- wgmma.mma_async.sp (9.7.15.6): A structured-sparse, packed to M x K/2 -------------------------------
-#: 9.7.15.2 and 9.7.15.6.3: the sparse shapes are the dense ones with K doubled (m64nNk16 for .tf32,
-#: k32 for .f16/.bf16, k64 for FP8 and 8-bit integers), the same N; .b1 has no sparse form. A packed
-#: row is 32 bytes as in the dense form; a row of B is 64 bytes of K.
-SPARSE_TYPES: Final = FLOATS | INTEGERS
-K_SPARSE: Final[dict[str, int]] = {t: 2 * K[t] for t in sorted(SPARSE_TYPES)}
-
-#: 9.7.15.6.3, table of sp-sel: 0 (threads T0, T1) or 1 (T2, T3) of each four for .tf32, .f16 and .bf16;
-#: 0 (all threads contribute) for FP8 and the integers. ptxas 13.0 refuses any other value ("expected to
-#: be 0 or 1", "expected to be 0").
-SELECTORS: Final[dict[str, tuple[int, ...]]] = {
-    t: (0, 1) if ELEMENT_BITS[t] >= 16 else (0,) for t in sorted(SPARSE_TYPES)}
+# K of the sparse shapes is `SPARSE_K`, the selectors `SPARSE_SELECTORS` (above). A packed row is 32 bytes
+# as in the dense form; a row of B is 64 bytes of K.
 
 #: 9.7.15.6.1: each chunk of 4 elements of a row of A keeps 2, and a 4-bit field of the metadata holds their
 #: two 2-bit positions (the lower 2 bits the first kept element's); fields whose two positions are equal
 #: (0b0000, 0b0101, 0b1010, 0b1111) are undefined. .tf32 is 1:2, its 4-bit field being the same thing on
 #: 16-bit halves: 0b0100 (element 0 kept) and 0b1110 (element 1) are its only meaningful values. So the
 #: metadata indexes units of this many bits, 4 to a chunk, 2 kept.
-METADATA_UNIT_BITS: Final[dict[str, int]] = {t: min(ELEMENT_BITS[t], 16) for t in sorted(SPARSE_TYPES)}
+METADATA_UNIT_BITS: Final[dict[str, int]] = {t: min(ELEMENT_BITS[t], 16) for t in SPARSE_K}
 TF32_METADATA: Final = (0b0100, 0b1110)
 #: 9.7.15.6.3: sp-meta is a 32-bit register (ptxas 13.0 refuses an immediate: "Arguments mismatch").
 METADATA_BITS: Final = 32

@@ -73,9 +73,9 @@ def _mma(g: Gen, ins: ast.Instruction) -> None:
             raise g.unsupported(f"sp-meta must be a 32-bit register ({section})")
         meta_slots = (meta.slot,)
         selector = _imm(g, ops[4])
-        if selector not in spec.SELECTORS[form.atype]:
+        if selector not in spec.SPARSE_SELECTORS[form.atype]:
             raise g.unsupported(f"sp-sel {selector}: {form.atype} takes "
-                                f"{' or '.join(map(str, spec.SELECTORS[form.atype]))} ({section})")
+                                f"{' or '.join(map(str, spec.SPARSE_SELECTORS[form.atype]))} ({section})")
         ops = ops[:3] + ops[5:]
     imms = [_imm(g, x) for x in ops[4:]]
     scale_a = scale_b = 1
