@@ -342,3 +342,19 @@ def test_sparse_operands_ptxas_refuses_stop_the_run(instruction: str, words: str
     refuses the others)."""
     r = run(module(SPARSE + f"    {instruction}\n    ret;"), grid=1, block=128, args={"out": sim.Buffer(16)})
     assert r.outcome == "unsupported" and words in (r.message or ""), r.message
+
+
+@pytest.mark.parametrize("offset, outcome", [(2048 + 3 * 128, "race"), (2048 + 512, "exited")])
+def test_the_second_half_of_b_is_in_flight_until_wait_group(offset: int, outcome: str) -> None:
+    """B at 2048 (LBO 128): its K-chunk 3 (bytes 48-63 of K, which only the sparse form reads) at +384 is
+    read in flight; a store there before wgmma.wait_group races with it (wgmma-operand-inflight when the
+    read lands first, data-race when the store does), one past B's last row does not."""
+    b = "add.u64 %rd2, %rd1, 128;"   # descriptor start + 2048 bytes
+    mma = SPMMA.replace("%rd1, %rd1, %r5", "%rd1, %rd2, %r5")
+    store = f"@%p1 st.shared.u32 [smem+{offset}], %r4;"
+    m = _kernel(b, "setp.eq.u32 %p1, %r1, 0;", FENCE, mma, COMMIT, store, "wgmma.wait_group.sync.aligned 0;",
+                prelude=SPARSE)
+    r = _outcome(m)
+    assert r.outcome == outcome, r.message
+    if outcome == "race":
+        assert r.rule in ("wgmma-operand-inflight", "data-race") and "wgmma.mma_async" in (r.message or "")
