@@ -4,6 +4,7 @@ instruction costs the checker no states, whichever opcode it is)."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from mbarrier.explore.check import Options, check, shared_symbols
 from mbarrier.explore.code import analyse
 from mbarrier.ptx import ast
 from mbarrier.ptx.parser import parse
+from mbarrier.sim.compile import SPECIAL_CONSTANTS
 from mbarrier.sim.errors import SimError
 from mbarrier.sim.registry import REGISTRY, Kind, facts_of
 
@@ -176,10 +178,35 @@ def test_the_facts_agree_with_what_the_executor_does(line: str) -> None:
         t.code[0](rec, t)
     except (Violation, SimError) as e:  # an operand of 0 may be undefined behaviour: what was called counts
         assert "not supported" not in str(e), e
+        assert not f.total, f"{line!r} is declared total (its step never raises) but raised {e}"
     if f.kind != Kind.OPAQUE:
         assert rec.used <= ALLOWED[f.kind], f"{line!r} is {f.kind.name} but its step called {rec.used}"
     if f.kind in (Kind.REGISTERS, Kind.BRANCH, Kind.NOP):
         assert f.private
+
+
+TOTAL_LINES = [line for line in SAMPLE_LINES
+               if facts_of(next(s for s in _kernel([line]).functions[1].body or ()
+                                if isinstance(s, ast.Instruction))).total]
+
+
+@pytest.mark.parametrize("line", TOTAL_LINES)
+def test_a_total_instruction_never_raises(line: str) -> None:
+    """`total` (the checker's state key drops what its operands came from): the step runs on any
+    register values without raising."""
+    module = _kernel([line])
+    m = sim.launch(module, "k", grid=1, block=1, args={"out": sim.Buffer(64)})
+    t = m.threads[0]
+    rng = random.Random(line)
+    first = len(SPECIAL_CONSTANTS)
+    for _ in range(200):
+        for slot in range(first, len(t.regs)):
+            if isinstance(t.regs[slot], bool):
+                t.regs[slot] = rng.random() < 0.5
+            elif isinstance(t.regs[slot], int):
+                t.regs[slot] = rng.choice((0, 1, 0xFFFFFFFF, 1 << 31, rng.getrandbits(64)))
+        t.pc = 0
+        t.code[0](m, t)
 
 
 BUNDLED = sorted(Path(examples.__file__).parent.rglob("*.ptx"))

@@ -98,12 +98,6 @@ class Liveness:
         return tuple(sorted(live[start]))
 
 
-# Local opcodes whose step never raises, whatever the register values.
-_TOTAL = frozenset({"add", "sub", "mul", "mad", "and", "or", "xor", "not", "cnot", "shl", "shr", "selp",
-                    "setp", "mov", "min", "max", "abs", "neg", "popc", "clz", "brev", "bfe", "bfi", "prmt",
-                    "bra"})
-
-
 # -- what a thread's registers decide -------------------------------------------------------------------
 # An abstract register value: (known, value, deps). known: the value is a function of the registers at the
 # start alone, and is `value`; otherwise it also depends on what the thread will read from shared state
@@ -229,7 +223,7 @@ class Residual:
             if self.evaluable[pc]:
                 if self._raised.get(pc):
                     sig.append((pc, "raises"))
-                elif x.op not in _TOTAL:
+                elif not self.code.fn.sites[pc].facts.total:
                     # It may raise on some inputs: whatever its inputs came from decides that.
                     for s in f.uses:
                         v = get(st, s)

@@ -36,9 +36,8 @@ from mbarrier.ptx import ast
 from mbarrier.sim.hb import VC, Agent, BarrierClocks, Shadow
 from mbarrier.sim.machine import EXITED, Machine, Warp
 from mbarrier.sim.races import RaceState
-from mbarrier.sim.registry import REGISTRY, Kind, facts_of
+from mbarrier.sim.registry import Kind, facts_of
 
-FULL_MASK = 0xFFFFFFFF
 # Instructions that may treat the lanes of a warp differently: the warp-level ones (checked operand by
 # operand below); every other instruction the simulator executes treats every lane alike.
 _WARP_LEVEL = (Kind.COLLECTIVE, Kind.WARP_READ, Kind.MMA)
@@ -53,25 +52,16 @@ def _instructions(body: tuple[ast.Statement, ...]) -> Iterator[ast.Instruction]:
             yield s
 
 
-def _full(op: ast.Operand) -> bool:
-    return isinstance(op, ast.Imm) and op.value & FULL_MASK == FULL_MASK
-
-
 def lane_sensitive(module: ast.Module) -> str | None:
     """Why lanes of a warp cannot be exchanged ("shfl.sync at line 12"), or None when they can."""
     for fn in module.functions:
         for s in _instructions(fn.body or ()):
-            op, q = s.opcode, s.qualifiers
             f = facts_of(s)
-            if op in REGISTRY and f.kind not in (*_WARP_LEVEL, Kind.OPAQUE):
+            if f.kind not in (*_WARP_LEVEL, Kind.OPAQUE):
                 continue
-            if f.name == "bar.warp.sync" and f.sync is not None:
-                if f.sync.whole:  # bar.warp.sync of the whole warp
-                    continue
-            elif op == "vote" and any(m in q for m in (".all", ".any", ".uni")) and s.operands \
-                    and _full(s.operands[-1]):
+            if f.sync is not None and f.sync.whole and f.sync.uniform:  # the whole warp, one result for all
                 continue
-            what = ".".join([op, *(x.lstrip(".") for x in q)])
+            what = ".".join([s.opcode, *(x.lstrip(".") for x in s.qualifiers)])
             return f"{what} at line {s.pos.line}"
     return None
 
@@ -79,8 +69,7 @@ def lane_sensitive(module: ast.Module) -> str | None:
 def warpgroup_level(module: ast.Module) -> bool:
     """Whether an instruction of the kernel relates the warps of a warpgroup (setmaxnreg; wgmma.mma_async,
     whose warps compute different rows)."""
-    return any(s.opcode in ("setmaxnreg", "wgmma") for fn in module.functions
-               for s in _instructions(fn.body or ()))
+    return any(facts_of(s).warpgroup for fn in module.functions for s in _instructions(fn.body or ()))
 
 
 class Symmetry:

@@ -199,6 +199,7 @@ class SyncUse:
     waits: bool
     counted: bool = False
     whole: bool = False
+    uniform: bool = False     # every lane gets the same result (bar.warp.sync, vote.all/.any/.uni)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +210,10 @@ class Facts:
     `reads_carry`: it reads CC.CF (addc, subc, madc), thread state beyond its register operands.
     `order`: its `.sem` and `.scope` (filled in for every instruction by `facts_of`).
     `async_registers`: operands whose registers an asynchronous operation it issues owns until a later
-    instruction retires it (wgmma.mma_async's accumulator and A fragment, until wgmma.wait_group)."""
+    instruction retires it (wgmma.mma_async's accumulator and A fragment, until wgmma.wait_group).
+    `total`: its step never raises, whatever its operands' values (the checker's state key need not
+    keep what they were computed from). `warpgroup`: it relates the warps of a warpgroup (setmaxnreg,
+    wgmma), so a warp cannot stand in for a warp of another warpgroup."""
 
     kind: Kind
     name: str
@@ -223,6 +227,8 @@ class Facts:
     fence: FenceKind | None = None
     reads_only: bool = False     # a cp.async.bulk.wait_group.read: waits for the copies' reads only
     async_registers: tuple[int, ...] = ()
+    total: bool = False
+    warpgroup: bool = False
 
     @property
     def private(self) -> bool:
@@ -253,15 +259,17 @@ class Declaration:
 REGISTRY: dict[str, Declaration] = {}
 
 
-def instruction(*opcodes: str, facts: Kind | FactsOf, writes: bool = False,
-                reads_carry: bool = False) -> Callable[[Emitter], Emitter]:
+def instruction(*opcodes: str, facts: Kind | FactsOf, writes: bool = False, reads_carry: bool = False,
+                total: bool = False, warpgroup: bool = False) -> Callable[[Emitter], Emitter]:
     """Declare opcodes: the decorated function is their executor; `facts` what they touch, either a kind
-    (the same for every form; `writes`, `reads_carry` complete it) or a function of the instruction."""
+    (the same for every form; `writes`, `reads_carry`, `total`, `warpgroup` complete it) or a function of
+    the instruction."""
     def deco(fn: Emitter) -> Emitter:
         for op in opcodes:
             if op in REGISTRY:
                 raise ValueError(f"{op} is declared twice")
-            of = _constant(Facts(facts, op, writes, reads_carry)) if isinstance(facts, Kind) else facts
+            of = _constant(Facts(facts, op, writes, reads_carry, total=total, warpgroup=warpgroup)) \
+                if isinstance(facts, Kind) else facts
             REGISTRY[op] = Declaration(op, fn, of)
         return fn
     return deco

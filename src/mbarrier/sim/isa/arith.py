@@ -63,7 +63,7 @@ def _addc(g: Gen, ins: ast.Instruction) -> None:
     _with_carry(g, d, f"{g.src(a, ty)} {sym} {g.src(b, ty)} {sym} m.carry(t)", ty, g.has(".cc"))
 
 
-@instruction("add", "sub", facts=Kind.REGISTERS, writes=True)
+@instruction("add", "sub", facts=Kind.REGISTERS, writes=True, total=True)
 def _add(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b = ins.operands
@@ -98,7 +98,7 @@ def _product(g: Gen, a: ast.Operand, b: ast.Operand, ty: Scalar) -> str:
     return f"{g.src(a, ty)} * {g.src(b, ty)}"
 
 
-@instruction("mul", facts=Kind.REGISTERS, writes=True)
+@instruction("mul", facts=Kind.REGISTERS, writes=True, total=True)
 def _mul(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b = ins.operands
@@ -113,7 +113,8 @@ def _mul(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, f"{g.src(a, ty)} * {g.src(b, ty)}", ty)
 
 
-@instruction("mad", "fma", facts=Kind.REGISTERS, writes=True)
+@instruction("mad", facts=Kind.REGISTERS, writes=True, total=True)
+@instruction("fma", facts=Kind.REGISTERS, writes=True)
 def _mad(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b, c = ins.operands
@@ -162,7 +163,7 @@ def _div(g: Gen, ins: ast.Instruction) -> None:
     g.assign(d, f"m.{ins.opcode}({x}, {y}, {ty.mask:#x})", ty)
 
 
-@instruction("abs", "neg", facts=Kind.REGISTERS, writes=True)
+@instruction("abs", "neg", facts=Kind.REGISTERS, writes=True, total=True)
 def _abs(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a = ins.operands
@@ -176,7 +177,7 @@ def _abs(g: Gen, ins: ast.Instruction) -> None:
     g.assign(d, f"{fn}({g.ssrc(a, ty)})", ty)
 
 
-@instruction("min", "max", facts=Kind.REGISTERS, writes=True)
+@instruction("min", "max", facts=Kind.REGISTERS, writes=True, total=True)
 def _minmax(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b = ins.operands[:3]
@@ -191,7 +192,7 @@ def _minmax(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, f"{ins.opcode}({g.src(a, ty)}, {g.src(b, ty)})", ty, masked=True)
 
 
-@instruction("and", "or", "xor", facts=Kind.REGISTERS, writes=True)
+@instruction("and", "or", "xor", facts=Kind.REGISTERS, writes=True, total=True)
 def _logic(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b = ins.operands
@@ -202,7 +203,7 @@ def _logic(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, f"{g.src(a, ty)} {sym} {g.src(b, ty)}", ty, masked=True)
 
 
-@instruction("not", "cnot", facts=Kind.REGISTERS, writes=True)
+@instruction("not", "cnot", facts=Kind.REGISTERS, writes=True, total=True)
 def _not(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a = ins.operands
@@ -214,7 +215,7 @@ def _not(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, f"{g.src(a, ty)} ^ {ty.mask:#x}", ty, masked=True)
 
 
-@instruction("shl", "shr", facts=Kind.REGISTERS, writes=True)
+@instruction("shl", "shr", facts=Kind.REGISTERS, writes=True, total=True)
 def _shift(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b = ins.operands
@@ -228,7 +229,7 @@ def _shift(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, f"{g.src(a, ty)} >> {n}", ty, masked=True)
 
 
-@instruction("popc", "clz", "brev", facts=Kind.REGISTERS, writes=True)
+@instruction("popc", "clz", "brev", facts=Kind.REGISTERS, writes=True, total=True)
 def _bits(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a = ins.operands
@@ -241,7 +242,7 @@ def _bits(g: Gen, ins: ast.Instruction) -> None:
         g.assign(d, f"int(format({v}, '0{ty.bits}b')[::-1], 2)", ty, masked=True)
 
 
-@instruction("bfe", facts=Kind.REGISTERS, writes=True)
+@instruction("bfe", facts=Kind.REGISTERS, writes=True, total=True)
 def _bfe(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b, c = ins.operands
@@ -250,7 +251,7 @@ def _bfe(g: Gen, ins: ast.Instruction) -> None:
     g.assign(d, f"{fn}({g.src(a, ty)}, {g.src(b, u32)} & 0xff, {g.src(c, u32)} & 0xff, {ty.bits})", ty)
 
 
-@instruction("bfi", facts=Kind.REGISTERS, writes=True)
+@instruction("bfi", facts=Kind.REGISTERS, writes=True, total=True)
 def _bfi(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, f, b, c, n = ins.operands
@@ -259,7 +260,7 @@ def _bfi(g: Gen, ins: ast.Instruction) -> None:
              f"{ty.bits})", ty)
 
 
-@instruction("prmt", facts=Kind.REGISTERS, writes=True)
+@instruction("prmt", facts=Kind.REGISTERS, writes=True, total=True)
 def _prmt(g: Gen, ins: ast.Instruction) -> None:
     ty = TYPES[".b32"]
     if len([q for q in ins.qualifiers if q != ".b32"]):
@@ -268,7 +269,7 @@ def _prmt(g: Gen, ins: ast.Instruction) -> None:
     g.assign(d, f"m.prmt({g.src(a, ty)}, {g.src(b, ty)}, {g.src(c, ty)})", ty, masked=True)
 
 
-@instruction("selp", facts=Kind.REGISTERS, writes=True)
+@instruction("selp", facts=Kind.REGISTERS, writes=True, total=True)
 def _selp(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a, b, c = ins.operands
@@ -305,7 +306,7 @@ def _compare(g: Gen, ins: ast.Instruction, a: ast.Operand, b: ast.Operand, ty: S
     return f"{g.src(a, ty)} {_INT_CMP[cmp]} {g.src(b, ty)}"
 
 
-@instruction("setp", facts=Kind.REGISTERS, writes=True)
+@instruction("setp", facts=Kind.REGISTERS, writes=True, total=True)
 def _setp(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     dst, a, b = ins.operands[:3]
@@ -338,7 +339,7 @@ def _setp(g: Gen, ins: ast.Instruction) -> None:
     g.assign(dst, cond, pred)
 
 
-@instruction("mov", facts=Kind.REGISTERS, writes=True)
+@instruction("mov", facts=Kind.REGISTERS, writes=True, total=True)
 def _mov(g: Gen, ins: ast.Instruction) -> None:
     ty = g.type_of(ins)
     d, a = ins.operands

@@ -96,7 +96,7 @@ def bar_facts(ins: ast.Instruction) -> Facts:
     q, ops = _bar_kind(ins), ins.operands
     if q[:1] == [".warp"]:
         full = bool(ops) and isinstance(ops[0], ast.Imm) and ops[0].value & 0xFFFFFFFF == 0xFFFFFFFF
-        return Facts(Kind.COLLECTIVE, "bar.warp.sync", sync=SyncUse("warp", True, whole=full))
+        return Facts(Kind.COLLECTIVE, "bar.warp.sync", sync=SyncUse("warp", True, whole=full, uniform=True))
     if q[:1] == [".cluster"]:
         waits = ".wait" in q
         return Facts(Kind.BARRIER, "barrier.cluster." + ("wait" if waits else "arrive"),
@@ -109,10 +109,13 @@ def bar_facts(ins: ast.Instruction) -> Facts:
 def collective_facts(ins: ast.Instruction) -> Facts:
     """elect, vote, shfl, match, redux (`.sync`, membermask last): a warp collective, which completes only
     when every live lane of its mask has reached it; with the immediate mask 0xffffffff, every lane of the
-    warp meets there (the checker cuts a lane's future at it, as at a full bar.warp.sync)."""
+    warp meets there (the checker cuts a lane's future at it, as at a full bar.warp.sync). vote.all, .any
+    and .uni give every lane the same result (uniform); .ballot and the others tell lanes apart."""
     ops = ins.operands
     full = bool(ops) and isinstance(ops[-1], ast.Imm) and ops[-1].value & 0xFFFFFFFF == 0xFFFFFFFF
-    return Facts(Kind.COLLECTIVE, ins.opcode, writes=True, sync=SyncUse("warp", True, whole=full))
+    uniform = ins.opcode == "vote" and any(m in ins.qualifiers for m in (".all", ".any", ".uni"))
+    return Facts(Kind.COLLECTIVE, ins.opcode, writes=True,
+                 sync=SyncUse("warp", True, whole=full, uniform=uniform))
 
 
 def _bar_operands(g: Gen, ins: ast.Instruction) -> tuple[str, str]:
@@ -350,7 +353,7 @@ def _var(g: Gen, op: ast.Operand) -> tuple[int, int]:
 
 # setmaxnreg waits for the lanes of its warp and relates the warps of a warpgroup: for the checker an
 # instruction it cannot see into (it blocks on other warps' progress), so no reduction moves past it.
-@instruction("setmaxnreg", facts=Kind.OPAQUE)
+@instruction("setmaxnreg", facts=Kind.OPAQUE, warpgroup=True)
 def _setmaxnreg(g: Gen, ins: ast.Instruction) -> None:
     """setmaxnreg.{inc,dec}.sync.aligned.u32 n (PTX ISA, Miscellaneous Instructions: setmaxnreg): the
     register budget it moves between warpgroups changes nothing a simulated thread observes, but its

@@ -20,18 +20,18 @@ def wgmma_facts(ins: ast.Instruction) -> Facts:
     """What each wgmma instruction touches: mma_async is a warp collective issuing an operation that owns
     its accumulator (and register A fragment, and the sparse form's metadata register) until retired;
     wait_group a warp collective retiring the lanes' groups; fence and commit_group are the thread's own
-    bookkeeping."""
+    bookkeeping. Every form belongs to a warpgroup's work (its warps compute different rows)."""
     what = ins.qualifiers[:1]
     if what == (".mma_async",):
         regs = (0, 1) if len(ins.operands) > 1 and isinstance(ins.operands[1], ast.Vector) else (0,)
         if ins.qualifiers[1:2] == (".sp",):
-            return Facts(Kind.MMA, "wgmma.mma_async.sp", async_registers=regs + (3,))
-        return Facts(Kind.MMA, "wgmma.mma_async", async_registers=regs)
+            return Facts(Kind.MMA, "wgmma.mma_async.sp", async_registers=regs + (3,), warpgroup=True)
+        return Facts(Kind.MMA, "wgmma.mma_async", async_registers=regs, warpgroup=True)
     if what in ((".fence",), (".commit_group",)):
-        return Facts(Kind.COPY_COMMIT, "wgmma" + what[0])
+        return Facts(Kind.COPY_COMMIT, "wgmma" + what[0], warpgroup=True)
     if what == (".wait_group",):
-        return Facts(Kind.MMA, "wgmma.wait_group")
-    return Facts(Kind.OPAQUE, "wgmma" + "".join(ins.qualifiers))
+        return Facts(Kind.MMA, "wgmma.wait_group", warpgroup=True)
+    return Facts(Kind.OPAQUE, "wgmma" + "".join(ins.qualifiers), warpgroup=True)
 
 
 @instruction("wgmma", facts=wgmma_facts)
