@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -153,3 +154,46 @@ def test_no_source_file_is_long_without_a_stated_reason() -> None:
             if (n := len(p.read_text().splitlines())) > LONG}
     unexplained = {name: n for name, n in long.items() if name not in LONG_BY_DESIGN}
     assert not unexplained, f"longer than {LONG} lines with no reason in LONG_BY_DESIGN: {unexplained}"
+
+
+DOC = SRC.parents[1] / "docs" / "architecture.md"
+
+
+def _index() -> dict[str, set[str]]:
+    """docs/architecture.md's "Every module": each package's folder and the module names it lists."""
+    text = DOC.read_text().split("## Every module", 1)[1].split("\n## ", 1)[0]
+    out: dict[str, set[str]] = {}
+    for item in re.split(r"\n- ", text)[1:]:
+        head, _, rest = item.partition(":")
+        folder = head.strip(" *`")
+        out[folder] = set(re.findall(r"`([\w.]+)`", re.sub(r"\([^()]*\)", "", rest)))
+    return out
+
+
+CORPORA = ("examples/races", "examples/shapes")
+
+
+def _files() -> dict[str, set[str]]:
+    """Each folder's modules (.py without the suffix, .c with it), `mbarrier` for the top."""
+    out: dict[str, set[str]] = {}
+    for path in [*SRC.rglob("*.py"), *SRC.rglob("*.c")]:
+        rel = path.parent.relative_to(SRC).as_posix()
+        folder = "mbarrier" if rel == "." else rel
+        if path.name == "__init__.py" and folder not in ("mbarrier", "cli", *CORPORA):
+            continue  # a package's __init__ is the package: named by its folder
+        out.setdefault(folder, set()).add(path.stem if path.suffix == ".py" else path.name)
+    # The corpora are listed as modules of `examples`.
+    for corpus in CORPORA:
+        out.pop(corpus)
+        out["examples"].add(corpus.split("/")[1])
+    return out
+
+
+def test_every_module_is_in_the_architecture_page_and_every_name_there_is_a_module() -> None:
+    index, files = _index(), _files()
+    assert set(index) == set(files), (set(index) ^ set(files))
+    for folder in files:
+        assert files[folder] <= index[folder], f"{folder}: not in docs/architecture.md: " \
+            f"{sorted(files[folder] - index[folder])}"
+        assert index[folder] <= files[folder], f"{folder}: named in docs/architecture.md, no such module: " \
+            f"{sorted(index[folder] - files[folder])}"
