@@ -335,7 +335,7 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
             if facts.spaces:
                 _check_addresses(form, instr, slots, facts, scope, line)
             if pair == "other":
-                _check_immediates(form, instr, slots, line)
+                _check_immediates(form, instr, slots, line, frozenset(), ctx)
             _check_gates(form, facts, frozenset(), False, ctx, line)
             return
     if soft:
@@ -345,7 +345,7 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     _check_semantics(form, facts, roles, sink, ctx, line)
     # a refused sink hides the addresses too, all but the state space of their variables (measured)
     _check_addresses(form, instr, slots, facts, scope, line, spaces_only=line.pending_fatal)
-    _check_immediates(form, instr, slots, line, facts.words)
+    _check_immediates(form, instr, slots, line, facts.words, ctx)
     _check_gates(form, facts, roles, sink, ctx, line)
 
 
@@ -447,7 +447,7 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
             if i == at[cls][-1]:
                 words.update((m, cls, *(("im2col",) if m in IM2COL_MODES else ())))
                 if m not in (*form.dims, *form.load_modes):
-                    illegal("illegal-modifier", mod=CLASS_NAMES.get(cls, m), name=name)
+                    illegal("illegal-modifier", mod=CLASS_NAMES.get(cls, form.load_mode_name or m), name=name)
         elif cls == "type":
             types.append(m)
         elif cls == "silent":
@@ -599,8 +599,7 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
     flags = {s.flag for slots in form.operands for s in slots if s.flag}
     present = flags & facts.words
     quiet = _Line(instr, line.path)
-    lists = tuple(tuple(dataclasses.replace(s, type=facts.type) if s.typed and facts.type else s
-                        for s in slots) for slots in form.operands)
+    lists = tuple(tuple(_typed(s, facts.type) for s in slots) for slots in form.operands)
     for slots in lists:
         if len(slots) == len(ops) and {s.flag for s in slots if s.flag} == present and all(
                 _operand_fits(slot, op, i, form, scope, ctx, quiet)
@@ -608,6 +607,16 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
             for i, (slot, op) in enumerate(zip(slots, ops, strict=True)):
                 _operand_fits(slot, op, i, form, scope, ctx, line)  # its errors that do not stop
             return slots, False
+    # a list of another word's that fits (`Instr.any_list`): a mismatch ptxas goes on after where
+    # one of `operands_need` is written, none without; the operands judged as the written word's
+    for slots in lists if form.any_list else ():
+        if len(slots) == len(ops) and all(_operand_fits(slot, op, i, form, scope, ctx, quiet)
+                                          for i, (slot, op) in enumerate(zip(slots, ops, strict=True))):
+            own = next((s for s in lists if {x.flag for x in s if x.flag} == present), ())
+            judged = own[:len(ops)] if len(own) >= len(ops) else slots
+            for i, (slot, op) in enumerate(zip(judged, ops, strict=False)):
+                _operand_fits(slot, op, i, form, scope, ctx, line)
+            return judged, bool(facts.words & set(form.operands_need))
     # a list of the forms that are not ours fits without a mismatch where no marker says which
     # form is meant (a copy with no completion mechanism: measured)
     other_soft = form.marker is None or form.marker in facts.words
@@ -629,6 +638,15 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
                     _operand_fits(slot, op, i, form, scope, ctx, line)
             break
     return None, False
+
+
+def _typed(slot: Slot, ty: str | None) -> Slot:
+    """A slot of the instruction's type: that type, and the slot's 64-bit rules under a 64-bit one."""
+    if not slot.typed or ty is None:
+        return slot
+    if slot.wide is not None and TYPE_SIZE.get(ty) == 8:
+        slot = slot.wide
+    return dataclasses.replace(slot, type=ty)
 
 
 def _match_tensor(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Scope, line: _Line
@@ -956,7 +974,8 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
                                and _typed_fits(slot.type, base.type)):
             line.add("must-be-register", op.pos, index=index, name=form.name)
             return True
-        if base is not None and base.space not in (".reg", ".shared") and slot.kind != "dest":  # (measured)
+        if base is not None and base.space not in (".reg", ".shared") and slot.kind != "dest" \
+                and slot.space_message:  # (measured)
             line.add("address-mismatch", op.pos, name=form.name)
         return False
     if slot.kind == "addr":
@@ -972,8 +991,8 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
             line.add("result-register", op.pos, name=form.name)
             return True
         return slot.imm
-    if isinstance(op, ast.FloatImm) and slot.typed:
-        return slot.type[1] in "bf"
+    if isinstance(op, ast.FloatImm) and slot.typed:  # (not one of 32 bits for 64: measured)
+        return slot.type[1] in "bf" and not (op.bits == 32 and TYPE_SIZE.get(slot.type) == 8)
     if slot.symbol_ok and isinstance(op, ast.Name) and (sym := scope.lookup(op.name)) is not None \
             and sym.space != ".reg":
         return True
@@ -1098,25 +1117,32 @@ def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...
             line.add("address-mismatch", op.base.pos, name=form.name)
 
 
-def _check_immediates(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...],
-                      line: _Line, words: set[str] | frozenset[str] = frozenset()) -> None:
+def _check_immediates(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...], line: _Line,
+                      words: set[str] | frozenset[str] = frozenset(), ctx: Context | None = None) -> None:
+    """The immediates' checks (those of other targets left out); a "fact" check adds its fact to
+    `words` (a set: the gates read it next)."""
+    target = ctx.target.name if ctx is not None and ctx.target is not None else None
     for index, (slot, op) in enumerate(zip(slots, instr.operands, strict=True)):
         if isinstance(op, ast.Sink) and slot.imm_only:  # ptxas judges the refused sink as 0 there
             op = ast.Imm(0, "0", op.pos)
         if not isinstance(op, ast.Imm):
             continue
         for c in slot.checks:
-            if c.when and c.when not in words:
+            if (c.when and c.when not in words) or (c.targets and target not in c.targets):
                 continue
             w = c.value(op.value)
+            if c.kind == "fact":
+                if c.lo <= w <= c.hi and isinstance(words, set):
+                    words.add(c.fact)
+                continue
             failed = ((c.kind == "positive" and w <= 0) or (c.kind == "parity" and w not in (0, 1))
                       or (c.kind == "multiple" and w % c.lo != 0) or (c.kind == "nonnegative" and w < 0)
                       or (c.kind == "values" and w not in (c.lo, c.hi)) or (c.kind == "exact" and w != c.lo)
-                      or (c.kind == "range" and not c.lo <= w <= c.hi))
+                      or (c.kind in ("range", "field-range") and not c.lo <= w <= c.hi))
             if failed:
                 shown = c.value(op.value, c.printed) if c.printed else w
                 line.add(f"imm-{c.kind}", op.pos, index=slot.arg or index, name=form.name, value=shown,
-                         lo=c.lo, hi=c.hi)
+                         lo=c.lo, hi=c.hi, mod=c.when)
 
 
 def _check_gates(form: Instr, facts: _Facts, roles: frozenset[str], sink: bool, ctx: Context,

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from itertools import combinations
 from random import Random
 
-from mbarrier.ptx import ast, validate_variants_wgmma
+from mbarrier.ptx import ast, validate_variants_tensormap, validate_variants_wgmma
 from mbarrier.ptx.variant_pools import (
     GUARD_POOL,
     MANY_FLAGS,
@@ -104,6 +104,9 @@ def _variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
 def _marked_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
     if form.checker:  # (wgmma.mma_async: the generator of its own checker's lines)
         yield from validate_variants_wgmma.variants()
+        return
+    if form.name == "tensormap.replace":  # (fields of two kinds of operands: variants of its own)
+        yield from validate_variants_tensormap.variants()
         return
     if form.dims:
         yield from _tensor_variants(form)

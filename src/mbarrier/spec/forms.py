@@ -71,12 +71,26 @@ FLAG_GROUPS: Final[dict[str, str]] = {
     ".mbarrier::complete_tx::bytes": "completion_mechanism", ".bulk_group": "completion_mechanism",
     # stmatrix (measured: "Multiple .num modifiers specified", "Multiple matrix shape modifiers ...")
     ".x1": "num", ".x2": "num", ".x4": "num", ".m8n8": "shape", ".m16n8": "shape", ".m16n16": "shape",
+    # tensormap.replace's fields (measured: "Multiple .rank modifiers specified")
+    **dict.fromkeys((".global_address", ".rank", ".box_dim", ".global_dim", ".global_stride",
+                     ".element_stride", ".elemtype", ".interleave_layout", ".swizzle_mode",
+                     ".swizzle_atomicity", ".fill_mode"),
+                    "tensormap_field"),
 }
 #: How ptxas names a group in "Multiple {..} modifiers specified" where it names no word (measured).
 GROUP_NAMES: Final[dict[str, str]] = {"num": ".num", "shape": "matrix shape"}
 
 #: The longest vector ptxas takes in a tensor copy's operands ("Illegal vector size: 6", measured).
 MAX_VECTOR: Final[int] = 5
+
+#: How ptxas gates each load mode word on any instruction that takes one (measured on the tensor copy
+#: and tensormap.replace): (PTX ISA version, the lowest target or None, whether only the sm_100
+#: family has it).
+LOAD_MODE_GATES: Final[dict[str, tuple[Version, int | None, bool]]] = {
+    ".tile": ((8, 0), 90, False), ".im2col": ((8, 0), 90, False), ".im2col_no_offs": ((8, 0), 90, False),
+    ".tile::gather4": ((8, 6), None, False), ".im2col::w": ((8, 6), None, False),
+    ".im2col::w::128": ((8, 6), None, True), ".tile::scatter4": ((8, 6), None, True),
+}
 
 #: Load modes of the im2col family: they bring the im2col operand (the fact "im2col" in conditions).
 IM2COL_MODES: Final[tuple[str, ...]] = (".im2col", ".im2col::w", ".im2col::w::128")
@@ -158,6 +172,7 @@ MESSAGES: Final[dict[str, str]] = {
     "unknown-modifier": "Unknown modifier '{mod}'",
     "illegal-modifier": "Illegal modifier '{mod}' for instruction '{name}'",
     "illegal-modifier-with": "Illegal modifier '{mod}' for instruction '{name}' with '{other}'",
+    "illegal-modifier-type": "Illegal modifier '{mod}' for instruction '{name}' with type '{other}'",
     "duplicate-sem": "Duplicate {mod} modifier",
     "duplicate-scope": "Multiple scope modifiers specified",
     "duplicate-flag": "Multiple {mod} modifiers specified",
@@ -195,6 +210,8 @@ MESSAGES: Final[dict[str, str]] = {
     "imm-range": "Argument {index} of instruction '{name}': value '{value}' out of range, expected to be "
                  "in range [{lo}..{hi}]",
     "imm-exact": "Argument {index} of instruction '{name}': unexpected value '{value}', expected to be {lo}",
+    "imm-field-range": "Argument {index} of instruction '{name}': value '{value}' expected to be in range "
+                       "[{lo}..{hi}] when {mod} modifier is used.",
     "imm-nonnegative": "Argument {index} of instruction '{name}': unexpected value '{value}', expected to "
                        "be non-negative integer",
     "required-modifier": "{mod} modifier required for instruction '{name}'",
@@ -366,7 +383,8 @@ class ImmCheck:
     how ptxas reads the literal before judging and printing it (measured): as written ("s64"), or
     cut to 32 bits, signed or unsigned."""
 
-    kind: Literal["positive", "parity", "multiple", "range", "nonnegative", "values", "exact"]
+    kind: Literal["positive", "parity", "multiple", "range", "nonnegative", "values", "exact", "field-range",
+                  "fact"]
     lo: int = 0
     hi: int = 0
     view: Literal["s64", "s32", "u32"] = "s64"
@@ -375,6 +393,11 @@ class ImmCheck:
     printed: Literal["", "s64", "s32", "u32"] = ""
     """How ptxas prints the literal when that differs from `view` (cp.async.bulk.prefetch's size:
     judged as written, printed cut to 32 bits, measured)."""
+    targets: tuple[str, ...] = ()
+    """The targets on which ptxas checks it (tensormap.replace's ranges); (): every target."""
+    fact: str = ""
+    """With kind "fact": no error, but the fact for the gates' conditions when lo <= value <= hi
+    (tensormap.replace's "with input value >= 13")."""
 
     def value(self, v: int, view: str = "") -> int:
         view = view or self.view
@@ -437,6 +460,9 @@ class Slot:
     sized_message: bool = False
     """A vector of another length than `length` is "Vector of size N is expected for argument"
     (and a scalar is; stmatrix's registers, measured)."""
+    wide: Slot | None = None
+    """A typed slot's rules under a 64-bit instruction type, where they differ (tensormap.replace's
+    new value, measured)."""
     any_address: bool = False
     """Any `[...]` fits, and is judged no further unless a state space is written
     (fence.proxy.tensormap::generic's address: a register of any type, a variable, an immediate,
@@ -550,6 +576,14 @@ class Instr:
     checker: str = ""
     """The name of a checker of its own in `mbarrier.ptx` for what these tables cannot say
     (wgmma.mma_async: three types, a shape, operand lists by both); "": the generic one."""
+    any_list: bool = False
+    """Whether ptxas matches the operands against every list whatever the words (tensormap.replace,
+    measured): one of another word's is a mismatch it goes on after (no mismatch without any of
+    `operands_need`)."""
+    operands_need: tuple[str, ...] = ()
+    load_mode_name: str = ""
+    """How ptxas names a load mode the instruction does not take, where not by the word itself
+    (tensormap.replace: '.tile', measured)."""
     unaddressed: tuple[tuple[Cond, tuple[Slot, ...]], ...] = ()
     """The tensor copy's operand lists ptxas matches when the tensor operand is no `[tensorMap,
     {...}]` address, each with the modifiers it needs (measured): ptxas then says "Vector expected"
@@ -562,6 +596,13 @@ class Instr:
 
 def _feature(what: str) -> str:
     return f"Feature '{what}'"
+
+
+def load_mode_gates(section: str) -> tuple[Gate, ...]:
+    """The gates of the load mode written last (LOAD_MODE_GATES)."""
+    return tuple(Gate(_feature(m), Cond(has=(m,)), section, version=v, sm=sm,
+                      targets=_SM100_FAMILY if family else ())
+                 for m, (v, sm, family) in LOAD_MODE_GATES.items())
 
 
 def _modifier_on(mod: str, name: str) -> str:
@@ -863,7 +904,8 @@ def _tensor_copy() -> Instr:
             Gate(_feature(_TENSOR), ALWAYS, _TENSOR, version=(8, 0), sm=90),
             # of the completion mechanisms and the load modes, the one written last (measured)
             *(Gate(_feature(m), Cond(has=(m,)), _TENSOR, version=(8, 0), sm=90)
-              for m in (_BYTES, ".bulk_group", ".tile", ".im2col", ".im2col_no_offs")),
+              for m in (_BYTES, ".bulk_group")),
+            *load_mode_gates(_TENSOR),
             Gate(f"Modifier '{_MC}'", Cond(has=(_MC,)), _TENSOR, version=(8, 0), sm=90),
             Gate(f"Modifier '{_L2}'", Cond(has=(_L2,)), _TENSOR, version=(7, 4), late=True),
             Gate(_feature(with_dst.format(_TENSOR, ".shared::cta")), cta, _TENSOR, version=(8, 6)),
@@ -871,12 +913,9 @@ def _tensor_copy() -> Instr:
                 Gate(_modifier_on(c, _TENSOR), Cond(has=(c,)), _TENSOR, version=(8, 6)),
                 Gate(_feature(c), Cond(has=(c,)), _TENSOR, version=(8, 6), targets=_SM100_FAMILY))),
             *(g for m in (".tile::gather4", ".im2col::w") for g in (
-                Gate(_feature(m), Cond(has=(m,)), _TENSOR, version=(8, 6)),
                 Gate(_feature(with_dst.format(m, ".shared::cluster")), on(m, cluster), _TENSOR,
                      targets=_SM100_FAMILY),
                 Gate(_feature(with_dst.format(m, ".shared::cta")), on(m, cta), _TENSOR, sm=100))),
-            *(Gate(_feature(m), Cond(has=(m,)), _TENSOR, version=(8, 6), targets=_SM100_FAMILY)
-              for m in (".im2col::w::128", ".tile::scatter4")),
         ),
     )
 
@@ -1162,7 +1201,7 @@ FAMILY: Final[tuple[Instr, ...]] = (
 )
 
 #: Opcodes whose every instruction belongs to the family: an unknown path under them is an error.
-FAMILY_OPCODES: Final[tuple[str, ...]] = ("mbarrier", "clusterlaunchcontrol", "wgmma")
+FAMILY_OPCODES: Final[tuple[str, ...]] = ("mbarrier", "clusterlaunchcontrol", "wgmma", "tensormap")
 
 
 

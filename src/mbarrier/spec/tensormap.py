@@ -158,3 +158,13 @@ REPLACE_ATOMICITIES: Final[dict[int, str]] = {
 REPLACE_FILLS: Final[dict[int, str]] = {
     0: "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE", 1: "CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA",
 }
+
+#: tensormap.replace's operand rules beyond that table, measured with ptxas 13.0: the ordinal of
+#: the .field2 forms (the dimension) is an immediate in [0..REPLACE_ORDINAL_MAX]; the sub-byte element
+#: types 13-15 take PTX ISA 8.7 and a target from sm_100 on (ptxas's range [0..15] there, [0..12]
+#: below); the 96B swizzle, 4, PTX ISA 8.8 and `sm_103a` alone.
+REPLACE_ORDINAL_MAX: Final = RANK_MAX - 1
+REPLACE_SUBBYTE_ELEMTYPES: Final = (13, 14, 15)
+REPLACE_SUBBYTE_SM: Final = 100
+REPLACE_SWIZZLE_96B: Final = 4
+REPLACE_SWIZZLE_96B_TARGETS: Final = ("sm_103a",)
