@@ -94,6 +94,26 @@ def test_tensormap_gate_and_other_prefetches() -> None:
     assert _errors(f"{T}.tensormap [%rd1];", "7.8", "sm_80") == {
         (1, "Modifier '.tensormap' requires PTX ISA .version 8.0 or later"),
         (1, "Modifier '.tensormap' requires .target sm_90 or higher")}
-    # prefetch without .tensormap, and with a cache level or an eviction priority, is left alone
-    assert _errors(f"{T}.global.L2 [g];\n{T}.tensormap.L2 [%rd1];\n{T}.tensormap.L2::evict_last [%rd1];") \
-        == set()
+    # prefetch without .tensormap, or with a cache level after it (the plain prefetch), is left alone
+    assert _errors(f"{T}.global.L2 [g];\n{T}.tensormap.L2 [%rd1];") == set()
+
+
+def test_tensormap_with_cache_levels_and_eviction_priorities() -> None:
+    body = "\n".join((f"{T}.L2.tensormap [%rd1];",
+                      f"{T}.tensormap.L2::evict_last [%rd1];",
+                      f"{T}.const.L1::evict_first.tensormap [%rd1];",
+                      f"{T}.L2::evict_last.L2::evict_normal.tensormap [%rd1];",
+                      f"{T}.L2::evict_last.tensormap [%rd1], 1;"))
+    with_ = f"Illegal modifier '.tensormap' for {TN} with '.level::eviction_priority'"
+    assert _errors(body, "7.0", "sm_80") - {(n, "Modifier '.tensormap' requires .target sm_90 or higher")
+                                            for n in range(1, 6)} == {
+        (1, "Multiple cache operation modifiers specified"),
+        *((n, "Modifier '.tensormap' requires PTX ISA .version 8.0 or later") for n in (1, 2, 3, 4)),
+        (2, with_), (3, with_),
+        *((n, "Modifier 'cache eviction priority' on 'prefetch' requires PTX ISA .version 7.4 or later")
+          for n in (2, 3)),
+        (3, f"Illegal modifier '.evict_first' for {TN}"),
+        (3, "Modifier '.evict_first' requires cache level L2 with 'prefetch' instruction"),
+        (3, "State space incorrect for feature 'cache eviction priority'"),
+        (4, "Multiple cache eviction priority modifiers specified"),
+        (5, f"Arguments mismatch for {TN}")}

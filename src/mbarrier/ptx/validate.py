@@ -397,6 +397,7 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
         legality.append((key, {**fmt, "late": True}))
 
     seen_classes: set[str] = set()
+    evicts: list[str] = []
     for i, (m, cls) in enumerate(zip(mods, classes, strict=True)):
         if cls is None:
             _other_word(form, i, mods, line, legality, seen_classes)
@@ -462,6 +463,12 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
             if before:
                 line.add("duplicate-flag", mod=before[-1])
             words.update((m, cls))
+        elif cls == "cacheop":  # (prefetch's .L1, .L2, .tensormap: one at most, measured)
+            if "cacheop" in words:
+                line.add("duplicate-flag", mod="cache operation")
+            words.update((m, cls))
+        elif cls == "evict":  # (one eviction priority, judged; two judged no further: measured)
+            evicts.append(m)
         elif cls in ("op", "vec"):  # the instruction's own words (Instr.words)
             if cls == "op" and "op" in words:  # (with the illegal modifiers; the first is judged)
                 illegal("op-multiple")
@@ -479,6 +486,10 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
             if m not in form.flags and last and not (repeated and group is None):
                 illegal("illegal-modifier", mod=m, name=name)
             seen_flags.add(group or m)
+    if len(evicts) > 1:
+        line.add("repeat-class", text=CLASS_REPEATS["illegal:.level::eviction_priority"])
+    elif evicts:
+        words.update((evicts[0], "evict"))
     if form.space_pairs:
         words.update(_pair_words(spaces))
     elif len(spaces) > 1 and form.spaces and form.counts_spaces:

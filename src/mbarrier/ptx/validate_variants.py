@@ -168,6 +168,19 @@ def _marked_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
         for o in ("", *op_words, op_words[0] + op_words[-1]):
             for t in form.types:
                 yield f"op/type {o}{t}", _instr((*bare, o, base_space, t), base_ops)
+    # 5c. cache operations and eviction priorities (prefetch.tensormap's): each before the marker
+    # with each state space, late, and two of them
+    cache = [w for w, cls in form.words if cls in ("cacheop", "evict") and w != form.marker]
+    for w in cache:
+        for space in ("", *form.spaces, ".shared::cta"):
+            yield f"cache word {w}{space}", _instr((*form.path, space, w, *path[len(form.path):], ty),
+                                                   base_ops)
+        yield f"cache word {w} late", _instr((*path, w, ty), base_ops)
+        yield f"cache word {w} operands", _instr((*form.path, w, *path[len(form.path):], ty),
+                                                 (*base_ops, _imm(1)))
+        yield f"cache word {w} type", _instr((*form.path, w, *path[len(form.path):], ".b32"), base_ops)
+        for w2 in cache[::3]:
+            yield f"cache words {w}{w2}", _instr((*form.path, w, w2, *path[len(form.path):], ty), base_ops)
     # 6. operand count: every legal list shortened and lengthened
     for slots in form.operands:
         ops = tuple(canonical(s)[0] for s in slots)

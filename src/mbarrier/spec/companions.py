@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from mbarrier.spec import tensormap, wgmma
+from mbarrier.spec import wgmma
+from mbarrier.spec.companions_tmap import prefetch_tensormap, tensormap_replace
 from mbarrier.spec.forms import (
     _SM100_FAMILY as SM100_FAMILY,
 )
@@ -22,14 +23,10 @@ from mbarrier.spec.forms import (
     Slot,
     _feature,
     _modifier_on,
-    load_mode_gates,
 )
 from mbarrier.spec.modifiers import WORD_MESSAGES
-from mbarrier.spec.targets import TARGET_MIN_VERSION
+from mbarrier.spec.targets import ARCH_SPECIFIC, TARGET_MIN_VERSION
 
-#: The targets with the architecture-specific features (`sm_90a`, `sm_100f`, ...): ptxas says
-#: "not supported on .target" of setmaxnreg on every other (measured on every target it knows).
-ARCH_SPECIFIC: Final[tuple[str, ...]] = tuple(t for t in TARGET_MIN_VERSION if t[-1] in "af")
 #: The targets from sm_90 on (ptxas: fence.proxy.tensormap "not supported on .target" below).
 SM90_ON: Final[tuple[str, ...]] = tuple(t for t in TARGET_MIN_VERSION if int(t[3:].rstrip("af")) >= 90)
 
@@ -433,27 +430,6 @@ def _bulk_prefetch() -> Instr:
     )
 
 
-def _prefetch_tensormap() -> Instr:
-    """prefetch{.const,.param}.tensormap [a] (PTX ISA 9.7.9.15): brings a tensor map into the cache.
-    ptxas reads `.tensormap` as a cache operation of `prefetch` (measured: "Multiple cache operation
-    modifiers specified" beside `.L2`); ours only with it (`marker`), and not with prefetch's other
-    words (`UNCHECKED_WORDS`). PTX ISA 8.0, sm_90."""
-    name = "prefetch"
-    section = "9.7.9.15"
-    a = Slot("a", "addr", spaces=(".const", ".param", ".global"), space_message=False, governed_by=0)
-    tmap = ".tensormap"
-    # (a state space it does not take: "cannot be applied to ... space", and for .tex, .shared "incorrect"
-    # besides, measured)
-    others = (".global", ".local", ".tex", ".shared", ".shared::cta", ".shared::cluster")
-    return Instr(
-        ("prefetch",), section, operands=((a,),), types=(), spaces=(".const", ".param", *others[:2]),
-        flags=(tmap,), marker=tmap, subspace_illegal=True,
-        constraints=tuple(Constraint(Cond(has=("space:" + sp,)), "space-modifier", name, mod=tmap, other=sp)
-                          for sp in others),
-        gates=(Gate(f"Modifier '{tmap}'", ALWAYS, section, version=(8, 0), sm=90),),
-    )
-
-
 def _tensormap_cp_fenceproxy() -> Instr:
     """tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned
     [dst], [src], 128 (PTX ISA "tensormap.cp_fenceproxy"): copies a tensor map from shared to global
@@ -481,97 +457,11 @@ def _tensormap_cp_fenceproxy() -> Instr:
     )
 
 
-_REPLACE = "tensormap.replace"
-#: tensormap.replace's fields by the instruction type of `new_val` (.field1, .field2 with an
-#: ordinal, .field3 an immediate of the enumerations of spec.tensormap).
-_REPLACE_B64: Final = (".global_address", ".global_stride")
-_REPLACE_ORDINAL: Final = (".box_dim", ".global_dim", ".global_stride", ".element_stride")
-_REPLACE_ENUMS: Final[dict[str, int]] = {
-    ".elemtype": max(tensormap.REPLACE_ELEMTYPES), ".interleave_layout": max(tensormap.REPLACE_INTERLEAVES),
-    ".swizzle_mode": max(tensormap.REPLACE_SWIZZLES),
-    ".swizzle_atomicity": max(tensormap.REPLACE_ATOMICITIES), ".fill_mode": max(tensormap.REPLACE_FILLS)}
-REPLACE_FIELDS: Final[tuple[str, ...]] = (".global_address", ".rank", *_REPLACE_ORDINAL, *_REPLACE_ENUMS)
-_SM100_ON: Final = tuple(t for t in TARGET_MIN_VERSION
-                         if int(t[3:].rstrip("af")) >= tensormap.REPLACE_SUBBYTE_SM)
-_SUBBYTE = "value:.elemtype>=13"
-_SWIZZLE_96B = "value:.swizzle_mode==4"
-
-
-def _replace_checks(field: str) -> tuple[ImmCheck, ...]:
-    """The checks of a .field3's immediate: ptxas's range (measured: it differs by target for the
-    element type and the swizzle mode), and the facts of the values gated by version."""
-    hi = _REPLACE_ENUMS[field]
-    if field == ".elemtype":
-        top = max(tensormap.REPLACE_SUBBYTE_ELEMTYPES)
-        below = tuple(t for t in TARGET_MIN_VERSION if t not in _SM100_ON)
-        return (ImmCheck("field-range", 0, hi, when=field, targets=below),
-                ImmCheck("field-range", 0, top, when=field, targets=_SM100_ON),
-                ImmCheck("fact", min(tensormap.REPLACE_SUBBYTE_ELEMTYPES), 1 << 64, when=field,
-                         fact=_SUBBYTE))
-    if field == ".swizzle_mode":
-        v = tensormap.REPLACE_SWIZZLE_96B
-        others = tuple(t for t in TARGET_MIN_VERSION if t not in tensormap.REPLACE_SWIZZLE_96B_TARGETS)
-        return (ImmCheck("field-range", 0, hi, when=field, targets=others),
-                ImmCheck("field-range", 0, v, when=field, targets=tensormap.REPLACE_SWIZZLE_96B_TARGETS),
-                ImmCheck("fact", v, v, when=field, fact=_SWIZZLE_96B))
-    return (ImmCheck("field-range", 0, hi, when=field),)
-
-
-def _tensormap_replace() -> Instr:
-    """tensormap.replace.tile.field{.global,.shared::cta}.b1024.type [addr], {ord,} new_val (PTX ISA,
-    Data Movement and Conversion Instructions: "tensormap.replace"; not in shared/spec, cited by name
-    as tensormap.cp_fenceproxy is): a field of a tensor map in memory replaced; `.type` .b64 for the
-    global address and stride, else .b32; `ord` (the dimension) an immediate; the enumerations' new
-    value an immediate of spec.tensormap's tables. PTX ISA 8.3 and the architecture-specific
-    targets; `.swizzle_atomicity` 8.6, from sm_100a (ptxas names the instruction with the field then);
-    the modifiers in any order (measured)."""
-    name = section = _REPLACE
-    addr = Slot("addr", "addr", spaces=(".global", ".shared"), space_message=False, governed_by=0)
-    # (a variable or an address of one "must be register", a special register or a vector "not
-    # allowed"; under .b64 an immediate address "must be register", a special register, a vector or
-    # an address of a variable a mismatch: measured)
-    value = Slot("new_val", "value", typed=True, special_message=True, vector_message=True,
-                 wide=Slot("new_val", "value", typed=True, space_message=False))
-    lists = ((addr, value),
-             *((addr, Slot("ord", "value", ".b32", imm_only=True, flag=f, checks=(
-                 ImmCheck("field-range", 0, tensormap.REPLACE_ORDINAL_MAX, when=f),)), value)
-               for f in _REPLACE_ORDINAL),
-             *((addr, Slot("new_val", "value", typed=True, imm_only=True, flag=f, checks=_replace_checks(f)))
-               for f in _REPLACE_ENUMS))
-    atomicity = ".swizzle_atomicity"
-    plain = Cond(lacks=(atomicity,))
-    return Instr(
-        ("tensormap", ".replace"), section, operands=lists, types=(".b32", ".b64"),
-        spaces=(".global", ".shared::cta"), exact_spaces=True, flags=(".b1024", *REPLACE_FIELDS),
-        load_modes=(".tile",), load_mode_name=".tile", any_list=True,
-        operands_need=REPLACE_FIELDS,
-        constraints=(
-            Constraint(Cond(lacks=REPLACE_FIELDS), "required-modifier", name, mod="Tensormap field"),
-            Constraint(Cond(lacks=REPLACE_FIELDS, has=(".b64",)), "illegal-modifier-type", name,
-                       other=".b64"),
-            # (another load mode is "Illegal modifier '.tile'" instead: measured)
-            Constraint(Cond(lacks=("load_mode",)), "required-modifier", name, mod=".tile"),
-            Constraint(Cond(lacks=(".b1024",)), "required-modifier", name, mod="Tensormap size"),
-            *(Constraint(Cond(has=(f, t)), "illegal-modifier-type", name, mod=f, other=t)
-              for f in REPLACE_FIELDS for t in ((".b32",) if f in _REPLACE_B64 else (".b64",)))),
-        gates=(Gate(_feature(name), plain, section, version=(8, 3)),
-               Gate(f"Instruction '{name}'", plain, section, targets=ARCH_SPECIFIC),
-               Gate(_feature(name + atomicity), Cond(has=(atomicity,)), section, version=(8, 6)),
-               Gate(f"Instruction '{name}{atomicity}'", Cond(has=(atomicity,)), section,
-                    targets=tuple(t for t in ARCH_SPECIFIC if t in _SM100_ON)),
-               *load_mode_gates(section),
-               Gate(f"Instruction '{name}.elemtype with input value >= 13'", Cond(has=(_SUBBYTE,)), section,
-                    version=(8, 7)),
-               Gate(f"Instruction '{name}.swizzle_mode with input value == 4'", Cond(has=(_SWIZZLE_96B,)),
-                    section, version=(8, 8))),
-    )
-
-
 COMPANIONS: Final[tuple[Instr, ...]] = (
     _setmaxnreg("inc"), _setmaxnreg("dec"), _elect(), _barrier_cluster("arrive"),
     _barrier_cluster("wait"), _bulk_group("commit_group"), _bulk_group("wait_group"),
     _cluster_address("mapa"), _cluster_address("getctarank"), _griddepcontrol(),
     _wgmma_sync("fence"), _wgmma_sync("commit_group"), _wgmma_sync("wait_group"), _wgmma_mma(),
     _fence_proxy_tensormap(), _fence_proxy(), _stmatrix(), _ldmatrix(), _bulk_prefetch(),
-    _prefetch_tensormap(), _tensormap_cp_fenceproxy(), _tensormap_replace(),
+    prefetch_tensormap(), _tensormap_cp_fenceproxy(), tensormap_replace(),
 )

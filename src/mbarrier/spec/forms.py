@@ -182,6 +182,8 @@ MESSAGES: Final[dict[str, str]] = {
     "space-incorrect": "State space incorrect for instruction '{name}'",
     "space-incorrect-expected": "State space incorrect for instruction '{name}', expected '{other}'",
     "space-none": "No state space qualifier expected for instruction '{name}'",
+    "space-feature": "State space incorrect for feature '{mod}'",
+    "evict-level": "Modifier '{mod}' requires cache level L2 with '{name}' instruction",
     "space-multiple": "Multiple state spaces specified",
     "sem-needs-scope": "Modifier '{mod}' requires scope with '{name}' instruction",
     "scope-needs-sem": "Modifier '{mod}' requires order with '{name}' instruction",
@@ -1156,11 +1158,11 @@ UNCHECKED_WORDS: Final[tuple[tuple[tuple[str, ...], str], ...]] = (
     *((("fence",), w) for w in (".async::generic", ".sync_restrict::shared::cta",
                                 ".sync_restrict::shared::cluster")),
     (("ldmatrix",), ".m8n16"),
-    # prefetch.tensormap with prefetch's cache levels and eviction priorities, which ptxas judges
-    # together (not modelled)
-    *((("prefetch",), w) for w in (".L1", ".L2", ".L1::evict_last", ".L2::evict_last", ".L1::evict_normal",
-                                    ".L2::evict_normal", ".L1::evict_first", ".L2::evict_first",
-                                    ".L1::evict_unchanged", ".L2::evict_unchanged", ".L1::no_allocate")),
+)
+#: Words that, written after the last of a marker word, make the line another instruction ptxas
+#: judges (prefetch's cache level after `.tensormap`: the plain prefetch, not ours).
+UNCHECKED_AFTER: Final[tuple[tuple[tuple[str, ...], str, tuple[str, ...]], ...]] = (
+    (("prefetch",), ".tensormap", (".L1", ".L2")),
 )
 
 
@@ -1169,7 +1171,14 @@ def unchecked(words: tuple[str, ...], longer_than: int = 0) -> bool:
     entry of the tables is a prefix of them (`UNCHECKED_PATHS` longer than `longer_than`,
     `UNCHECKED_WORDS`)."""
     return any(words[:len(u)] == u and len(u) > longer_than for u in UNCHECKED_PATHS) or any(
-        words[:len(p)] == p and w in words[len(p):] for p, w in UNCHECKED_WORDS)
+        words[:len(p)] == p and w in words[len(p):] for p, w in UNCHECKED_WORDS) or any(
+        words[:len(p)] == p and any(w in after for w in _after_last(words, m))
+        for p, m, after in UNCHECKED_AFTER)
+
+
+def _after_last(words: tuple[str, ...], marker: str) -> tuple[str, ...]:
+    """The words after the last `marker` (none without it)."""
+    return words[len(words) - words[::-1].index(marker):] if marker in words else ()
 
 #: The instructions that arrive on or complete a transaction on an mbarrier (and fence.mbarrier_init,
 #: and the misspelt cp.async.mbarrier.WORD).

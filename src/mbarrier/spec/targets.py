@@ -39,6 +39,10 @@ TARGET_MIN_VERSION: Final[dict[str, Version]] = {
     "sm_121f": (8, 8),
 }
 
+#: The targets with the architecture-specific features (`sm_90a`, `sm_100f`, ...): ptxas says
+#: "not supported on .target" of setmaxnreg on every other (measured on every target it knows).
+ARCH_SPECIFIC: Final[tuple[str, ...]] = tuple(t for t in TARGET_MIN_VERSION if t[-1] in "af")
+
 #: The highest PTX ISA version the oracle (ptxas 13.0) knows.
 LATEST_VERSION: Final[Version] = (9, 0)
 
