@@ -201,7 +201,7 @@ def resolve(instr: ast.Instruction) -> tuple[Instr | None, tuple[str, ...]]:
             continue
         if words[:n] == form.path and (best is None or n > len(best.path)):
             best = form
-    if best is None or unchecked(words, len(best.path)):
+    if best is None or unchecked(words, len(best.path), best.flags):
         return None, ()
     return best, words[len(best.path):]
 

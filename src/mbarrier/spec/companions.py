@@ -196,6 +196,45 @@ def _fence_proxy_tensormap() -> Instr:
     )
 
 
+def _fence_proxy_async_generic() -> Instr:
+    """fence.proxy.async::generic.acquire.sync_restrict::shared::cluster.cluster and
+    fence.proxy.async::generic.release.sync_restrict::shared::cta.cluster (PTX ISA 9.7.13.4), the
+    unidirectional fence between the generic and the async proxies: the .sem decides the
+    `.sync_restrict` (".sync_restrict::shared::cluster modifier required for instruction
+    'fence.proxy'"), the scope `.cluster` (".cluster modifier required", with a .sem); no operands;
+    a state space taken silently but `.local`, `.const`, `.param`, `.tex` ("State space incorrect";
+    two "Unexpected number of state spaces"); `.alias`/`.async` "with 'proxy direction'" as on the
+    tensor map's; PTX ISA 8.3 ("fence.proxy with unidirection proxy fence"), "not supported on .target"
+    below sm_90, `.sync_restrict` 8.6 and sm_90 (measured)."""
+    generic = ".async::generic"
+    restrict = {".acquire": ".sync_restrict::shared::cluster", ".release": ".sync_restrict::shared::cta"}
+    unidirection = "fence.proxy with unidirection proxy fence"
+    spaces = (".global", ".shared", ".shared::cta", ".shared::cluster", ".local", ".const", ".param", ".tex")
+    return Instr(
+        ("fence", ".proxy"), _FENCE_SECTION, operands=((),), types=(), spaces=spaces,
+        canonical=(".acquire", ".sync_restrict::shared::cluster", ".cluster"),
+        sems=tuple(restrict), scopes=(".cta", ".cluster", ".gpu", ".sys"), scope_needs_sem=False,
+        flags=(generic, *restrict.values()), marker=generic,
+        words=((".alias", "proxykind"), (".async", "proxykind")),
+        constraints=(
+            Constraint(Cond(lacks=("sem",)), "required-modifier", _PROXY, mod=".acquire/.release"),
+            *(Constraint(Cond(has=(s,), lacks=(r,)), "required-modifier", _PROXY, mod=r)
+              for s, r in restrict.items()),
+            *(Constraint(Cond(has=("space:" + sp,)), "space-incorrect", _PROXY) for sp in spaces[4:]),
+            *(Constraint(Cond(has=(s,), lacks=(".cluster",)), "required-modifier", _PROXY, mod=".cluster")
+              for s in restrict),
+            *(Constraint(Cond(has=(s,), lacks=("scope",)), "sem-needs-scope", _PROXY, mod=s)
+              for s in restrict),
+            *(Constraint(Cond(has=(k,)), "illegal-modifier-with", _PROXY, mod=k, other="proxy direction")
+              for k in (".alias", ".async"))),
+        gates=(*_PROXYKIND_GATES, Gate(_feature(unidirection), ALWAYS, _FENCE_SECTION, version=(8, 3)),
+               Gate(f"Instruction '{unidirection}'", ALWAYS, _FENCE_SECTION, targets=SM90_ON),
+               *(Gate(_feature(".sync_restrict"), Cond(has=(r,)), _FENCE_SECTION, version=(8, 6), sm=90)
+                 for r in restrict.values()),
+               *_FENCE_WORD_GATES),
+    )
+
+
 #: wgmma.* (PTX ISA 9.7.15) compiles for sm_90a only: "not supported on .target" elsewhere, and above
 #: sm_90 also "cannot be compiled for architecture" (measured on every target ptxas knows).
 WGMMA_TARGETS: Final[tuple[str, ...]] = ("sm_90a",)
@@ -462,6 +501,7 @@ COMPANIONS: Final[tuple[Instr, ...]] = (
     _barrier_cluster("wait"), _bulk_group("commit_group"), _bulk_group("wait_group"),
     _cluster_address("mapa"), _cluster_address("getctarank"), _griddepcontrol(),
     _wgmma_sync("fence"), _wgmma_sync("commit_group"), _wgmma_sync("wait_group"), _wgmma_mma(),
-    _fence_proxy_tensormap(), _fence_proxy(), _stmatrix(), _ldmatrix(), _bulk_prefetch(),
+    _fence_proxy_tensormap(), _fence_proxy_async_generic(), _fence_proxy(), _stmatrix(), _ldmatrix(),
+    _bulk_prefetch(),
     prefetch_tensormap(), _tensormap_cp_fenceproxy(), tensormap_replace(),
 )

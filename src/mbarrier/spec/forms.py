@@ -71,6 +71,8 @@ FLAG_GROUPS: Final[dict[str, str]] = {
     ".mbarrier::complete_tx::bytes": "completion_mechanism", ".bulk_group": "completion_mechanism",
     # stmatrix (measured: "Multiple .num modifiers specified", "Multiple matrix shape modifiers ...")
     ".x1": "num", ".x2": "num", ".x4": "num", ".m8n8": "shape", ".m16n8": "shape", ".m16n16": "shape",
+    # fence's .sync_restrict, one of them (measured: "Multiple .sync_restrict::shared::cluster ...")
+    ".sync_restrict::shared::cta": "sync_restrict", ".sync_restrict::shared::cluster": "sync_restrict",
     # tensormap.replace's fields (measured: "Multiple .rank modifiers specified")
     **dict.fromkeys((".global_address", ".rank", ".box_dim", ".global_dim", ".global_stride",
                      ".element_stride", ".elemtype", ".interleave_layout", ".swizzle_mode",
@@ -1151,12 +1153,11 @@ UNCHECKED_PATHS: Final[tuple[tuple[str, ...], ...]] = (
     ("clusterlaunchcontrol", ".query_cancel"),
 )
 #: Opcode paths and words that, anywhere among the modifiers after them, make the line an
-#: instruction lint does not judge: the fences with `.async::generic` or `.sync_restrict`, ldmatrix's
-#: format conversion (`.m8n16`), a prefetch.tensormap with a cache level or an eviction priority.
+#: instruction lint does not judge: the fences with `.sync_restrict` but fence.proxy.async::generic's
+#: (an instruction's own flag is no reason: `unchecked`), ldmatrix's format conversion (`.m8n16`).
 UNCHECKED_WORDS: Final[tuple[tuple[tuple[str, ...], str], ...]] = (
-    # the unidirectional async proxy fence (PTX ISA 8.6) and its .sync_restrict
-    *((("fence",), w) for w in (".async::generic", ".sync_restrict::shared::cta",
-                                ".sync_restrict::shared::cluster")),
+    # the fences with .sync_restrict (PTX ISA 8.6) but fence.proxy.async::generic
+    *((("fence",), w) for w in (".sync_restrict::shared::cta", ".sync_restrict::shared::cluster")),
     (("ldmatrix",), ".m8n16"),
 )
 #: Words that, written after the last of a marker word, make the line another instruction ptxas
@@ -1166,12 +1167,12 @@ UNCHECKED_AFTER: Final[tuple[tuple[tuple[str, ...], str, tuple[str, ...]], ...]]
 )
 
 
-def unchecked(words: tuple[str, ...], longer_than: int = 0) -> bool:
+def unchecked(words: tuple[str, ...], longer_than: int = 0, own: tuple[str, ...] = ()) -> bool:
     """Whether an instruction's words (opcode and modifiers) are one lint leaves alone though an
     entry of the tables is a prefix of them (`UNCHECKED_PATHS` longer than `longer_than`,
-    `UNCHECKED_WORDS`)."""
+    `UNCHECKED_WORDS` but the resolved form's `own` flags)."""
     return any(words[:len(u)] == u and len(u) > longer_than for u in UNCHECKED_PATHS) or any(
-        words[:len(p)] == p and w in words[len(p):] for p, w in UNCHECKED_WORDS) or any(
+        words[:len(p)] == p and w in words[len(p):] and w not in own for p, w in UNCHECKED_WORDS) or any(
         words[:len(p)] == p and any(w in after for w in _after_last(words, m))
         for p, m, after in UNCHECKED_AFTER)
 
