@@ -391,8 +391,11 @@ def test_a_copy_without_its_completion_mechanism() -> None:
     assert messages(f"{TMA}.2d.shared::cluster.global.cta_group::1 [bytes], [%rd1, {{%r1, %r2}}], [bar];",
                     version="8.6", target="sm_100a") == {
         required.format(TMA), "Modifier '' cannot be combined with modifier '.cta_group::1'"}
-    assert lint("cp.async.bulk.global.shared::cta [%rd1], [bytes], 16;",
-                f"{TMA}.2d.global.shared::cta.tile [%rd1, {{%r1, %r2}}], [bytes];") == []
+    # the store's state spaces: the .bulk_group copy, left alone; the tensor store (PTX ISA
+    # 9.7.9.25.5.2), judged (spec.tensorcopies)
+    assert lint("cp.async.bulk.global.shared::cta [%rd1], [bytes], 16;") == []
+    assert messages(f"{TMA}.2d.global.shared::cta.tile [%rd1, {{%r1, %r2}}], [bytes];") == {
+        required.format(TMA)}
 
 
 def test_bulk_copy_operands_with_the_cache_hint() -> None:

@@ -197,13 +197,23 @@ def resolve(instr: ast.Instruction) -> tuple[Instr | None, tuple[str, ...]]:
     best: Instr | None = None
     for form in INSTRUCTIONS:
         n = len(form.path)
-        if form.marker is not None and form.marker not in words[n:] and not _marker_implied(form, words[n:]):
+        if form.marker is not None and not _marked(form, words[n:]) and not _marker_implied(form, words[n:]):
             continue
         if words[:n] == form.path and (best is None or n > len(best.path)):
             best = form
     if best is None or unchecked(words, len(best.path), best.flags):
         return None, ()
     return best, words[len(best.path):]
+
+
+def _spaces_of(mods: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(m for m in mods if MODIFIERS.get(m) == "space" or _split_space(m))
+
+
+def _marked(form: Instr, mods: tuple[str, ...]) -> bool:
+    """The form's marker is written (and, for a form that leaves them alone, the first two state
+    spaces are not one of `other_pairs`)."""
+    return form.marker in mods and not (form.leaves_other_pairs and _spaces_of(mods)[:2] in form.other_pairs)
 
 
 def _marker_implied(form: Instr, mods: tuple[str, ...]) -> bool:
@@ -216,8 +226,8 @@ def _marker_implied(form: Instr, mods: tuple[str, ...]) -> bool:
         return False
     if any(m in form.other_words for m in mods):
         return False
-    spaces = [m for m in mods if MODIFIERS.get(m) == "space" or _split_space(m)]
-    return tuple(spaces[:2]) not in form.other_pairs
+    pair = _spaces_of(mods)[:2]
+    return pair in form.implied_pairs if form.implied_pairs else pair not in form.other_pairs
 
 
 def check_instruction(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> None:
@@ -279,23 +289,24 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     _check_gates(form, facts, frozenset(), False, ctx, line, at_once=True)
     if _sink_misplaced(instr, line):
         return
-    if facts.clean and any(m in form.mismatch_words for m in mods):
-        line.add("operands", name=form.name)
-        return
     terminal = [m for m in TERMINAL_MODIFIERS  # of the words ptxas judges (a load mode: the last)
-                if m in facts.words and m not in (*form.flags, *form.load_modes)]
+                if m in facts.words and m not in (*form.flags, *form.load_modes, *form.mismatch_words)]
     if terminal:  # the first of them by ptxas's priority ends the line
         line.add("illegal-modifier", mod=terminal[0], name=form.name)
         return
     # words of other instructions that end the line too (spec.modifiers.HIDING_WORDS): the first
     # one's own messages
-    hiding = next((m for m in mods if m in HIDING_WORDS and m not in MODIFIERS and m not in form.flags
-                   and m not in dict(form.words)
+    later_ops = _post_ops(form, mods)[1:]
+    hiding = next((m for i, m in enumerate(mods) if m in HIDING_WORDS and m not in MODIFIERS
+                   and m not in form.flags and m not in dict(form.words) and i not in later_ops
                    and not {"type", "syntax", "unknown"} & set(WORD_MESSAGES.get(m, ()))), None)
     if hiding is not None:
         for key, fmt in legality:
             if fmt.get("mod") == hiding or fmt.get("word") == hiding:
                 line.emit(key, None, "error", {k: v for k, v in fmt.items() if k != "word"})
+        return
+    if facts.clean and any(m in form.mismatch_words for m in mods):  # (after the words that end the line)
+        line.add("operands", name=form.name)
         return
     if not facts.clean:
         line.add("types", name=form.name)
@@ -398,7 +409,12 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
 
     seen_classes: set[str] = set()
     evicts: list[str] = []
+    later_ops = _post_ops(form, mods)[1:]
     for i, (m, cls) in enumerate(zip(mods, classes, strict=True)):
+        if i in later_ops:  # (with the illegal modifiers; the first is judged, the others not at all)
+            if i == later_ops[0]:
+                illegal("op-multiple")
+            continue
         if cls is None:
             _other_word(form, i, mods, line, legality, seen_classes)
             words.add("word:" + m)  # (for conditions on another instruction's word: red.async's .exch)
@@ -463,16 +479,16 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
             if before:
                 line.add("duplicate-flag", mod=before[-1])
             words.update((m, cls))
-        elif cls == "cacheop":  # (prefetch's .L1, .L2, .tensormap: one at most, measured)
-            if "cacheop" in words:
+        elif cls == "cacheop":  # (a prefetch's .L1, .L2, .tensormap: one at most, the last judged; measured)
+            if any(own.get(w) == cls for w in mods[:i]):
                 line.add("duplicate-flag", mod="cache operation")
-            words.update((m, cls))
+            if i == max(j for j, w in enumerate(mods) if own.get(w) == cls):
+                words.update((m, cls))
+                if m not in form.flags and m != form.marker:
+                    illegal("illegal-modifier", mod=m, name=name)
         elif cls == "evict":  # (one eviction priority, judged; two judged no further: measured)
             evicts.append(m)
         elif cls in ("op", "vec"):  # the instruction's own words (Instr.words)
-            if cls == "op" and "op" in words:  # (with the illegal modifiers; the first is judged)
-                illegal("op-multiple")
-                continue
             words.update((m, cls))
         else:
             group = FLAG_GROUPS.get(m)
@@ -499,6 +515,17 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
     if types_ok and types:
         words.add(types[0])  # (for the conditions on the type: red.async's operations)
     return _Facts(words, spaces, types_ok, types[0] if types_ok and types else None)
+
+
+def _post_ops(form: Instr, mods: tuple[str, ...]) -> list[int]:
+    """Where an instruction with reduction operations (`Instr.words` "op") has them, and the other
+    post-operation words (`.exch`, `.cas`): one class to ptxas, which judges the first written and
+    says "Multiple instruction post-operation flags set" of the others (measured)."""
+    own = dict(form.words)
+    if "op" not in own.values():
+        return []
+    return [i for i, m in enumerate(mods)
+            if own.get(m) == "op" or WORD_CLASSES.get(m) == "reduction" or m == ".cas"]
 
 
 def _other_word(form: Instr, i: int, mods: tuple[str, ...], line: _Line,
@@ -668,7 +695,8 @@ def _match_tensor(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Sco
     apart (`[dst], [tmap], {x, y}, [mbar]`), which ptxas reads as the usual list, then says
     "Illegal Addressing Mode" and wants an address for every address slot."""
     ops = instr.operands
-    if len(ops) < 2 or (isinstance(ops[1], ast.Address) and ops[1].items):
+    if not form.unaddressed or len(ops) < 2 or (isinstance(ops[1], ast.Address) and ops[1].items):
+        # (the shapes of a tensor operand that is no address are measured on the load only)
         return (instr, *_match_listed(form, instr, facts, scope, line))
     alt = _match_unaddressed(form, ops, facts, scope, line)
     if alt is not None:
@@ -730,11 +758,13 @@ def _match_listed(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Sco
     fit: tuple[Slot, ...] | None = full
     if not _tensor_list_fits(full, ops, form, scope, line):
         # another candidate; a scalar taken for the im2col vector only when nothing else fits
+        # (the load's: a one-element vector read as its element, measured on the load only)
+        alike = tuple(map(_single, ops)) if form.unaddressed else ops
         fit = next((c for strict in (True, False) for c in candidates if c is not full and len(c) == len(ops)
-                    and _tensor_list_fits(c, tuple(map(_single, ops)), form, scope, line, strict)), None)
+                    and _tensor_list_fits(c, alike, form, scope, line, strict)), None)
     if fit is None:
         return None, False
-    pair_ok = tuple(facts.spaces[:2]) in form.space_pairs
+    pair_ok = _spaces_right(form, facts)
     for k, (slot, op) in enumerate(zip(fit, ops, strict=True)):
         vec = _vector_of(slot, op)
         if slot.kind not in ("tensor", "vector"):
@@ -748,6 +778,12 @@ def _match_listed(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Sco
         elif _vector_size(slot, facts.words) not in (len(vec.items), None):
             line.add("vector-size", vec.pos, index=slot.arg, name=form.name)
     return fit, fit is not full
+
+
+def _spaces_right(form: Instr, facts: _Facts) -> bool:
+    """The state spaces are a pair the copy takes (a copy of one state space, the prefetch: any):
+    only then does ptxas judge the vectors' lengths (measured)."""
+    return not form.space_pairs or tuple(facts.spaces[:2]) in form.space_pairs
 
 
 def _match_unaddressed(form: Instr, ops: tuple[ast.Operand, ...], facts: _Facts, scope: Scope,

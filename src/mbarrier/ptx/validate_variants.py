@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from itertools import combinations
 from random import Random
 
-from mbarrier.ptx import ast, validate_variants_tensormap, validate_variants_wgmma
+from mbarrier.ptx import ast, validate_variants_tensor, validate_variants_tensormap, validate_variants_wgmma
 from mbarrier.ptx.variant_pools import (
     GUARD_POOL,
     MANY_FLAGS,
@@ -107,6 +107,10 @@ def _marked_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
         return
     if form.name == "tensormap.replace":  # (fields of two kinds of operands: variants of its own)
         yield from validate_variants_tensormap.variants()
+        return
+    if form.dims and form.operands[0][0].kind == "tensor":  # (no mbarrier: the store, reduction, prefetch)
+        yield from ((f"{validate_variants_tensor.LABEL} {label}", i) for label, i in
+                    validate_variants_tensor.variants(form))
         return
     if form.dims:
         yield from _tensor_variants(form)

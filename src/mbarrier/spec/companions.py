@@ -457,8 +457,8 @@ def _bulk_prefetch() -> Instr:
     return Instr(
         ("cp", ".async", ".bulk", ".prefetch"), section, operands=((src, size), (src, size, policy)),
         types=(), spaces=(".global",), generic=False, flags=(".L2", ".L2::cache_hint"),
-        subspace_illegal=True,
-        constraints=(Constraint(Cond(lacks=(".L2",)), "required-modifier", name, mod=".level"),
+        subspace_illegal=True, words=((".L1", "cacheop"), (".L2", "cacheop")),
+        constraints=(Constraint(Cond(lacks=("cacheop",)), "required-modifier", name, mod=".level"),
                      Constraint(no_space, "required-modifier", name, mod="State space"),
                      Constraint(no_space, "space-incorrect", name),
                      Constraint(Cond(has=(".L2::cache_hint",), lacks=no_space.lacks), "space-modifier", name,

@@ -99,7 +99,8 @@ IM2COL_MODES: Final[tuple[str, ...]] = (".im2col", ".im2col::w", ".im2col::w::12
 
 #: Modifiers that, where an instruction does not take them, end ptxas's checks of the line: only the
 #: words' own errors (unknown, repeated) and the first of these are reported, in this order (measured).
-TERMINAL_MODIFIERS: Final[tuple[str, ...]] = (".sync", ".L2::cache_hint", ".multicast::cluster", ".tile")
+TERMINAL_MODIFIERS: Final[tuple[str, ...]] = (".sync", ".L2::cache_hint", ".multicast::cluster", ".tile",
+                                              ".cta_group::1", ".cta_group::2")
 
 #: Sub-qualifiers of `.shared`: `.shared::cta` and `.shared::cluster` (9.7.13.15.8).
 SUBSPACES: Final[tuple[str, ...]] = ("::cta", "::cluster")
@@ -528,6 +529,14 @@ class Instr:
     other_pairs: tuple[tuple[str, str], ...] = ()
     """State-space pairs of the instruction's forms that are not ours: ptxas calls the marker
     modifier illegal there instead of the state spaces incorrect."""
+    implied_pairs: tuple[tuple[str, str], ...] = ()
+    """With `marker_implied`: the only state-space pairs on which the form is ours without its marker
+    (the tensor store's: a line of no completion mechanism and `.global.shared::cta`); empty: any
+    pair but `other_pairs`."""
+    leaves_other_pairs: bool = False
+    """Whether a line with the marker and one of `other_pairs` is left alone (the tensor store's
+    `.bulk_group` with a load's state spaces, which ptxas matches against the load's operand lists:
+    not modelled)."""
     missing_pair_incorrect: bool = True
     """Whether ptxas says "State space incorrect" beside "Unexpected number of state spaces" of a
     copy with fewer than two state spaces (not on `cp.async`, measured)."""
@@ -550,8 +559,10 @@ class Instr:
     """The dimension and load-mode modifiers it takes (the tensor copy)."""
     words: tuple[tuple[str, str], ...] = ()
     """Modifier words this instruction takes beyond `MODIFIERS`, with their class: "op" (a reduction
-    operation, one required: red.async's `.add`), "vec" (`.v2`, `.v4`), "type", "sem", or "silent"
-    (ptxas says nothing of it there). Elsewhere these words are judged by `spec.modifiers`."""
+    operation, one required: red.async's `.add`), "vec" (`.v2`, `.v4`), "type", "sem", "cacheop" (a
+    prefetch's cache operation, `.L1`, `.L2`, `.tensormap`: one, the last judged, illegal unless a
+    flag or the marker), "evict" (prefetch.tensormap's eviction priorities), or "silent" (ptxas says
+    nothing of it there). Elsewhere these words are judged by `spec.modifiers`."""
     exact_spaces: bool = False
     """Whether ptxas calls any state space but those of `spaces` "incorrect" (tcgen05.commit's
     `.shared::cta`; elsewhere another sub-qualifier of `.shared` is an illegal modifier)."""
@@ -848,6 +859,60 @@ _CTA_GROUPS = (".cta_group::1", ".cta_group::2")
 _SM100_FAMILY = ("sm_100a", "sm_100f", "sm_103a", "sm_103f", "sm_110a", "sm_110f")
 
 
+#: Load modes that need 3d to 5d, and those that need exactly 2d (PTX ISA 9.7.9.25.5.2; ptxas judges
+#: them on every tensor copy, whether it takes the mode or not: measured).
+_WIDE_MODES = (*IM2COL_MODES, ".im2col_no_offs")
+_ROW_MODES = (".tile::gather4", ".tile::scatter4")
+
+
+def tensor_mode_dims(name: str,
+                     modes: tuple[str, ...] = (*_WIDE_MODES, *_ROW_MODES)) -> tuple[Constraint, ...]:
+    """A load mode of `modes` with a dimension it does not take ("Modifier '.2d' cannot be combined
+    with modifier '.im2col'"), or with none ("Modifier ''"), on the tensor copy `name` (measured: the
+    prefetch checks only its own modes)."""
+    return (*(Constraint(Cond(has=(m, d)), "combine", name, mod=d, other=m, early=True)
+              for d, n in DIMENSIONS.items() for m in modes
+              if (m in _WIDE_MODES and n < 3) or (m in _ROW_MODES and n != 2)),
+            *(Constraint(Cond(has=(m,), lacks=("dim",)), "combine", name, other=m, early=True)
+              for m in modes))
+
+
+def tensor_map(arg: int, governed_by: int, rows: tuple[str, ...] = _ROW_MODES) -> Slot:
+    """`[tensorMap, {coords}]`: a .global variable or any register, and a vector of .dim 32-bit
+    coordinates (5 for the modes of `rows`, whether the copy takes them or not: measured); `arg` is
+    ptxas's number of the vector."""
+    return Slot("tensorMap", "tensor", ".b32", spaces=(".global",), space_message=False,
+                governed_by=governed_by, sizes=(*((m, 0, 5) for m in rows), ("", 1, 0)), arg=arg)
+
+
+def tensor_im2col(arg: int) -> Slot:
+    """The im2col vector of 16-bit offsets: dim - 2 for .im2col, 2 for .im2col::w{::128}."""
+    return Slot("im2colInfo", "vector", ".b16", flag="im2col", arg=arg,
+                sizes=((".im2col", 1, -2), (".im2col::w", 0, 2), (".im2col::w::128", 0, 2)))
+
+
+_WITH_DST = "{} with destination state space as {}"
+#: The gates of cp.async.bulk.tensor, the load and the store (one instruction to ptxas: measured).
+TENSOR_GATES: Final[tuple[Gate, ...]] = (
+    Gate(_feature(_TENSOR), ALWAYS, _TENSOR, version=(8, 0), sm=90),
+    # of the completion mechanisms and the load modes, the one written last (measured)
+    *(Gate(_feature(m), Cond(has=(m,)), _TENSOR, version=(8, 0), sm=90) for m in (_BYTES, ".bulk_group")),
+    *load_mode_gates(_TENSOR),
+    Gate(f"Modifier '{_MC}'", Cond(has=(_MC,)), _TENSOR, version=(8, 0), sm=90),
+    Gate(f"Modifier '{_L2}'", Cond(has=(_L2,)), _TENSOR, version=(7, 4), sm=80, late=True),
+    Gate(_feature(_WITH_DST.format(_TENSOR, ".shared::cta")), Cond(has=("dst:.shared::cta",)), _TENSOR,
+         version=(8, 6)),
+    *(g for c in _CTA_GROUPS for g in (
+        Gate(_modifier_on(c, _TENSOR), Cond(has=(c,)), _TENSOR, version=(8, 6)),
+        Gate(_feature(c), Cond(has=(c,)), _TENSOR, version=(8, 6), targets=_SM100_FAMILY))),
+    *(g for m in (".tile::gather4", ".im2col::w") for g in (
+        Gate(_feature(_WITH_DST.format(m, ".shared::cluster")), Cond(has=(m, "dst:.shared::cluster")),
+             _TENSOR, targets=_SM100_FAMILY),
+        Gate(_feature(_WITH_DST.format(m, ".shared::cta")), Cond(has=(m, "dst:.shared::cta")), _TENSOR,
+             sm=100))),
+)
+
+
 def _tensor_copy() -> Instr:
     """cp.async.bulk.tensor.dim.dst.src{.load_mode}.mbarrier::complete_tx::bytes{.multicast::cluster}
     {.cta_group}{.L2::cache_hint} [dstMem], [tensorMap, {coords}], [mbar]{, im2colInfo}{, ctaMask}
@@ -856,11 +921,9 @@ def _tensor_copy() -> Instr:
     im2col vector dim - 2 (2 for .im2col::w). ptxas accepts any register, or a bare symbol, as
     dstMem and mbar; a .global variable or any register as tensorMap (measured)."""
     dst = _addr("dstMem", space_message=False, governed_by=0)
-    tmap = Slot("tensorMap", "tensor", ".b32", spaces=(".global",), space_message=False, governed_by=1,
-                sizes=((".tile::gather4", 0, 5), (".tile::scatter4", 0, 5), ("", 1, 0)), arg=2)
+    tmap = tensor_map(2, 1)
     mbar = _addr("mbar", space_message=False, governed_by=0)
-    im2col = Slot("im2colInfo", "vector", ".b16", flag="im2col", arg=4,
-                  sizes=((".im2col", 1, -2), (".im2col::w", 0, 2), (".im2col::w::128", 0, 2)))
+    im2col = tensor_im2col(4)
     mask = Slot("ctaMask", "value", ".b16", flag=_MC)
     policy = Slot("cachePolicy", "value", ".b64", flag=_L2)
     # tensorMap no address (a 32-bit scalar or vector there): ptxas judges dstMem and mbar as
@@ -876,12 +939,6 @@ def _tensor_copy() -> Instr:
         (im2col, mask, policy)))
     pairs = ((".shared::cluster", ".global"), (".shared::cta", ".global"))
     modes = (".tile", ".im2col", ".tile::gather4", ".im2col::w", ".im2col::w::128")
-    cta, cluster = Cond(has=("dst:.shared::cta",)), Cond(has=("dst:.shared::cluster",))
-
-    def on(mode: str, dst: Cond) -> Cond:
-        return Cond(has=(mode, *dst.has))
-
-    with_dst = "{} with destination state space as {}"
     return Instr(
         ("cp", ".async", ".bulk", ".tensor"), "9.7.9.25.5.2", types=(), spaces=(), space_pairs=pairs,
         flags=(_BYTES, _MC, _L2, *_CTA_GROUPS), marker=_BYTES, marker_implied=True, object_rules=False,
@@ -890,13 +947,7 @@ def _tensor_copy() -> Instr:
         constraints=(
             # (ptxas says so only when the state spaces are a pair it takes: the fact "pair")
             Constraint(Cond(has=("pair",), lacks=("dim",)), "required-modifier", _TENSOR, mod=".dim"),
-            # 9.7.9.25.5.2: im2col modes need 3d to 5d, .tile::gather4 exactly 2d.
-            *(Constraint(Cond(has=(m, d)), "combine", _TENSOR, mod=d, other=m, early=True)
-              for d, n in DIMENSIONS.items() for m in (*modes[1:], ".tile::scatter4", ".im2col_no_offs")
-              if (m in (*IM2COL_MODES, ".im2col_no_offs") and n < 3)
-              or (m in (".tile::gather4", ".tile::scatter4") and n != 2)),
-            *(Constraint(Cond(has=(m,), lacks=("dim",)), "combine", _TENSOR, other=m, early=True)
-              for m in modes[1:]),
+            *tensor_mode_dims(_TENSOR),
             Constraint(Cond(has=(_MC, ".shared::cta.global")), "illegal-modifier-with", _TENSOR, mod=_MC,
                        other=".shared::cta.global"),
             _NO_COMPLETION,
@@ -904,23 +955,7 @@ def _tensor_copy() -> Instr:
             *(Constraint(Cond(has=(c,), lacks=(_BYTES, ".bulk_group")), "combine", _TENSOR, other=c)
               for c in _CTA_GROUPS),
         ),
-        gates=(
-            Gate(_feature(_TENSOR), ALWAYS, _TENSOR, version=(8, 0), sm=90),
-            # of the completion mechanisms and the load modes, the one written last (measured)
-            *(Gate(_feature(m), Cond(has=(m,)), _TENSOR, version=(8, 0), sm=90)
-              for m in (_BYTES, ".bulk_group")),
-            *load_mode_gates(_TENSOR),
-            Gate(f"Modifier '{_MC}'", Cond(has=(_MC,)), _TENSOR, version=(8, 0), sm=90),
-            Gate(f"Modifier '{_L2}'", Cond(has=(_L2,)), _TENSOR, version=(7, 4), late=True),
-            Gate(_feature(with_dst.format(_TENSOR, ".shared::cta")), cta, _TENSOR, version=(8, 6)),
-            *(g for c in _CTA_GROUPS for g in (
-                Gate(_modifier_on(c, _TENSOR), Cond(has=(c,)), _TENSOR, version=(8, 6)),
-                Gate(_feature(c), Cond(has=(c,)), _TENSOR, version=(8, 6), targets=_SM100_FAMILY))),
-            *(g for m in (".tile::gather4", ".im2col::w") for g in (
-                Gate(_feature(with_dst.format(m, ".shared::cluster")), on(m, cluster), _TENSOR,
-                     targets=_SM100_FAMILY),
-                Gate(_feature(with_dst.format(m, ".shared::cta")), on(m, cta), _TENSOR, sm=100))),
-        ),
+        gates=TENSOR_GATES,
     )
 
 
@@ -1146,10 +1181,8 @@ def _cp_async_typo() -> Instr:
     )
 
 
-#: Longer opcode paths under a family opcode that are not ours (no mbarrier object operand): the
-#: tensor store (`.bulk_group`), prefetches and the bulk-group bookkeeping.
+#: Longer opcode paths under a family opcode that are not ours.
 UNCHECKED_PATHS: Final[tuple[tuple[str, ...], ...]] = (
-    ("cp", ".async", ".bulk", ".prefetch", ".tensor"),
     ("clusterlaunchcontrol", ".query_cancel"),
 )
 #: Opcode paths and words that, anywhere among the modifiers after them, make the line an

@@ -1,6 +1,7 @@
 """Every instruction lint judges as ptxas does: the mbarrier family (`spec.forms`) and the companion
-instructions of a warp-specialized kernel (`spec.companions`, built from the classes of `spec.forms`).
-Both are read from here, so neither of the two modules imports the other's instructions."""
+instructions of a warp-specialized kernel (`spec.companions`, built from the classes of `spec.forms`)
+and the tensor copies that take no mbarrier (`spec.tensorcopies`). All are read from here, so none of
+these modules imports another's instructions."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from typing import Final
 
 from mbarrier.spec.companions import COMPANIONS
 from mbarrier.spec.forms import FAMILY, Instr
+from mbarrier.spec.tensorcopies import TENSOR_COPIES
 
-INSTRUCTIONS: Final[tuple[Instr, ...]] = (*FAMILY, *COMPANIONS)
+#: (The tensor store first: of two forms a line is marked for, the first is judged, and ptxas judges
+#: a store with both completion mechanisms as a store, measured.)
+INSTRUCTIONS: Final[tuple[Instr, ...]] = (*TENSOR_COPIES, *FAMILY, *COMPANIONS)
 
 INSTRUCTIONS_BY_PATH: Final[dict[tuple[str, ...], Instr]] = {i.path: i for i in INSTRUCTIONS}
