@@ -89,3 +89,31 @@ def test_ldmatrix() -> None:
     assert _errors(f"{L}.m8n8.x1.shared {{%r1}}, [%rd1];") == {
         (1, "Unexpected number of instruction types specified for ldmatrix with shape '.m8n8'"),
         (1, "Incorrect instruction type specified for ldmatrix with shape '.m8n8'")}
+
+
+def test_ldmatrix_format_conversion() -> None:
+    """`.m8n16` and `.m16n16` with `.b8x16.b6x16_p32`/`.b8x16.b4x16_p64` (PTX ISA 8.6, the sm_100-on
+    architecture-specific targets): one word to ptxas."""
+    body = "\n".join((f"{L}.m8n16.x2.b8x16.b6x16_p32 {{%r0, %r1}}, [%rd1];",
+                      f"{L}.m16n16.x1.trans.b8x16.b4x16_p64 {{%r0, %r1}}, [%rd1];",
+                      f"{L}.m8n16.x1.b8x16 {{%r1}}, [%rd1];",
+                      f"{L}.m8n16.x1.b6x16_p32.b8x16 {{%r1}}, [%rd1];",
+                      f"{L}.m8n16.x1 {{%r1}}, [%rd1];",
+                      f"{L}.m8n16.x1.trans.b8x16.b6x16_p32 {{%r1}}, [%rd1];",
+                      f"{L}.m8n8.x1.b8x16.b6x16_p32 {{%r1}}, [%rd1];"))
+    v = "instruction 'ldmatrix'"
+    assert _errors(body) == {
+        (3, "Unexpected number of 'format conversion' modifiers specified"),
+        (4, f"Illegal modifier '.b6x16_p32.b8x16' for {v}"),
+        (5, "Modifier 'format conversion' require for instruction ldmatrix with shape '.m8n16'"),
+        (6, "Modifier .trans not allowed for shape '.m8n16'"),
+        (7, "Incorrect instruction type specified for ldmatrix with shape '.m8n8'"),
+        (7, "Modifier format conversion not allowed for shape '.m8n8'"),
+        (7, "Unexpected number of instruction types specified for ldmatrix with shape '.m8n8'"),
+    }
+    assert _errors(body.split("\n")[0], "8.5", "sm_90a") == {
+        (1, "Modifier '.m8n16' on 'ldmatrix' requires PTX ISA .version 8.6 or later"),
+        (1, "Modifier 'format conversion' on 'ldmatrix' requires PTX ISA .version 8.6 or later"),
+        (1, "Feature '.m8n16' not supported on .target 'sm_90a'"),
+        (1, "Feature 'ldmatrix with format conversion' not supported on .target 'sm_90a'")}
+    assert _errors(body.split("\n")[0], "8.8", "sm_120a") == set()

@@ -23,6 +23,7 @@ from mbarrier.ptx.validate_line import Line as _Line
 from mbarrier.ptx.validate_module import address_bits, address_size, declared_address_size
 from mbarrier.ptx.validate_scope import TYPE_SIZE, Scope
 from mbarrier.ptx.validate_split import read, split_opcode
+from mbarrier.spec.companions import FORMAT_CONVERSIONS, FORMAT_SHAPES
 from mbarrier.spec.forms import (
     CLASS_NAMES,
     DIMENSIONS,
@@ -410,6 +411,7 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
     seen_classes: set[str] = set()
     evicts: list[str] = []
     later_ops = _post_ops(form, mods)[1:]
+    formats: list[int] = []
     for i, (m, cls) in enumerate(zip(mods, classes, strict=True)):
         if i in later_ops:  # (with the illegal modifiers; the first is judged, the others not at all)
             if i == later_ops[0]:
@@ -488,10 +490,13 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
                     illegal("illegal-modifier", mod=m, name=name)
         elif cls == "evict":  # (one eviction priority, judged; two judged no further: measured)
             evicts.append(m)
+        elif cls == "format":  # (ldmatrix's .dst_fmt.src_fmt, one word to ptxas)
+            formats.append(i)
         elif cls in ("op", "vec"):  # the instruction's own words (Instr.words)
             words.update((m, cls))
         else:
             group = FLAG_GROUPS.get(m)
+            words.add("read:" + m)  # (for the gates ptxas checks as it reads a word)
             # of a group (one of them at most), ptxas judges the last written
             last = group is None or i == max(j for j, w in enumerate(mods) if FLAG_GROUPS.get(w) == group)
             if last:
@@ -502,6 +507,10 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
             if m not in form.flags and last and not (repeated and group is None):
                 illegal("illegal-modifier", mod=m, name=name)
             seen_flags.add(group or m)
+    if formats:
+        words.add("format")
+        if words & set(FORMAT_SHAPES):
+            _format_pairs(mods, formats, line, legality, name)
     if len(evicts) > 1:
         line.add("repeat-class", text=CLASS_REPEATS["illegal:.level::eviction_priority"])
     elif evicts:
@@ -526,6 +535,23 @@ def _post_ops(form: Instr, mods: tuple[str, ...]) -> list[int]:
         return []
     return [i for i, m in enumerate(mods)
             if own.get(m) == "op" or WORD_CLASSES.get(m) == "reduction" or m == ".cas"]
+
+
+def _format_pairs(mods: tuple[str, ...], at: list[int], line: _Line,
+                  legality: list[tuple[str, dict[str, object]]], name: str) -> None:
+    """ldmatrix's format conversion words (at positions `at`), which ptxas reads two adjacent ones
+    at a time as one word (measured): a pair it does not know is an illegal modifier named by both,
+    a word alone "Unexpected number of 'format conversion' modifiers specified"."""
+    k = 0
+    while k < len(at):
+        i = at[k]
+        if k + 1 < len(at) and at[k + 1] == i + 1:
+            if (mods[i], mods[i + 1]) not in FORMAT_CONVERSIONS:
+                legality.append(("illegal-modifier", {"mod": mods[i] + mods[i + 1], "name": name}))
+            k += 2
+        else:
+            line.add("format-count")
+            k += 1
 
 
 def _other_word(form: Instr, i: int, mods: tuple[str, ...], line: _Line,

@@ -34,7 +34,7 @@ from mbarrier.ptx.variant_pools import (
     _with,
     render_operand,
 )
-from mbarrier.spec.forms import Instr, Slot, unchecked
+from mbarrier.spec.forms import FLAG_GROUPS, Instr, Slot, unchecked
 from mbarrier.spec.instructions import INSTRUCTIONS
 
 
@@ -193,6 +193,27 @@ def _marked_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
         yield f"cache word {w} type", _instr((*form.path, w, *path[len(form.path):], ".b32"), base_ops)
         for w2 in cache[::3]:
             yield f"cache words {w}{w2}", _instr((*form.path, w, w2, *path[len(form.path):], ty), base_ops)
+    # 5d. format conversions (ldmatrix's): each pair and word alone, in either order, on each shape
+    # with and without .trans, a type; each shape and .num with 1, 2 and 4 registers
+    fmts = [w for w, cls in form.words if cls == "format"]
+    if fmts:
+        sync = tuple(w for w in (".sync", ".aligned") if w in form.flags)
+        shapes = [f for f in form.flags if FLAG_GROUPS.get(f) == "shape"]
+        nums = [f for f in form.flags if FLAG_GROUPS.get(f) == "num"]
+        pairs = [(a, b) for a in fmts for b in fmts] + [(a,) for a in fmts]
+        for shape in ("", *shapes):
+            for fmt in pairs:
+                for extra in ("", ".trans", ".trans.b8", ".b16"):
+                    yield f"format {shape}{''.join(fmt)}{extra}", _instr(
+                        (*path, *sync, shape, nums[0], extra, *fmt), base_ops)
+        for shape in shapes:
+            for num in nums:
+                for k in (1, 2, 4):
+                    ops = tuple(ast.Vector(_regs("%r", k), P0) if s.kind == "value" else o
+                                for s, o in zip(form.operands[-1], base_ops, strict=True))
+                    trans = ".trans" if shape == ".m16n16" else ""
+                    yield f"format {shape}{num} {k} registers", _instr(
+                        (*path, *sync, shape, num, trans, fmts[0], fmts[1]), ops)
     # 6. operand count: every legal list shortened and lengthened
     for slots in form.operands:
         ops = tuple(canonical(s)[0] for s in slots)

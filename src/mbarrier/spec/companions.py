@@ -11,9 +11,6 @@ from typing import Final
 from mbarrier.spec import wgmma
 from mbarrier.spec.companions_tmap import prefetch_tensormap, tensormap_replace
 from mbarrier.spec.forms import (
-    _SM100_FAMILY as SM100_FAMILY,
-)
-from mbarrier.spec.forms import (
     ALWAYS,
     Cond,
     Constraint,
@@ -25,7 +22,7 @@ from mbarrier.spec.forms import (
     _modifier_on,
 )
 from mbarrier.spec.modifiers import WORD_MESSAGES
-from mbarrier.spec.targets import ARCH_SPECIFIC, TARGET_MIN_VERSION
+from mbarrier.spec.targets import ARCH_SPECIFIC, ARCH_SPECIFIC_SM100_ON, TARGET_MIN_VERSION
 
 #: The targets from sm_90 on (ptxas: fence.proxy.tensormap "not supported on .target" below).
 SM90_ON: Final[tuple[str, ...]] = tuple(t for t in TARGET_MIN_VERSION if int(t[3:].rstrip("af")) >= 90)
@@ -386,18 +383,30 @@ def _stmatrix() -> Instr:
         gates=(Gate(_feature(name), ALWAYS, section, version=(7, 8), sm=90),
                # (the shape's gates as ptxas reads the word: a mismatch does not hide them)
                Gate("Modifier '.m16n8'", Cond(has=(".m16n8",)), section, version=(8, 6), at_once=True),
-               Gate(_feature(".m16n8"), Cond(has=(".m16n8",)), section, targets=SM100_FAMILY, at_once=True),
+               Gate(_feature(".m16n8"), Cond(has=(".m16n8",)), section, targets=ARCH_SPECIFIC_SM100_ON,
+                    at_once=True),
                Gate(_feature("stmatrix.b8"), Cond(has=(".b8",)), section, version=(8, 6)),
-               Gate(_feature("stmatrix.b8"), Cond(has=(".b8",)), section, targets=SM100_FAMILY)),
+               Gate(_feature("stmatrix.b8"), Cond(has=(".b8",)), section, targets=ARCH_SPECIFIC_SM100_ON)),
     )
+
+
+#: ldmatrix's format conversion: `.dst_fmt.src_fmt`, which ptxas reads as one word (measured).
+FORMAT_CONVERSIONS: Final[tuple[tuple[str, str], ...]] = ((".b8x16", ".b6x16_p32"), (".b8x16", ".b4x16_p64"))
+FORMAT_CONVERSION_WORDS: Final[tuple[str, ...]] = (".b8x16", ".b6x16_p32", ".b4x16_p64")
+#: The shapes that take it: ptxas judges the words' pairing and gates the conversion there only.
+FORMAT_SHAPES: Final[tuple[str, ...]] = (".m8n16", ".m16n16")
 
 
 def _ldmatrix() -> Instr:
     """ldmatrix.sync.aligned.shape.num{.trans}{.shared{::cta}}.type r, [p] (PTX ISA, Warp Level
     Matrix Multiply-Accumulate Instructions, "ldmatrix"; cited by name): `.m8n8` with `.b16`,
     `.m16n16` with `.b8` and `.trans` (two registers a matrix); as stmatrix otherwise. PTX ISA 6.5
-    (`.m8n8` too), `.m16n16` and `.b8` 8.6 and the sm_100 family (measured). The format-converting
-    `.m8n16` forms are not judged."""
+    (`.m8n8` too), `.m16n16` and `.b8` 8.6 and the sm_100-on architecture-specific targets. The
+    format conversion `.b8x16.b6x16_p32`/`.b8x16.b4x16_p64` (one word to ptxas: written apart
+    or in the other order "Illegal modifier '.b6x16_p32.b8x16'", alone "Unexpected number of 'format
+    conversion' modifiers specified") goes with `.m8n16` (one register a matrix, no `.trans`, no
+    type) and `.m16n16` (with `.trans`), not `.m8n8`; `.m8n16` and the conversion 8.6 and those
+    targets (measured)."""
     name = section = "ldmatrix"
     nums = {".x1": 1, ".x2": 2, ".x4": 4}
     addr = Slot("p", "addr", space_message=False)
@@ -412,13 +421,30 @@ def _ldmatrix() -> Instr:
     return Instr(
         ("ldmatrix",), section, operands=lists, types=(".b16", ".b8"), optional_type=True,
         spaces=(".shared", ".shared::cta"), exact_spaces=True, address_space=1,
-        flags=(".sync", ".aligned", ".trans", ".m8n8", ".m16n16", *nums),
-        words=tuple((w, "silent") for w, m in WORD_MESSAGES.items()
-                    if m == ("illegal:.alayout or .blayout",)),
+        flags=(".sync", ".aligned", ".trans", ".m8n8", ".m16n16", ".m8n16", *nums),
+        words=(*((w, "silent") for w, m in WORD_MESSAGES.items() if m == ("illegal:.alayout or .blayout",)),
+               *((w, "format") for w in FORMAT_CONVERSION_WORDS)),
         constraints=(
             *(Constraint(Cond(lacks=(w,)), "required-modifier", name, mod=w) for w in (".sync", ".aligned")),
             Constraint(Cond(lacks=tuple(nums)), "required-modifier", name, mod=".num"),
-            Constraint(Cond(lacks=(".m8n8", ".m16n16")), "shape-required", name),
+            Constraint(Cond(lacks=(".m8n8", ".m16n16", ".m8n16")), "shape-required", name),
+            Constraint(Cond(has=(".m8n16",), lacks=("format", ".b16", ".b8")), "requires-modifier-shape",
+                       name, mod="format conversion", other=".m8n16"),
+            *(Constraint(Cond(has=(".m8n16", t)), "shape-type-count", name, mod=".m8n16")
+              for t in (".b16", ".b8")),
+            Constraint(Cond(has=(".m8n16", ".trans")), "modifier-shape", name, mod=".trans", other=".m8n16"),
+            # (the conversion where no shape takes it, and beside a type: measured)
+            Constraint(Cond(has=(".m8n8", "format")), "modifier-shape", name, mod="format conversion",
+                       other=".m8n8"),
+            Constraint(Cond(has=("format",), lacks=(".m8n8", *FORMAT_SHAPES)), "modifier-shape", name,
+                       mod="format conversion", other=""),
+            Constraint(Cond(has=(".m8n8", "format")), "shape-type-count", name, mod=".m8n8"),
+            *(Constraint(Cond(has=("format", t), lacks=(".m8n8", *FORMAT_SHAPES)), "shape-type-count", name,
+                         mod="") for t in (".b16", ".b8")),
+            *(Constraint(Cond(has=(sh, "format", t)), "illegal-modifier", name, mod="format conversion")
+              for sh in FORMAT_SHAPES for t in (".b16", ".b8")),
+            *(Constraint(Cond(has=(".m16n16", "format", t)), "shape-type-count", name, mod=".m16n16")
+              for t in (".b16", ".b8")),
             Constraint(Cond(has=(".m8n8", ".b8")), "shape-type", name, mod=".m8n8"),
             Constraint(Cond(has=(".m16n16", ".b16")), "shape-type", name, mod=".m16n16"),
             Constraint(Cond(has=(".m16n16",), lacks=(".trans",)), "requires-modifier-shape", name,
@@ -427,19 +453,29 @@ def _ldmatrix() -> Instr:
             # (the type may be left out only without a shape: measured)
             Constraint(Cond(has=(".m8n8",), lacks=(".b16", ".b8")), "shape-type-count", name, mod=".m8n8"),
             Constraint(Cond(has=(".m8n8",), lacks=(".b16", ".b8")), "shape-type", name, mod=".m8n8"),
-            Constraint(Cond(has=(".m16n16",), lacks=(".b16", ".b8")), "requires-modifier-shape", name,
-                       mod="format conversion", other=".m16n16"),
-            Constraint(Cond(has=(".trans",), lacks=(".m8n8", ".m16n16")), "modifier-shape", name,
+            Constraint(Cond(has=(".m16n16",), lacks=(".b16", ".b8", "format")), "requires-modifier-shape",
+                       name, mod="format conversion", other=".m16n16"),
+            Constraint(Cond(has=(".trans",), lacks=(".m8n8", ".m16n16", ".m8n16")), "modifier-shape", name,
                        mod=".trans", other="")),
         gates=(Gate(_feature(name), ALWAYS, section, version=(6, 5)),
                Gate(_feature(".m8n8"), Cond(has=(".m8n8",)), section, version=(6, 5)),
-               Gate("Modifier '.m16n16'", Cond(has=(".m16n16",)), section, version=(8, 6), at_once=True),
-               Gate(_feature(".m16n16"), Cond(has=(".m16n16",)), section, targets=SM100_FAMILY,
+               # (as ptxas reads the word, a later shape too: measured)
+               Gate("Modifier '.m16n16'", Cond(has=("read:.m16n16",)), section, version=(8, 6), at_once=True),
+               Gate(_feature(".m16n16"), Cond(has=("read:.m16n16",)), section, targets=ARCH_SPECIFIC_SM100_ON,
                     at_once=True),
-               # (not with .m8n8, which refuses the type: measured)
-               Gate(_feature("ldmatrix.b8"), Cond(has=(".b8",), lacks=(".m8n8",)), section, version=(8, 6)),
-               Gate(_feature("ldmatrix.b8"), Cond(has=(".b8",), lacks=(".m8n8",)), section,
-                    targets=SM100_FAMILY)),
+               # (with .m16n16 or no shape, and then not beside a format conversion: measured)
+               *(g for when in (Cond(has=(".b8", ".m16n16")),
+                                Cond(has=(".b8",), lacks=(".m8n8", ".m8n16", ".m16n16", "format")))
+                 for g in (Gate(_feature("ldmatrix.b8"), when, section, version=(8, 6)),
+                           Gate(_feature("ldmatrix.b8"), when, section, targets=ARCH_SPECIFIC_SM100_ON))),
+               Gate(_modifier_on(".m8n16", name), Cond(has=(".m8n16",)), section, version=(8, 6)),
+               Gate(_feature(".m8n16"), Cond(has=(".m8n16",)), section, targets=ARCH_SPECIFIC_SM100_ON),
+               # (with a shape that takes it only: measured)
+               *(g for sh in FORMAT_SHAPES for g in (
+                   Gate(_modifier_on("format conversion", name), Cond(has=("format", sh)), section,
+                        version=(8, 6)),
+                   Gate(_feature("ldmatrix with format conversion"), Cond(has=("format", sh)), section,
+                        targets=ARCH_SPECIFIC_SM100_ON)))),
     )
 
 

@@ -20,7 +20,7 @@ from mbarrier.spec.forms import (
     _modifier_on,
     load_mode_gates,
 )
-from mbarrier.spec.targets import ARCH_SPECIFIC, TARGET_MIN_VERSION
+from mbarrier.spec.targets import ARCH_SPECIFIC, ARCH_SPECIFIC_SM100_ON, TARGET_MIN_VERSION
 
 #: prefetch's cache levels and eviction priorities (PTX ISA 9.7.9.15): `.L2::evict_last` and
 #: `.L2::evict_normal` are its own, the other words of the class it refuses (measured).
@@ -145,7 +145,7 @@ def tensormap_replace() -> Instr:
                Gate(f"Instruction '{name}'", plain, section, targets=ARCH_SPECIFIC),
                Gate(_feature(name + atomicity), Cond(has=(atomicity,)), section, version=(8, 6)),
                Gate(f"Instruction '{name}{atomicity}'", Cond(has=(atomicity,)), section,
-                    targets=tuple(t for t in ARCH_SPECIFIC if t in _SM100_ON)),
+                    targets=ARCH_SPECIFIC_SM100_ON),
                *load_mode_gates(section),
                Gate(f"Instruction '{name}.elemtype with input value >= 13'", Cond(has=(_SUBBYTE,)), section,
                     version=(8, 7)),

@@ -71,6 +71,7 @@ FLAG_GROUPS: Final[dict[str, str]] = {
     ".mbarrier::complete_tx::bytes": "completion_mechanism", ".bulk_group": "completion_mechanism",
     # stmatrix (measured: "Multiple .num modifiers specified", "Multiple matrix shape modifiers ...")
     ".x1": "num", ".x2": "num", ".x4": "num", ".m8n8": "shape", ".m16n8": "shape", ".m16n16": "shape",
+    ".m8n16": "shape",
     # fence's .sync_restrict, one of them (measured: "Multiple .sync_restrict::shared::cluster ...")
     ".sync_restrict::shared::cta": "sync_restrict", ".sync_restrict::shared::cluster": "sync_restrict",
     # tensormap.replace's fields (measured: "Multiple .rank modifiers specified")
@@ -272,6 +273,7 @@ MESSAGES: Final[dict[str, str]] = {
     "modifier-shape": "Modifier {mod} not allowed for shape '{other}'",
     "shape-type-count": "Unexpected number of instruction types specified for {name} with shape '{mod}'",
     "matrix-count": "Incorrect no. of matrix: {mod} for {name} with shape '{other}'",
+    "format-count": "Unexpected number of 'format conversion' modifiers specified",
     # wgmma.mma_async
     "shape-required": "Shape modifier required for instruction '{name}'",
     "shape-multiple": "Multiple matrix shape modifiers specified",
@@ -1187,11 +1189,10 @@ UNCHECKED_PATHS: Final[tuple[tuple[str, ...], ...]] = (
 )
 #: Opcode paths and words that, anywhere among the modifiers after them, make the line an
 #: instruction lint does not judge: the fences with `.sync_restrict` but fence.proxy.async::generic's
-#: (an instruction's own flag is no reason: `unchecked`), ldmatrix's format conversion (`.m8n16`).
+#: (an instruction's own flag is no reason: `unchecked`).
 UNCHECKED_WORDS: Final[tuple[tuple[tuple[str, ...], str], ...]] = (
     # the fences with .sync_restrict (PTX ISA 8.6) but fence.proxy.async::generic
     *((("fence",), w) for w in (".sync_restrict::shared::cta", ".sync_restrict::shared::cluster")),
-    (("ldmatrix",), ".m8n16"),
 )
 #: Words that, written after the last of a marker word, make the line another instruction ptxas
 #: judges (prefetch's cache level after `.tensormap`: the plain prefetch, not ours).

@@ -42,6 +42,9 @@ TARGET_MIN_VERSION: Final[dict[str, Version]] = {
 #: The targets with the architecture-specific features (`sm_90a`, `sm_100f`, ...): ptxas says
 #: "not supported on .target" of setmaxnreg on every other (measured on every target it knows).
 ARCH_SPECIFIC: Final[tuple[str, ...]] = tuple(t for t in TARGET_MIN_VERSION if t[-1] in "af")
+#: ... of them, those from sm_100 on (`sm_100a` ... `sm_121f`): ldmatrix's and stmatrix's sm_100
+#: forms, tensormap.replace's .swizzle_atomicity (measured on every target ptxas knows).
+ARCH_SPECIFIC_SM100_ON: Final[tuple[str, ...]] = tuple(t for t in ARCH_SPECIFIC if int(t[3:-1]) >= 100)
 
 #: The highest PTX ISA version the oracle (ptxas 13.0) knows.
 LATEST_VERSION: Final[Version] = (9, 0)
