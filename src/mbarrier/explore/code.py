@@ -91,6 +91,7 @@ class Ins:
     count: tuple[int | None, int] | None = (None, 1)   # an arrive's count: (slot, 0) or (None, constant)
     size_arg: tuple[int | None, int] | None = None     # a copy's byte count, when not constant: (slot, 0)
     reads_source: bool = True                      # a copy that reads memory (st.async takes a value)
+    noinc: bool = False                            # cp.async.mbarrier.arrive.noinc (no increment at issue)
 
 
 @dataclass
@@ -260,6 +261,7 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         c = f.copy
         if f.kind == Kind.COPY_ARRIVE:
             x.bar = x.addr = _access(s, c.dst, regs, symbols, reg_bits)
+            x.noinc = c.noinc
             return x
         x.kind = _COPIES[c.kind]
         x.addr = _access(s, c.dst, regs, symbols, reg_bits)

@@ -2,17 +2,18 @@
 reduction (`explore.por`), sleep sets (`explore.sleep`), the frozen futures (`explore.frozen`) and the
 deadlock explanation (`explore.deadlock`).
 
-A *footprint item* is `(object, mode)`. Objects: `("mb", cta, offset)` an mbarrier, `("sm", cta, chunk)`
-16 bytes of shared memory, `("gm", chunk)` 16 bytes of global memory, `("bar", cta)` the CTA's bar.sync
+A *footprint item* is `(object, mode)`. Objects: `("mb", cta, offset)` an mbarrier, `("sm", cta, chunk)` 16
+bytes of shared memory, `("gm", chunk)` 16 bytes of global memory, `("bar", cta)` the CTA's bar.sync
 barriers as whole-CTA meetings, `("bid", cta, id)` one of them by id (counted arrivals), `("cl", cluster)`
-the cluster barrier, `("warp", cta, warp)` a warp's collectives, `("cp", aid)` and `("bulk", aid)` the
-cp.async and bulk copies a thread issued, `("wg", cta, warp)` the wgmma.mma_async operations a warp has in
-flight, `("live", cta)` whether a CTA still runs. `None` in place of a CTA or an offset means "any" (an
+the cluster barrier, `("mbv", cta, offset)` whether an mbarrier is a valid object, `("warp", cta, warp)` a
+warp's collectives, `("cp", aid)` and `("bulk", aid)` the cp.async and bulk copies a thread issued, `("cpx",
+aid)` its cp.async copies no arrive-on tracks, `("wg", cta, warp)` the wgmma.mma_async operations a warp has
+in flight, `("live", cta)` whether a CTA still runs. `None` in place of a CTA or an offset means "any" (an
 address the analysis cannot know). Modes: READ, WRITE, JOIN for arrivals at bar.sync, the cluster barrier
-and warp collectives, which commute with each other (the arrived set is the same in any order) but not
-with reads of it, exits or counted bars, and LEAVE for what an exit does to those and to its CTA's
-liveness (exits commute with each other), and WHOLE for an arrival without a thread count on a barrier id
-(these commute with each other, not with counted arrivals there).
+and warp collectives, which commute with each other (the arrived set is the same in any order) but not with
+reads of it, exits or counted bars, and LEAVE for what an exit does to those and to its CTA's liveness
+(exits commute with each other), and WHOLE for an arrival without a thread count on a barrier id (these
+commute with each other, not with counted arrivals there).
 
 Two items conflict when their objects may be the same and their modes are not both READ, both JOIN,
 both LEAVE or both WHOLE. Waits are READs of their mbarrier, so waits commute with each other; plain
@@ -139,6 +140,7 @@ class Footprints:
             items = self.barrier_items(t, x.addr, mode, pc, future, env)
             if x.mb_op in ("init", "inval"):
                 items += self._mem(t, x.addr, 8, WRITE, pc, future, env)
+                items += _validity(self.barrier_items(t, x.addr, WRITE, pc, future, env))
             return items
         if k == LOAD:
             return self._mem(t, x.addr, x.size, READ, pc, future, env)
@@ -169,7 +171,7 @@ class Footprints:
             # and warp-collective checks compare with, and those releases are monotone, so two exits
             # end in the same state in either order; the CTA dies at whichever exit is last.
             return [(("bar", cta), LEAVE), (("cl", t.cta.cluster.index), LEAVE),
-                    (("warp", cta, t.aid // 32), LEAVE), (("live", cta), LEAVE), (("cp", t.aid), READ),
+                    (("warp", cta, t.aid // 32), LEAVE), (("live", cta), LEAVE), (("cpx", t.aid), READ),
                     (("wg", cta, t.aid // 32), READ)]
         if k == CP_WAIT:
             return [(("cp", t.aid), READ), (("bulk", t.aid), READ)]
@@ -178,13 +180,24 @@ class Footprints:
                     + self._mem(t, x.addr2, x.size, READ, pc, future, env)
                     + [(("cp", t.aid), JOIN)])
         # A thread's copies: `("cp", aid)` its cp.async copies (and their arrive-on), `("bulk", aid)`
-        # its bulk copies. Issuing a copy and a copy landing are JOINs: they commute with each other (a
-        # landing touches only its own copy's status, an issue only appends to the open group). What
-        # observes them READs: the wait_group/wait_all instructions both, an exit only the cp.async
-        # ones (it checks those for untracked copies; bulk copies into a dying CTA are the "live"
-        # object's business). cp.async.mbarrier.arrive, which takes over the copies so far, WRITEs.
+        # its bulk copies, `("cpx", aid)` its cp.async copies that no arrive-on tracks. Issuing a copy
+        # and a copy landing are JOINs: they commute with each other (a landing touches only its own
+        # copy's status, an issue only appends to the open group). What observes them READs: the
+        # wait_group/wait_all instructions both, an exit only the untracked cp.async ones (it checks
+        # those; bulk copies into a dying CTA are the "live" object's business).
+        # cp.async.mbarrier.arrive watches the copies not yet landed: issued before or after one of them
+        # lands, its arrive-on ends runnable at the same point (when the last of them lands), and the
+        # landed copy is forgotten either way (`explore.snapshot` leaves landed copies out of the
+        # state), so it JOINs too.
         if k == CP_MB:
-            return self.barrier_items(t, x.bar, WRITE, pc, future, env) + [(("cp", t.aid), WRITE)]
+            if not x.noinc:  # the issue raises the pending count: it can keep a phase from completing
+                return self.barrier_items(t, x.bar, WRITE, pc, future, env) + [(("cp", t.aid), JOIN)]
+            # .noinc: the issue only checks that the object is valid (9.7.13.15.15: no change to its
+            # counts); the arrive-on it leaves behind (an agent of its own) is a plain arrival.
+            items = _validity(self.barrier_items(t, x.bar, READ, pc, future, env)) + [(("cp", t.aid), JOIN)]
+            if future:
+                items += self.barrier_items(t, x.bar, JOIN, pc, future, env)
+            return items
         if k == BULK:
             size = self._size(t, x, pc, future, env)
             src = self._mem(t, x.addr2, size, READ, pc, future, env) if x.reads_source else []
@@ -271,6 +284,14 @@ class Footprints:
             return copy_items(a)
         return self.of_ins(a, self.code.ins[a.pc], a.pc, False)
 
+    def left_behind(self, t: Thread) -> list[Item]:
+        """What the thread's next step leaves to happen later as an agent of its own and its current
+        footprint leaves out: the arrive-on of a cp.async.mbarrier.arrive.noinc (a future holds it)."""
+        x = self.code.ins[t.pc]
+        if x.kind != CP_MB or not x.noinc:
+            return []
+        return self.barrier_items(t, x.bar, JOIN, t.pc, False)
+
     def reachable(self, t: Thread, pc: int, cut: frozenset[str] = frozenset()) -> list[int]:
         """Instructions reachable after pc, following guards that read fixed registers, not past a
         barrier of a kind in `cut` (the barrier itself is included)."""
@@ -322,6 +343,10 @@ def copy_items(c: Copy) -> list[Item]:
         return out + [(("sm", cta, lo, hi), READ) for lo, hi in c.mma.reads]
     group = "cp" if c.kind in ("cp.async", "cp.async.mbarrier.arrive") else "bulk"
     items: list[Item] = [((group, c.thread.aid), JOIN)]
+    if c.kind == "cp.async" and not c.watchers:
+        # Untracked (no cp.async.mbarrier.arrive watches it yet): what its thread's exit checks. A copy
+        # only ever becomes tracked, so a tracked one's landing commutes with the exit.
+        items.append((("cpx", c.thread.aid), JOIN))
     if c.kind == "cp.async.mbarrier.arrive":
         assert c.bar_cta is not None
         return items + [(("mb", c.bar_cta.index, c.bar_off), JOIN)]
@@ -338,6 +363,12 @@ def copy_items(c: Copy) -> list[Item]:
     if c.bar_cta is not None:
         items.append((("mb", c.bar_cta.index, c.bar_off), WRITE))
     return items
+
+
+def _validity(items: list[Item]) -> list[Item]:
+    """The validity of the mbarriers `items` name (`("mbv", cta, offset)`): what init and inval change and
+    cp.async.mbarrier.arrive.noinc's issue reads; arrivals and waits leave it alone."""
+    return [(("mbv",) + obj[1:], mode) if obj[0] == "mb" else (obj, mode) for obj, mode in items]
 
 
 def _chunks(space: str, cta: int | None, addr: int | None, size: int | None, mode: int) -> list[Item]:

@@ -57,6 +57,9 @@ Key = tuple[int | None, int | None]  # (cta index, offset) of a barrier; None: u
 # What an operation may do to a barrier's current phase: arrive (lower pending by n), raise or lower the
 # tx-count; a reset (init, inval, an unknown instruction) is all three, infinitely.
 ARRIVE, TX_UP, TX_DOWN = range(3)
+# A cp.async.mbarrier.arrive's arrive-on, counted as ARRIVE; it watches its thread's cp.async copies not
+# yet landed, so none comes from the thread whose copy is the frozen seed.
+ARRIVE_ON = 3
 Source = tuple[int, int, Key, int]  # (node of the unrolled future, what, barrier, count)
 # An arrival at a counted bar.sync/bar.arrive: (node, barrier id, thread count, waits, repeats); id None:
 # an arrival at a barrier the analysis cannot name (id or count unknown).
@@ -107,7 +110,7 @@ class Plan:
         if blocked is not None:   # the wait it is blocked at is the first node of its future
             self.start = Segment([], (replace(blocked, node=graph.start),), [], False, [])
         else:
-            self.start = self._walk([], fp.current(t),
+            self.start = self._walk([], fp.current(t) + fp.left_behind(t),
                                     frozen.arrival(fp, t, fp.code.ins[t.pc], t.pc, False, None, graph.start,
                                                    graph.on_cycle[graph.start]))
         todo = list(self.start.gates)
@@ -299,7 +302,7 @@ class Frozen:
         if x.kind == MB and x.mb_op in ("init", "inval"):
             k = _target(fp, t, x.addr, pc, future, env)
         elif x.kind == CP_MB:
-            return [(node, ARRIVE, _target(fp, t, x.bar, pc, future, env), INF if repeats else 1)]
+            return [(node, ARRIVE_ON, _target(fp, t, x.bar, pc, future, env), INF if repeats else 1)]
         elif x.kind == BULK:
             return [(node, TX_DOWN, _target(fp, t, x.bar, pc, future, env), 1)]  # complete_tx on landing
         elif x.kind == ATOM and x.op not in ("atom", "red"):
@@ -336,11 +339,16 @@ class Frozen:
         with every exit: their liveness items need not conflict."""
         exact: dict[tuple[int, int | None, int | None], int] = {}
         live: list[tuple[int, Plan, set[tuple[int, int]], set[int]]] = []
+        s = agents[seed]
+        # Operations that wait for the seed (a pending arrive-on watching a copy that is the seed) cannot
+        # happen before it moves.
+        behind = {id(w) for w in s.watchers} if isinstance(s, Copy) else set()
+        mute = s.thread if isinstance(s, Copy) and s.kind == "cp.async" else None
         for i, a in enumerate(agents):
             if i == seed:
                 continue
             if isinstance(a, Copy):
-                if a.bar_cta is not None:
+                if a.bar_cta is not None and id(a) not in behind:
                     what = ARRIVE if a.kind == "cp.async.mbarrier.arrive" else TX_DOWN  # a bulk copy
                     k = (what, a.bar_cta.index, a.bar_off)
                     exact[k] = exact.get(k, 0) + 1
@@ -358,7 +366,7 @@ class Frozen:
             blocked = None if b is None else Gate(-1, a.pc, b[0], b[1], None)
             plan = self.plan(fps[a.func.name], a, cut, blocked)
             counted: set[tuple[int, int]] = set()
-            _add(plan.start, counted, exact)
+            _add(plan.start, counted, exact, a is mute)
             live.append((i, plan, counted, set()))
         # The fixpoint as a worklist: a closed gate waits under its barrier until a segment that opens
         # brings new sources for that barrier (or for an unknown one: then every closed gate is retried).
@@ -380,7 +388,7 @@ class Frozen:
             opened.add(g.node)
             seg = plan.behind(g)
             todo.extend((li, h) for h in seg.gates if h.node not in opened)
-            touched = _add(seg, counted, exact)
+            touched = _add(seg, counted, exact, agents[live[li][0]] is mute)
             if touched:
                 memo.clear()
                 if any(off is None for _, off in touched):
@@ -394,7 +402,6 @@ class Frozen:
         bars: list[BarFuture | None] = [None] * len(agents)
         bars[seed] = ([], {})
         immortal: set[int] = set()
-        s = agents[seed]
         if isinstance(s, Thread) and fps[s.func.name].code.ins[s.pc].kind != EXIT and not s.frames:
             immortal.add(s.cta.index)
         for a, cut in zip(agents, cuts, strict=True):
@@ -435,15 +442,18 @@ def _order(plan: Plan, opened: set[int]) -> list[Gate]:
     return out
 
 
-def _add(seg: Segment, counted: set[tuple[int, int]], exact: dict[tuple[int, int | None, int | None], int]
-         ) -> set[tuple[int | None, int | None]]:
+def _add(seg: Segment, counted: set[tuple[int, int]], exact: dict[tuple[int, int | None, int | None], int],
+         mute: bool) -> set[tuple[int | None, int | None]]:
     """Add a segment's sources into `exact` (by what, cta, offset), each instruction of a thread once;
-    the barriers whose sources changed ((cta, None) or (None, None) where unknown)."""
+    the barriers whose sources changed ((cta, None) or (None, None) where unknown). `mute`: the thread
+    issued the frozen seed, a cp.async: its arrive-ons wait for the seed."""
     touched: set[tuple[int | None, int | None]] = set()
     for pc, what, (cta, off), n in seg.arrivals:
-        if (pc, what) in counted:
+        if (pc, what) in counted or (mute and what == ARRIVE_ON):
             continue
         counted.add((pc, what))
+        if what == ARRIVE_ON:
+            what = ARRIVE
         key = (what, cta, off if cta is not None else None)
         exact[key] = min(exact.get(key, 0) + n, INF)
         touched.add(key[1:])

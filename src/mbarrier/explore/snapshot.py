@@ -108,6 +108,11 @@ def _wg_key(wg: WgState) -> tuple[object, ...]:
             tuple((copy_id(c), v) for c, v in wg.results), wg.issued)
 
 
+def _pending(cs: list[Copy]) -> tuple[object, ...]:
+    """The copies of a thread's list that have not landed, named by what they are."""
+    return tuple(copy_id(c) + (c.status,) for c in cs if c.status != DONE)
+
+
 def _thread_state(t: Thread, token_slots: Mapping[str, frozenset[int]]) -> ThreadState:
     """(canonical part, restore-only part) of one thread. `token_slots`: per function, the registers
     its arrives write (a slot number means something only in the function the thread is running)."""
@@ -128,10 +133,12 @@ def _thread_state(t: Thread, token_slots: Mapping[str, frozenset[int]]) -> Threa
             real, regs = regs, tuple(canon)
     copies: tuple[object, ...] = ()
     if t.cp_open or t.cp_groups or t.bulk_open or t.bulk_groups:
-        copies = (tuple(copy_id(c) + (c.status,) for c in t.cp_open),
-                  tuple(tuple(copy_id(c) + (c.status,) for c in g) for g in t.cp_groups),
-                  tuple(copy_id(c) + (c.status,) for c in t.bulk_open),
-                  tuple(tuple(copy_id(c) + (c.status,) for c in g) for g in t.bulk_groups))
+        # Copies that have landed are left out (a group keeps its place): nothing reads them any more
+        # (wait_group skips them, cp.async.mbarrier.arrive does not watch them, an exit does not
+        # check them), and whether a landed copy is still listed depends only on the order of its
+        # landing and its thread's next cp.async.mbarrier.arrive, which commute (`explore.footprints`).
+        copies = (_pending(t.cp_open), tuple(_pending(g) for g in t.cp_groups), _pending(t.bulk_open),
+                  tuple(_pending(g) for g in t.bulk_groups))
     fail = None if t.last_fail is None else (t.last_fail, t.effects)
     frames = tuple((f, tuple(r), pc, tuple(moves)) for f, r, pc, moves in t.frames) if t.frames else ()
     local = bytes(t.local) if t.local else b""

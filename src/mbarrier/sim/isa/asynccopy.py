@@ -33,7 +33,8 @@ def cp_facts(ins: ast.Instruction) -> Facts:
     if rest is None or rest[:1] in ((".bulk",),) and rest[1:2] == (".prefetch",):
         return Facts(Kind.OPAQUE, name)  # not executed: the emitter refuses it
     if rest[:2] == (".mbarrier", ".arrive"):
-        return Facts(Kind.COPY_ARRIVE, name, copy=CopyUse(CopyKind.CP_ASYNC, Access(0, space_of(rest), 8)))
+        return Facts(Kind.COPY_ARRIVE, name, copy=CopyUse(CopyKind.CP_ASYNC, Access(0, space_of(rest), 8),
+                                                          noinc=".noinc" in rest[2:]))
     if rest[-1:] == (".commit_group",):
         return Facts(Kind.COPY_COMMIT, name)
     if ".wait_group" in rest or ".wait_all" in rest:
@@ -66,7 +67,8 @@ def _cp(g: Gen, ins: ast.Instruction) -> None:
     rest = q[1:]
     if rest[:2] == (".mbarrier", ".arrive"):
         tail = rest[2:]
-        noinc = ".noinc" in tail
+        use = cp_facts(ins).copy
+        noinc = use is not None and use.noinc
         if any(x not in (".noinc", ".b64") and not x.startswith(".shared") for x in tail):
             raise g.unsupported()
         space = mbar_space(g, tail)
