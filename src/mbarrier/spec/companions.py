@@ -126,20 +126,27 @@ _PROXYKIND_GATES = (
     Gate("Modifier '.async'", Cond(has=(".async",)), _FENCE_SECTION, version=(8, 0), sm=90, at_once=True),
 )
 #: Gates of fence's words that ptxas checks on fence.proxy too, taken or not (measured).
+#: fence's `.sync_restrict` (PTX ISA 8.6), which every proxy fence takes (silently but on
+#: fence.proxy.async::generic, measured).
+_SYNC_RESTRICT: Final = (".sync_restrict::shared::cta", ".sync_restrict::shared::cluster")
 _FENCE_WORD_GATES = (
     Gate(_feature(".cluster scope"), Cond(has=(".cluster",)), _FENCE_SECTION, version=(7, 8), sm=90),
     Gate(_feature(".op_restrict"), Cond(has=(".mbarrier_init",)), _FENCE_SECTION, version=(8, 0), sm=90),
+    *(Gate(_feature(".sync_restrict"), Cond(has=(r,)), _FENCE_SECTION, version=(8, 6), sm=90)
+      for r in _SYNC_RESTRICT),
 )
 
 
 def _fence_proxy() -> Instr:
     """fence.proxy.proxykind (PTX ISA 9.7.13.4), the bidirectional proxy fence: `.alias` or
     `.async{.global, .shared::{cta,cluster}}` (ptxas: one "proxykind", the first written named in
-    "Multiple .async modifiers specified"); no .sem/.scope ("Illegal modifier"), no operands. PTX ISA
-    7.5 ("Feature 'fence.proxy'"), `.alias` 7.5, `.async` 8.0 and sm_90 (measured)."""
+    "Multiple .async modifiers specified"); no .sem/.scope ("Illegal modifier"), no operands; a
+    `.sync_restrict` taken silently. PTX ISA 7.5 ("Feature 'fence.proxy'"), `.alias` 7.5, `.async`
+    8.0 and sm_90, `.sync_restrict` 8.6 and sm_90 (measured)."""
     spaces = (".global", ".shared::cta", ".shared::cluster")
     return Instr(
         ("fence", ".proxy"), _FENCE_SECTION, operands=((),), types=(), spaces=spaces, exact_spaces=True,
+        flags=_SYNC_RESTRICT,
         words=((".alias", "proxykind"), (".async", "proxykind")), canonical=(".async",),
         constraints=(
             Constraint(Cond(lacks=(".alias", ".async")), "required-modifier", _PROXY, mod=".proxykind"),
@@ -170,7 +177,8 @@ def _fence_proxy_tensormap() -> Instr:
         ("fence", ".proxy"), _FENCE_SECTION, operands=((), (addr, size)), types=(), spaces=spaces,
         object_rules=False, counts_spaces=False, canonical=(".acquire", ".gpu"),
         sems=(".release", ".acquire"), scopes=(".cta", ".cluster", ".gpu", ".sys"), scope_needs_sem=False,
-        flags=(generic,), marker=generic, words=((".alias", "proxykind"), (".async", "proxykind")),
+        flags=(generic, *_SYNC_RESTRICT), marker=generic,
+        words=((".alias", "proxykind"), (".async", "proxykind")),
         constraints=(
             Constraint(Cond(lacks=("sem",)), "required-modifier", _PROXY, mod=".acquire/.release"),
             Constraint(Cond(has=(".acquire",), no_roles=("size",)), "required-modifier-with", _PROXY,
@@ -179,6 +187,9 @@ def _fence_proxy_tensormap() -> Instr:
                        mod=".release", other="0 arguments"),
             *(Constraint(Cond(has=(k,)), "illegal-modifier-with", _PROXY, mod=k, other="proxy direction")
               for k in (".alias", ".async")),
+            # (.sync_restrict: taken silently without the operands, illegal with them: measured)
+            *(Constraint(Cond(has=(r,), roles=("size",)), "illegal-modifier", _PROXY, mod=r)
+              for r in _SYNC_RESTRICT),
             *(Constraint(Cond(has=("space:" + sp,), roles=("size",)), "space-none", _PROXY) for sp in spaces),
             *(Constraint(Cond(has=("space:" + sp,), no_roles=("size",)), "space-incorrect", _PROXY)
               for sp in spaces[4:])),
@@ -204,7 +215,7 @@ def _fence_proxy_async_generic() -> Instr:
     tensor map's; PTX ISA 8.3 ("fence.proxy with unidirection proxy fence"), "not supported on .target"
     below sm_90, `.sync_restrict` 8.6 and sm_90 (measured)."""
     generic = ".async::generic"
-    restrict = {".acquire": ".sync_restrict::shared::cluster", ".release": ".sync_restrict::shared::cta"}
+    restrict = {".acquire": _SYNC_RESTRICT[1], ".release": _SYNC_RESTRICT[0]}
     unidirection = "fence.proxy with unidirection proxy fence"
     spaces = (".global", ".shared", ".shared::cta", ".shared::cluster", ".local", ".const", ".param", ".tex")
     return Instr(
@@ -226,8 +237,6 @@ def _fence_proxy_async_generic() -> Instr:
               for k in (".alias", ".async"))),
         gates=(*_PROXYKIND_GATES, Gate(_feature(unidirection), ALWAYS, _FENCE_SECTION, version=(8, 3)),
                Gate(f"Instruction '{unidirection}'", ALWAYS, _FENCE_SECTION, targets=SM90_ON),
-               *(Gate(_feature(".sync_restrict"), Cond(has=(r,)), _FENCE_SECTION, version=(8, 6), sm=90)
-                 for r in restrict.values()),
                *_FENCE_WORD_GATES),
     )
 

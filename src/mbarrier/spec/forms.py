@@ -1188,7 +1188,7 @@ UNCHECKED_PATHS: Final[tuple[tuple[str, ...], ...]] = (
     ("clusterlaunchcontrol", ".query_cancel"),
 )
 #: Opcode paths and words that, anywhere among the modifiers after them, make the line an
-#: instruction lint does not judge: the fences with `.sync_restrict` but fence.proxy.async::generic's
+#: instruction lint does not judge: the fences with `.sync_restrict` but the proxy fences
 #: (an instruction's own flag is no reason: `unchecked`).
 UNCHECKED_WORDS: Final[tuple[tuple[tuple[str, ...], str], ...]] = (
     # the fences with .sync_restrict (PTX ISA 8.6) but fence.proxy.async::generic
