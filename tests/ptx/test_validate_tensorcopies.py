@@ -156,3 +156,36 @@ def test_gates_of_the_prefetch() -> None:
         (2, "Feature '.tile::gather4' requires PTX ISA .version 8.6 or later"),
         (2, f"Feature '.tile::gather4 with {PREFETCH}' not supported on .target 'sm_90'"),
     }
+
+
+def test_the_tensor_map_written_apart_from_its_coordinates() -> None:
+    """`[tmap], {x, y}`: ptxas reads the usual list and says "Illegal Addressing Mode", and of an
+    operand that is no address where one goes "Address expected" (numbered as written)."""
+    body = "\n".join((
+        f"{PREFETCH}.2d.L2.global.tile [g], {C2};",
+        f"{PREFETCH}.2d.L2.global.tile %rd3, {C2};",
+        f"{PREFETCH}.2d.L2.global.tile [g], 1;",
+        f"{STORE}.2d.global.shared::cta.tile.bulk_group 16, {C2}, [%rd2];",
+        f"{REDUCE}.2d.global.shared::cta.add.tile.bulk_group [s], {{%r0, %r1, %r2}}, [%rd2];"))
+    mode = "Illegal Addressing Mode in instruction '{}'"
+    assert _errors(body) == {
+        (1, mode.format(PREFETCH)),
+        (2, mode.format(PREFETCH)), (2, f"Address expected for argument 0 of {_n(PREFETCH)}"),
+        (3, mode.format(PREFETCH)), (3, "Vector expected for argument 1"),
+        (4, mode.format(STORE)), (4, f"Address expected for argument 0 of {_n(STORE)}"),
+        (4, "Immediate addresses allowed only for .local state space"),
+        (5, mode.format(REDUCE)), (5, f"Argument 1 of {_n(REDUCE)}: Argument vector size mismatch"),
+        (5, f"State space mismatch between instruction and address in {_n(REDUCE)}"),
+    }
+
+
+def test_the_source_is_judged_only_with_its_state_space() -> None:
+    """With fewer than two state spaces ptxas says nothing of `srcMem` as an address (an integer,
+    an undeclared name), still of a vector or a special register there."""
+    body = "\n".join((
+        f"{STORE}.2d.global.tile.bulk_group [%rd3, {C2}], 16;",
+        f"{STORE}.2d.global.tile.bulk_group [%rd3, {C2}], {{%r3}};"))
+    n = _n(STORE)
+    space = {f"State space incorrect for {n}", f"Unexpected number of state spaces specified in {n}"}
+    assert _errors(body) == {*((1, m) for m in space), *((2, m) for m in space),
+                             (2, f"Vector operand is not allowed for {n}")}

@@ -721,27 +721,29 @@ def _match_tensor(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Sco
     apart (`[dst], [tmap], {x, y}, [mbar]`), which ptxas reads as the usual list, then says
     "Illegal Addressing Mode" and wants an address for every address slot."""
     ops = instr.operands
-    if not form.unaddressed or len(ops) < 2 or (isinstance(ops[1], ast.Address) and ops[1].items):
-        # (the shapes of a tensor operand that is no address are measured on the load only)
+    t = next(k for k, s in enumerate(form.operands[0]) if s.kind == "tensor")  # (the load's: 1)
+    head = ops[t] if len(ops) > t else None
+    if head is None or (isinstance(head, ast.Address) and head.items):
         return (instr, *_match_listed(form, instr, facts, scope, line))
-    alt = _match_unaddressed(form, ops, facts, scope, line)
-    if alt is not None:
-        return instr, alt, False
-    tmap = _as_address(ops[1]) if len(ops) > 2 else None
+    if form.unaddressed:  # (a scalar or a vector there: measured on the load only)
+        alt = _match_unaddressed(form, ops, facts, scope, line)
+        if alt is not None:
+            return instr, alt, False
+    tmap = _as_address(ops[t]) if len(ops) > t + 1 else None
     if tmap is None:
         return (instr, *_match_listed(form, instr, facts, scope, line))
-    joined = instr._replace(operands=(ops[0], tmap._replace(items=(ops[2],)), *ops[3:]))
+    joined = instr._replace(operands=(*ops[:t], tmap._replace(items=(ops[t + 1],)), *ops[t + 2:]))
     slots, soft = _match_listed(form, joined, facts, scope, line)
     if slots is not None and not line.pending_fatal:
-        line.add("addressing-mode", ops[1].pos, name=form.name)
+        line.add("addressing-mode", ops[t].pos, name=form.name)
         for k, op in enumerate(ops):  # the operands as written: ptxas numbers them so
-            slot = slots[k if k < 2 else k - 1] if k != 2 else None
+            slot = slots[k if k <= t else k - 1] if k != t + 1 else None
             if slot is not None and slot.kind in ("addr", "tensor") and not isinstance(op, ast.Address):
                 line.add("address-expected", op.pos, index=k, name=form.name)
-            sym = scope.lookup(op.name) if k in (1, 2) and isinstance(op, ast.Name) else None
+            sym = scope.lookup(op.name) if k in (t, t + 1) and isinstance(op, ast.Name) else None
             if sym is not None and sym.special:
                 line.add("special-register", op.pos, name=form.name)
-        name = tmap.base if tmap is ops[1] else None
+        name = tmap.base if tmap is ops[t] else None
         base = scope.lookup(name.name) if name is not None else None
         if name is not None and base is not None and base.space == ".reg" and base.type in NON_ADDRESS_TYPES:
             # `[tmap]` written apart is an address like any other (in `[tmap, {...}]` any register is)
@@ -794,7 +796,8 @@ def _match_listed(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Sco
     for k, (slot, op) in enumerate(zip(fit, ops, strict=True)):
         vec = _vector_of(slot, op)
         if slot.kind not in ("tensor", "vector"):
-            _tensor_operand_fits(slot, op, k + 1, form, scope, line)
+            unjudged = slot.needs_space and len(facts.spaces) <= (slot.governed_by or 0)
+            _tensor_operand_fits(slot, op, k + 1, form, scope, line, addresses=not unjudged)
         elif not pair_ok or vec is None or _vector_size(slot, facts.words) is None:
             continue  # (no load mode asks for an im2col vector: ptxas does not judge one)
         elif not isinstance(vec, ast.Vector):  # ptxas takes a scalar as a vector of length 0
@@ -948,23 +951,25 @@ def _vector_fits(slot: Slot, vec: ast.Vector, scope: Scope, line: _Line) -> bool
 
 
 def _tensor_operand_fits(slot: Slot, op: ast.Operand, arg: int, form: Instr, scope: Scope,
-                         line: _Line) -> bool:
+                         line: _Line, addresses: bool = True) -> bool:
     """dstMem and mbar take an address, any register, a symbol or a float (an integer is an
     immediate address); ctaMask and cache-policy a register of their type or an immediate (ptxas's
-    argument number `arg` counts the coordinates as one of its own). Measured."""
+    argument number `arg` counts the coordinates as one of its own). Measured. `addresses`: whether
+    an integer or an undeclared name is judged as an address (not where its state space is
+    missing: `Slot.needs_space`)."""
     if isinstance(op, ast.Sink):  # only the first operand gets here (elsewhere a syntax error)
         line.defer("sink-discard", op.pos, severity="fatal", name=form.name)
         return True
     if slot.kind == "addr":
         if isinstance(op, ast.Vector):
             line.add("vector-operand", op.pos, name=form.name)
-        elif isinstance(op, ast.Imm):
+        elif isinstance(op, ast.Imm) and addresses:
             line.add("address-immediate", op.pos)
         elif isinstance(op, ast.Name):
             sym = scope.lookup(op.name)
             if sym is not None and sym.special:
                 line.add("special-register", op.pos, name=form.name)
-            elif not scope.known(op.name):
+            elif not scope.known(op.name) and addresses:
                 line.add("operand-type", op.pos, name=form.name)
         return not (isinstance(op, ast.Address) and op.items)
     if isinstance(op, ast.Imm):
@@ -1159,7 +1164,8 @@ def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...
     for slot, op in zip(slots, instr.operands, strict=False):
         if slot.kind not in ("addr", "tensor") or not isinstance(op, ast.Address):
             continue
-        if slot.any_address and not facts.spaces:  # (judged only with a state space: measured)
+        if (slot.any_address and not facts.spaces) or (  # (judged only with a state space: measured)
+                slot.needs_space and len(facts.spaces) <= (slot.governed_by or 0)):
             continue
         if op.base is None:
             if not spaces_only:

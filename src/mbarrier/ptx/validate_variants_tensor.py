@@ -172,6 +172,17 @@ def _all_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
         label = render_operand(e)
         yield f"coordinates last {label}", _with(plain, (_tensor("%rd3", (_name("%r0"), e)), *rest))
         yield f"coordinates first {label}", _with(plain, (_tensor("%rd3", (e, _name("%r1"))), *rest))
+    # 11. the tensor map written apart from its coordinates (`[tmap], {x, y}, ...`): shapes of both
+    coords = ast.Vector(_regs("%r", 2), P0)
+    for shape in (_addr("gbar"), _addr("bar"), _addr("%f3"), _addr("nob"), _name("%rd3"), _name("%tid.x"),
+                  ast.Imm(16, "16", P0)):
+        yield f"apart {render_operand(shape)}", _with(plain, (shape, coords, *rest))
+    for vec in (ast.Vector(_regs("%r", 3), P0), _name("%r1"), ast.Imm(1, "1", P0)):
+        yield f"apart coordinates {render_operand(vec)}", _with(plain, (_addr("gbar"), vec, *rest))
+    hinted = build(hint=True)
+    yield "apart hint", _with(hinted, (_addr("gbar"), coords, *hinted.operands[1:]))
+    yield "apart extra", _with(plain, (_addr("gbar"), coords, *rest, _name("%rd4")))
+    yield "apart short", _with(plain, (_addr("gbar"), coords, *rest[:-1]))
     if not store:  # the im2col vector's elements
         full = build(".3d", ".im2col")
         for e in ELEMENTS:

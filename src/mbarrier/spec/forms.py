@@ -464,6 +464,9 @@ class Slot:
     exact_space: bool = False
     """An address governed by a state space that is not written is compared with none (not the last
     one written): the tensor load's mbar when the tensorMap operand is no address (measured)."""
+    needs_space: bool = False
+    """An address judged only where its governing state space is written: with fewer state spaces
+    ptxas says nothing of it (the tensor store's and reduction's srcMem, measured)."""
     sized_message: bool = False
     """A vector of another length than `length` is "Vector of size N is expected for argument"
     (and a scalar is; stmatrix's registers, measured)."""

@@ -42,8 +42,7 @@ _NEEDS_DIM = Cond(has=("pair",), lacks=("dim",))
 
 
 def _src() -> Slot:
-    # (compared with the second state space only where one is written: measured)
-    return _addr("srcMem", space_message=False, governed_by=1, exact_space=True)
+    return _addr("srcMem", space_message=False, governed_by=1, needs_space=True)
 
 
 def _tensor_store() -> Instr:
@@ -118,6 +117,8 @@ def _tensor_prefetch() -> Instr:
                      Constraint(Cond(lacks=("cacheop",)), "required-modifier", _PREFETCH, mod=".level"),
                      Constraint(no_space, "required-modifier", _PREFETCH, mod="State space"),
                      Constraint(no_space, "space-incorrect", _PREFETCH),
+                     Constraint(Cond(has=(_L2,), lacks=no_space.lacks), "space-modifier", _PREFETCH, mod=_L2,
+                                other=""),
                      *tensor_mode_dims(_PREFETCH, (".im2col", ".tile::gather4", ".im2col::w",
                                                    ".im2col::w::128"))),
         gates=(Gate(_feature(_PREFETCH), ALWAYS, section, version=(8, 0), sm=90),
