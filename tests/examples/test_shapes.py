@@ -112,9 +112,9 @@ def test_the_committed_ptx_is_what_nvcc_makes(tmp_path: Path, name: str, flags: 
 
 # -- a finding's schedule replays with `mbarrier run --schedule` ----------------------------------------
 # The planted bugs the deadlock tests (tests/explore/test_stuck.py) do not replay: the races, at their
-# smallest launches. pingpong_bug_order is not here: at 384 threads, 2 tiles of 1 iteration, check finds
-# nothing in 60 s on this machine class (7,127 states; the random runs above find its race).
-REPLAYED = {"ring_bug_parity": (64, 1), "persistent_bug_reset": (64, 2)}
+# smallest launches (pingpong_bug_order: its 384 threads, 2 tiles of 2 iterations; check's first random
+# walk finds its race, in seconds).
+REPLAYED = {"ring_bug_parity": (64, 1), "persistent_bug_reset": (64, 2), "pingpong_bug_order": (384, 2)}
 
 
 def _small(name: str, block: int, trips: int) -> Shape:

@@ -1,8 +1,9 @@
 """Counted named barriers (`bar.sync id, count`, `bar.arrive id, count`) in the stubborn sets: arrivals at
 one id commute while none of them can complete the barrier before the others arrive (`por.Counted`), a
-thread waiting at one that cannot complete before the seed moves has no future, and whole-CTA bar.sync
-still cuts futures where counted barriers use other ids. Same verdicts and finding kinds as without
-reductions, with and without bugs, and states linear in the threads."""
+counted bar.sync that cannot complete before the seed moves is a gate of the frozen futures
+(`explore.frozen`: a thread waiting there has no future, and none reaches past one), and whole-CTA
+bar.sync still cuts futures where counted barriers use other ids. Same verdicts and finding kinds as
+without reductions, with and without bugs, and states linear in the threads."""
 
 from __future__ import annotations
 
@@ -123,6 +124,69 @@ COUNTED:
 DONE:
 	exit;
 """,
+    # A turn lock (the pingpong shape's, small): threads 0 and 1 write their words and meet at bar.sync 1, n;
+    # then thread 0 hands the turn over (mbarrier at data+32, count 1); thread 2 waits for it with parity
+    # `first` (1: it does not wait, and reads the words unordered) and reads both words. Thread 2's read
+    # lies behind a wait whose arrival lies behind the counted barrier: while thread 1 is the seed the
+    # barrier cannot complete, so thread 2 can do nothing.
+    "turn": """	setp.ne.u32 %p0, %r0, 0;
+	@%p0 bra MEET;
+	mbarrier.init.shared::cta.b64 [data+32], 1;
+MEET:
+	bar.sync 0;
+	setp.eq.u32 %p1, %r0, 2;
+	@%p1 bra TURN;
+	st.shared.u32 [%r4], %r0;
+	bar.sync 1, {count};
+	@%p0 bra DONE;
+	mbarrier.arrive.shared::cta.b64 _, [data+32];
+	bra.uni DONE;
+TURN:
+	mbarrier.try_wait.parity.shared::cta.b64 %p2, [data+32], {first};
+	@!%p2 bra TURN;
+	ld.shared.u32 %r7, [data];
+	ld.shared.u32 %r8, [data+4];
+DONE:
+	exit;
+""",
+    # The same with thread 1 releasing by bar.arrive (it does not wait): the barrier completes with its
+    # arrival, which the gate must count.
+    "turn_arrive": """	setp.ne.u32 %p0, %r0, 0;
+	@%p0 bra MEET;
+	mbarrier.init.shared::cta.b64 [data+32], 1;
+MEET:
+	bar.sync 0;
+	setp.eq.u32 %p1, %r0, 2;
+	@%p1 bra TURN;
+	st.shared.u32 [%r4], %r0;
+	@%p0 bra LEAVE;
+	bar.sync 1, {count};
+	mbarrier.arrive.shared::cta.b64 _, [data+32];
+	bra.uni DONE;
+LEAVE:
+	bar.arrive 1, {count};
+	bra.uni DONE;
+TURN:
+	mbarrier.try_wait.parity.shared::cta.b64 %p2, [data+32], {first};
+	@!%p2 bra TURN;
+	ld.shared.u32 %r7, [data];
+	ld.shared.u32 %r8, [data+4];
+DONE:
+	exit;
+""",
+    # Thread 2 arrives at id 1 without a count (bar.sync 1): with thread 0's counted arrival it can
+    # complete the barrier without thread 1 (count 2), and thread 0 then reads thread 1's word unordered.
+    "turn_mixed": """	setp.eq.u32 %p1, %r0, 2;
+	@%p1 bra WHOLE;
+	st.shared.u32 [%r4], %r0;
+	bar.sync 1, {count};
+	ld.shared.u32 %r7, [data+4];
+	bra.uni DONE;
+WHOLE:
+	bar.sync 1;
+DONE:
+	exit;
+""",
 }
 
 # (kernel, threads, count, `first` (pairs: the shift), expected: None = verified, else a finding kind)
@@ -133,6 +197,9 @@ CASES = [
     ("repeat", 2, "2", 1, "deadlock"), ("repeat", 3, "2", 1, "deadlock"),
     ("mixed", 3, "3", 1, None), ("mixed", 3, "2", 1, "race"),
     ("diamond", 2, "2", 0, None), ("diamond", 2, "2", 2, "deadlock"),
+    ("turn", 3, "2", 0, None), ("turn", 3, "2", 1, "race"), ("turn", 3, "3", 0, "deadlock"),
+    ("turn_arrive", 3, "2", 0, None), ("turn_arrive", 3, "2", 1, "race"),
+    ("turn_mixed", 3, "2", 0, "race"),
 ]
 
 
@@ -207,3 +274,53 @@ DONE:
         reductions=red, races=False, walks=0, max_findings=100)) for red in (True, False))
     assert "deadlock" in _kinds(off)[1]
     assert _kinds(on) == _kinds(off)
+
+
+def test_a_thread_waiting_at_a_counted_barrier_keeps_its_future(tmp_path: Path) -> None:
+    """Threads 1 and 2 meet at bar.sync 1, 2; thread 0 stores 1; thread 1 then reads the word and, if it
+    was 0, waits forever. With thread 1 waiting and thread 2 about to arrive, thread 1's future is what
+    follows the barrier (thread 2 completes it without the seed, thread 0): before, a thread waiting at
+    any bar.sync counted as stuck there, thread 0's store ran alone first, and the deadlock was missed
+    (verified; races off, where nothing else reports the unordered pair)."""
+    body = """	setp.eq.u32 %p0, %r0, 0;
+	@%p0 bra STORE;
+	bar.sync 1, 2;
+	setp.ne.u32 %p1, %r0, 1;
+	@%p1 bra DONE;
+	ld.shared.u32 %r7, [data];
+	setp.ne.u32 %p2, %r7, 0;
+	@%p2 bra DONE;
+	bar.sync 5, 2;
+	bra.uni DONE;
+STORE:
+	st.shared.u32 [data], 1;
+DONE:
+	exit;
+}
+"""
+    module = _load(tmp_path, HEAD + body)
+    on, off = (check(module, grid=1, block=3, args={"n": 3}, options=Options(
+        reductions=red, races=False, walks=0, max_findings=100)) for red in (True, False))
+    assert "deadlock" in _kinds(off)[1]
+    assert _kinds(on) == _kinds(off)
+
+
+def test_a_turn_behind_a_counted_barrier_is_one_interleaving(tmp_path: Path) -> None:
+    """The turn lock (`turn`) with n - 1 threads meeting at bar.sync 1, n - 1, the last of them handing the
+    turn over, and thread n - 1 waiting for it, then reading every word the others wrote. While a
+    meeting thread is the seed, the barrier cannot complete, so the hand-over and the reads behind it are
+    in no future: each state's set is one thread, and the search runs one interleaving, every visible
+    step once (4n + 3 transitions: init, n bar.sync 0, 3 per meeting thread, the hand-over, 4 for the
+    reader). Before, the reader's future pulled the hand-over thread into the sets of the first seeds
+    (26 and 50 states for n = 5 and 9)."""
+    module = _load(tmp_path, _kernel("turn", "%r9", 0).replace(
+        "setp.eq.u32 %p1, %r0, 2;",
+        "add.u32 %r9, %r1, -1;\n\tsetp.eq.u32 %p1, %r0, %r9;\n\t"
+        "add.u32 %r18, %r1, -2;\n\tsetp.ne.u32 %p0, %r0, %r18;"
+    ).replace("ld.shared.u32 %r7, [data];\n\tld.shared.u32 %r8, [data+4];",
+              "ld.shared.v4.u32 {%r10, %r11, %r12, %r13}, [data];\n\t"
+              "ld.shared.v4.u32 {%r14, %r15, %r16, %r17}, [data+16];"))
+    for n in (3, 5, 9):
+        r = check(module, grid=1, block=n, args={"n": n}, options=Options(walks=0))
+        assert r.verdict == "verified", r.verdict
+        assert (r.stats.states, r.stats.transitions) == (4 * n + 4, 4 * n + 3), (n, r.stats)

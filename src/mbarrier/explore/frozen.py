@@ -8,8 +8,9 @@ seed serves every agent the closure adds.
 
 A thread's *region* is what it can execute from its pc without passing a *gate*: a spin-wait
 (`Ins.spin`: a test_wait/try_wait whose False result loops straight back to it) on a barrier of its own
-CTA, with a known parity in {0, 1} and a guard known to be on, that it cannot pass before the seed moves.
-A wait can be passed when
+CTA, with a known parity in {0, 1} and a guard known to be on, that it cannot pass before the seed moves,
+or a counted `bar.sync id, count` (known id and count, guard known to be on) that cannot complete before
+the seed moves (below). A wait can be passed when
 
   (a) it would succeed now: parity p and the barrier's current phase has the other parity (if the
       phase cannot complete, it keeps its parity, so the wait still succeeds when the thread gets there);
@@ -32,10 +33,25 @@ Waits never change a phase, its counts or the object's validity, so they never m
 a thread blocked *now* at a wait (the checker's `blocked_on`) passes exactly when the phase completes:
 (b) or (c).
 
+A counted bar.sync gate: the thread arrives (the arrival is in its region), what follows waits for the
+barrier. Barrier `id` of a CTA can complete before the seed moves only with arrivals outside the frozen
+set: those it holds now (k) and those in the regions (n: a thread that waits there, bar.sync, arrives once
+until the barrier completes, wherever its region holds one; one that does not wait, bar.arrive, once per
+arrival of its region, arbitrarily often on a cycle, and no more often than one path of its future holds
+them, `Plan.bar_paths`). Every bar.sync at that id is passable when k + n reaches the barrier's count (its
+current one, or the one every arrival in the regions gives), and whenever the analysis cannot count: an
+arrival in the CTA's regions with an unknown id or count, or without a count (which completes at the CTA's
+live threads), two different counts, a thread inside a call. A thread already waiting at a counted
+bar.sync (its pc past it) is at such a gate. One gate for every use of the id over-approximates (the first
+completion opens them all), the sound direction.
+
 Regions only grow when a gate opens, so the fixpoint starts from every thread's region up to its first
 gates and opens gates until nothing changes: the least fixpoint, a sound over-approximation of what the
-others can do while the seed is frozen. A thread blocked at a gate that stays closed can do nothing
-before the seed moves: its future is empty, so it never joins the set (not even as a disabled member).
+others can do while the seed is frozen (by induction over any sequence of steps of the other agents: the
+first step past a closed gate would need a phase completion or a barrier completion, whose arrivals all
+come from steps inside the regions, which the fixpoint counted, so it would have opened that gate). A
+thread blocked at a gate that stays closed can do nothing before the seed moves: its future is empty, so
+it never joins the set (not even as a disabled member).
 """
 
 from __future__ import annotations
@@ -43,11 +59,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, EXIT, MB, Addr, Code, Ins
 from mbarrier.explore.values import Env, Unrolled, unroll, value
 from mbarrier.sim.machine import Copy, Machine, Thread
+from mbarrier.sim.waits import AtBar
 
 if TYPE_CHECKING:
     from mbarrier.explore.footprints import Footprints, Item
@@ -61,10 +79,14 @@ ARRIVE, TX_UP, TX_DOWN = range(3)
 # yet landed, so none comes from the thread whose copy is the frozen seed.
 ARRIVE_ON = 3
 Source = tuple[int, int, Key, int]  # (node of the unrolled future, what, barrier, count)
-# An arrival at a counted bar.sync/bar.arrive: (node, barrier id, thread count, waits, repeats); id None:
-# an arrival at a barrier the analysis cannot name (id or count unknown).
+# An arrival at a bar.sync/bar.arrive: (node, barrier id, thread count, waits, repeats); id None: an
+# arrival at a barrier the analysis cannot name (id or count unknown); count UNCOUNTED: one without a
+# thread count (the barrier then completes when every live thread of the CTA arrived).
 BarUse = tuple[int, int | None, int, bool, bool]
-# A thread's counted bar arrivals in its region, and per id the most bar.arrive one path makes.
+UNCOUNTED = -1
+AT_BAR = -2  # the node of the gate of a thread waiting at a counted bar.sync now (its pc is past it)
+# A thread's bar arrivals in its region, and per id the most it can make before the barrier completes
+# (`bar_arrivals`).
 BarFuture = tuple[list[BarUse], dict[int | None, int]]
 
 
@@ -72,13 +94,15 @@ BarFuture = tuple[list[BarUse], dict[int | None, int]]
 class Gate:
     """A spin-wait a thread may be unable to pass: node `node` of its unrolled future (`values.Unrolled`)
     at `pc`, on barrier (cta, off), waiting with `parity` (None: the wait the thread is blocked at now,
-    which passes only when the current phase completes)."""
+    which passes only when the current phase completes). With `bar`: a counted bar.sync on barrier id
+    `off` of CTA `cta` (node AT_BAR: the one the thread waits at now)."""
 
     node: int
     pc: int
     cta: int
     off: int
     parity: int | None
+    bar: bool = False
 
 
 @dataclass
@@ -105,21 +129,39 @@ class Plan:
         self.cut = cut
         self.graph = graph
         self.after: dict[int, Segment] = {}
-        # By opened gates: items, whether it may exit, its counted bar arrivals.
-        self.futures: dict[frozenset[int], tuple[list[Item], bool, list[BarUse]]] = {}
+        # By opened gates: items, whether it may exit, its bar arrivals and their count per id.
+        self.futures: dict[frozenset[int], tuple[list[Item], bool, list[BarUse], dict[int | None, int]]] = {}
+        # Whether the thread stands at its pc (a visible instruction, its guard on), not past a bar.sync.
+        self.standing = blocked is None or not blocked.bar
+        first, x = graph.start, fp.code.ins[t.pc]
+        here = _bar_use(fp, t, x, t.pc, False, None, first, graph.on_cycle[first]) if x.kind == BAR else []
         if blocked is not None:   # the wait it is blocked at is the first node of its future
-            self.start = Segment([], (replace(blocked, node=graph.start),), [], False, [])
+            node = AT_BAR if blocked.bar else first
+            self.start = Segment([], (replace(blocked, node=node),), [], False, [])
+        elif (g := frozen.bar_gate(fp, t, x, t.pc, False, None, first)) is not None:
+            # It arrives; the rest waits.
+            self.start = Segment(fp.current(t) + fp.left_behind(t), (g,), [], False, here)
         else:
-            self.start = self._walk([], fp.current(t) + fp.left_behind(t),
-                                    frozen.arrival(fp, t, fp.code.ins[t.pc], t.pc, False, None, graph.start,
-                                                   graph.on_cycle[graph.start]))
+            self.start = self._walk([], self._next(first), fp.current(t) + fp.left_behind(t),
+                                    frozen.arrival(fp, t, x, t.pc, False, None, first, graph.on_cycle[first]),
+                                    here, x.kind == EXIT)
         todo = list(self.start.gates)
         while todo:
             g = todo.pop()
             if g.node not in self.after:
-                seg = self.after[g.node] = self._walk([g.node], [], [])
+                if g.node == AT_BAR:
+                    seg = self._walk([], [first], [], [], [], False)
+                elif g.bar:   # its arrival lies before the gate
+                    seg = self._walk([], self._next(g.node), [], [], [], False)
+                else:         # passing the wait is the first step behind the gate
+                    seg = self._walk([g.node], self._next(g.node), [], [], [], False)
+                self.after[g.node] = seg
                 todo.extend(seg.gates)
         self.bar_paths = self._bar_paths()
+        # The start's arrivals per id and the (id, count) pairs they give (the fixpoint's tally of every
+        # state starts from these).
+        self.start_own = bar_arrivals(self.start.bars, self.bar_paths)
+        self.start_counts = sorted({(u[1], u[2]) for u in self.start.bars}, key=repr)
         del self.graph
 
     def _bar_paths(self) -> dict[int | None, int]:
@@ -174,18 +216,20 @@ class Plan:
         env = graph.envs[n]
         # The existing barrier cut: a whole-CTA/warp/cluster barrier the (enabled) seed has not reached.
         if x.sync_all is not None and x.sync_all in self.cut and (
-                n == graph.start or (x.guard is None or value(code, t, pc, env, x.guard[0]) is not None)
+                (n == graph.start and self.standing)
+                or (x.guard is None or value(code, t, pc, env, x.guard[0]) is not None)
                 and fp.guard_may(t, x, pc, env)):
             return []
         return graph.succ[n]
 
-    def _walk(self, roots: list[int], items: list[Item], arrivals: list[Source]) -> Segment:
-        """Every node reachable from `roots` (entered unconditionally; the thread's pc when empty) up to
-        the next gates."""
+    def _walk(self, roots: list[int], todo: list[int], items: list[Item], arrivals: list[Source],
+              bars: list[BarUse], exits: bool) -> Segment:
+        """Every node of `roots` (entered unconditionally) and every node reachable from `todo` up to the
+        next gates (a bar.sync gate's own arrival included), with what the caller already holds."""
         fp, code, t, pc, graph = self.fp, self.fp.code, self.t, self.pc, self.graph
         seen: set[int] = set(roots)
         gates: dict[int, Gate] = {}
-        todo = [s for r in (roots or [graph.start]) for s in self._next(r)]
+        todo = list(todo)
         while todo:
             n = todo.pop()
             if n in seen or n in gates:
@@ -193,16 +237,14 @@ class Plan:
             g = self.frozen.gate(fp, t, code.ins[graph.pcs[n]], pc, graph.envs[n], n)
             if g is not None:
                 gates[n] = g
+                if g.bar:
+                    seen.add(n)
                 continue
             seen.add(n)
             todo.extend(self._next(n))
         items = list(items)
         arrivals = list(arrivals)
-        bars: list[BarUse] = []
-        exits = not roots and code.ins[pc].kind == EXIT
-        if not roots and code.ins[pc].kind == BAR:
-            first = graph.start
-            bars.extend(_bar_use(fp, t, code.ins[pc], pc, False, None, first, graph.on_cycle[first]))
+        bars = list(bars)
         for n in sorted(seen):
             x = code.ins[graph.pcs[n]]
             env = graph.envs[n]
@@ -232,6 +274,7 @@ class Frozen:
         # latest few are kept (a plan keeps what it needs).
         self._flows: OrderedDict[tuple[object, ...], Unrolled] = OrderedDict()
         self._relevant: dict[int, list[tuple[int, ...]]] = {}
+        self._getters: dict[int, list[Callable[[list[object]], tuple[object, ...]]]] = {}
 
     # -- static facts of a function ------------------------------------------------------------------
     def _static(self, code: Code) -> list[tuple[int, ...]]:
@@ -239,11 +282,12 @@ class Frozen:
         rel = self._relevant.get(id(code))
         if rel is None:
             rel = self._relevant[id(code)] = [tuple(sorted(live)) for live in _live(code)]
+            self._getters[id(code)] = [_getter(r) for r in rel]
         return rel
 
     def plan(self, fp: Footprints, t: Thread, cut: frozenset[str], blocked: Gate | None) -> Plan:
         rel = self._static(fp.code)
-        where = (t.func.name, t.aid, t.pc) + tuple(t.regs[s] for s in rel[t.pc])
+        where = (t.func.name, t.aid, t.pc) + self._getters[id(fp.code)][t.pc](t.regs)
         key = (cut, blocked) + where
         p = self._plans.get(key)
         if p is None:
@@ -262,6 +306,8 @@ class Frozen:
     def gate(self, fp: Footprints, t: Thread, x: Ins, pc: int, env: Env, node: int) -> Gate | None:
         """The gate a future instruction (at `node` of the thread's unrolled future) is, or None when it
         is not one (or is passable whatever happens: rule (d)). `env`: the register values at x."""
+        if x.kind == BAR:
+            return self.bar_gate(fp, t, x, pc, True, env, node)
         if x.kind != MB or not x.spin or not x.wait_parity:
             return None
         code = fp.code
@@ -282,6 +328,22 @@ class Frozen:
         if parity not in (0, 1):
             return None
         return Gate(node, x.pc, obj[0], obj[1], parity)
+
+    def bar_gate(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env | None,
+                 node: int) -> Gate | None:
+        """The gate a counted bar.sync is (at `node`; `future` False: the one the thread stands at now),
+        or None: not one, its guard not known to be on, or its id or count unknown (its arrival then
+        makes every gate of the CTA passable)."""
+        if not (x.counted and x.bar_waits):
+            return None
+        if future and x.guard is not None:
+            g = value(fp.code, t, pc, env, x.guard[0])
+            if g is None or bool(g) == x.guard[1]:
+                return None
+        ident = fp.operand(t, x.bar_id, pc, future, env)
+        if ident is None or fp.operand(t, x.bar_count, pc, future, env) is None:
+            return None
+        return Gate(node, x.pc, t.cta.index, ident, None, True)
 
     def arrival(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env | None, node: int,
                 repeats: bool) -> list[Source]:
@@ -338,6 +400,7 @@ class Frozen:
         stays alive, so no exit there is the CTA's last and a copy landing or a remote access commutes
         with every exit: their liveness items need not conflict."""
         exact: dict[tuple[int, int | None, int | None], int] = {}
+        tally = Tally()
         live: list[tuple[int, Plan, set[tuple[int, int]], set[int]]] = []
         s = agents[seed]
         # Operations that wait for the seed (a pending arrive-on watching a copy that is the seed) cannot
@@ -359,44 +422,59 @@ class Frozen:
             if a.frames:
                 for what in (ARRIVE, TX_UP, TX_DOWN):
                     exact[(what, None, None)] = INF  # inside a call: may do anything
+                tally.unknown.add(a.cta.index)
                 continue
             if check is not None:
                 check()  # a plan can take a tenth of a second: a time bound may pass between two
             b = blocked_on.get(i)
             blocked = None if b is None else Gate(-1, a.pc, b[0], b[1], None)
+            w = a.wait
+            if isinstance(w, AtBar) and (nb := a.cta.bars.get(w.ident)) is not None and nb.count is not None:
+                blocked = Gate(AT_BAR, a.pc, a.cta.index, w.ident, None, True)
             plan = self.plan(fps[a.func.name], a, cut, blocked)
             counted: set[tuple[int, int]] = set()
             _add(plan.start, counted, exact, a is mute)
+            tally.start(len(live), a.cta.index, plan)
             live.append((i, plan, counted, set()))
         # The fixpoint as a worklist: a closed gate waits under its barrier until a segment that opens
         # brings new sources for that barrier (or for an unknown one: then every closed gate is retried).
         todo = [(li, g) for li, entry in enumerate(live) for g in entry[1].start.gates]
+        # Named barriers' gates wait apart, by (cta, id), until arrivals at that id (or an unknown one of
+        # their CTA) come.
         waiting: dict[tuple[int, int], list[tuple[int, Gate]]] = {}
-        memo: dict[tuple[int, int, int | None], bool] = {}  # per barrier and parity, until sources change
+        bar_waiting: dict[tuple[int, int], list[tuple[int, Gate]]] = {}
+        memo: dict[tuple[int, int, int | None, bool], bool] = {}  # per gate kind, until sources change
         while todo:
             li, g = todo.pop()
             _, plan, counted, opened = live[li]
             if g.node in opened:
                 continue
-            gk = (g.cta, g.off, g.parity)
+            gk = (g.cta, g.off, g.parity, g.bar)
             ok = memo.get(gk)
             if ok is None:
-                ok = memo[gk] = _passable(m, g, exact)
+                ok = memo[gk] = tally.passable(m, g) if g.bar else _passable(m, g, exact)
             if not ok:
-                waiting.setdefault((g.cta, g.off), []).append((li, g))
+                (bar_waiting if g.bar else waiting).setdefault((g.cta, g.off), []).append((li, g))
                 continue
             opened.add(g.node)
             seg = plan.behind(g)
             todo.extend((li, h) for h in seg.gates if h.node not in opened)
-            touched = _add(seg, counted, exact, agents[live[li][0]] is mute)
-            if touched:
+            a = agents[live[li][0]]
+            touched = _add(seg, counted, exact, a is mute)
+            named = tally.add(li, a.cta.index, plan, seg.bars)  # type: ignore[union-attr]
+            if touched or named:
                 memo.clear()
+            if touched:
                 if any(off is None for _, off in touched):
                     retry = [w for ws in waiting.values() for w in ws]
                     waiting.clear()
                 else:
                     retry = [w for k in touched for w in waiting.pop(k, ())]  # type: ignore[arg-type]
                 todo.extend(retry)
+            for cta, ident in named:
+                keys = [bk for bk in bar_waiting if bk[0] == cta] if ident is None else [(cta, ident)]
+                for bk in keys:
+                    todo.extend(bar_waiting.pop(bk, ()))
         out: list[list[Item] | None] = [None] * len(agents)
         out[seed] = []
         bars: list[BarFuture | None] = [None] * len(agents)
@@ -419,12 +497,24 @@ class Frozen:
                     items.extend(seg.items)
                     exits = exits or seg.exits
                     uses.extend(seg.bars)
-                found = plan.futures[key] = (items, exits, uses)
+                own = bar_arrivals(uses, plan.bar_paths) if opened else plan.start_own
+                found = plan.futures[key] = (items, exits, uses, own)
             if not found[1]:
                 immortal.add(agents[i].cta.index)  # type: ignore[union-attr]
             out[i] = found[0]
-            bars[i] = (found[2], plan.bar_paths)
+            bars[i] = (found[2], found[3])
         return out, frozenset(immortal), bars
+
+
+def _getter(slots: tuple[int, ...]) -> Callable[[list[object]], tuple[object, ...]]:
+    """The values of `slots` in a register file, as a tuple (a plan's key, built for every thread of
+    every state)."""
+    if len(slots) > 1:
+        return itemgetter(*slots)
+    if slots:
+        s = slots[0]
+        return lambda regs: (regs[s],)
+    return lambda regs: ()
 
 
 def _order(plan: Plan, opened: set[int]) -> list[Gate]:
@@ -460,6 +550,87 @@ def _add(seg: Segment, counted: set[tuple[int, int]], exact: dict[tuple[int, int
     return touched
 
 
+def bar_arrivals(uses: list[BarUse], paths: dict[int | None, int]) -> dict[int | None, int]:
+    """Per barrier id, the most arrivals a thread can make there before the barrier completes: once at a
+    bar.sync (it then waits), once per bar.arrive of its region (arbitrarily often on a cycle) and no more
+    often than one path of its future holds (`paths`)."""
+    by_id: dict[int | None, list[BarUse]] = {}
+    for u in uses:
+        by_id.setdefault(u[1], []).append(u)
+    out: dict[int | None, int] = {}
+    for ident, us in by_id.items():
+        free = [u for u in us if not u[3]]
+        n = min(sum(INF if u[4] else 1 for u in free), paths.get(ident, INF)) if free else 0
+        out[ident] = min(n + (1 if len(free) < len(us) else 0), INF)
+    return out
+
+
+class Tally:
+    """The arrivals at named barriers in the regions opened so far (the fixpoint's count for bar.sync
+    gates): per live thread its uses (each node once), per (cta, id) the arrivals all threads can make
+    (`bar_arrivals`) and the counts they give; CTAs where some arrival cannot be counted."""
+
+    def __init__(self) -> None:
+        self.uses: dict[int, dict[int, BarUse]] = {}   # by thread, its arrivals beyond its start's
+        self.own: dict[int, dict[int | None, int]] = {}
+        self.total: dict[tuple[int, int], int] = {}    # not capped at INF (a thread's share is taken back)
+        self.counts: dict[tuple[int, int], set[int]] = {}
+        self.unknown: set[int] = set()
+
+    def start(self, li: int, cta: int, plan: Plan) -> None:
+        """Thread li's region up to its first gates (from the plan's cached tallies)."""
+        for ident, count in plan.start_counts:
+            if ident is None:
+                self.unknown.add(cta)
+            else:
+                self.counts.setdefault((cta, ident), set()).add(count)
+        self.own[li] = plan.start_own
+        for ident, n in plan.start_own.items():
+            if ident is not None:
+                self.total[(cta, ident)] = self.total.get((cta, ident), 0) + n
+
+    def add(self, li: int, cta: int, plan: Plan, uses: list[BarUse]) -> set[tuple[int, int | None]]:
+        """Thread li's arrivals in a region behind an opened gate; the (cta, id) whose count changed, id
+        None where an arrival cannot be counted."""
+        if not uses:
+            return set()
+        mine = self.uses.get(li)
+        if mine is None:
+            mine = self.uses[li] = {u[0]: u for u in plan.start.bars}
+        new = [u for u in uses if u[0] not in mine]
+        if not new:
+            return set()
+        for u in new:
+            mine[u[0]] = u
+        touched: set[tuple[int, int | None]] = set()
+        for u in new:
+            if u[1] is None:
+                self.unknown.add(cta)
+                touched.add((cta, None))
+            else:
+                self.counts.setdefault((cta, u[1]), set()).add(u[2])
+                touched.add((cta, u[1]))
+        before = self.own.get(li, {})
+        after = self.own[li] = bar_arrivals(list(mine.values()), plan.bar_paths)
+        for _, ident in touched:
+            if ident is not None:
+                k = (cta, ident)
+                self.total[k] = self.total.get(k, 0) - before.get(ident, 0) + after[ident]
+        return touched
+
+    def passable(self, m: Machine, g: Gate) -> bool:
+        """Whether barrier g.off of CTA g.cta may complete with the arrivals it holds and those counted."""
+        if g.cta in self.unknown:
+            return True
+        nb = m.ctas[g.cta].bars.get(g.off)
+        seen = self.counts.get((g.cta, g.off), set())
+        count = nb.count if nb is not None else (next(iter(seen)) if len(seen) == 1 else None)
+        if count is None or count == UNCOUNTED or seen - {count}:
+            return True
+        arrived = len(nb.arrived) if nb is not None else 0
+        return arrived + self.total.get((g.cta, g.off), 0) >= count
+
+
 def _passable(m: Machine, g: Gate, exact: dict[tuple[int, int | None, int | None], int]) -> bool:
     b = m.ctas[g.cta].barriers.get(g.off)
     if b is None or not b.valid:
@@ -480,10 +651,10 @@ def _passable(m: Machine, g: Gate, exact: dict[tuple[int, int | None, int | None
 
 def _bar_use(fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env | None, node: int,
              repeats: bool) -> list[BarUse]:
-    """A counted bar.sync/bar.arrive's arrival (none for an uncounted one), its id None when unknown."""
-    if not x.counted:
-        return []
+    """A bar.sync/bar.arrive's arrival, its id None when unknown (or its count, for a counted one)."""
     ident = fp.operand(t, x.bar_id, pc, future, env)
+    if not x.counted:
+        return [(node, ident, UNCOUNTED, x.bar_waits, repeats)]
     count = fp.operand(t, x.bar_count, pc, future, env)
     if count is None:
         ident = None

@@ -26,7 +26,7 @@ from mbarrier.explore.footprints import (
     group,
     matches,
 )
-from mbarrier.explore.frozen import INF, PLANS_KEPT, BarFuture, BarUse, Frozen
+from mbarrier.explore.frozen import INF, PLANS_KEPT, UNCOUNTED, BarFuture, Frozen
 from mbarrier.sim.machine import Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, InCollective
 
@@ -75,18 +75,14 @@ class AllFootprints:
                        blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None = None
                        ) -> tuple[list[Future], frozenset[int], Counted]:
         """Every agent's future while agents[seed] is frozen (`explore.frozen`): threads stop at the
-        barrier cuts and at the mbarrier waits they cannot pass before the seed moves; threads waiting at
-        a counted bar.sync that cannot complete before the seed moves have none (`Counted`). `check` is
+        barrier cuts, at the mbarrier waits they cannot pass before the seed moves and at the counted
+        bar.sync barriers that cannot complete meanwhile (a thread waiting at one has none). `check` is
         called between two threads' plans (it raises to abandon the work: a bound was hit)."""
         cuts, lists, immortal, bars, counted = self._futures(m, agents, seed, blocked_on, True, check)
         if not counted.whole_cut_holds(self.fps):
             cuts, lists, immortal, bars, counted = self._futures(m, agents, seed, blocked_on, False, check)
         out: list[Future] = []
-        for i, (b, bcut, items) in enumerate(zip(agents, cuts, lists, strict=True)):
-            if i in counted.parked:
-                out.append({})
-                immortal |= {b.cta.index}  # type: ignore[union-attr]
-                continue
+        for b, bcut, items in zip(agents, cuts, lists, strict=True):
             if items is None:
                 out.append({} if bcut is None else self.future(b))
                 continue
@@ -127,10 +123,15 @@ class AllFootprints:
 
 def _stuck(seed: Thread | Copy, t: Thread, cut: frozenset[str]) -> bool:
     """Whether `t` waits inside a barrier of a kind its cut names, which needs the seed: a warp collective
-    only when the seed's lane is in its mask (the lanes of a partial mask complete it without the seed)."""
+    only when the seed's lane is in its mask (the lanes of a partial mask complete it without the seed),
+    a bar.sync only without a thread count (a counted one may complete without the seed: the frozen
+    futures' gate decides, `explore.frozen`)."""
     w = t.wait
     if w is None or _WAIT_CUT.get(type(w)) not in cut:
         return False
+    if isinstance(w, AtBar):
+        nb = t.cta.bars.get(w.ident)
+        return nb is None or nb.count is None
     return not isinstance(w, InCollective) or (isinstance(seed, Thread) and bool(w.mask >> seed.lane & 1))
 
 
@@ -152,27 +153,22 @@ def _cuts(code: Code, seed: Thread | Copy, other: Thread | Copy) -> frozenset[st
 
 class Counted:
     """Arrivals at counted bar.sync/bar.arrive barriers (`bar.sync id, count`) in the agents' futures while
-    the seed is frozen, per (CTA, id). A thread arrives at most once at a barrier it waits at
-    (bar.sync) until that barrier completes; at one it does not wait at (bar.arrive), once per arrival
-    instruction of its future (arbitrarily often on a cycle), and no more often than one path of the
-    future holds such arrivals (`frozen.Plan.bar_paths`: the path-sensitive graph can hold one
-    instruction of one iteration as several nodes on alternative paths). Two facts follow, for a barrier whose
-    arrivals so far, `k`, and those of the futures, `n`, leave it short (every arrival with its count c):
-
-    * k + n < c: it cannot complete before the seed moves, so a thread waiting at it cannot move either:
-      its future is empty (`parked`);
-    * k + 1 + n <= c, n without agent i's own: agent i's arrival now commutes with every sequence of the
-      others' steps (neither completes the barrier before the other arrives, so both orders release the
-      same threads at the same arrival count): its JOIN stays a JOIN (`adjust`); otherwise a WRITE."""
+    the seed is frozen, per (CTA, id), counted as `frozen.bar_arrivals` does. For a barrier whose arrivals
+    so far, `k`, and those of the futures, `n`, leave it short (every arrival with its count c):
+    k + 1 + n <= c, n without agent i's own: agent i's arrival now commutes with every sequence of the
+    others' steps (neither completes the barrier before the other arrives, so both orders release the
+    same threads at the same arrival count): its JOIN stays a JOIN (`adjust`); otherwise a WRITE. (When
+    k + n < c, a thread waiting there cannot move before the seed does: the futures' gate, `frozen`.)
+    An id with arrivals without a count in the futures is never short (they complete at the live
+    threads)."""
 
     def __init__(self, agents: list[Thread | Copy], bars: list[BarFuture | None]) -> None:
         self.agents = agents
         self.total: dict[tuple[int, int], int] = {}     # (cta, id) -> arrivals of agents not waiting there
         self.counts: dict[tuple[int, int], set[int]] = {}
         self.unknown: set[int] = set()                   # CTAs where a future arrives at an unknown barrier
-        self.own: dict[int, dict[int, int]] = {}         # agent -> id -> its arrivals
-        self.parked: set[int] = set()
-        waiting: dict[tuple[int, int], list[int]] = {}
+        self.mixed: set[tuple[int, int]] = set()         # (cta, id) with arrivals without a count
+        self.own: dict[int, dict[int | None, int]] = {}  # agent -> id -> its arrivals
         for i, (a, found) in enumerate(zip(agents, bars, strict=True)):
             if not isinstance(a, Thread):
                 continue
@@ -181,33 +177,22 @@ class Counted:
                 if a.frames:
                     self.unknown.add(cta)  # inside a call: may do anything
                 continue
-            uses, paths = found
-            if not uses and not isinstance(a.wait, AtBar):
+            uses, mine = found
+            if not uses:
                 continue
-            by_id: dict[int, list[BarUse]] = {}
             for u in uses:
                 if u[1] is None:
                     self.unknown.add(cta)
+                elif u[2] == UNCOUNTED:
+                    self.mixed.add((cta, u[1]))
                 else:
-                    by_id.setdefault(u[1], []).append(u)
                     self.counts.setdefault((cta, u[1]), set()).add(u[2])
-            mine = self.own[i] = {}
-            for ident, us in by_id.items():
-                # bar.sync: once until the barrier completes; bar.arrive: each instruction of the region
-                # once (arbitrarily often on a cycle), and no more than one path of the future holds.
-                free = [u for u in us if not u[3]]
-                n = min(sum(INF if u[4] else 1 for u in free), paths.get(ident, INF)) if free else 0
-                mine[ident] = min(n + (1 if len(free) < len(us) else 0), INF)
+            self.own[i] = mine
             w = a.wait
             here = w.ident if isinstance(w, AtBar) else None
             for ident, n in mine.items():
-                if ident != here:
+                if ident is not None and ident != here:
                     self.total[(cta, ident)] = min(self.total.get((cta, ident), 0) + n, INF)
-            if here is not None:
-                waiting.setdefault((cta, here), []).append(i)
-        for (_, ident), who in waiting.items():
-            if self.short(agents[who[0]], ident, 0):
-                self.parked.update(who)
 
     def whole_cut_holds(self, fps: dict[str, Footprints]) -> bool:
         """Whether the futures were rightly cut at whole-CTA bar.sync ids of a function that also has
@@ -235,7 +220,7 @@ class Counted:
         `extra` more (all with one count, none at a barrier the analysis cannot name)."""
         assert isinstance(a, Thread)
         index = a.cta.index
-        if index in self.unknown:
+        if index in self.unknown or (index, ident) in self.mixed:
             return False
         nb = a.cta.bars.get(ident)
         seen = self.counts.get((index, ident), set())
