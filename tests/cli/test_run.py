@@ -30,8 +30,9 @@ def test_a_planted_bug_is_stuck_exit_1_with_the_waiters(capsys: pytest.CaptureFi
     code, out, _ = _run(capsys, str(examples.path("ring_buffer_bug_bytes")), "--grid", "1", "--block", "160")
     assert code == 1
     assert "STUCK" in out
-    assert "threads 32-159 (warps 1-4): line" in out
-    assert "tx-count 4" in out
+    assert "threads 32-159 (warps 1-4) at line" in out
+    assert "_ZZ11ring_bufferE4full: phase 0 (parity 0), 0 of 1 arrival still pending, 4 transaction bytes " \
+        "still outstanding" in out
     # The headline: which barrier and which count are wrong.
     assert ("  mbarrier _ZZ11ring_bufferE4full (shared 0x180, CTA 0) got its one expected arrival of phase 0 "
             "but 4 transaction bytes are still outstanding") in out
@@ -127,7 +128,7 @@ def test_trace_and_stuck_threads_name_source_lines_from_loc(capsys: pytest.Captu
     assert code == 0
     assert "ld.param.u64 \t%rd2, [_Z4pingPi_param_0];  (cluster.cu:15)" in out
     code, out, _ = _run(capsys, str(modules / "inline_asm_sm80.sm_80.ptx"), "--grid", "1", "--block", "4")
-    assert code == 1 and "threads 0-3: line" in out
+    assert code == 1 and "threads 0-3 at line" in out
 
 
 def test_dynamic_shared_memory_size(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -38,6 +38,25 @@ def test_a_deadlock_replayed_by_run_is_explained_in_the_checks_words(name: str) 
     assert all(w.detail.startswith("waits") for w in f.waiters)
 
 
+@pytest.mark.parametrize("name", ["ring_missing_arrive", "exit_no_drop"])
+def test_run_and_check_print_a_waiting_thread_in_the_same_lines(name: str,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The text of `mbarrier run` (a stuck run) and of `mbarrier check` (a deadlock's waiters): where each
+    thread waits, why, and the awaited mbarrier's state, line for line the same."""
+    path = str(CORPUS / f"{name}.ptx")
+    assert main(["check", path, "--grid", "1", "--block", "3"]) == 1
+    by_check = capsys.readouterr().out.splitlines()
+    assert main(["run", path, "--grid", "1", "--block", "3"]) == 1
+    by_run = capsys.readouterr().out.splitlines()
+    at = [i for i, line in enumerate(by_run) if " at line " in line and line.startswith("  thread")]
+    assert at
+    for i in at:
+        block = by_run[i:i + 3]  # where, why, the mbarrier's state
+        assert block[1].startswith("      waits for ") and ": phase " in block[2]
+        start = by_check.index(block[0])
+        assert by_check[start:start + 3] == block
+
+
 def test_wait_reasons_are_values_compared_by_what_releases_the_thread() -> None:
     assert AtBar(1) == AtBar(1) != AtBar(2)
     # The operand is left out: the object's state already decides the wait.

@@ -91,7 +91,8 @@ def test_a_copy_bigger_than_the_expected_bytes_leaves_the_phase_incomplete() -> 
     assert r.outcome == "stuck"
     [s] = r.stuck
     assert "try_wait.parity" in s.site.text and s.barrier == "bar"
-    assert s.state == "barrier 'bar' at phase 0 with 0 pending arrivals, expected 1, tx-count -32"
+    assert s.state == ("phase 0 (parity 0), 0 of 1 arrival still pending, 32 transaction bytes delivered "
+                       "ahead of expect_tx")
 
 
 def test_a_token_moved_through_registers_keeps_its_provenance() -> None:

@@ -41,12 +41,14 @@ def test_kernel_completes_round_robin(name: str) -> None:
 # (bug variant, base kernel, line fragment every stuck waiter is at, barrier, a fact of its state)
 BUGS = [
     ("ring_buffer_bug_parity", "ring_buffer", "try_wait.parity", "ring_bufferE", "pending"),
-    ("ring_buffer_bug_bytes", "ring_buffer", "try_wait.parity", "ring_bufferE4full", "tx-count 4"),
-    ("ring_buffer_bug_count", "ring_buffer", "try_wait.parity", "ring_bufferE", "expected 5"),
+    ("ring_buffer_bug_bytes", "ring_buffer", "try_wait.parity", "ring_bufferE4full",
+     "4 transaction bytes still outstanding"),
+    ("ring_buffer_bug_count", "ring_buffer", "try_wait.parity", "ring_bufferE",
+     "of 5 arrivals still pending"),
     ("cluster_handshake_bug_count", "cluster_handshake", "try_wait.parity", "cluster_handshakeE3bar",
-     "1 pending arrival, expected 65"),
+     "1 of 65 arrivals still pending"),
     ("arrive_drop_bug_no_drop", "arrive_drop", "test_wait", "arrive_dropE3bar",
-     "24 pending arrivals, expected 64"),
+     "24 of 64 arrivals still pending"),
 ]
 
 

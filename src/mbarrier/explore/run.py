@@ -17,7 +17,7 @@ from mbarrier.core.violations import Violation
 from mbarrier.explore.budget import MAX_STEPS, Budget
 from mbarrier.explore.schedule import ScheduleError, agent_name, encode
 from mbarrier.explore.schedulers import RandomScheduler, Scheduler
-from mbarrier.explore.stuck import Starved, blocked, cause, starved
+from mbarrier.explore.stuck import Starved, blocked, cause, describe_barrier, starved
 from mbarrier.explore.who import Layout
 from mbarrier.sim.compile import Site
 from mbarrier.sim.errors import KernelFault, SimError
@@ -102,7 +102,7 @@ def _stuck(m: Machine) -> list[Stuck]:
         why = blocked(m, t)
         state = why.state
         out.append(Stuck(t.aid, t.name, why.site, why.reason, None if state is None else state.name,
-                         None if state is None else state.describe()))
+                         describe_barrier(state) if why.what == "mbarrier" else None))
     return out
 
 

@@ -31,6 +31,21 @@ class Blocked:
     state: Barrier | None = None
 
 
+def describe_barrier(b: Barrier | None) -> str:
+    """A waited-for mbarrier's state in words, as `run` and `check` print it beside the reason."""
+    if b is None:
+        return "never initialized"
+    if not b.valid:
+        return "not a valid object (invalidated)"
+    parts = [f"phase {b.phase} (parity {b.phase & 1})",
+             f"{b.pending} of {b.expected} arrival{'s' if b.expected != 1 else ''} still pending"]
+    if b.tx > 0:
+        parts.append(f"{b.tx} transaction bytes still outstanding")
+    elif b.tx < 0:
+        parts.append(f"{-b.tx} transaction bytes delivered ahead of expect_tx")
+    return ", ".join(parts)
+
+
 def blocked(m: Machine, t: Thread, wait: Wait | None = None) -> Blocked:
     """Why `t` waits: `wait`, or the reason the machine blocked it for (`Thread.wait`). The checker passes
     an `OnMbarrier` for a thread it found spinning, which the machine has not parked."""

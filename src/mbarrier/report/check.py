@@ -9,8 +9,8 @@ from collections.abc import Callable
 from mbarrier.explore.results import SEARCH, CheckResult, Finding, Stats, Waiter
 from mbarrier.explore.run import TraceStep
 from mbarrier.explore.schedule import Fingerprint, stamp
+from mbarrier.explore.stuck import describe_barrier
 from mbarrier.explore.who import Layout
-from mbarrier.report.model import describe_barrier
 
 MAX_TRACE_LINES = 60
 

@@ -20,6 +20,7 @@ from mbarrier.explore.results import Waiter as ExploreWaiter
 from mbarrier.explore.run import Outcome, RunResult
 from mbarrier.explore.schedule import Fingerprint, stamp
 from mbarrier.explore.stuck import Starved as ExploreStarved
+from mbarrier.explore.stuck import describe_barrier
 from mbarrier.explore.who import Layout
 from mbarrier.ptx.diagnostics import Diagnostic as PtxDiagnostic
 from mbarrier.ptx.diagnostics import Severity
@@ -246,21 +247,6 @@ def _waiter(w: ExploreWaiter) -> Waiter:
     state = describe_barrier(w.state) if w.what == "mbarrier" else w.detail
     return Waiter(w.thread, w.line, w.text, w.what, w.detail, w.barrier, address, w.cta, w.wants, state,
                   _state(w.state) if w.what == "mbarrier" else None)
-
-
-def describe_barrier(b: Barrier | None) -> str:
-    """A barrier's state in words, as the reports print it."""
-    if b is None:
-        return "never initialized"
-    if not b.valid:
-        return "not a valid object (invalidated)"
-    parts = [f"phase {b.phase} (parity {b.phase & 1})",
-             f"{b.pending} of {b.expected} arrival{'s' if b.expected != 1 else ''} still pending"]
-    if b.tx > 0:
-        parts.append(f"{b.tx} transaction bytes still outstanding")
-    elif b.tx < 0:
-        parts.append(f"{-b.tx} transaction bytes delivered ahead of expect_tx")
-    return ", ".join(parts)
 
 
 def _access(a: RaceAccess) -> Access:

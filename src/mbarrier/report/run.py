@@ -63,10 +63,10 @@ def format_outcome(r: RunResult, *, schedule: bool = True,
     for ids, s in stuck_groups(r.stuck):
         who = layout.threads(ids)
         where = f" ({s.site.source})" if s.site.source else ""
-        lines.append(f"  {who}: line {s.site.line}{where}: {s.site.text}")
+        lines.append(f"  {who} at line {s.site.line}{where}: {s.site.text}")
         lines.append(f"      {s.reason}")
         if s.state:
-            lines.append(f"      state: {s.state}")
+            lines.append(f"      {s.barrier or 'the mbarrier'}: {s.state}")
     states = barrier_states(m)
     if states:
         lines.append("barriers at the end:")
