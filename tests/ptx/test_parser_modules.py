@@ -24,16 +24,6 @@ _ENTRY = re.compile(r"\.entry\s+([\w$]+)")
 _LOC = re.compile(r"^\s*\.loc\s", re.M)
 
 
-def instructions(stmts: tuple[ast.Statement, ...]) -> list[ast.Instruction]:
-    out: list[ast.Instruction] = []
-    for s in stmts:
-        if isinstance(s, ast.Instruction):
-            out.append(s)
-        elif isinstance(s, ast.Block):
-            out.extend(instructions(s.body))
-    return out
-
-
 def directives(stmts: tuple[ast.Statement, ...], name: str) -> list[ast.Directive]:
     out: list[ast.Directive] = []
     for s in stmts:
@@ -52,7 +42,7 @@ def flat(stmts: tuple[ast.Statement, ...]) -> list[ast.Statement]:
 
 
 def all_instructions(m: ast.Module) -> list[ast.Instruction]:
-    return [i for f in m.functions if f.body is not None for i in instructions(f.body)]
+    return [i for f in m.functions if f.body is not None for i in ast.instructions(f.body)]
 
 
 def test_there_are_modules() -> None:
@@ -74,7 +64,7 @@ def test_module_matches_text(path: Path) -> None:
     # source order inside each function: positions strictly increase
     for f in m.functions:
         if f.body is not None:
-            lines = [i.pos.line for i in instructions(f.body)]
+            lines = [i.pos.line for i in ast.instructions(f.body)]
             assert lines == sorted(lines)
     locs = [d for f in m.functions if f.body is not None for d in directives(f.body, ".loc")]
     assert len(locs) == len(_LOC.findall(text))
@@ -131,7 +121,7 @@ def test_inline_asm_family_operands() -> None:
     assert isinstance(decl, ast.Declaration) and decl.space == ".reg" and decl.type == ".pred"
     assert decl.names[0].name == "p"
     assert any(isinstance(s, ast.Label) and s.name == "LAB_WAIT" for s in blocks[0].body)
-    guarded = [i for i in instructions(blocks[0].body) if i.guard is not None]
+    guarded = [i for i in ast.instructions(blocks[0].body) if i.guard is not None]
     assert len(guarded) == 1 and guarded[0].guard is not None
     assert guarded[0].guard.predicate == "p" and guarded[0].guard.negated
 

@@ -212,16 +212,6 @@ def test_a_total_instruction_never_raises(line: str) -> None:
 BUNDLED = sorted(Path(examples.__file__).parent.rglob("*.ptx"))
 
 
-def _instructions(body: tuple[ast.Statement, ...]) -> list[ast.Instruction]:
-    out: list[ast.Instruction] = []
-    for st in body:
-        if isinstance(st, ast.Block):
-            out += _instructions(st.body)
-        elif isinstance(st, ast.Instruction):
-            out.append(st)
-    return out
-
-
 @pytest.mark.parametrize("path", BUNDLED, ids=[p.name for p in BUNDLED])
 def test_every_instruction_the_simulator_runs_in_the_bundled_kernels_is_declared(path: Path) -> None:
     """Whatever compiles to a real step is declared, and its site carries its declaration's facts."""
@@ -234,7 +224,8 @@ def test_every_instruction_the_simulator_runs_in_the_bundled_kernels_is_declared
         if fn.name not in m.functions:
             continue
         compiled = m.functions[fn.name]
-        for ins, site, step in zip(_instructions(fn.body or ()), compiled.sites, compiled.code, strict=False):
+        body = ast.instructions(fn.body or ())
+        for ins, site, step in zip(body, compiled.sites, compiled.code, strict=False):
             if "Unsupported" in step.__code__.co_names:
                 continue  # it stops the run naming itself when reached
             assert ins.opcode in REGISTRY, f"{path.name}:{ins.pos.line}: {ins.opcode} runs, undeclared"
@@ -302,7 +293,7 @@ def test_a_multicast_copy_is_taken_to_touch_every_ctas_shared_memory() -> None:
     text = f"{HEADER}.visible .entry k(.param .u64 out, .param .u64 src)\n{{\n{MULTICAST}\n}}\n"
     module = parse(text, "m.ptx")
     body = module.functions[0].body or ()
-    ins = next(s for s in _instructions(body) if ".multicast::cluster" in s.qualifiers)
+    ins = next(s for s in ast.instructions(body) if ".multicast::cluster" in s.qualifiers)
     f = facts_of(ins)
     assert f.copy is not None and f.copy.multicast
     args: dict[str | int, int | sim.Buffer | bytes] = {"out": sim.Buffer(8),

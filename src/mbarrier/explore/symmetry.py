@@ -26,7 +26,6 @@ a real path that `mbarrier run --schedule` replays.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from mbarrier.explore import snapshot
@@ -44,18 +43,10 @@ _WARP_LEVEL = (Kind.COLLECTIVE, Kind.WARP_READ, Kind.MMA)
 _CACHE_LIMIT = 400_000
 
 
-def _instructions(body: tuple[ast.Statement, ...]) -> Iterator[ast.Instruction]:
-    for s in body:
-        if isinstance(s, ast.Block):
-            yield from _instructions(s.body)
-        elif isinstance(s, ast.Instruction):
-            yield s
-
-
 def lane_sensitive(module: ast.Module) -> str | None:
     """Why lanes of a warp cannot be exchanged ("shfl.sync at line 12"), or None when they can."""
     for fn in module.functions:
-        for s in _instructions(fn.body or ()):
+        for s in ast.instructions(fn.body or ()):
             f = facts_of(s)
             if f.kind not in (*_WARP_LEVEL, Kind.OPAQUE):
                 continue
@@ -69,7 +60,7 @@ def lane_sensitive(module: ast.Module) -> str | None:
 def warpgroup_level(module: ast.Module) -> bool:
     """Whether an instruction of the kernel relates the warps of a warpgroup (setmaxnreg; wgmma.mma_async,
     whose warps compute different rows)."""
-    return any(facts_of(s).warpgroup for fn in module.functions for s in _instructions(fn.body or ()))
+    return any(facts_of(s).warpgroup for fn in module.functions for s in ast.instructions(fn.body or ()))
 
 
 class Symmetry:

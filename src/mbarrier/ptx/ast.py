@@ -366,6 +366,17 @@ class Block(_Node, _Block):
 Statement = Instruction | Label | Declaration | Directive | Block
 
 
+def instructions(body: tuple[Statement, ...]) -> list[Instruction]:
+    """The instructions of a function body in order, those of its `{ }` blocks in place."""
+    out: list[Instruction] = []
+    for s in body:
+        if isinstance(s, Instruction):
+            out.append(s)
+        elif isinstance(s, Block):
+            out.extend(instructions(s.body))
+    return out
+
+
 class _Param(NamedTuple):
     space: str
     type: str

@@ -113,7 +113,7 @@ def validate(module: ast.Module, target: str | None = None) -> list[Diagnostic]:
         if fn.body is None:
             continue
         scope = Scope(module, fn)
-        for instr in _instructions(fn.body):
+        for instr in ast.instructions(fn.body):
             n = instr.pos.line
             src = module.source_lines[n - 1] if 0 < n <= len(module.source_lines) else ""
             line = _Line(instr, module.path, src)
@@ -147,7 +147,7 @@ def coverage(module: ast.Module) -> Coverage:
     judged = 0
     other: dict[str, int] = {}
     for fn in module.functions:
-        for instr in _instructions(fn.body or ()):
+        for instr in ast.instructions(fn.body or ()):
             if resolve(instr)[0] is not None or split_opcode(instr) is not None:
                 judged += 1
             else:
@@ -179,16 +179,6 @@ def _check_guard(instr: ast.Instruction, scope: Scope, line: _Line) -> None:
     sym = scope.lookup(g.predicate)
     if sym is None or sym.type != ".pred":
         line.add("guard-predicate", g.pos)
-
-
-def _instructions(body: tuple[ast.Statement, ...]) -> list[ast.Instruction]:
-    out: list[ast.Instruction] = []
-    for s in body:
-        if isinstance(s, ast.Instruction):
-            out.append(s)
-        elif isinstance(s, ast.Block):
-            out.extend(_instructions(s.body))
-    return out
 
 
 def resolve(instr: ast.Instruction) -> tuple[Instr | None, tuple[str, ...]]:

@@ -41,7 +41,7 @@ _OBJECT_OPCODES = ("mbarrier", "cp")
 def hazards(module: ast.Module, fn: ast.Function, scope: Scope) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     cluster_regs: set[str] = set()
-    for instr in _walk(fn.body or ()):
+    for instr in ast.instructions(fn.body or ()):
         words = (instr.opcode, *instr.qualifiers)
         dest = instr.operands[0] if instr.operands else None
         if isinstance(dest, ast.Name) and (
@@ -133,12 +133,3 @@ def _warn(pos: ast.Pos, rule_id: str, path: str, message: str) -> Diagnostic:
     r = rule(rule_id)
     return Diagnostic("warning", pos.line, pos.column, f"{message} [PTX ISA {r.section}]", r.id, path)
 
-
-def _walk(body: tuple[ast.Statement, ...]) -> list[ast.Instruction]:
-    out: list[ast.Instruction] = []
-    for s in body:
-        if isinstance(s, ast.Instruction):
-            out.append(s)
-        elif isinstance(s, ast.Block):
-            out.extend(_walk(s.body))
-    return out

@@ -72,16 +72,6 @@ def _names(op: ast.Operand) -> list[str]:
     return []
 
 
-def _instructions(body: tuple[ast.Statement, ...]) -> list[ast.Instruction]:
-    out: list[ast.Instruction] = []
-    for s in body:
-        if isinstance(s, ast.Instruction):
-            out.append(s)
-        elif isinstance(s, ast.Block):
-            out.extend(_instructions(s.body))
-    return out
-
-
 def reachable(module: ast.Module, kernel: ast.Function) -> list[ast.Function]:
     """The kernel and every .func with a body it can reach, in module order: the functions its code
     names (call targets, function pointers taken with mov), those named in variable initializers (tables
@@ -92,7 +82,7 @@ def reachable(module: ast.Module, kernel: ast.Function) -> list[ast.Function]:
     seen = {kernel.name, *tables}
     todo = [kernel, *(funcs[n] for n in tables)]
     while todo:
-        for ins in _instructions(todo.pop().body or ()):
+        for ins in ast.instructions(todo.pop().body or ()):
             for name in (n for op in ins.operands for n in _names(op)):
                 if name in funcs and name not in seen:
                     seen.add(name)
@@ -116,7 +106,7 @@ def support(module: ast.Module, kernel: str | None = None) -> Support:
     for f in funcs:
         code = m.functions[f.name]
         count += len(code.sites) - 1  # the implicit return at the end is not an instruction
-        ins = _instructions(f.body or ())
+        ins = ast.instructions(f.body or ())
         for pc in sorted(code.unsupported):
             site = code.sites[pc]
             op = ins[pc].opcode
