@@ -4,21 +4,13 @@ run without ptxas."""
 
 from __future__ import annotations
 
-from mbarrier.ptx.parser import parse
-from mbarrier.ptx.validate import coverage, validate
+from mbarrier.ptx.validate import coverage
 
-HEAD = """.version {version}
-.target {target}
-.address_size 64
-.visible .entry k()
-{{
-.reg .b64 %rd<4>; .reg .b32 %r<4>;
-"""
+from .helpers import Kernel
 
+KERNEL = Kernel("8.6", "sm_90a", ".reg .b64 %rd<4>; .reg .b32 %r<4>;")
+_errors = KERNEL.errors
 
-def _errors(body: str, version: str = "8.6", target: str = "sm_90a") -> set[tuple[int, str]]:
-    module = parse(HEAD.format(version=version, target=target) + body + "\nret;\n}\n", "k.ptx")
-    return {(d.line - 6, d.message) for d in validate(module) if d.severity != "warning"}
 
 
 def test_well_formed_fences_pass() -> None:
@@ -93,5 +85,5 @@ def test_the_async_generic_fence() -> None:
         (1, "Feature '.cluster scope' requires .target sm_90 or higher"),
         (1, "Instruction 'fence.proxy with unidirection proxy fence' not supported on .target 'sm_80'"),
     }
-    module = parse(HEAD.format(version="8.6", target="sm_90a") + body + "\nret;\n}\n", "k.ptx")
+    module = KERNEL.module(body, "8.6", "sm_90a")
     assert coverage(module).not_judged.get("fence") is None

@@ -5,26 +5,14 @@ ptxas itself). These run without ptxas."""
 
 from __future__ import annotations
 
-from mbarrier.ptx.parser import parse
-from mbarrier.ptx.validate import validate
+from .helpers import Kernel
 
-HEAD = """.version {version}
-.target {target}
-.address_size 64
-.global .b8 g[64];
-.shared .b8 s[64];
-.const .b8 c[128];
-.visible .entry k()
-{{
-.reg .b64 %rd<4>; .reg .b32 %r<8>;
-"""
+KERNEL = Kernel("8.0", "sm_90", ".reg .b64 %rd<4>; .reg .b32 %r<8>;",
+                ".global .b8 g[64];\n.shared .b8 s[64];\n.const .b8 c[128];\n")
+_errors = KERNEL.errors
 P = "cp.async.bulk.prefetch"
 N = f"instruction '{P}'"
 
-
-def _errors(body: str, version: str = "8.0", target: str = "sm_90") -> set[tuple[int, str]]:
-    module = parse(HEAD.format(version=version, target=target) + body + "\nret;\n}\n", "k.ptx")
-    return {(d.line - 9, d.message) for d in validate(module) if d.severity != "warning"}
 
 
 def test_well_formed_lines_pass() -> None:

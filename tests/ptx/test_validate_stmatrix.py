@@ -4,22 +4,12 @@ ptxas."""
 
 from __future__ import annotations
 
-from mbarrier.ptx.parser import parse
-from mbarrier.ptx.validate import validate
+from .helpers import Kernel
 
-HEAD = """.version {version}
-.target {target}
-.address_size 64
-.visible .entry k()
-{{
-.reg .b64 %rd<4>; .reg .b32 %r<8>; .reg .f32 %f<4>; .reg .b16 %h<4>;
-"""
+KERNEL = Kernel("8.6", "sm_100a", ".reg .b64 %rd<4>; .reg .b32 %r<8>; .reg .f32 %f<4>; .reg .b16 %h<4>;")
+_errors = KERNEL.errors
 S = "stmatrix.sync.aligned"
 
-
-def _errors(body: str, version: str = "8.6", target: str = "sm_100a") -> set[tuple[int, str]]:
-    module = parse(HEAD.format(version=version, target=target) + body + "\nret;\n}\n", "k.ptx")
-    return {(d.line - 6, d.message) for d in validate(module) if d.severity != "warning"}
 
 
 def test_well_formed_lines_pass() -> None:

@@ -5,27 +5,18 @@ itself). These run without ptxas."""
 
 from __future__ import annotations
 
-from mbarrier.ptx.parser import parse
-from mbarrier.ptx.validate import coverage, validate
+from mbarrier.ptx.validate import coverage
 
-HEAD = """.version {version}
-.target {target}
-.address_size 64
-.global .b8 g[64];
-.shared .align 8 .b8 s[64];
-.visible .entry k()
-{{
-.reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .b16 %h<4>;
-"""
+from .helpers import Kernel
+
+KERNEL = Kernel("8.6", "sm_100a", ".reg .b64 %rd<8>; .reg .b32 %r<8>; .reg .b16 %h<4>;",
+                ".global .b8 g[64];\n.shared .align 8 .b8 s[64];\n")
+_errors = KERNEL.errors
 STORE = "cp.async.bulk.tensor"
 REDUCE = "cp.reduce.async.bulk.tensor"
 PREFETCH = "cp.async.bulk.prefetch.tensor"
 C2, C5 = "{%r0, %r1}", "{%r0, %r1, %r2, %r3, %r4}"
 
-
-def _errors(body: str, version: str = "8.6", target: str = "sm_100a") -> set[tuple[int, str]]:
-    module = parse(HEAD.format(version=version, target=target) + body + "\nret;\n}\n", "k.ptx")
-    return {(d.line - 8, d.message) for d in validate(module) if d.severity != "warning"}
 
 
 def _n(name: str) -> str:
@@ -43,7 +34,7 @@ def test_well_formed_lines_pass_and_are_judged() -> None:
         f"{PREFETCH}.2d.L2.global [%rd3, {{%r0, %r1}}];",
         f"{PREFETCH}.3d.L2.global.im2col.L2::cache_hint [%rd3, {{%r0, %r1, %r2}}], {{%h1}}, %rd4;",
         f"{PREFETCH}.3d.L2.global.im2col::w::128 [%rd3, {{%r0, %r1, %r2}}], {{%h1, %h2}};"))
-    module = parse(HEAD.format(version="8.6", target="sm_100a") + body + "\nret;\n}\n", "k.ptx")
+    module = KERNEL.module(body, "8.6", "sm_100a")
     assert _errors(body) == set()
     assert coverage(module).judged == 9
 

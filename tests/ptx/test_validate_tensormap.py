@@ -4,26 +4,15 @@ run without ptxas."""
 
 from __future__ import annotations
 
-from mbarrier.ptx.parser import parse
-from mbarrier.ptx.validate import validate
+from .helpers import Kernel
 
-HEAD = """.version {version}
-.target {target}
-.address_size 64
-.global .b8 g[128];
-.shared .b8 s[128];
-.visible .entry k()
-{{
-.reg .b64 %rd<4>; .reg .b32 %r<4>;
-"""
+KERNEL = Kernel("8.3", "sm_90a", ".reg .b64 %rd<4>; .reg .b32 %r<4>;",
+                ".global .b8 g[128];\n.shared .b8 s[128];\n")
+_errors = KERNEL.errors
 C = "tensormap.cp_fenceproxy"
 N = f"instruction '{C}'"
 TAIL = ".tensormap::generic.release.gpu.sync.aligned"
 
-
-def _errors(body: str, version: str = "8.3", target: str = "sm_90a") -> set[tuple[int, str]]:
-    module = parse(HEAD.format(version=version, target=target) + body + "\nret;\n}\n", "k.ptx")
-    return {(d.line - 8, d.message) for d in validate(module) if d.severity != "warning"}
 
 
 def test_well_formed_lines_pass() -> None:

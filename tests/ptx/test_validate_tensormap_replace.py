@@ -4,23 +4,13 @@ without ptxas."""
 
 from __future__ import annotations
 
-from mbarrier.ptx.parser import parse
-from mbarrier.ptx.validate import validate
+from .helpers import Kernel
 
-HEAD = """.version {version}
-.target {target}
-.address_size 64
-.visible .entry k()
-{{
-.reg .b64 %rd<4>; .reg .b32 %r<4>;
-"""
+KERNEL = Kernel("8.7", "sm_100a", ".reg .b64 %rd<4>; .reg .b32 %r<4>;")
+_errors = KERNEL.errors
 R = "tensormap.replace.tile"
 N = "instruction 'tensormap.replace'"
 
-
-def _errors(body: str, version: str = "8.7", target: str = "sm_100a") -> set[tuple[int, str]]:
-    module = parse(HEAD.format(version=version, target=target) + body + "\nret;\n}\n", "k.ptx")
-    return {(d.line - 6, d.message) for d in validate(module) if d.severity != "warning"}
 
 
 def test_every_field_passes_on_sm_100a() -> None:

@@ -6,22 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from mbarrier.ptx.parser import parse
 from mbarrier.ptx.validate import coverage, validate
 
-HEAD = """.version {version}
-.target {target}
-.address_size 64
-.visible .entry k()
-{{
-.reg .b64 %rd<4>; .reg .b32 %r<8>; .reg .f32 %f<8>; .reg .pred %p<2>;
-"""
+from .helpers import Kernel
+
+KERNEL = Kernel("8.0", "sm_90a", ".reg .b64 %rd<4>; .reg .b32 %r<8>; .reg .f32 %f<8>; .reg .pred %p<2>;")
+_errors = KERNEL.errors
 D = "{%f0, %f1, %f2, %f3}"
 
-
-def _errors(body: str, version: str = "8.0", target: str = "sm_90a") -> set[tuple[int, str]]:
-    module = parse(HEAD.format(version=version, target=target) + body + "\nret;\n}\n", "k.ptx")
-    return {(d.line - 6, d.message) for d in validate(module) if d.severity != "warning"}
 
 
 def test_well_formed_lines_pass_on_sm_90a() -> None:
@@ -124,6 +116,6 @@ def test_the_sparse_form_is_judged() -> None:
 
 def test_the_sparse_form_is_counted_as_judged() -> None:
     body = f"wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {D}, %rd1, %rd2, %r1, 0, 1, 1, 1, 0, 0;"
-    module = parse(HEAD.format(version="8.2", target="sm_90a") + body + "\nret;\n}\n", "k.ptx")
+    module = KERNEL.module(body, "8.2", "sm_90a")
     assert [d for d in validate(module) if d.severity != "warning"] == []
     assert coverage(module).not_judged.get("wgmma") is None

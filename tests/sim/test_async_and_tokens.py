@@ -7,7 +7,7 @@ import pytest
 from mbarrier import explore, sim
 from mbarrier.sim.races import track
 
-from .helpers import module, run, words
+from .helpers import MULTICAST, module, run, words
 
 REGS = ".reg .pred %p<4>;\n.reg .b32 %r<16>;\n.reg .b64 %rd<16>;\n"
 
@@ -140,27 +140,7 @@ def test_a_misaligned_mbarrier_is_an_alignment_violation() -> None:
 def test_multicast_bulk_copy_lands_in_every_cta_of_the_mask() -> None:
     """cp.async.bulk ... .multicast::cluster: CTA 0 copies one tile into the same offset of both CTAs of
     the cluster; each CTA's own barrier at the same offset gets the bytes' complete-tx."""
-    body = REGS + """
-        .shared .align 16 .b8 tile[32];
-        .shared .align 8 .b64 bar;
-        ld.param.u64 %rd0, [out];  ld.param.u64 %rd1, [src];
-        mov.u32 %r1, %cluster_ctarank;
-        mbarrier.init.shared::cta.b64 [bar], 1;
-        mbarrier.arrive.expect_tx.shared::cta.b64 %rd2, [bar], 32;
-        barrier.cluster.arrive; barrier.cluster.wait;
-        setp.eq.u32 %p1, %r1, 0;
-        mov.u32 %r2, tile;  mov.u32 %r3, bar;  mov.u16 %rs1, 3;
-        @%p1 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
-            [%r2], [%rd1], 32, [%r3], %rs1;
-    W:
-        mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;
-        @!%p2 bra W;
-        ld.shared.u32 %r4, [tile+28];
-        mul.wide.u32 %rd3, %r1, 4;  add.s64 %rd4, %rd0, %rd3;  st.global.u32 [%rd4], %r4;
-        barrier.cluster.arrive; barrier.cluster.wait;
-        ret;
-    """
-    mod = module(".reg .b16 %rs<2>;\n" + body, params=".param .u64 out, .param .u64 src")
+    mod = module(MULTICAST, params=".param .u64 out, .param .u64 src")
     for seed in range(4):
         r = run(mod, seed=seed, grid=2, cluster=2, block=1,
                 args={"out": sim.Buffer(8), "src": sim.Buffer.of_ints(range(10, 18))})

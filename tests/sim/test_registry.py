@@ -19,6 +19,8 @@ from mbarrier.sim.compile import SPECIAL_CONSTANTS
 from mbarrier.sim.errors import SimError
 from mbarrier.sim.registry import REGISTRY, Kind, facts_of
 
+from .helpers import MULTICAST
+
 HEADER = ".version 8.6\n.target sm_90a\n.address_size 64\n"
 DECLS = """
     .reg .pred %p<8>;
@@ -258,32 +260,6 @@ def test_register_only_opcodes_cost_the_checker_no_states(tmp_path: Path) -> Non
         .replace("rem.u32 %r19, %r19, 16;", "lop3.b32 %r19, %r19, 15, 0, 0xc0;") \
         .replace("{}", "mul24.lo.u32 %r19, %r18, 4;")
     assert _states(other, tmp_path, 3) <= _states(plain, tmp_path, 3)
-
-
-MULTICAST = """
-    .reg .pred %p<4>;
-    .reg .b16 %rs<2>;
-    .reg .b32 %r<16>;
-    .reg .b64 %rd<16>;
-    .shared .align 16 .b8 tile[32];
-    .shared .align 8 .b64 bar;
-    ld.param.u64 %rd0, [out];  ld.param.u64 %rd1, [src];
-    mov.u32 %r1, %cluster_ctarank;
-    mbarrier.init.shared::cta.b64 [bar], 1;
-    mbarrier.arrive.expect_tx.shared::cta.b64 %rd2, [bar], 32;
-    barrier.cluster.arrive; barrier.cluster.wait;
-    setp.eq.u32 %p1, %r1, 0;
-    mov.u32 %r2, tile;  mov.u32 %r3, bar;  mov.u16 %rs1, 3;
-    @%p1 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
-        [%r2], [%rd1], 32, [%r3], %rs1;
-W:
-    mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;
-    @!%p2 bra W;
-    ld.shared.u32 %r4, [tile+28];
-    mul.wide.u32 %rd3, %r1, 4;  add.s64 %rd4, %rd0, %rd3;  st.global.u32 [%rd4], %r4;
-    barrier.cluster.arrive; barrier.cluster.wait;
-    ret;
-"""
 
 
 def test_a_multicast_copy_is_taken_to_touch_every_ctas_shared_memory() -> None:
