@@ -150,9 +150,11 @@ def test_every_kernel_assembles_for_sm_90a(tmp_path: Path) -> None:
 
 
 @pytest.mark.tool("nvcc")
-def test_the_runner_compiles_for_sm_90a(tmp_path: Path) -> None:
-    """tools/tma/run_cases.cu against CUDA 13's driver API (linked with -lcuda on the GPU machine)."""
-    r = subprocess.run(["nvcc", "-O2", "-arch=sm_90a", "-c", str(TOOL), "-o", str(tmp_path / "run.o")],
+@pytest.mark.parametrize("tool", [TOOL, TOOL.parents[1] / "wgmma" / "run_cases.cu"], ids=["tma", "wgmma"])
+def test_the_runner_compiles_for_sm_90a(tool: Path, tmp_path: Path) -> None:
+    """tools/tma/run_cases.cu and tools/wgmma/run_cases.cu (their host code shared in
+    tools/driver_cases.h) against CUDA 13's driver API (linked with -lcuda on the GPU machine)."""
+    r = subprocess.run(["nvcc", "-O2", "-arch=sm_90a", "-c", str(tool), "-o", str(tmp_path / "run.o")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 

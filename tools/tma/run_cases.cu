@@ -1,7 +1,7 @@
 // Runs the tensor-copy conformance kernels (mbarrier.hw.tma) on the GPU through the CUDA driver.
 //   run_cases DIR [RUNS]
-// DIR/manifest.txt has one line a case: NAME PTX INPUT IN_BYTES OUT_BYTES CLUSTER; DIR/NAME.cubin is the
-// case's kernel (ptxas -arch=sm_90a DIR/PTX) and DIR/NAME.tmap the arguments of its encode call, integers
+// DIR/manifest.txt has one line a case: NAME PTX INPUT IN_BYTES OUT_BYTES CLUSTER (tools/driver_cases.h);
+// DIR/NAME.tmap holds the arguments of the case's encode call, integers
 // in the order mbarrier.hw.tma.Case.tmap_args writes them:
 //   mode(0 tiled, 1 im2col) dataType rank interleave swizzle l2Promotion oobFill
 //   globalDim[rank] globalStrides[rank-1] elementStrides[rank]
@@ -11,37 +11,7 @@
 // cluster of that many when above 1), RUNS launches, the tensor restored before each; each launch writes
 // DIR/NAME.out<i> (the output buffer, then the tensor as the kernel left it), an error DIR/NAME.err.
 // Exit 0 when every case ran.
-#include <cuda.h>
-
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <iterator>
-#include <sstream>
-#include <string>
-#include <vector>
-
-static std::vector<char> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::vector<char>(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-static void write_file(const std::string& path, const std::vector<char>& data) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(data.data(), static_cast<std::streamsize>(data.size()));
-}
-
-static std::string error(CUresult r, const char* what) {
-  const char* s = nullptr;
-  cuGetErrorString(r, &s);
-  return std::string(what) + ": " + (s ? s : "unknown error");
-}
-
-#define CHECK(x)                                   \
-  do {                                             \
-    CUresult r_ = (x);                             \
-    if (r_ != CUDA_SUCCESS) return error(r_, #x);  \
-  } while (0)
+#include "../driver_cases.h"
 
 // The map of DIR/NAME.tmap over the tensor at `address`.
 static std::string encode(const std::string& path, CUdeviceptr address, CUtensorMap* map) {
@@ -80,13 +50,13 @@ static std::string encode(const std::string& path, CUdeviceptr address, CUtensor
   return "";
 }
 
-static std::string run_case(CUdevice dev, const std::string& dir, const std::string& name,
-                            const std::string& input, size_t in_bytes, size_t out_bytes, unsigned cluster,
-                            int runs) {
-  std::vector<char> in = read_file(dir + "/" + input);
-  if (in.size() != in_bytes) return "input file " + input + " has " + std::to_string(in.size()) + " bytes";
+static std::string run_case(Case& c) {
+  unsigned cluster = 1;
+  if (!(c.more >> cluster)) return "the manifest line has no CLUSTER field";
+  size_t in_bytes = c.in.size(), out_bytes = c.out_bytes;
+  const std::string &dir = c.dir, &name = c.name;
   CUcontext ctx;
-  CHECK(cuCtxCreate(&ctx, nullptr, 0, dev));
+  CHECK(cuCtxCreate(&ctx, nullptr, 0, c.dev));
   CUmodule mod;
   CUfunction fn;
   CUdeviceptr din = 0, dout = 0;
@@ -99,8 +69,8 @@ static std::string run_case(CUdevice dev, const std::string& dir, const std::str
     CHECK(cuMemAlloc(&dout, out_bytes));
     std::string why = encode(dir + "/" + name + ".tmap", din, &map);
     if (!why.empty()) return why;
-    for (int i = 0; i < runs; ++i) {
-      CHECK(cuMemcpyHtoD(din, in.data(), in_bytes));
+    for (int i = 0; i < c.runs; ++i) {
+      CHECK(cuMemcpyHtoD(din, c.in.data(), in_bytes));
       CHECK(cuMemsetD8(dout, 0xA5, out_bytes));
       void* args[] = {&map, &din, &dout};
       CUlaunchConfig config = {};
@@ -130,35 +100,4 @@ static std::string run_case(CUdevice dev, const std::string& dir, const std::str
   return why;
 }
 
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s DIR [RUNS]\n", argv[0]);
-    return 2;
-  }
-  std::string dir = argv[1];
-  int runs = argc > 2 ? std::atoi(argv[2]) : 3;
-  CUdevice dev;
-  if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS) {
-    std::fprintf(stderr, "no CUDA device\n");
-    return 2;
-  }
-  std::ifstream manifest(dir + "/manifest.txt");
-  std::string line;
-  int failed = 0, total = 0;
-  while (std::getline(manifest, line)) {
-    std::istringstream fields(line);
-    std::string name, ptx, input;
-    size_t in_bytes = 0, out_bytes = 0;
-    unsigned cluster = 1;
-    if (!(fields >> name >> ptx >> input >> in_bytes >> out_bytes >> cluster)) continue;
-    ++total;
-    std::string why = run_case(dev, dir, name, input, in_bytes, out_bytes, cluster, runs);
-    if (!why.empty()) {
-      ++failed;
-      write_file(dir + "/" + name + ".err", std::vector<char>(why.begin(), why.end()));
-      std::fprintf(stderr, "%s: %s\n", name.c_str(), why.c_str());
-    }
-  }
-  std::printf("%d cases, %d failed\n", total, failed);
-  return failed ? 1 : 0;
-}
+int main(int argc, char** argv) { return run_manifest(argc, argv, run_case); }
