@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from mbarrier import sim
-from mbarrier.explore.check import CheckResult, Options, check
-from mbarrier.ptx import ast
+from mbarrier.explore.check import Options, check
+
+from .helpers import differential, load, outcome
 
 HEAD = """.version 8.0
 .target sm_90
@@ -46,29 +47,17 @@ BODY = {
 EXPECTED = {None: None, "early": "race", "leave": "violation", "twice": "violation", "unarrived": "violation"}
 
 
-def _load(tmp_path: Path, bug: str | None) -> ast.Module:
-    p = tmp_path / "k.ptx"
-    p.write_text(HEAD + BODY[bug] + "\texit;\n}\n")
-    return sim.load(p)
 
 
-def _kinds(r: CheckResult) -> tuple[str, frozenset[str]]:
-    return r.verdict, frozenset(str(f.kind) for f in r.findings)
 
 
 @pytest.mark.parametrize(("bug", "threads"), [(b, n) for b in BODY for n in (1, 2)])
 def test_cluster_kernels_same_outcomes_as_without_reductions(tmp_path: Path, bug: str | None,
                                                              threads: int) -> None:
-    module = _load(tmp_path, bug)
-    on, off = (check(module, grid=2, block=threads, cluster=2, options=Options(
-        reductions=red, races=True, max_findings=1000, max_states=100_000, walks=0)) for red in (True, False))
-    assert off.verdict != "incomplete"
-    assert _kinds(on) == _kinds(off), ([(f.kind, f.rule) for f in on.findings],
-                                       [(f.kind, f.rule) for f in off.findings])
+    _, off = differential(load(tmp_path, HEAD + BODY[bug] + "\texit;\n}\n"), grid=2, block=threads, cluster=2)
     expected = EXPECTED[bug]
     assert (off.verdict == "verified") == (expected is None)
-    assert expected is None or expected in _kinds(off)[1]
-    assert on.stats.states <= off.stats.states
+    assert expected is None or expected in outcome(off)[1]
 
 
 def test_a_cluster_barrier_is_linear_in_the_threads(tmp_path: Path) -> None:

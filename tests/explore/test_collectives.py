@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from mbarrier import sim
 from mbarrier.explore.check import Options, check
-from mbarrier.ptx import ast
+
+from .helpers import differential, load, outcome
 
 HEAD = """.version 8.0
 .target sm_90
@@ -97,14 +97,8 @@ DONE:
     return HEAD + body, 2 if bug == "count" else 1
 
 
-def _load(tmp_path: Path, text: str) -> ast.Module:
-    p = tmp_path / "k.ptx"
-    p.write_text(text)
-    return sim.load(p)
 
 
-def _kinds(r: object) -> tuple[str, frozenset[str]]:
-    return r.verdict, frozenset(f.kind for f in r.findings)  # type: ignore[attr-defined]
 
 
 CASES = [(c, b, n) for c in ("elect", "vote", "shfl", "redux") for b in (None, "parity", "nowait", "exit")
@@ -116,23 +110,14 @@ CASES += [("elect", None, 4), ("elect", "nowait", 4)]
 def test_chosen_producer_same_outcomes_as_without_reductions(tmp_path: Path, choose: str, bug: str | None,
                                                              lanes: int) -> None:
     text, count = _producer(choose, bug)
-    module = _load(tmp_path, text.replace("%COUNT%", str(count)))
-    on, off = (check(module, grid=1, block=lanes, options=Options(
-        reductions=red, races=True, max_findings=1000, max_states=100_000, walks=0)) for red in (True, False))
-    assert off.verdict != "incomplete"
-    assert _kinds(on) == _kinds(off), ([(f.kind, f.rule) for f in on.findings],
-                                       [(f.kind, f.rule) for f in off.findings])
+    _, off = differential(load(tmp_path, text.replace("%COUNT%", str(count))), block=lanes)
     assert (off.verdict == "verified") == (bug is None)
-    assert on.stats.states <= off.stats.states
 
 
 @pytest.mark.parametrize("bug", [None, "early", "count"])
 def test_a_partial_collective_same_outcomes_as_without_reductions(tmp_path: Path, bug: str | None) -> None:
     text, count = _partial(bug)
-    module = _load(tmp_path, text.replace("%COUNT%", str(count)))
-    on, off = (check(module, grid=1, block=4, options=Options(
-        reductions=red, races=True, max_findings=1000, max_states=100_000, walks=0)) for red in (True, False))
-    assert _kinds(on) == _kinds(off)
+    _, off = differential(load(tmp_path, text.replace("%COUNT%", str(count))), block=4)
     assert (off.verdict == "verified") == (bug is None)
 
 
@@ -141,7 +126,7 @@ def test_an_elected_producer_is_linear_in_the_lanes(tmp_path: Path) -> None:
     theirs can happen before the collective completes): the same few states per lane (before, the
     arrivals' subsets: 2 to the lanes)."""
     text, count = _producer("elect", None)
-    module = _load(tmp_path, text.replace("%COUNT%", str(count)))
+    module = load(tmp_path, text.replace("%COUNT%", str(count)))
     lanes = (4, 8, 16, 32)
     states = [check(module, grid=1, block=n, options=Options(walks=0)).stats.states for n in lanes]
     steps = {(b - a) // (m - n) for a, b, n, m in zip(states, states[1:], lanes, lanes[1:], strict=False)}
@@ -172,8 +157,5 @@ DONE:
 	exit;
 }
 """
-    module = _load(tmp_path, (HEAD + body).replace("%COUNT%", "1"))
-    on, off = (check(module, grid=1, block=3, options=Options(reductions=red, races=False, walks=0))
-               for red in (True, False))
-    assert _kinds(off) == ("finding", frozenset({"deadlock"}))
-    assert _kinds(on) == _kinds(off)
+    _, off = differential(load(tmp_path, (HEAD + body).replace("%COUNT%", "1")), block=3, races=False)
+    assert outcome(off) == ("finding", frozenset({"deadlock"}))

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mbarrier import sim
-from mbarrier.explore.check import CheckResult, Options, check
-from mbarrier.ptx import ast
+from mbarrier.explore.check import Options, check
+
+from .helpers import differential, load, outcome
 
 HEAD = """.version 8.0
 .target sm_90
@@ -203,42 +203,30 @@ CASES = [
 ]
 
 
-def _load(tmp_path: Path, text: str) -> ast.Module:
-    p = tmp_path / "k.ptx"
-    p.write_text(text)
-    return sim.load(p)
 
 
 def _kernel(name: str, count: str, first: int) -> str:
     return HEAD + KERNELS[name].format(count=count, first=first) + "}\n"
 
 
-def _kinds(r: CheckResult) -> tuple[str, frozenset[str]]:
-    return r.verdict, frozenset(str(f.kind) for f in r.findings)
 
 
 @pytest.mark.parametrize(("name", "threads", "count", "first", "expected"), CASES,
                          ids=[f"{c[0]}-{c[1]}-{c[2]}-{c[3]}" for c in CASES])
 def test_counted_bars_same_outcomes_as_without_reductions(tmp_path: Path, name: str, threads: int, count: str,
                                                            first: int, expected: str | None) -> None:
-    module = _load(tmp_path, _kernel(name, count, first))
-    on, off = (check(module, grid=1, block=threads, args={"n": threads}, options=Options(
-        reductions=red, races=True, max_findings=1000, max_states=100_000, walks=0)) for red in (True, False))
-    assert off.verdict != "incomplete"
-    assert _kinds(on) == _kinds(off), ([(f.kind, f.rule) for f in on.findings],
-                                       [(f.kind, f.rule) for f in off.findings])
+    _, off = differential(load(tmp_path, _kernel(name, count, first)), block=threads, args={"n": threads})
     if expected is None:
         assert off.verdict == "verified"
     else:
-        assert expected in _kinds(off)[1]
-    assert on.stats.states <= off.stats.states
+        assert expected in outcome(off)[1]
 
 
 def test_a_counted_barrier_costs_what_a_whole_one_does(tmp_path: Path) -> None:
     """`bar.sync 0` then `bar.sync 1, n` (all n threads): the same states as two `bar.sync 0`, 3 per
     thread (before: exponential, 1,313 states for 6 threads)."""
-    counted = _load(tmp_path, HEAD + "\tbar.sync 0;\n\tbar.sync 1, %r1;\n\texit;\n}\n")
-    whole = _load(tmp_path, HEAD + "\tbar.sync 0;\n\tbar.sync 0;\n\texit;\n}\n")
+    counted = load(tmp_path, HEAD + "\tbar.sync 0;\n\tbar.sync 1, %r1;\n\texit;\n}\n")
+    whole = load(tmp_path, HEAD + "\tbar.sync 0;\n\tbar.sync 0;\n\texit;\n}\n")
     for n in (4, 8, 16):
         states = [check(k, grid=1, block=n, args={"n": n}, options=Options(walks=0)).stats.states
                   for k in (counted, whole)]
@@ -269,11 +257,8 @@ DONE:
 	exit;
 }
 """
-    module = _load(tmp_path, HEAD + body)
-    on, off = (check(module, grid=1, block=3, args={"n": 3}, options=Options(
-        reductions=red, races=False, walks=0, max_findings=100)) for red in (True, False))
-    assert "deadlock" in _kinds(off)[1]
-    assert _kinds(on) == _kinds(off)
+    _, off = differential(load(tmp_path, HEAD + body), block=3, args={"n": 3}, races=False)
+    assert "deadlock" in outcome(off)[1]
 
 
 def test_a_thread_waiting_at_a_counted_barrier_keeps_its_future(tmp_path: Path) -> None:
@@ -298,11 +283,8 @@ DONE:
 	exit;
 }
 """
-    module = _load(tmp_path, HEAD + body)
-    on, off = (check(module, grid=1, block=3, args={"n": 3}, options=Options(
-        reductions=red, races=False, walks=0, max_findings=100)) for red in (True, False))
-    assert "deadlock" in _kinds(off)[1]
-    assert _kinds(on) == _kinds(off)
+    _, off = differential(load(tmp_path, HEAD + body), block=3, args={"n": 3}, races=False)
+    assert "deadlock" in outcome(off)[1]
 
 
 def test_a_turn_behind_a_counted_barrier_is_one_interleaving(tmp_path: Path) -> None:
@@ -313,7 +295,7 @@ def test_a_turn_behind_a_counted_barrier_is_one_interleaving(tmp_path: Path) -> 
     step once (4n + 3 transitions: init, n bar.sync 0, 3 per meeting thread, the hand-over, 4 for the
     reader). Before, the reader's future pulled the hand-over thread into the sets of the first seeds
     (26 and 50 states for n = 5 and 9)."""
-    module = _load(tmp_path, _kernel("turn", "%r9", 0).replace(
+    module = load(tmp_path, _kernel("turn", "%r9", 0).replace(
         "setp.eq.u32 %p1, %r0, 2;",
         "add.u32 %r9, %r1, -1;\n\tsetp.eq.u32 %p1, %r0, %r9;\n\t"
         "add.u32 %r18, %r1, -2;\n\tsetp.ne.u32 %p0, %r0, %r18;"

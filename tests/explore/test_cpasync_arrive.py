@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mbarrier import sim
-from mbarrier.explore.check import CheckResult, Options, check
-from mbarrier.ptx import ast
+from mbarrier.explore.check import Options, check
+
+from .helpers import differential, load, outcome
 
 # Threads 0..n-1 are producer lanes, thread n the consumer. Thread 0 initializes `full` (count n, the
 # arrive-ons are the expected arrivals) and `empty` (count 1); all meet at bar.sync 0. Every lane copies
@@ -130,10 +130,6 @@ EXPECTED = {None: None, "inc": "deadlock", "early": "race", "order": "violation"
             "parity": "race", "norelease": "deadlock"}
 
 
-def _load(tmp_path: Path, text: str) -> ast.Module:
-    p = tmp_path / "k.ptx"
-    p.write_text(text)
-    return sim.load(p)
 
 
 def _kernel(rounds: int, bug: str | None, lanes: int) -> str:
@@ -146,8 +142,6 @@ def _kernel(rounds: int, bug: str | None, lanes: int) -> str:
     return HEAD.format(count=count, lanes=lanes) + body + "}\n"
 
 
-def _kinds(r: CheckResult) -> tuple[str, frozenset[str]]:
-    return r.verdict, frozenset(str(f.kind) for f in r.findings)
 
 
 # (rounds, bug, lanes, races): without reductions every instruction of every thread interleaves, and
@@ -160,23 +154,17 @@ CASES = ([(1, bug, n, True) for bug in (None, "inc", "early", "order", "count") 
                          ids=[f"{r}-{b}-{n}-{'races' if x else 'noraces'}" for r, b, n, x in CASES])
 def test_cpasync_arrive_same_outcomes_as_without_reductions(tmp_path: Path, rounds: int, bug: str | None,
                                                             lanes: int, races: bool) -> None:
-    module = _load(tmp_path, _kernel(rounds, bug, lanes))
-    on, off = (check(module, grid=1, block=lanes + 1, options=Options(
-        reductions=red, races=races, max_findings=1000, max_states=200_000, walks=0))
-        for red in (True, False))
-    assert off.verdict != "incomplete"
-    assert _kinds(on) == _kinds(off), ([(f.kind, f.rule) for f in on.findings],
-                                       [(f.kind, f.rule) for f in off.findings])
+    _, off = differential(load(tmp_path, _kernel(rounds, bug, lanes)), block=lanes + 1, races=races,
+                          max_states=200_000)
     expected = EXPECTED[bug]
     assert (off.verdict == "verified") == (expected is None)
-    assert expected is None or expected in _kinds(off)[1]
-    assert on.stats.states <= off.stats.states
+    assert expected is None or expected in outcome(off)[1]
 
 
 def test_cpasync_lanes_are_linear(tmp_path: Path) -> None:
     """n lanes that each copy and arrive (.noinc), one consumer: states grow linearly with the lanes
     (before: 30, 285, 6,262 for 1..3 lanes of a like kernel)."""
-    states = [check(_load(tmp_path, _kernel(1, None, n)), grid=1, block=n + 1,
+    states = [check(load(tmp_path, _kernel(1, None, n)), grid=1, block=n + 1,
                     options=Options(walks=0)).stats.states for n in (1, 2, 4, 8)]
     steps = [b - a for a, b in zip(states, states[1:], strict=False)]
     assert steps[1] == 2 * steps[0] and steps[2] == 4 * steps[0], states

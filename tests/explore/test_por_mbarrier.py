@@ -12,12 +12,16 @@ import pytest
 
 from mbarrier import sim
 from mbarrier.examples import family
-from mbarrier.explore.check import CheckResult, Explorer, Options, check, shared_symbols
+from mbarrier.explore.check import Explorer, Options, check, shared_symbols
 from mbarrier.explore.footprints import READ
 from mbarrier.explore.frozen import Gate
 from mbarrier.explore.por import stubborn
-from mbarrier.ptx import ast
 from mbarrier.sim.machine import Thread
+
+from .helpers import differential, load
+
+# The checks a user runs have random walks on (Options' default).
+WALKS = Options().walks
 
 HEAD = """.version 8.0
 .target sm_90
@@ -33,34 +37,10 @@ HEAD = """.version 8.0
 """
 
 
-def _load(tmp_path: Path, text: str, name: str = "k") -> ast.Module:
-    p = tmp_path / f"{name}.ptx"
-    p.write_text(text)
-    return sim.load(p)
 
 
-def _outcome(r: CheckResult, races: bool = False) -> tuple[str, frozenset[str]]:
-    """The verdict and the kinds of findings. With race tracking, races and violations are one kind: the
-    reductions promise every deadlock, and for every reachable violation *some* violation (a race ends
-    its path like any violation, so a violation behind a race may be reported as that race alone; the
-    commit before this module behaves the same on these kernels)."""
-    kinds = frozenset(f.kind for f in r.findings)
-    if races:
-        kinds = frozenset("violation" if k == "race" else k for k in kinds)
-    return r.verdict, kinds
 
 
-def _differential(module: ast.Module, block: int, races: bool, args: dict[str | int, object] | None = None
-                  ) -> tuple[CheckResult, CheckResult]:
-    """The same launch checked with and without reductions: same verdict and finding kinds, and never
-    more states with them. Every finding is kept (max_findings high) so a kind is not cut off."""
-    on, off = (check(module, grid=1, block=block, args=args, options=Options(  # type: ignore[arg-type]
-        reductions=red, races=races, max_findings=1000, max_states=200_000)) for red in (True, False))
-    assert off.verdict != "incomplete"
-    assert _outcome(on, races) == _outcome(off, races), ([(f.kind, f.rule) for f in on.findings],
-                                           [(f.kind, f.rule) for f in off.findings])
-    assert on.stats.states <= off.stats.states
-    return on, off
 
 
 # -- the TMA ring family, correct and with every planted bug -----------------------------------------
@@ -73,8 +53,8 @@ FAMILY += [((1, 2, 1, 2), bug) for bug in (None, "count-low", "extra-arrive")] +
 def test_family_same_outcomes_as_without_reductions(tmp_path: Path, size: tuple[int, int, int, int],
                                                     bug: str | None) -> None:
     p, c, s, k = size
-    module = _load(tmp_path, family.ring_ptx(p, c, s, k, bug=bug))
-    on, off = _differential(module, p + c, races=False)
+    module = load(tmp_path, family.ring_ptx(p, c, s, k, bug=bug))
+    on, off = differential(module, block=p + c, races=False, max_states=200_000, walks=WALKS)
     assert (on.verdict == "verified") == (bug is None)
     assert on.stats.states < off.stats.states
 
@@ -170,12 +150,13 @@ HAND = {
 @pytest.mark.parametrize("name", sorted(HAND))
 def test_hand_written_protocols_same_outcomes_as_without_reductions(tmp_path: Path, name: str) -> None:
     init, threads = HAND[name]
-    module = _load(tmp_path, _kernel(init, threads))
-    _differential(module, len(threads), races=True, args={"src": sim.Buffer(64)})
+    module = load(tmp_path, _kernel(init, threads))
+    differential(module, block=len(threads), args={"src": sim.Buffer(64)}, max_states=200_000, walks=WALKS,
+                 merge_races=True)
 
 
 def test_hand_written_protocols_cover_both_verdicts(tmp_path: Path) -> None:
-    verdicts = {name: check(_load(tmp_path, _kernel(*HAND[name]), name), grid=1, block=len(HAND[name][1]),
+    verdicts = {name: check(load(tmp_path, _kernel(*HAND[name]), name), grid=1, block=len(HAND[name][1]),
                             args={"src": sim.Buffer(64)}).verdict  # type: ignore[arg-type]
                 for name in ("counts-two-producers", "loop-arrives", "loop-arrives-short", "expect-tx-short",
                              "bulk-race", "ping-pong-wrong-parity")}
@@ -228,7 +209,8 @@ def test_random_protocols_same_outcomes_as_without_reductions(tmp_path: Path) ->
     seen: set[tuple[str, frozenset[str]]] = set()
     for i in range(25):
         text, n = _random_kernel(rng)
-        on, _ = _differential(_load(tmp_path, text, f"r{i}"), n, races=True)
+        on, _ = differential(load(tmp_path, text, f"r{i}"), block=n, max_states=200_000, walks=WALKS,
+                             merge_races=True)
         seen |= {f.kind for f in on.findings} | {on.verdict}
     # The generator reaches every outcome the comparison is about.
     assert seen == {"verified", "finding", "deadlock", "violation", "race"}
@@ -236,7 +218,7 @@ def test_random_protocols_same_outcomes_as_without_reductions(tmp_path: Path) ->
 
 # -- the passability fixpoint on states built by hand ---------------------------------------------------
 def _explorer(tmp_path: Path, init: tuple[int, int], threads: list[list[str]]) -> Explorer:
-    module = _load(tmp_path, _kernel(init, threads))
+    module = load(tmp_path, _kernel(init, threads))
     m = sim.launch(module, grid=1, block=len(threads), args={"src": sim.Buffer(64)})
     ex = Explorer(m, module, Options(races=False))
     for t in m.threads:

@@ -15,7 +15,8 @@ from mbarrier.explore.check import Explorer, Options, check
 from mbarrier.explore.code import MB, Code
 from mbarrier.explore.frozen import _live as live_sets
 from mbarrier.explore.values import MAX_PER_PC, unroll
-from mbarrier.ptx import ast
+
+from .helpers import differential, load
 
 
 def ring(consumers: int, bug: str | None = None) -> str:
@@ -108,10 +109,6 @@ DONE:
 """
 
 
-def _load(tmp_path: Path, text: str) -> ast.Module:
-    p = tmp_path / "k.ptx"
-    p.write_text(text)
-    return sim.load(p)
 
 
 # Two consumers take seconds each without reductions: a few cases (skip needs a second consumer).
@@ -123,17 +120,12 @@ CASES += [(2, 2, bug) for bug in (None, "skip")]
                          ids=[f"c{c}-n{n}-{b}" for c, n, b in CASES])
 def test_a_rolled_ring_same_outcomes_as_without_reductions(tmp_path: Path, consumers: int, n: int,
                                                            bug: str | None) -> None:
-    module = _load(tmp_path, ring(consumers, bug))
-    on, off = (check(module, grid=1, block=1 + consumers, args={"n": n}, options=Options(
-        reductions=red, races=True, max_findings=1000, max_states=300_000, walks=0)) for red in (True, False))
-    assert off.verdict != "incomplete"
-    kinds = [frozenset("violation" if f.kind == "race" else f.kind for f in r.findings) for r in (on, off)]
-    assert (on.verdict, kinds[0]) == (off.verdict, kinds[1])
-    assert on.stats.states <= off.stats.states
+    differential(load(tmp_path, ring(consumers, bug)), block=1 + consumers, args={"n": n}, max_states=300_000,
+                 merge_races=True)
 
 
 def test_a_rolled_ring_grows_linearly_with_its_trip_count(tmp_path: Path) -> None:
-    module = _load(tmp_path, ring(3))
+    module = load(tmp_path, ring(3))
     states = [check(module, grid=1, block=4, args={"n": n}, options=Options(walks=0)).stats.states
               for n in (2, 4, 6, 8)]
     steps = [b - a for a, b in zip(states, states[1:], strict=False)]
@@ -145,7 +137,7 @@ def _live(code: Code) -> list[tuple[int, ...]]:
 
 
 def _explorer(tmp_path: Path, n: int) -> Explorer:
-    module = _load(tmp_path, ring(1))
+    module = load(tmp_path, ring(1))
     m = sim.launch(module, grid=1, block=2, args={"n": n})
     ex = Explorer(m, module, Options(walks=0))
     for t in m.threads:
