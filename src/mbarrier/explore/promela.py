@@ -273,9 +273,7 @@ class Exporter:
             lines.append(f"L{pc}: /* line {s.pos.line}: {s.text.strip()} */")
             lines.extend("\t" + t for t in self.statement(c, pc))
         lines.append(f"L{len(pcs)}:\n\tatomic {{ thread_exit(); goto done }}")
-        nregs = max((slot for _, regs in pcs for slot in regs.values()), default=0) + 1
         decl = "\n".join(f"\tint v{i};" for i in sorted({slot for _, regs in pcs for slot in regs.values()}))
-        del nregs
         smem = self.m.ctas[0].size
         nb = max(1, (smem + 7) // 8)
         ncopies = len(self.copies) * self.nthreads
