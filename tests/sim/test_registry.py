@@ -13,6 +13,7 @@ from mbarrier import examples, sim
 from mbarrier.core.violations import Violation
 from mbarrier.explore.check import Options, check, shared_symbols
 from mbarrier.explore.code import analyse
+from mbarrier.explore.footprints import READ, WRITE, Footprints
 from mbarrier.ptx import ast
 from mbarrier.ptx.parser import parse
 from mbarrier.sim.compile import SPECIAL_CONSTANTS
@@ -262,22 +263,36 @@ def test_register_only_opcodes_cost_the_checker_no_states(tmp_path: Path) -> Non
     assert _states(other, tmp_path, 3) <= _states(plain, tmp_path, 3)
 
 
-def test_a_multicast_copy_is_taken_to_touch_every_ctas_shared_memory() -> None:
-    """.multicast::cluster lands in every CTA of the mask (the facts say so): the checker's view of the
-    issue names no one CTA's memory or barrier, so the other CTA's accesses to its tile and barrier
-    conflict with it; the kernel verifies with and without reductions."""
+def test_a_multicast_copy_touches_the_same_offsets_in_every_cta_of_its_mask() -> None:
+    """.multicast::cluster lands in every CTA of the mask (the facts say so, with the mask's operand):
+    the checker's view of the issue names the tile and the barrier at their offsets in each CTA the mask
+    names (and the other CTA's liveness), so the other CTA's accesses to its tile and barrier conflict
+    with it; the kernel verifies with and without reductions."""
     text = f"{HEADER}.visible .entry k(.param .u64 out, .param .u64 src)\n{{\n{MULTICAST}\n}}\n"
     module = parse(text, "m.ptx")
     body = module.functions[0].body or ()
     ins = next(s for s in ast.instructions(body) if ".multicast::cluster" in s.qualifiers)
     f = facts_of(ins)
-    assert f.copy is not None and f.copy.multicast
+    assert f.copy is not None and f.copy.multicast and f.copy.mask == 4
     args: dict[str | int, int | sim.Buffer | bytes] = {"out": sim.Buffer(8),
                                                        "src": sim.Buffer.of_ints(range(10, 18))}
     m = sim.launch(module, grid=2, block=1, cluster=2, args=args)
-    view = analyse(module.functions[0], m.functions["k"], shared_symbols(m))
+    syms = shared_symbols(m)
+    view = analyse(module.functions[0], m.functions["k"], syms)
     (copy,) = [x for x in view.ins if x.op.startswith("cp.async.bulk")]
-    assert copy.addr is None and copy.bar is None and copy.addr2 is not None
+    assert copy.multicast and copy.addr is not None and copy.bar is not None and copy.mask_arg is not None
+    assert copy.addr.base is not None and copy.bar.base is not None and copy.mask_arg[0] is not None
+    t = m.threads[0]
+    tile, bar = syms["tile"], syms["bar"]
+    t.regs[copy.addr.base], t.regs[copy.bar.base] = tile, bar
+    fp = Footprints(m, view)
+    for mask, ctas in ((3, {0, 1}), (1, {0}), (2, {1})):
+        t.regs[copy.mask_arg[0]] = mask
+        items = set(fp.of_ins(t, copy, copy.pc, False))
+        for cta in (0, 1):
+            named = {(("sm", cta, tile, tile + 32), WRITE), (("mb", cta, bar), WRITE)} <= items
+            assert named == (cta in ctas), (mask, cta, items)
+        assert ((("live", 1), READ) in items) == (1 in ctas)
     verdicts = set()
     for reduce in (True, False):
         r = check(module, grid=2, block=1, cluster=2, args=dict(args),

@@ -92,6 +92,8 @@ class Ins:
     size_arg: tuple[int | None, int] | None = None     # a copy's byte count, when not constant: (slot, 0)
     reads_source: bool = True                      # a copy that reads memory (st.async takes a value)
     noinc: bool = False                            # cp.async.mbarrier.arrive.noinc (no increment at issue)
+    multicast: bool = False                        # a .multicast::cluster copy
+    mask_arg: tuple[int | None, int] | None = None     # its ctaMask: (slot, 0) or (None, constant)
 
 
 @dataclass
@@ -268,8 +270,11 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         x.addr2 = _access(s, c.src, regs, symbols, reg_bits)
         x.reads_source = c.src is not None
         x.bar = _access(s, c.barrier, regs, symbols, reg_bits)
-        if c.multicast:  # it writes, and completes tx, in CTAs its mask names: taken as any shared memory
-            x.addr = x.bar = None
+        # A multicast writes, and completes tx, at these offsets in every CTA its mask names (the
+        # footprints take every CTA of the cluster when the mask is not known).
+        x.multicast = c.multicast
+        if c.mask is not None:
+            x.mask_arg = _value(s, c.mask, regs, None)
         x.size = c.dst.size if c.size is None else _imm(s, c.size)
         if x.size is None:
             x.size_arg = _value(s, c.size, regs, None)

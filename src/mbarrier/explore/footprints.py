@@ -46,7 +46,7 @@ from mbarrier.explore.code import (
     Ins,
 )
 from mbarrier.explore.values import Env, value
-from mbarrier.sim.address import OWN, shared_address
+from mbarrier.sim.address import CTA_MASK, OWN, shared_address
 from mbarrier.sim.machine import EXITED, Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
 
@@ -201,8 +201,12 @@ class Footprints:
         if k == BULK:
             size = self._size(t, x, pc, future, env)
             src = self._mem(t, x.addr2, size, READ, pc, future, env) if x.reads_source else []
-            return (self._mem(t, x.addr, size, WRITE, pc, future, env) + src
-                    + self.barrier_items(t, x.bar, WRITE, pc, future, env) + [(("bulk", t.aid), JOIN)])
+            if x.multicast:
+                dst = self._multicast(t, x, size, pc, future, env)
+            else:
+                dst = self._mem(t, x.addr, size, WRITE, pc, future, env) + self.barrier_items(
+                    t, x.bar, WRITE, pc, future, env)
+            return dst + src + [(("bulk", t.aid), JOIN)]
         if k == BULK_STORE:
             size = self._size(t, x, pc, future, env)
             return (self._mem(t, x.addr, size, WRITE, pc, future, env)
@@ -232,6 +236,33 @@ class Footprints:
             return [(("bar", cta), WRITE), (("bid", cta, ident), WRITE)]
         arrived = len(nb.arrived) if nb is not None else 0
         return [(("bid", cta, ident), JOIN if arrived + 2 <= count else WRITE)]
+
+    def _multicast(self, t: Thread, x: Ins, size: int | None, pc: int, future: bool, env: Env | None
+                   ) -> list[Item]:
+        """A .multicast::cluster copy's landings: the same offsets (of its destination and its mbarrier) in
+        every CTA of the cluster its ctaMask names (every CTA of the cluster where the mask is not known;
+        a rank beyond the cluster faults at the issue), each with that CTA's liveness."""
+        ctas = t.cta.cluster.ctas
+        mask = self.operand(t, x.mask_arg, pc, future, env)
+        ranks = [r for r in range(len(ctas)) if mask is None or mask >> r & 1]
+        dst, bar = (self._value(t, a, pc, future, env) if a is not None else None for a in (x.addr, x.bar))
+        items: list[Item] = []
+        for r in ranks:
+            cta = ctas[r].index
+            items += _chunks("sm", cta, None if dst is None else dst & CTA_MASK, size, WRITE)
+            items.append((("mb", cta, None if bar is None else bar & CTA_MASK), WRITE))
+            if cta != t.cta.index:
+                items.append((("live", cta), READ))
+        return items
+
+    def barriers_of(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None
+                    ) -> list[tuple[int | None, int | None]]:
+        """The mbarriers (cta, offset; None where unknown) a copy instruction completes tx on."""
+        if x.multicast:
+            items = self._multicast(t, x, None, pc, future, env)
+        else:
+            items = self.barrier_items(t, x.bar, WRITE, pc, future, env)
+        return [(obj[1], obj[2]) for obj, _ in items if obj[0] == "mb"]  # type: ignore[misc]
 
     def operand(self, t: Thread, found: tuple[int | None, int] | None, pc: int, future: bool,
                  env: Env | None) -> int | None:

@@ -366,7 +366,8 @@ class Frozen:
         elif x.kind == CP_MB:
             return [(node, ARRIVE_ON, _target(fp, t, x.bar, pc, future, env), INF if repeats else 1)]
         elif x.kind == BULK:
-            return [(node, TX_DOWN, _target(fp, t, x.bar, pc, future, env), 1)]  # complete_tx on landing
+            # complete_tx on landing, in every CTA a multicast names
+            return [(node, TX_DOWN, k, 1) for k in fp.barriers_of(t, x, pc, future, env)]
         elif x.kind == ATOM and x.op not in ("atom", "red"):
             k = (None, None)  # an instruction the checker cannot see into: it may do anything
         else:

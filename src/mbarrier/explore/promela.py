@@ -176,8 +176,8 @@ class Exporter:
         if op == "mbarrier":
             return self.mbarrier(c)
         if op == "cp":
-            if c.info.kind != BULK or c.info.size is None:
-                raise self.fail(c, "only cp.async.bulk global -> shared with a constant size")
+            if c.info.kind != BULK or c.info.size is None or c.info.multicast:
+                raise self.fail(c, "only cp.async.bulk global -> shared with a constant size, no multicast")
             k = self.copies.index((pc, -1))
             bar = self.addr(c, ops[3])
             return (f"cq[{k} * NT + _pid].dst = {self.addr(c, ops[0])}; cq[{k} * NT + _pid].src = "

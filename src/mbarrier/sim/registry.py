@@ -187,6 +187,7 @@ class CopyUse:
     size: int | None = None        # operand index of the byte count (None: `dst.size`)
     barrier: Access | None = None  # the mbarrier it completes tx on
     multicast: bool = False        # .multicast::cluster: it lands (and completes tx) in every CTA of its mask
+    mask: int | None = None        # a multicast's ctaMask operand index (None: not known to the checker)
     noinc: bool = False            # cp.async.mbarrier.arrive.noinc: no pending-count increment at the issue
 
 

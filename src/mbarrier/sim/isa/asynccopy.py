@@ -48,7 +48,8 @@ def cp_facts(ins: ast.Instruction) -> Facts:
         source = spaces[1] if len(spaces) > 1 else Space.GLOBAL
         return Facts(Kind.COPY, name, copy=CopyUse(CopyKind.BULK, Access(0, into), Access(1, source), size=2,
                                                    barrier=Access(3, Space.CLUSTER, 8),
-                                                   multicast=".multicast::cluster" in rest))
+                                                   multicast=".multicast::cluster" in rest,
+                                                   mask=4 if ".multicast::cluster" in rest else None))
     dst, src = Access(0, Space.CTA), Access(1, Space.GLOBAL)
     return Facts(Kind.COPY, name, copy=CopyUse(CopyKind.CP_ASYNC, dst, src, size=2))
 
