@@ -76,7 +76,8 @@ def test_the_corpus_is_large_and_mixed(outcomes: dict[tuple[Version, str], list[
             "mbarrier.try_wait", "mbarrier.try_wait.parity", "mbarrier.pending_count",
             "cp.async.mbarrier.arrive", "fence", "cp.async.bulk", "cp.async.bulk.tensor", "st.async",
             "red.async", "cp.reduce.async.bulk", "clusterlaunchcontrol.try_cancel.async",
-            "wgmma.fence", "wgmma.mma_async", "fence.proxy", "stmatrix", "ldmatrix"} <= families
+            "wgmma.fence", "wgmma.mma_async", "fence.proxy", "stmatrix", "ldmatrix", "tensormap.replace",
+            "prefetch"} <= families
 
 
 @pytest.mark.tool("ptxas")
