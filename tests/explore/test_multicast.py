@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from mbarrier import sim
-from mbarrier.explore.check import CheckResult, Options, check
-from mbarrier.ptx import ast
+from mbarrier.explore.check import Options, check
+
+from .helpers import differential, load, outcome
 
 # Thread 0 of CTA 0 is the producer: it arms `full` of its CTA (arrive.expect_tx) and of CTA 1 (remotely,
 # through mapa), and issues one multicast copy of 16 bytes into `tile` of the CTAs of its mask. Every
@@ -97,16 +97,6 @@ def _kernel(bug: str | None, threads: int, rounds: int) -> str:
                          end="" if bug == "leave" else SYNC)
 
 
-def _load(tmp_path: Path, text: str) -> ast.Module:
-    p = tmp_path / "k.ptx"
-    p.write_text(text)
-    return sim.load(p)
-
-
-def _kinds(r: CheckResult) -> tuple[str, frozenset[str]]:
-    return r.verdict, frozenset(str(f.kind) for f in r.findings)
-
-
 # (bug, threads per CTA, rounds): `count` and `parity` need a second round. One thread per CTA: without
 # reductions two threads per CTA take 20,000-100,000 states and minutes (the linear test below runs more
 # threads with reductions on).
@@ -117,24 +107,17 @@ CASES = ([(bug, 1, 1) for bug in (None, "unknown", "mask", "bytes", "leave")]
 @pytest.mark.parametrize(("bug", "threads", "rounds"), CASES, ids=[f"{b}-{n}-{r}" for b, n, r in CASES])
 def test_multicast_cluster_same_outcomes_as_without_reductions(tmp_path: Path, bug: str | None, threads: int,
                                                                rounds: int) -> None:
-    module = _load(tmp_path, _kernel(bug, threads, rounds))
-    on, off = (check(module, grid=2, block=threads, cluster=2, options=Options(
-        reductions=red, races=True, max_findings=1000, max_states=200_000, walks=0))
-        for red in (True, False))
-    assert off.verdict != "incomplete"
-    assert _kinds(on) == _kinds(off), ([(f.kind, f.rule) for f in on.findings],
-                                       [(f.kind, f.rule) for f in off.findings])
+    _, off = differential(load(tmp_path, _kernel(bug, threads, rounds)), grid=2, block=threads, cluster=2)
     expected = EXPECTED[bug]
     assert (off.verdict == "verified") == (expected is None)
-    assert expected is None or expected in _kinds(off)[1]
-    assert on.stats.states <= off.stats.states
+    assert expected is None or expected in outcome(off)[1]
 
 
 def test_multicast_consumers_are_linear(tmp_path: Path) -> None:
     """Two CTAs of n threads, one round: states grow linearly with the threads (26, 42, 74, 138 for 1,
     2, 4, 8; the same with the coarse multicast footprint: here the producer cannot run ahead of the
     consumers, so this guards the growth rather than the change)."""
-    states = [check(_load(tmp_path, _kernel(None, n, 1)), grid=2, block=n, cluster=2,
+    states = [check(load(tmp_path, _kernel(None, n, 1)), grid=2, block=n, cluster=2,
                     options=Options(walks=0)).stats.states for n in (1, 2, 4, 8)]
     steps = [b - a for a, b in zip(states, states[1:], strict=False)]
     assert steps[1] == 2 * steps[0] and steps[2] == 4 * steps[0], states
