@@ -91,6 +91,15 @@ WAIT:
 	ld.shared.v4.u32 {%r10, %r11, %r12, %r13}, [tile];
 	exit;
 """,
+    # Each lane waits for its own copy, then arrives; nobody waits on `full`: the CTA may exit while an
+    # arrive-on is still pending (its landing must not commute with the CTA's last exit).
+    "gone": """	cp.async.ca.shared.global [%r4], [%rd0], 4;
+	cp.async.wait_all;
+	cp.async.mbarrier.arrive.noinc.shared.b64 [full];
+	exit;
+CONSUME:
+	exit;
+""",
 }
 
 # Two rounds through one stage: each lane waits for `empty` (the consumer's release), copies its word
@@ -126,7 +135,8 @@ WAIT1:
 RELEASE = "mbarrier.arrive.shared::cta.b64 _, [empty];"
 TWO_BUGS = {None: (RELEASE, 1), "parity": (RELEASE, 0), "norelease": ("", 1)}
 
-EXPECTED = {None: None, "inc": "deadlock", "early": "race", "order": "violation", "count": "deadlock",
+EXPECTED = {None: None, "inc": "deadlock", "early": "race", "order": "violation", "gone": "violation",
+            "count": "deadlock",
             "parity": "race", "norelease": "deadlock"}
 
 
@@ -146,7 +156,7 @@ def _kernel(rounds: int, bug: str | None, lanes: int) -> str:
 
 # (rounds, bug, lanes, races): without reductions every instruction of every thread interleaves, and
 # the race tracker's clocks keep orders apart, so the larger sizes run without race tracking.
-CASES = ([(1, bug, n, True) for bug in (None, "inc", "early", "order", "count") for n in (1, 2)]
+CASES = ([(1, bug, n, True) for bug in (None, "inc", "early", "order", "gone", "count") for n in (1, 2)]
          + [(2, bug, 1, True) for bug in TWO_BUGS] + [(2, None, 2, False), (2, "norelease", 2, False)])
 
 

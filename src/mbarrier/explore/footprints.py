@@ -379,8 +379,10 @@ def copy_items(c: Copy) -> list[Item]:
         # only ever becomes tracked, so a tracked one's landing commutes with the exit.
         items.append((("cpx", c.thread.aid), JOIN))
     if c.kind == "cp.async.mbarrier.arrive":
+        # It arrives in its barrier's CTA, which must still run (else exit-with-copies-in-flight): it
+        # does not commute with an exit that may be that CTA's last.
         assert c.bar_cta is not None
-        return items + [(("mb", c.bar_cta.index, c.bar_off), JOIN)]
+        return items + [(("mb", c.bar_cta.index, c.bar_off), JOIN), (("live", c.bar_cta.index), READ)]
     kind, scta, saddr = c.src
     if kind == "global":
         items += _chunks("gm", None, saddr, c.src_size, READ)
