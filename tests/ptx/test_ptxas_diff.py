@@ -77,7 +77,9 @@ def test_the_corpus_is_large_and_mixed(outcomes: dict[tuple[Version, str], list[
             "cp.async.mbarrier.arrive", "fence", "cp.async.bulk", "cp.async.bulk.tensor", "st.async",
             "red.async", "cp.reduce.async.bulk", "clusterlaunchcontrol.try_cancel.async",
             "wgmma.fence", "wgmma.mma_async", "fence.proxy", "stmatrix", "ldmatrix", "tensormap.replace",
-            "prefetch"} <= families
+            "prefetch", "cp.reduce.async.bulk.tensor", "cp.async.bulk.prefetch.tensor"} <= families
+    # (the tensor store's variants, labelled apart from the load's: validate_variants_tensor.LABEL)
+    assert any(o.case.label.startswith("cp.async.bulk.tensor: no-mbarrier") for o in everything)
 
 
 @pytest.mark.tool("ptxas")
