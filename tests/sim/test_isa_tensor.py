@@ -111,7 +111,7 @@ def test_expect_tx_other_than_the_box_is_stuck() -> None:
     r = _launch(_load_kernel(LOAD_2D.format(x=0, y=0, hint="", policy=""), 1024, 16), tm,
                 _f32_tensor(64 * 32), 16, block=2)
     assert r.outcome == "stuck" and len(r.stuck) == 2
-    assert all(s.state.endswith("tx-count 512") for s in r.stuck), r.stuck
+    assert all(s.state.endswith("512 transaction bytes still outstanding") for s in r.stuck), r.stuck
 
 
 @pytest.mark.parametrize("swz, span", [("32B", 32), ("64B", 64), ("128B", 128)])
