@@ -42,7 +42,8 @@ def test_each_gap_with_line_operation_and_reason_is_exit_1(capsys: pytest.Captur
     path.write_text(GAP)
     code, out, _ = _cli(capsys, str(path))
     assert code == 1
-    assert f"{path}:8: tcgen05: no executor for `tcgen05` in the simulator's instruction registry" in out
+    assert (f"{path}:8: tcgen05: of tcgen05 only the arrive-on of tcgen05.commit is modelled: the simulator "
+            "executes no tcgen05 operation") in out
     assert "1 instruction the simulator cannot execute, of 3 instructions in 1 function (tcgen05 1)" in out
     code, out, _ = _cli(capsys, str(path), "--json")
     doc = json.loads(out)

@@ -30,6 +30,7 @@ DECLS = """
     .reg .b64 %rd<16>;
     .reg .f32 %f<8>;
     .reg .f64 %fd<8>;
+    .reg .b128 %q<2>;
     .shared .align 16 .b8 buf[64];
     .shared .align 8 .b64 bar;
 """
@@ -98,6 +99,16 @@ SAMPLES: dict[str, tuple[str, ...]] = {
            "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd2, {%r1, %r2}], [buf];",
            "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%rd2, {%r1, %r2}], [buf];",
            "cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%rd2, {%r1, %r2}];"),
+    "tcgen05": ("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];",
+                "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 "
+                "[bar], %h1;"),
+    "clusterlaunchcontrol": (
+        "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [buf], [bar];",
+        "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.multicast::cluster::all"
+        ".b128 [buf], [bar];",
+        "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %p1, %q1;",
+        "clusterlaunchcontrol.query_cancel.get_first_ctaid::z.b32.b128 %r1, %q1;",
+        "clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 {%r1, %r2, %r3, _}, %q1;"),
     "bar": ("bar.sync 0;", "bar.arrive 1, 32;", "bar.warp.sync 0xffffffff;"),
     "barrier": ("barrier.cluster.arrive;", "barrier.cluster.wait;"),
     "elect": ("elect.sync %r1|%p1, 0xffffffff;",), "vote": ("vote.sync.ballot.b32 %r1, %p1, 0xffffffff;",),
@@ -131,8 +142,8 @@ ALLOWED: dict[Kind, set[str]] = {
     Kind.BARRIER: {"bar", "cluster_arrive", "cluster_wait"}, Kind.COLLECTIVE: {"coll"},
     Kind.WARP_READ: {"activemask"},
     Kind.COPY: {"cp_async", "bulk_copy", "bulk_store", "bulk_reduce", "st_async", "tensor_load",
-                "tensor_store"},
-    Kind.COPY_ARRIVE: {"cp_mb_arrive"},
+                "tensor_store", "try_cancel"},
+    Kind.COPY_ARRIVE: {"cp_mb_arrive", "tc_commit"},
     Kind.COPY_COMMIT: {"cp_commit", "bulk_commit", "wg_fence", "wg_commit"},
     Kind.COPY_WAIT: {"cp_wait", "cp_commit"}, Kind.MMA: {"wgmma", "wg_wait"},
 }

@@ -46,8 +46,10 @@ def test_every_gap_of_the_kernel_and_what_it_reaches() -> None:
     assert [(g.function, g.line, g.operation) for g in s.gaps] == [
         ("f", 8, "tcgen05"), ("g", 13, "tcgen05.alloc"), ("k", 28, "rcp")]
     by_reason = {g.operation: g.reason for g in s.gaps}
-    assert by_reason["tcgen05"] == "no executor for `tcgen05` in the simulator's instruction registry"
-    assert "tcgen05" not in REGISTRY and "rcp" in REGISTRY
+    # tcgen05's executor runs tcgen05.commit's arrive-on only and refuses the rest in its own words
+    assert by_reason["tcgen05"].startswith("of tcgen05 only the arrive-on of tcgen05.commit is modelled")
+    assert by_reason["tcgen05.alloc"] == by_reason["tcgen05"]
+    assert "tcgen05" in REGISTRY and "rcp" in REGISTRY
     assert by_reason["rcp"] != ""  # the executor's own words for the form it refuses
     assert s.by_operation() == {"rcp": 1, "tcgen05": 1, "tcgen05.alloc": 1}
     assert s.instructions == 2 + 2 + 4

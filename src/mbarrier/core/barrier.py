@@ -266,9 +266,10 @@ class Barrier:
                        f"the pending count would become {self._pending + 1}, above 2^20-1")
         self._pending += 1
 
-    def async_arrive(self) -> None:
-        """The asynchronous arrive-on (count 1) that a completed cp.async.mbarrier.arrive performs."""
-        self._arrive("async arrive-on (cp.async.mbarrier.arrive)", 1, None, False, drop=False)
+    def async_arrive(self, source: str = "cp.async.mbarrier.arrive") -> None:
+        """The asynchronous arrive-on (count 1) that a completed cp.async.mbarrier.arrive performs (or
+        tcgen05.commit's, PTX ISA 9.7.16.12.5: `source` names the instruction)."""
+        self._arrive(f"async arrive-on ({source})", 1, None, False, drop=False)
 
     def _arrive(self, op: _Op | str, count: int | None, expect_tx: int | None, no_complete: bool,
                 drop: bool) -> Token:

@@ -43,7 +43,8 @@ _KINDS: dict[Kind, int] = {
     Kind.COPY_ARRIVE: CP_MB, Kind.COPY_WAIT: CP_WAIT, Kind.MMA: MMA,
 }
 _COPIES = {CopyKind.CP_ASYNC: CP_ASYNC, CopyKind.BULK: BULK, CopyKind.BULK_STORE: BULK_STORE,
-           CopyKind.STORE_ASYNC: BULK, CopyKind.TENSOR: BULK, CopyKind.TENSOR_STORE: BULK_STORE}
+           CopyKind.STORE_ASYNC: BULK, CopyKind.TENSOR: BULK, CopyKind.TENSOR_STORE: BULK_STORE,
+           CopyKind.LAUNCH_CONTROL: BULK}
 # Spaces of address operands as the footprints know them (a .local address is looked up as generic).
 _SPACE = {Space.CTA: "cta", Space.CLUSTER: "cluster", Space.GLOBAL: "global", Space.PARAM: "param",
           Space.LOCAL: "generic", Space.GENERIC: "generic"}
@@ -91,7 +92,7 @@ class Ins:
     count: tuple[int | None, int] | None = (None, 1)   # an arrive's count: (slot, 0) or (None, constant)
     size_arg: tuple[int | None, int] | None = None     # a copy's byte count, when not constant: (slot, 0)
     reads_source: bool = True                      # a copy that reads memory (st.async takes a value)
-    noinc: bool = False                            # cp.async.mbarrier.arrive.noinc (no increment at issue)
+    noinc: bool = False                            # no increment at issue: .noinc, tcgen05.commit
     multicast: bool = False                        # a .multicast::cluster copy
     mask_arg: tuple[int | None, int] | None = None     # its ctaMask: (slot, 0) or (None, constant)
 
@@ -264,6 +265,9 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         if f.kind == Kind.COPY_ARRIVE:
             x.bar = x.addr = _access(s, c.dst, regs, symbols, reg_bits)
             x.noinc = c.noinc
+            x.multicast = c.multicast  # tcgen05.commit's: an arrive-on in every CTA of its ctaMask
+            if c.mask is not None:
+                x.mask_arg = _value(s, c.mask, regs, None)
             return x
         x.kind = _COPIES[c.kind]
         x.addr = _access(s, c.dst, regs, symbols, reg_bits)

@@ -47,7 +47,7 @@ from mbarrier.explore.code import (
 )
 from mbarrier.explore.values import Env, value
 from mbarrier.sim.address import CTA_MASK, OWN, shared_address
-from mbarrier.sim.machine import EXITED, Copy, Machine, Thread
+from mbarrier.sim.machine import ARRIVALS, EXITED, Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
 
 READ, WRITE, JOIN, LEAVE, WHOLE = 0, 1, 2, 3, 4
@@ -194,9 +194,11 @@ class Footprints:
                 return self.barrier_items(t, x.bar, WRITE, pc, future, env) + [(("cp", t.aid), JOIN)]
             # .noinc: the issue only checks that the object is valid (9.7.13.15.15: no change to its
             # counts); the arrive-on it leaves behind (an agent of its own) is a plain arrival.
-            items = _validity(self.barrier_items(t, x.bar, READ, pc, future, env)) + [(("cp", t.aid), JOIN)]
+            # tcgen05.commit is alike (no increment, an arrive-on left behind), in every CTA of its
+            # ctaMask with .multicast::cluster.
+            items = _validity(self._arrivals(t, x, READ, pc, future, env)) + [(("cp", t.aid), JOIN)]
             if future:
-                items += self.barrier_items(t, x.bar, JOIN, pc, future, env)
+                items += self._arrivals(t, x, JOIN, pc, future, env)
             return items
         if k == BULK:
             size = self._size(t, x, pc, future, env)
@@ -254,6 +256,13 @@ class Footprints:
             if cta != t.cta.index:
                 items.append((("live", cta), READ))
         return items
+
+    def _arrivals(self, t: Thread, x: Ins, mode: int, pc: int, future: bool, env: Env | None) -> list[Item]:
+        """The mbarriers an asynchronous arrive-on instruction reaches (with their CTAs' liveness)."""
+        if not x.multicast:
+            return self.barrier_items(t, x.bar, mode, pc, future, env)
+        landings = self._multicast(t, x, None, pc, future, env)
+        return [(obj, mode if obj[0] == "mb" else m) for obj, m in landings if obj[0] in ("mb", "live")]
 
     def barriers_of(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None
                     ) -> list[tuple[int | None, int | None]]:
@@ -321,7 +330,7 @@ class Footprints:
         x = self.code.ins[t.pc]
         if x.kind != CP_MB or not x.noinc:
             return []
-        return self.barrier_items(t, x.bar, JOIN, t.pc, False)
+        return self._arrivals(t, x, JOIN, t.pc, False, None)
 
     def reachable(self, t: Thread, pc: int, cut: frozenset[str] = frozenset()) -> list[int]:
         """Instructions reachable after pc, following guards that read fixed registers, not past a
@@ -383,6 +392,9 @@ def copy_items(c: Copy) -> list[Item]:
         # does not commute with an exit that may be that CTA's last.
         assert c.bar_cta is not None
         return items + [(("mb", c.bar_cta.index, c.bar_off), JOIN), (("live", c.bar_cta.index), READ)]
+    if c.kind in ARRIVALS:  # tcgen05.commit's arrive-on: it watches nothing, and reads its CTA's liveness too
+        assert c.bar_cta is not None
+        return [(("mb", c.bar_cta.index, c.bar_off), JOIN), (("live", c.bar_cta.index), READ)]
     kind, scta, saddr = c.src
     if kind == "global":
         items += _chunks("gm", None, saddr, c.src_size, READ)

@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING
 
 from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, EXIT, MB, Addr, Code, Ins
 from mbarrier.explore.values import Env, Unrolled, unroll, value
-from mbarrier.sim.machine import Copy, Machine, Thread
+from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar
 
 if TYPE_CHECKING:
@@ -364,7 +364,9 @@ class Frozen:
         if x.kind == MB and x.mb_op in ("init", "inval"):
             k = _target(fp, t, x.addr, pc, future, env)
         elif x.kind == CP_MB:
-            return [(node, ARRIVE_ON, _target(fp, t, x.bar, pc, future, env), INF if repeats else 1)]
+            targets = fp.barriers_of(t, x, pc, future, env) if x.multicast else \
+                [_target(fp, t, x.bar, pc, future, env)]  # tcgen05.commit's multicast: each CTA of its mask
+            return [(node, ARRIVE_ON, k, INF if repeats else 1) for k in targets]
         elif x.kind == BULK:
             # complete_tx on landing, in every CTA a multicast names
             return [(node, TX_DOWN, k, 1) for k in fp.barriers_of(t, x, pc, future, env)]
@@ -413,7 +415,7 @@ class Frozen:
                 continue
             if isinstance(a, Copy):
                 if a.bar_cta is not None and id(a) not in behind:
-                    what = ARRIVE if a.kind == "cp.async.mbarrier.arrive" else TX_DOWN  # a bulk copy
+                    what = ARRIVE if a.kind in ARRIVALS else TX_DOWN  # a bulk copy
                     k = (what, a.bar_cta.index, a.bar_off)
                     exact[k] = exact.get(k, 0) + 1
                 continue

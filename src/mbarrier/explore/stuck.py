@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from mbarrier.core.barrier import Barrier
 from mbarrier.explore.who import Layout, plural
 from mbarrier.sim.compile import Site
-from mbarrier.sim.machine import EXITED, Machine, Thread
+from mbarrier.sim.machine import ARRIVALS, EXITED, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier, Wait, wants
 
 
@@ -178,7 +178,7 @@ def starved(m: Machine, waits: Sequence[tuple[Thread, Wait | None]]) -> list[Sta
     for (cta_i, off), ids in by_barrier.items():
         cta = m.ctas[cta_i]
         b = cta.barriers.get(off)
-        landing = sum(c.size for c in m.inflight if c.kind != "cp.async.mbarrier.arrive"
+        landing = sum(c.size for c in m.inflight if c.kind not in ARRIVALS
                       and c.bar_cta is cta and c.bar_off == off)
         if b is None or not b.valid:
             out.append(Starved("mbarrier", cta.symbols(off), off, cta_i, cta.name, False, 0, 0, 0, 0, landing,

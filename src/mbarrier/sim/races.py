@@ -14,7 +14,9 @@ The edges (9.7.13.15.16 and the PTX memory model, as far as mbarrier kernels nee
     stands beside it, the fence patterns of the memory model);
   * the cp.async copies a thread issued before cp.async.mbarrier.arrive -> a successful acquire wait on
     the phase that arrive-on completes (rule 2); cp.async.wait_group/wait_all -> the waiting thread;
-  * a cp.async.bulk's complete-tx -> a successful acquire wait on that phase (rule 3);
+  * a cp.async.bulk's complete-tx -> a successful acquire wait on that phase (rule 3); so too the
+    complete-tx of clusterlaunchcontrol.try_cancel (its response is an async-proxy write, 9.7.12.21.1);
+    tcgen05.commit's arrive-on orders nothing of its thread (it tracks tcgen05 operations only);
     cp.async.bulk.wait_group{.read} -> the waiting thread (the copy's reads only with .read);
   * bar.sync/barrier.sync/bar.arrive (arrivals release, the waiters acquire), bar.warp.sync,
     barrier.cluster.arrive{.release} -> barrier.cluster.wait;
@@ -48,7 +50,7 @@ from mbarrier.sim.hb import (
     Shadow,
     join,
 )
-from mbarrier.sim.machine import DONE, Copy, Cta, Machine, Thread, Warp
+from mbarrier.sim.machine import ARRIVALS, DONE, Copy, Cta, Machine, Thread, Warp
 from mbarrier.sim.race_report import CopyInfo, InvalInflight, RaceAccess, explain
 from mbarrier.sim.race_tensor import tensor_accesses
 from mbarrier.sim.registry import FenceKind, Order, Scope, Sem
@@ -423,6 +425,20 @@ class RaceMachine(Machine):
         Machine.st_async(self, t, dst, value, size, bar, op, kind)
         self._issued(t, False)
 
+    def tc_commit(self, t: Thread, space: str, addr: int, cta_mask: int | None) -> None:
+        first = len(self.inflight)
+        Machine.tc_commit(self, t, space, addr, cta_mask)
+        # Its arrive-ons track no operation the simulator runs (none releases the thread's accesses):
+        # each is an agent ordered after what its thread did, touching only its mbarrier.
+        for a in self.inflight[first:]:
+            self._issued(t, False, a)
+
+    def try_cancel(self, t: Thread, space: str, addr: int, bar: int, everywhere: bool) -> None:
+        first = len(self.inflight)
+        Machine.try_cancel(self, t, space, addr, bar, everywhere)
+        for c in self.inflight[first:]:  # one response per CTA, written by the async proxy
+            self._issued(t, True, c)
+
     def tensor_load(self, t: Thread, *args: object) -> None:
         first = len(self.inflight)
         Machine.tensor_load(self, t, *args)  # type: ignore[arg-type]
@@ -500,15 +516,15 @@ class RaceMachine(Machine):
         if bc is not None and hb.copies[c.aid].phase != bc.phase:
             hb.copy_info(c.aid).phase = bc.phase
         Machine.finish_async(self, c)
-        if c.kind == "cp.async.mbarrier.arrive":
+        if c.kind in ARRIVALS:
             assert bar_cta is not None and bc is not None
-            self._mb_access(cag, c.site, bar_cta, off, ATOMIC, "the arrive-on of cp.async.mbarrier.arrive")
+            self._mb_access(cag, c.site, bar_cta, off, ATOMIC, "the arrive-on of " + c.kind)
             join(bc.acc_cta, cag.cp_issued)
             join(bc.acc_cluster, cag.cp_issued)
             bc.arrivers.add(c.aid)
             self._rolled(bar_cta, off)
             return
-        bulk = c.kind.startswith(("cp.async.bulk", "cp.reduce.async.bulk"))
+        bulk = c.kind.startswith(("cp.async.bulk", "cp.reduce.async.bulk", "clusterlaunchcontrol"))
         proxy = ASYNC if bulk else 0
         kind, scta, saddr = c.src
         if c.plan is not None:

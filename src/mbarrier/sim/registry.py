@@ -41,7 +41,7 @@ class Kind(IntEnum):
     COLLECTIVE = 11    # a warp collective: bar.warp.sync, elect, vote, shfl, redux
     WARP_READ = 12     # reads which lanes of its warp are live (activemask)
     COPY = 13          # issues an asynchronous copy, landed later by an engine
-    COPY_ARRIVE = 14   # cp.async.mbarrier.arrive: an arrive-on once the thread's cp.async land
+    COPY_ARRIVE = 14   # cp.async.mbarrier.arrive, tcgen05.commit: an arrive-on once what they track lands
     COPY_COMMIT = 15   # closes the thread's open group of copies (its own bookkeeping only)
     COPY_WAIT = 16     # waits until the thread's copy groups complete
     OPAQUE = 17        # what it touches is not modelled here: anything
@@ -148,6 +148,8 @@ class CopyKind(StrEnum):
     STORE_ASYNC = "st.async"         # st.async/red.async: a value into shared::cluster, complete-tx
     TENSOR = "cp.async.bulk.tensor"  # a tensor map's box -> shared, complete-tx (sizes from the map)
     TENSOR_STORE = "cp.async.bulk.tensor.store"  # shared::cta -> the tensor (or reduced into), bulk_group
+    TC_COMMIT = "tcgen05.commit"     # an arrive-on (count 1) once the thread's tcgen05 operations complete
+    LAUNCH_CONTROL = "clusterlaunchcontrol.try_cancel"  # a 16-byte response into shared::cta, complete-tx
 
 
 @dataclass(frozen=True, slots=True)

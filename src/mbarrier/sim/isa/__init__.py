@@ -6,13 +6,15 @@ from mbarrier.sim.isa import (
     bitops,
     control,
     floats,
+    launchcontrol,
     matrix,
     mbarrier,
     memory,
+    tcgen05,
     tensor,
     tensormap,
     wgmma,
 )
 
-__all__ = ["arith", "asynccopy", "bitops", "control", "floats", "matrix", "mbarrier", "memory", "tensor",
-           "tensormap", "wgmma"]
+__all__ = ["arith", "asynccopy", "bitops", "control", "floats", "launchcontrol", "matrix", "mbarrier",
+           "memory", "tcgen05", "tensor", "tensormap", "wgmma"]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from mbarrier.sim import intops
 from mbarrier.sim.machine.agents import (
+    ARRIVALS,
     BLOCKED,
     DONE,
     EXITED,
@@ -56,6 +57,6 @@ class Machine(WgmmaOps):
     f2i = staticmethod(intops.f2i)
 
 
-__all__ = ["BLOCKED", "DONE", "EXITED", "PARKED", "RUNNABLE", "WAITING_DEPS", "BarrierEvent", "Cluster",
-           "Collective", "Copy", "Cta", "Machine", "NamedBarrier", "Thread", "TokenWord", "Warp",
+__all__ = ["ARRIVALS", "BLOCKED", "DONE", "EXITED", "PARKED", "RUNNABLE", "WAITING_DEPS", "BarrierEvent",
+           "Cluster", "Collective", "Copy", "Cta", "Machine", "NamedBarrier", "Thread", "TokenWord", "Warp",
            "short_state"]

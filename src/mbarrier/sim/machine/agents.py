@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from mbarrier.sim.machine import Machine
 
 RUNNABLE, BLOCKED, PARKED, EXITED, WAITING_DEPS, DONE = range(6)
+#: The kinds of in-flight agents whose one step is an arrive-on (count 1) on their mbarrier.
+ARRIVALS = frozenset({"cp.async.mbarrier.arrive", "tcgen05.commit"})
 
 
 class TokenWord(int):
@@ -79,7 +81,7 @@ class Thread:
         return f"thread {self.aid} (cta {self.cta.name}, tid {_dim(self.tid)})"
 
 class Copy:
-    """An in-flight asynchronous operation: a cp.async, a bulk copy, or a pending cp.async arrive-on."""
+    """An in-flight asynchronous operation: a cp.async, a bulk copy, a pending arrive-on (`ARRIVALS`)."""
 
     __slots__ = ("aid", "code", "pc", "status", "ridx", "kind", "thread", "site", "dst_cta", "dst", "src",
                  "size", "src_size", "bar_cta", "bar_off", "deps", "watchers", "mma", "plan")

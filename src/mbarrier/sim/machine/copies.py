@@ -8,7 +8,16 @@ from __future__ import annotations
 from mbarrier.sim import tensorcopy
 from mbarrier.sim.address import PARAM_GENERIC, is_param_generic, is_shared_generic, mapped
 from mbarrier.sim.errors import KernelFault, MemoryFault, Unsupported
-from mbarrier.sim.machine.agents import BLOCKED, DONE, RUNNABLE, WAITING_DEPS, Copy, Thread, short_state
+from mbarrier.sim.machine.agents import (
+    ARRIVALS,
+    BLOCKED,
+    DONE,
+    RUNNABLE,
+    WAITING_DEPS,
+    Copy,
+    Thread,
+    short_state,
+)
 from mbarrier.sim.machine.mbarrier import MbarrierOps
 from mbarrier.sim.machine.memory import _atom_value
 from mbarrier.sim.tensorcopy import Plan, PlanError
@@ -16,6 +25,11 @@ from mbarrier.sim.tensormap import TensorMap, TensorMapError, decode
 from mbarrier.sim.waits import ForCopies
 from mbarrier.spec.checks import EXIT_INFLIGHT
 from mbarrier.spec.tensormap import FLUSHED_REDUCTIONS, SHARED_BOX_ALIGN, TENSOR_MAP_ALIGN, TENSOR_MAP_SIZE
+
+#: The response of a clusterlaunchcontrol.try_cancel that canceled nothing, in the simulator's own layout
+#: (the ISA calls it opaque): bit 0 is "canceled", bits 32-63, 64-95 and 96-127 the first CTA's ctaid x,
+#: y and z (undefined after a failed request: all ones). `sim.isa.launchcontrol` decodes it.
+CANCEL_FAILED = ((1 << 96) - 1) << 32
 
 
 class CopyOps(MbarrierOps):
@@ -116,6 +130,49 @@ class CopyOps(MbarrierOps):
             raise KernelFault(f"{c.kind}: the mbarrier (CTA {c.bar_cta.name}) must be in the CTA of the "
                            f"destination (CTA {c.dst_cta.name})")
         self._add(c)
+
+    def tc_commit(self, t: Thread, space: str, addr: int, cta_mask: int | None) -> None:
+        """tcgen05.commit.mbarrier::arrive::one (PTX ISA 9.7.16.12.5): an arrive-on (count 1) once the
+        thread's earlier asynchronous tcgen05 operations complete. The simulator executes none, so none
+        is tracked: the arrive-on is an agent runnable at once. With .multicast::cluster, one on the
+        mbarrier at the same offset of each CTA of `cta_mask`."""
+        what = "tcgen05.commit"
+        cta, off, _ = self._mbar(t, space, addr, what, False)
+        targets = [cta]
+        if cta_mask is not None:
+            ctas = t.cta.cluster.ctas
+            if cta_mask >> len(ctas):
+                raise KernelFault(f"{what} multicast to ctaMask {cta_mask:#x}, but the cluster has "
+                                  f"{len(ctas)} CTAs")
+            targets = [c for rank, c in enumerate(ctas) if cta_mask >> rank & 1]
+        for target in targets:
+            if target.live == 0:
+                raise MemoryFault(f"{what} arrives on the mbarrier at offset {off:#x} of CTA {target.name}, "
+                                  "whose threads have all exited: its shared memory is gone")
+            a = self._new_copy(what, t)
+            a.bar_cta, a.bar_off = target, off
+            self._add(a)
+
+    def try_cancel(self, t: Thread, space: str, addr: int, bar: int, everywhere: bool) -> None:
+        """clusterlaunchcontrol.try_cancel (PTX ISA 9.7.12.21.1): an engine writes the 16-byte response
+        at [addr] later and completes 16 bytes of tx on [mbar]; with .multicast::cluster::all, at the same
+        offsets of every CTA of the cluster. Every cluster of the grid runs from the start, so the
+        response is always `CANCEL_FAILED` (no cluster is left whose launch could be canceled)."""
+        what = "clusterlaunchcontrol.try_cancel"
+        cta, off = self._cta_of(t, addr, space)
+        if cta is not t.cta:
+            raise MemoryFault(f"{what}: the response address {addr:#x} is not in the shared::cta window")
+        if off % 16:
+            raise MemoryFault(f"{what}: the response address {addr:#x} is not 16-byte aligned")
+        self._guard(cta, off, 16, what)
+        _, bar_off, _ = self._mbar(t, space, bar, what, True)
+        for target in t.cta.cluster.ctas if everywhere else [t.cta]:
+            c = self._new_copy(what, t)
+            c.dst_cta, c.dst = target, off
+            c.src = ("value", None, CANCEL_FAILED)
+            c.size = c.src_size = 16
+            c.bar_cta, c.bar_off = target, bar_off
+            self._add(c)
 
     def bulk_store(self, t: Thread, dst: int, src: int, size: int) -> None:
         if size % 16 or dst % 16 or src % 16:
@@ -287,11 +344,11 @@ class CopyOps(MbarrierOps):
                 raise MemoryFault(f"{c.name} completes in CTA {cta.name}, whose threads have all exited: its "
                                   "shared memory is gone (wait for the copy before the CTA exits)",
                                   EXIT_INFLIGHT)
-        if c.kind == "cp.async.mbarrier.arrive":
+        if c.kind in ARRIVALS:
             assert c.bar_cta is not None
-            b = c.bar_cta.barriers[c.bar_off]
+            b = self.barrier_at(c.bar_cta, c.bar_off)
             before = short_state(b) if self.tracing else None
-            b.async_arrive()
+            b.async_arrive(c.kind)
             self._changed(c.bar_cta, c.bar_off, b, before)
         elif c.plan is not None:
             self._land_tensor(c)
