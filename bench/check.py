@@ -11,6 +11,8 @@ enabled moves the stubborn sets pruned, moves left asleep by sleep sets, and sta
 (src/mbarrier/examples/ring_buffer.ptx: 5 warps, 3 stages, 6 iterations).
 Both sides check deadlocks and assertions (mbarrier undefined behaviour); race tracking is off on our side
 (SPIN's model has no happens-before state), and reported separately for the ring buffer.
+The growth curves of the nvcc-compiled shape corpus (`mbarrier.examples.shapes`) with the trip count and
+the consumer warps are `bench/shapes.py --trips K ... --warps N ...` (docs/performance.md).
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
     python bench/memory.py                 # print the table
     python bench/memory.py --write-doc     # and write it into docs/performance.md ("Memory per state")
+    python bench/memory.py --shape ring --warps 4 --trips 4   # one shape of the corpus instead (a row)
 
 Each row is the bundled nvcc ring buffer (src/mbarrier/examples/ring_buffer.ptx, 160 threads per CTA)
 checked with race tracking on (check's default), measured twice in fresh interpreters:
@@ -9,6 +10,8 @@ checked with race tracking on (check's default), measured twice in fresh interpr
     launch) divided by the states seen; exact, but tracing slows the search about 2x;
   * RSS: the process's peak resident memory (ru_maxrss) less its resident memory just before the search,
     divided by the states seen; what the operating system sees (allocator slack included).
+`--shape NAME` measures one launch of `mbarrier.examples.shapes` instead (with `--warps N` consumer warps
+and every trip count `--trips K`, as bench/shapes.py sets them), checked to the end.
 The peak is what a bound on memory must allow for: the search's frontier (the states queued, each a
 snapshot) is largest in the middle of the search, not at its end.
 """
@@ -39,13 +42,21 @@ def _rss() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def child(grid: int, max_states: int, how: str) -> dict[str, object]:
-    """One measurement in this (fresh) process."""
+def child(grid: int, max_states: int, how: str, shape: str = "") -> dict[str, object]:
+    """One measurement in this (fresh) process; `shape`: NAME:WARPS:TRIPS of the shape corpus, else the
+    ring buffer."""
     from mbarrier import examples, sim
+    from mbarrier.examples.shapes import SHAPES
     from mbarrier.explore.check import Options, check_machine
 
-    module = sim.load(examples.path("ring_buffer"))
-    m = sim.launch(module, grid=grid, block=160)
+    if shape:
+        name, warps, trips = shape.split(":")
+        s = SHAPES[name].with_consumers(int(warps))
+        s = s.sized(*([int(trips)] * len(s.trips)))
+        module, m = sim.load(s.path), s.launch()
+    else:
+        module = sim.load(examples.path("ring_buffer"))
+        m = sim.launch(module, grid=grid, block=160)
     if how == "tracemalloc":
         tracemalloc.start()
     before = _rss()
@@ -59,19 +70,19 @@ def child(grid: int, max_states: int, how: str) -> dict[str, object]:
     return {"verdict": r.verdict, "states": r.stats.states, "seconds": seconds, "peak": peak}
 
 
-def measure(grid: int, max_states: int, how: str) -> dict[str, object]:
-    out = subprocess.run([sys.executable, __file__, "--child", str(grid), str(max_states), how],
+def measure(grid: int, max_states: int, how: str, shape: str = "") -> dict[str, object]:
+    out = subprocess.run([sys.executable, __file__, "--child", str(grid), str(max_states), how, shape],
                          capture_output=True, text=True, check=True).stdout
     result: dict[str, object] = json.loads(out)
     return result
 
 
-def table() -> list[str]:
+def table(cases: list[tuple[str, int, int]], shape: str = "") -> list[str]:
     rows = ["| launch | verdict | states | CPU s (untraced) | tracemalloc peak: bytes/state | "
             "RSS peak: bytes/state |", "|---|---|---|---|---|---|"]
-    for label, grid, max_states in CASES:
-        traced = measure(grid, max_states, "tracemalloc")
-        rss = measure(grid, max_states, "rss")
+    for label, grid, max_states in cases:
+        traced = measure(grid, max_states, "tracemalloc", shape)
+        rss = measure(grid, max_states, "rss", shape)
         assert traced["states"] == rss["states"], "the same search both ways"
         n = int(rss["states"])  # type: ignore[call-overload]
         rows.append(f"| {label} | {rss['verdict']} | {n:,} | {rss['seconds']:.1f} | "
@@ -83,14 +94,25 @@ def table() -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write-doc", action="store_true")
-    ap.add_argument("--child", nargs=3, metavar=("GRID", "MAX_STATES", "HOW"), help=argparse.SUPPRESS)
+    ap.add_argument("--shape", default="", metavar="NAME", help="a shape of mbarrier.examples.shapes")
+    ap.add_argument("--warps", type=int, default=None, metavar="N", help="its consumer warps (--shape)")
+    ap.add_argument("--trips", type=int, default=None, metavar="K", help="its trip counts (--shape)")
+    ap.add_argument("--child", nargs=4, metavar=("GRID", "MAX_STATES", "HOW", "SHAPE"),
+                    help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        grid, max_states, how = args.child
-        print(json.dumps(child(int(grid), int(max_states), how)))
+        grid, max_states, how, shape = args.child
+        print(json.dumps(child(int(grid), int(max_states), how, shape)))
+        return
+    if args.shape:
+        if args.write_doc or args.warps is None or args.trips is None:
+            sys.exit("--shape needs --warps and --trips, and is not written into the docs")
+        spec = f"{args.shape}:{args.warps}:{args.trips}"
+        label = f"{args.shape}, {args.warps} consumer warps, trips {args.trips}"
+        print("\n".join(table([(label, 1, 10_000_000)], spec)))
         return
     load = os.getloadavg()[0]
-    rows = table()
+    rows = table(CASES)
     print("\n".join(rows))
     if args.write_doc:
         benchdoc.write_section("memory.py", [

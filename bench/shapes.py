@@ -2,8 +2,8 @@
 trip counts, warpgroups, pingpong, persistent tiles, a 2-CTA cluster, cp.async, named barriers, a
 data-dependent branch; each correct and with a planted bug).
 
-    python bench/shapes.py [--timeout S] [--only NAME ...] [--trips K ...] [--jobs N] [--markdown]
-                           [-- CHECK OPTIONS ...]
+    python bench/shapes.py [--timeout S] [--only NAME ...] [--trips K ...] [--warps N ...] [--jobs N]
+                           [--markdown] [-- CHECK OPTIONS ...]
 
 Each check runs as its own process (`python -m mbarrier check FILE LAUNCH --json --timeout S`, plus the
 options after `--`) and prints one row: the shape, the launch's trip counts and threads, the expected
@@ -13,7 +13,10 @@ memory. `ok` says whether the answer is the expected one; `WRONG` marks a false 
 correct kernel) or a missed bug (verified with a bug planted): a verdict the checker must never give;
 `-` marks an answer that is not wrong but not the goal (incomplete, or a finding of another kind).
 `--trips K` runs each shape with every trip-count parameter set to K (a tile count too), repeated for a
-curve. `--jobs N` runs N checks at once (on a host with idle cores; timings are then per process).
+curve. `--warps N` runs each shape that takes its consumer warps from the block (`Shape.warps`:
+`blockDim.x / 32 - 1`) with N consumer warps (a block of N + 1 warps), repeated for a curve, with each
+`--trips` count if both are given; the other shapes are left out. `--jobs N` runs N checks at once (on
+a host with idle cores; timings are then per process).
 """
 
 from __future__ import annotations
@@ -79,11 +82,17 @@ def trips_of(s: Shape) -> str:
     return "x".join(str(values[p]) for p in s.trips)
 
 
+def warps_of(s: Shape) -> str:
+    """Consumer warps per CTA, where the kernel takes them from the block."""
+    n = s.consumers()
+    return "-" if n is None else str(n)
+
+
 def run_all(shapes: list[Shape], timeout: float, extra: list[str], jobs: int) -> list[Row]:
     rows: list[Row] = []
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for row in pool.map(lambda s: check(s, timeout, extra), shapes):
+        for row in pool.map(lambda s: check(s, timeout, extra), shapes):  # in order, as each ends
             rows.append(row)
             print(format_row(row), flush=True)
     return rows
@@ -113,25 +122,27 @@ def check(s: Shape, timeout: float, extra: list[str]) -> Row:
                rss, r.get("stopped_by") or "", first_seconds=st.get("first_finding_seconds"))
 
 
-HEAD = (f"{'shape':<22} {'trips':>5} {'threads':>7} | {'expected':<9} {'got':<32} {'':<5} | {'states':>9} "
-        f"{'wall s':>7} {'CPU s':>7} {'MB':>6}")
+HEAD = (f"{'shape':<22} {'trips':>5} {'warps':>5} {'threads':>7} | {'expected':<9} {'got':<32} {'':<5} | "
+        f"{'states':>9} {'wall s':>7} {'CPU s':>7} {'MB':>6}")
 
 
 def format_row(r: Row) -> str:
     s = r.shape
     threads = s.grid * s.block
     states = f"{r.states:,}" if r.states is not None else "-"
-    return (f"{s.name:<22} {trips_of(s):>5} {threads:>7} | {r.expected:<9} {r.got:<32} {r.status:<5} | "
+    return (f"{s.name:<22} {trips_of(s):>5} {warps_of(s):>5} {threads:>7} | {r.expected:<9} {r.got:<32} "
+            f"{r.status:<5} | "
             f"{states:>9} {r.wall:>7.1f} {r.cpu:>7.1f} {r.rss_mb:>6.0f}")
 
 
 def markdown(rows: list[Row]) -> str:
-    out = ["| shape | trips | threads | expected | got | | states | wall s | CPU s | MB |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| shape | trips | consumer warps | threads | expected | got | | states | wall s | CPU s | MB |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         s = r.shape
         states = f"{r.states:,}" if r.states is not None else "-"
-        out.append(f"| {s.name} | {trips_of(s)} | {s.grid * s.block} | {r.expected} | {r.got} | {r.status} | "
+        out.append(f"| {s.name} | {trips_of(s)} | {warps_of(s)} | {s.grid * s.block} | {r.expected} | "
+                   f"{r.got} | {r.status} | "
                    f"{states} | {r.wall:.1f} | {r.cpu:.1f} | {r.rss_mb:.0f} |")
     return "\n".join(out)
 
@@ -147,6 +158,8 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", default=None, metavar="NAME", help="these shapes (default: all)")
     ap.add_argument("--trips", nargs="*", type=int, default=None, metavar="K",
                     help="set every trip-count parameter to K (one run per K)")
+    ap.add_argument("--warps", nargs="*", type=int, default=None, metavar="N",
+                    help="N consumer warps, for the shapes that take them from the block (one run per N)")
     ap.add_argument("--jobs", type=int, default=1, help="checks at once (default 1)")
     ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     args = ap.parse_args(argv)
@@ -157,6 +170,11 @@ def main() -> int:
     shapes = [SHAPES[n] for n in names]
     if args.trips:
         shapes = [s.sized(*([k] * len(s.trips))) for k in args.trips for s in shapes]
+    if args.warps:
+        left = [s.name for s in shapes if not s.warps]
+        if left:
+            print(f"left out (consumers not from the block): {', '.join(dict.fromkeys(left))}")
+        shapes = [s.with_consumers(n) for s in shapes if s.warps for n in args.warps]
     print(f"mbarrier check, --timeout {args.timeout:g}{' ' + ' '.join(extra) if extra else ''}; "
           f"{os.cpu_count()} CPUs, {args.jobs} at once")
     print(HEAD)

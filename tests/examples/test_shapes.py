@@ -215,3 +215,19 @@ def test_reductions_keep_the_verdict_of_a_ring_with_one_lane_warps(
     (on_verdict, on_kinds, on_states), (off_verdict, off_kinds, off_states) = got
     assert (on_verdict, on_kinds) == (off_verdict, off_kinds) == expect
     assert on_states < off_states
+
+
+def test_a_shape_that_takes_its_consumers_from_the_block_scales_with_it() -> None:
+    # ring with 3 consumer warps (block 128): out[(k * 3 + warp) * 32 + lane] = in * 3 + k, so out[96..127]
+    # is k = 1, warp 0: 1; with 2 consumers (block 96) that index is k = 1, warp 1: also 1, but out[64]
+    # tells them apart (k = 0, warp 2: 0 with 3 consumers; k = 1, warp 0: 1 with 2).
+    three = SHAPES["ring"].with_consumers(3)
+    assert (three.block, three.consumers(), SHAPES["ring"].consumers()) == (128, 3, 2)
+    m = three.launch()
+    assert run(m, RandomScheduler(3)).outcome == Outcome.EXITED
+    base, _ = list(m.buffers.values())[1]
+    assert [m.gmem.load(base + 4 * i, 4) for i in (64, 96)] == [0, 1]
+    scaling = sorted(s.name for s in SHAPES.values() if s.warps)
+    assert "warpgroup" not in scaling and "pingpong" not in scaling and "persistent" in scaling
+    with pytest.raises(ValueError, match="warpgroup"):
+        SHAPES["warpgroup"].with_consumers(3)

@@ -6,7 +6,9 @@ how to launch them. nvcc-compiled PTX (`*.ptx`, from `cuda/*.cu` by `cuda/build.
 Each `Shape` names its file, its launch (grid, block, cluster, the integer parameters by position) and
 what a check of that launch must answer: `None` for a correct kernel (verified), else the kind of the
 finding the planted bug produces (its source's comment says why). `trips`: the positions of the
-trip-count parameters, so a benchmark can vary them (`Shape.sized`).
+trip-count parameters, so a benchmark can vary them (`Shape.sized`); `warps`: whether the kernel takes its
+consumer warps from the block (`blockDim.x / 32 - 1`, the last warp produces), so a benchmark can vary
+them too (`Shape.with_consumers`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class Shape:
     grid: int = 1
     cluster: int | None = None
     trips: tuple[int, ...] = (2,)            # positions of the trip-count parameters
+    warps: bool = False                      # consumer warps = blockDim.x / 32 - 1
 
     @property
     def path(self) -> Path:
@@ -50,6 +53,16 @@ class Shape:
         values.update(zip(self.trips, trips, strict=True))
         return replace(self, args=tuple(sorted(values.items())))
 
+    def with_consumers(self, n: int) -> Shape:
+        """The same shape with n consumer warps (a block of n + 1 warps), where the kernel scales."""
+        if not self.warps:
+            raise ValueError(f"{self.name}: its consumers do not follow the block")
+        return replace(self, block=32 * (n + 1))
+
+    def consumers(self) -> int | None:
+        """Consumer warps per CTA, where the kernel takes them from the block."""
+        return self.block // 32 - 1 if self.warps else None
+
     def launch(self) -> sim.Machine:
         return sim.launch(sim.load(self.path), grid=self.grid, block=self.block, cluster=self.cluster,
                           args=dict(self.args))
@@ -57,7 +70,7 @@ class Shape:
 
 def _ring(name: str, bug: str | None = None, grid: int = 1, cluster: int | None = None) -> Shape:
     """2 consumer warps and the producer's warp, 4 iterations."""
-    return Shape(name, 96, ((2, 4),), bug, grid, cluster)
+    return Shape(name, 96, ((2, 4),), bug, grid, cluster, warps=True)
 
 
 def _warpgroups(name: str, bug: str | None = None) -> Shape:
@@ -65,9 +78,9 @@ def _warpgroups(name: str, bug: str | None = None) -> Shape:
     return Shape(name, 384, ((2, 4),), bug)
 
 
-def _tiles(name: str, block: int, bug: str | None = None) -> Shape:
+def _tiles(name: str, block: int, bug: str | None = None, warps: bool = False) -> Shape:
     """2 tiles of 2 iterations."""
-    return Shape(name, block, ((2, 2), (3, 2)), bug, trips=(2, 3))
+    return Shape(name, block, ((2, 2), (3, 2)), bug, trips=(2, 3), warps=warps)
 
 
 SHAPES: dict[str, Shape] = {s.name: s for s in (
@@ -76,7 +89,7 @@ SHAPES: dict[str, Shape] = {s.name: s for s in (
     _ring("ring_bug_bytes", "deadlock"),
     _warpgroups("warpgroup"), _warpgroups("warpgroup_ct"), _warpgroups("warpgroup_bug_count", "deadlock"),
     _tiles("pingpong", 384), _tiles("pingpong_bug_order", 384, "race"),
-    _tiles("persistent", 96), _tiles("persistent_bug_reset", 96, "race"),
+    _tiles("persistent", 96, warps=True), _tiles("persistent_bug_reset", 96, "race", warps=True),
     _ring("cluster", grid=2, cluster=2), _ring("cluster_bug_mask", "deadlock", grid=2, cluster=2),
     _ring("cpasync"), _ring("cpasync_bug_inc", "deadlock"),
     _ring("named"), _ring("named_bug_skip", "deadlock"),
