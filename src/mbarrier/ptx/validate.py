@@ -471,6 +471,14 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
             if before:
                 line.add("duplicate-flag", mod=before[-1])
             words.update((m, cls))
+        elif cls == "action":  # (griddepcontrol's one action: ptxas reads the words in order and
+            # judges each against the one before it, measured)
+            before = [w for w in mods[:i] if own.get(w) == "action"]
+            if before and before[-1] == m:
+                line.add("duplicate-sem", mod=m)
+            elif before:
+                line.add("combine", mod=before[-1], other=m)
+            words.update((m, cls))
         elif cls == "cacheop":  # (a prefetch's .L1, .L2, .tensormap: one at most, the last judged; measured)
             if any(own.get(w) == cls for w in mods[:i]):
                 line.add("duplicate-flag", mod="cache operation")
@@ -492,7 +500,11 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
             if last:
                 words.add(m)
             repeated = (group or m) in seen_flags and m not in UNCOUNTED_REPEATS
-            if repeated:
+            if repeated and CLASS_REPEATS.get(WORD_CLASSES.get(m, "")):
+                # (ptxas names some words by their class: tcgen05.commit's .mbarrier::arrive::one
+                # rot13-encoded, measured)
+                line.add("repeat-class", text=CLASS_REPEATS[WORD_CLASSES[m]])
+            elif repeated:
                 line.add("duplicate-flag", mod=GROUP_NAMES.get(group or "", m))
             if m not in form.flags and last and not (repeated and group is None):
                 illegal("illegal-modifier", mod=m, name=name)

@@ -105,11 +105,9 @@ def _griddepcontrol() -> Instr:
     actions = (".launch_dependents", ".wait")
     return Instr(
         ("griddepcontrol",), "9.7.13.13", operands=((),), types=(), spaces=(), flags=actions,
-        object_rules=False,
+        object_rules=False, words=tuple((a, "action") for a in actions),
         constraints=(Constraint(Cond(lacks=actions), "required-modifier", "griddepcontrol",
-                                mod="'.launch_dependents' or '.wait'"),
-                     Constraint(Cond(has=actions), "combine", "griddepcontrol", mod=actions[0],
-                                other=actions[1])),
+                                mod="'.launch_dependents' or '.wait'"),),
         gates=(Gate(_feature("griddepcontrol"), ALWAYS, "9.7.13.13", version=(7, 8)),
                Gate("Instruction 'griddepcontrol'", ALWAYS, "9.7.13.13", sm=90),
                *(Gate(f"Modifier '{a}'", Cond(has=(a,)), "9.7.13.13", version=(7, 8), sm=90)
