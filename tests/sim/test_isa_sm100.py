@@ -104,3 +104,13 @@ def test_other_tcgen05_instructions_stop_the_run_by_name() -> None:
     r = explore.run(sim.launch(mod), explore.RoundRobin())
     assert r.outcome == "unsupported" and r.site is not None and r.site.line == 8
     assert "tcgen05" in r.message
+
+
+def test_tcgen05_commit_arrives_only_in_the_ctas_of_its_mask() -> None:
+    """ctaMask 2 names CTA 1 only: its phase completes; CTA 0's mbarrier gets no arrive-on and its thread
+    waits forever."""
+    only_one = COMMIT_ALL.replace("mov.u16 %rs1, 3;", "mov.u16 %rs1, 2;")
+    r = run(parse(only_one, "commit_all.ptx"), grid=2, cluster=2, block=1, args={"out": sim.Buffer(8)})
+    assert r.outcome == "stuck", (r.outcome, r.message)
+    assert [c.barriers[0].phase for c in r.machine.ctas] == [0, 1]
+    assert words(r.machine, "out", 2) == [0, 7]
