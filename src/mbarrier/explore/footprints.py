@@ -463,6 +463,9 @@ def awaited(m: Machine, a: Thread | Copy, mb: tuple[int, int] | None) -> list[It
     if isinstance(w, OnMbarrier):
         return [(("mb", w.cta, w.off), READ)]
     if isinstance(w, AtBar):
+        nb = a.cta.bars.get(w.ident)
+        if nb is not None and nb.count is not None:  # counted: arrivals at its id release it, not exits
+            return [(("bid", a.cta.index, w.ident), READ)]
         return [(("bar", a.cta.index), READ), (("bid", a.cta.index, w.ident), READ)]
     if isinstance(w, AtCluster):
         return [(("cl", a.cta.cluster.index), READ)]

@@ -365,11 +365,17 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
         in_set = {seed}
         work = [seed]
         count = 1
+        # Agents alike ask alike (the threads of a warpgroup waiting at one barrier): one query each.
+        asked: dict[tuple[Item, ...], set[int]] = {}
         while work:
             i = work.pop()
             a = agents[i]
             items = counted.adjust(i, fp.current(a)) if enabled.get(i) else awaited(m, a, blocked_on.get(i))
-            for j in index.conflicting(items):
+            key = tuple(items)
+            found = asked.get(key)
+            if found is None:
+                found = asked[key] = index.conflicting(items)
+            for j in found:
                 if j not in in_set:
                     in_set.add(j)
                     work.append(j)
