@@ -27,7 +27,7 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,12 +89,13 @@ def warps_of(s: Shape) -> str:
 
 
 def run_all(shapes: list[Shape], timeout: float, extra: list[str], jobs: int) -> list[Row]:
-    rows: list[Row] = []
-
+    # Each row is printed as its check ends (a run cut short still shows every check that ended), and
+    # the rows come back in the order of the shapes.
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for row in pool.map(lambda s: check(s, timeout, extra), shapes):  # in order, as each ends
-            rows.append(row)
-            print(format_row(row), flush=True)
+        futures = [pool.submit(check, s, timeout, extra) for s in shapes]
+        for f in as_completed(futures):
+            print(format_row(f.result()), flush=True)
+        rows = [f.result() for f in futures]
     return rows
 
 
