@@ -122,3 +122,39 @@ def test_a_senseless_memory_bound_is_a_usage_error(capsys: pytest.CaptureFixture
     with pytest.raises(SystemExit) as e:
         main([command, CORPUS_RING, "--grid", "1", "--block", "3", f"--max-memory={value}"])
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_an_allocation_failure_in_the_search_is_the_memory_bound(capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A MemoryError (a ulimit, the machine) below --max-memory ends the search as incomplete, named, with
+    what it covered: not an internal error. Here the third state's expansion fails."""
+    from mbarrier.explore import check as search
+
+    expand = search.Explorer.expand
+    calls = [0]
+
+    def failing(self: search.Explorer, *a: object, **k: object) -> None:
+        calls[0] += 1
+        if calls[0] == 3:
+            raise MemoryError
+        expand(self, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search.Explorer, "expand", failing)
+    assert main(["check", CORPUS_RING, "--grid", "1", "--block", "3", "--walks", "0", "--json"]) == 3
+    d = json.loads(capsys.readouterr().out)
+    assert d["verdict"] == "incomplete" and d["stopped_by"] == "max-memory"
+    assert "ran out of memory" in d["covered"] and "states were left unexplored" in d["covered"]
+    assert "over the" not in d["covered"]  # the resident size was not over the bound
+
+
+def test_an_allocation_failure_outside_a_search_is_named(capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from mbarrier.cli import run as run_cli
+
+    def no_room(*a: object, **k: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(run_cli, "load_launch", no_room)
+    assert main(["run", CORPUS_RING, "--grid", "1", "--block", "3"]) == 3
+    err = capsys.readouterr().err
+    assert "out of memory before the command could finish" in err and "internal error" not in err

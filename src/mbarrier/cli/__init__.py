@@ -66,6 +66,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     except UsageError as e:
         sys.stderr.write(f"mbarrier {args.command}: error: {e}\n")
         return EXIT_USAGE
+    except MemoryError:  # outside a search (which reports what it covered): a ulimit or the machine
+        sys.stderr.write(f"mbarrier {args.command}: out of memory before the command could finish (the "
+                         "process's limit or the machine's memory); nothing was verified\n")
+        return EXIT_INCOMPLETE
     except KeyboardInterrupt:  # outside a search or run (those report what they covered: exit 3)
         sys.stderr.write("interrupted\n")
         return EXIT_INTERRUPTED

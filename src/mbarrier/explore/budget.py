@@ -18,6 +18,9 @@ MEMORY_EVERY = 0.1  # seconds between two readings of resident memory
 # What stopped a search or a run (`stopped_by` of its result): the option that sets each bound.
 TIMEOUT = "timeout"
 MAX_MEMORY = "max-memory"
+# why a search ended at MAX_MEMORY when an allocation failed before the resident size passed the bound
+OUT_OF_MEMORY = ("the process ran out of memory (an allocation failed below --max-memory: a ulimit or the "
+                 "machine)")
 MAX_STATES = "max-states"
 MAX_STEPS = "max-steps"
 
@@ -63,7 +66,7 @@ class Budget:
 
     def detail(self, bound: str) -> str:
         """What the report adds to the name of the bound `exceeded()` returned: the memory measured."""
-        if bound == MAX_MEMORY:
+        if bound == MAX_MEMORY and self.max_memory is not None and self.resident > self.max_memory:
             return (f"{format_size(self.resident)} resident, over the {format_size(self.max_memory or 0)} "
                     "of --max-memory")
         return ""

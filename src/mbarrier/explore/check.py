@@ -27,7 +27,7 @@ from operator import attrgetter
 
 from mbarrier.core.violations import Violation
 from mbarrier.explore import snapshot
-from mbarrier.explore.budget import MAX_STATES, BoundHit, Budget
+from mbarrier.explore.budget import MAX_MEMORY, MAX_STATES, OUT_OF_MEMORY, BoundHit, Budget
 from mbarrier.explore.code import BRANCH, LOCAL, Code, Ins, analyse
 from mbarrier.explore.deadlock import explain
 from mbarrier.explore.footprints import Footprints
@@ -328,6 +328,10 @@ class Explorer:
             except BoundHit as hit:  # a bound hit inside the state's expansion: it counts as unexplored
                 self.stopped_by = hit.bound
                 frontier.put_back(entry)
+            except MemoryError:  # the process's own limit (ulimit -v, the machine) came before --max-memory
+                self.stopped_by, self.bound = MAX_MEMORY, OUT_OF_MEMORY
+                frontier.put_back(entry)
+                frontier.forget()  # room for the report: the unexplored states are counted, not kept
             if len(self.findings) >= opts.max_findings or self.stopped_by:
                 break
         stats.seconds = time.monotonic() - stats.started

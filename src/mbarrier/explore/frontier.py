@@ -27,12 +27,20 @@ class Frontier:
         self.stored: dict[int, Sleep] = {}
         # One object per distinct sleep set: thousands of states keep a few hundred sets between them.
         self._sets: dict[Sleep, Sleep] = {}
+        self.forgotten = 0  # queued states dropped by `forget`, still counted as unexplored
 
     def _one(self, sleep: Sleep) -> Sleep:
         return self._sets.setdefault(sleep, sleep)
 
     def __len__(self) -> int:
-        return len(self.queue)
+        return len(self.queue) + self.forgotten
+
+    def forget(self) -> None:
+        """Drop the queued states' snapshots (the search has stopped out of memory): the report that
+        follows needs room, and only their number. The explored graph's paths stay for the findings."""
+        self.forgotten += len(self.queue)
+        self.queue.clear()
+        self.pending.clear()
 
     def pop(self) -> Entry:
         return self.queue.popleft()
