@@ -26,7 +26,8 @@ from mbarrier.explore.footprints import (
     group,
     matches,
 )
-from mbarrier.explore.frozen import INF, PLANS_KEPT, UNCOUNTED, BarFuture, Frozen
+from mbarrier.explore.frozen import INF, PLANS_KEPT, BarFuture, Frozen
+from mbarrier.explore.tally import UNCOUNTED
 from mbarrier.sim.machine import Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, InCollective
 
