@@ -330,21 +330,16 @@ class Explorer:
                 frontier.put_back(entry)
             except MemoryError:  # the process's own limit (ulimit -v, the machine) came before --max-memory
                 self.stopped_by, self.bound = MAX_MEMORY, OUT_OF_MEMORY
-                frontier.put_back(entry)
-                frontier.forget()  # room for the report: the unexplored states are counted, not kept
+                frontier.put_back(entry, forget=True)  # room for the report: only their number is kept
             if len(self.findings) >= opts.max_findings or self.stopped_by:
                 break
         stats.seconds = time.monotonic() - stats.started
         complete = not self.stopped_by
-        bound = self.bound
-        covered = "" if complete else (f"{bound + '; ' if bound else ''}"
-                                       f"stopped after {stats.states} states, {stats.transitions} "
-                                       "transitions "
-                                       f"and {stats.seconds:.1f} s, at depth {stats.depth}; "
-                                       f"{len(frontier)} states were left unexplored")
-        detail = budget.detail(self.stopped_by)
-        if detail:
-            covered += f" ({detail})"
+        covered = "" if complete else (f"{self.bound + '; ' if self.bound else ''}stopped after "
+                                       f"{stats.states} states, {stats.transitions} transitions and "
+                                       f"{stats.seconds:.1f} s, at depth {stats.depth}; {len(frontier)} "
+                                       "states were left unexplored")
+        covered += f" ({detail})" if (detail := budget.detail(self.stopped_by)) else ""
         result = self._result(self.findings, complete, covered, self.unsupported)
         result.stopped_by = self.stopped_by
         return result

@@ -45,9 +45,12 @@ class Frontier:
     def pop(self) -> Entry:
         return self.queue.popleft()
 
-    def put_back(self, entry: Entry) -> None:
-        """An entry popped but not expanded (the search stops): it counts as left unexplored."""
+    def put_back(self, entry: Entry, forget: bool = False) -> None:
+        """An entry popped but not expanded (the search stops): it counts as left unexplored. `forget`: the
+        search stopped out of memory, and the queue's snapshots go too (`forget`)."""
         self.queue.appendleft(entry)
+        if forget:
+            self.forget()
 
     def path(self, node: int) -> list[int]:
         """The agents that step, in order, from the root to a node: its schedule."""
