@@ -87,3 +87,52 @@ def test_the_async_generic_fence() -> None:
     }
     module = KERNEL.module(body, "8.6", "sm_90a")
     assert coverage(module).not_judged.get("fence") is None
+
+
+def test_the_tensormap_operands_without_the_marker() -> None:
+    """`[addr], imm` without `.tensormap::generic`: ptxas matches the tensor map's operands on the
+    bidirectional fence, and judges its words as there (no size, no sub-qualifier, no count of
+    state spaces); a proxy kind and a .sync_restrict are illegal (measured, PTX ISA 9.7.13.4)."""
+    body = "\n".join(("fence.proxy.acquire.cta [%rd1], 128;",
+                      "fence.proxy.alias [%rd1], 64;",
+                      "fence.proxy.async.global.shared::cta [%rd1], 128;",
+                      "fence.proxy.sync_restrict::shared::cta [%rd1], 128;",
+                      "fence.proxy [%rd1], %r1;",
+                      "fence.proxy.async _, 128;"))
+    p = "'fence.proxy'"
+    assert _errors(body) == {
+        (1, f".proxykind modifier required for instruction {p}"),
+        (1, f"Illegal modifier '.acquire' for instruction {p}"),
+        (1, f"Illegal modifier '.cta' for instruction {p}"),
+        (2, f"Illegal modifier '.alias' for instruction {p}"),
+        (3, f"Illegal modifier '.async' for instruction {p}"),
+        (3, f"No state space qualifier expected for instruction {p}"),
+        (4, f".proxykind modifier required for instruction {p}"),
+        (4, f"Illegal modifier '.sync_restrict::shared::cta' for instruction {p}"),
+        (5, f"Arguments mismatch for instruction {p}"),
+        (6, f"Result discard mode is not allowed for instruction {p}"),
+    }
+    assert _errors("fence.proxy.shared::cta.acquire [%rd1], 128;", "7.0", "sm_80") == {
+        (1, f".proxykind modifier required for instruction {p}"),
+        (1, "Feature 'fence.proxy' requires PTX ISA .version 7.5 or later"),
+        (1, f"Illegal modifier '.acquire' for instruction {p}"),
+        (1, f"Modifier '.acquire' requires scope with {p} instruction"),
+        (1, f"No state space qualifier expected for instruction {p}"),
+        (1, f"State space incorrect for instruction {p}"),
+    }
+
+
+def test_a_sem_with_a_sync_restrict_and_the_last_proxy_kind() -> None:
+    """The bidirectional fence takes .acquire/.release with a .sync_restrict (not .acq_rel); of two
+    proxy kinds ptxas judges the last and names the first (measured)."""
+    body = "\n".join(("fence.proxy.async.acquire.sync_restrict::shared::cta.gpu;",
+                      "fence.proxy.async.acq_rel.sync_restrict::shared::cta;",
+                      "fence.proxy.async.alias [%rd1], 128;"))
+    p = "'fence.proxy'"
+    assert _errors(body) == {
+        (1, f"Illegal modifier '.gpu' for instruction {p}"),
+        (2, f"Illegal modifier '.acq_rel' for instruction {p}"),
+        (2, f"Modifier '.acq_rel' requires scope with {p} instruction"),
+        (3, "Multiple .async modifiers specified"),
+        (3, f"Illegal modifier '.alias' for instruction {p}"),
+    }

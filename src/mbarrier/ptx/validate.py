@@ -326,6 +326,8 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     if slots is None:
         line.add("operands", name=form.name)
         return
+    if form.uncounted_with and any(s.role == form.uncounted_with for s in slots):
+        legality = [(key, fmt) for key, fmt in legality if key != "space-count"]
     emit_legality(instr, facts, legality, line)
     if form.space_pairs:
         pair = _check_space_pair(form, facts, line)
@@ -466,11 +468,13 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
             illegal("result-vector")
             illegal("vector-length", mod=m, name=name, size=0, always=True)
         elif cls == "proxykind":  # (fence.proxy's .alias, .async: one of them; ptxas names the
-            # one written before each repeat: measured)
+            # one written before each repeat, and judges the last: measured)
             before = [w for w in mods[:i] if own.get(w) == "proxykind"]
             if before:
                 line.add("duplicate-flag", mod=before[-1])
-            words.update((m, cls))
+            words.update(("read:" + m, cls))
+            if not any(own.get(w) == "proxykind" for w in mods[i + 1:]):
+                words.add(m)
         elif cls == "action":  # (griddepcontrol's one action: ptxas reads the words in order and
             # judges each against the one before it, measured)
             before = [w for w in mods[:i] if own.get(w) == "action"]
@@ -1147,7 +1151,7 @@ def _check_semantics(form: Instr, facts: _Facts, roles: frozenset[str], sink: bo
         if scope and not sem and form.scope_needs_sem:
             line.add("scope-needs-sem", mod=scope, name=form.name)
     for c in form.constraints:
-        if c.early != early or not c.when.holds(words, roles, sink):
+        if c.early != early or not c.when.holds(words, roles, sink) or (c.late and line.pending_fatal):
             continue
         if c.below_sm is not None or c.below_version is not None:
             old_target = (c.below_sm is not None and ctx.target is not None

@@ -149,13 +149,15 @@ def _marked_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
         for c in ("", *SCOPE_POOL):
             yield f"sem/scope {s}{c}", _instr((*path, s, c, base_space, ty), base_ops)
     # 3b. a marked form with a canonical .sem/.scope (the unidirectional proxy fences): every .sem,
-    # optional word and scope without the canonical ones
+    # optional word and scope without the canonical ones; and without the marker (another form's
+    # line to ptxas: the bidirectional fence's)
     if form.canonical and form.marker and form.sems:
         for s in ("", *form.sems, ".acq_rel"):
             for f in ("", *optional):
                 for c in ("", *form.scopes):
                     for ops in {(), base_ops}:
                         yield f"sem/word/scope {s}{f}{c}", _instr((*path, s, f, c, ty), ops)
+                        yield f"no marker, sem/word/scope {s}{f}{c}", _instr((*form.path, s, f, c, ty), ops)
     # 4. state spaces (pairs of them for copies), with a shared, a global and a register address
     pool = [a + b for a in SPACE_POOL for b in SPACE_POOL] if form.space_pairs else SPACE_POOL
     for space in pool:

@@ -120,8 +120,9 @@ _FENCE_SECTION = "9.7.13.4"  # membar/fence (not in shared/spec; number from the
 _SEMS = (".sc", ".acq_rel", ".release", ".acquire", ".relaxed")
 #: The proxy kinds' gates, which ptxas checks as it reads the word (measured).
 _PROXYKIND_GATES = (
-    Gate("Modifier '.alias'", Cond(has=(".alias",)), _FENCE_SECTION, version=(7, 5), at_once=True),
-    Gate("Modifier '.async'", Cond(has=(".async",)), _FENCE_SECTION, version=(8, 0), sm=90, at_once=True),
+    Gate("Modifier '.alias'", Cond(has=("read:.alias",)), _FENCE_SECTION, version=(7, 5), at_once=True),
+    Gate("Modifier '.async'", Cond(has=("read:.async",)), _FENCE_SECTION, version=(8, 0), sm=90,
+         at_once=True),
 )
 #: Gates of fence's words that ptxas checks on fence.proxy too, taken or not (measured).
 #: fence's `.sync_restrict` (PTX ISA 8.6), which every proxy fence takes (silently but on
@@ -135,24 +136,53 @@ _FENCE_WORD_GATES = (
 )
 
 
+#: Every state space a proxy fence may be written with.
+_ANY_SPACE: Final = (".global", ".shared", ".shared::cta", ".shared::cluster", ".local", ".const", ".param",
+                     ".tex")
+#: fence.proxy.tensormap::generic.acquire's address: any `[...]`.
+_TENSORMAP_ADDR: Final = Slot("addr", "addr", any_address=True, space_message=False)
+
+
 def _fence_proxy() -> Instr:
     """fence.proxy.proxykind (PTX ISA 9.7.13.4), the bidirectional proxy fence: `.alias` or
     `.async{.global, .shared::{cta,cluster}}` (ptxas: one "proxykind", the first written named in
-    "Multiple .async modifiers specified"); no .sem/.scope ("Illegal modifier"), no operands; a
-    `.sync_restrict` taken silently. PTX ISA 7.5 ("Feature 'fence.proxy'"), `.alias` 7.5, `.async`
-    8.0 and sm_90, `.sync_restrict` 8.6 and sm_90 (measured)."""
+    "Multiple .async modifiers specified"); no .scope ("Illegal modifier"), no .sem but `.acquire` or
+    `.release` with a `.sync_restrict`, no operands; a `.sync_restrict` taken silently. PTX ISA 7.5
+    ("Feature 'fence.proxy'"), `.alias` 7.5, `.async` 8.0 and sm_90, `.sync_restrict` 8.6 and sm_90
+    (measured). ptxas also matches the tensor map's
+    operands `[addr], imm` here (the line without `.tensormap::generic`): the proxy kinds and a
+    `.sync_restrict` are then illegal, any state space unexpected, the size and the sub-qualifiers
+    not judged, the rest as without operands (measured)."""
     spaces = (".global", ".shared::cta", ".shared::cluster")
+    size = Slot("size", "value", ".b32", imm_only=True)
     return Instr(
-        ("fence", ".proxy"), _FENCE_SECTION, operands=((),), types=(), spaces=spaces, exact_spaces=True,
-        flags=_SYNC_RESTRICT,
+        ("fence", ".proxy"), _FENCE_SECTION, operands=((_TENSORMAP_ADDR, size), ()), types=(), spaces=spaces,
+        exact_spaces=True, flags=_SYNC_RESTRICT, uncounted_with="size", sems=(".acquire", ".release"),
         words=((".alias", "proxykind"), (".async", "proxykind")), canonical=(".async",),
         constraints=(
             Constraint(Cond(lacks=(".alias", ".async")), "required-modifier", _PROXY, mod=".proxykind"),
             *(Constraint(Cond(has=("space:" + sp,), lacks=(".async",)), "space-incorrect", _PROXY)
               for sp in spaces),
-            *(Constraint(Cond(has=(s,), lacks=("scope",)), "sem-needs-scope", _PROXY, mod=s) for s in _SEMS)),
+            # the tensor map's operands without `.tensormap::generic`: its words refused there
+            # (a proxy kind after the address: a refused sink hides it, measured)
+            *(Constraint(Cond(has=(w,), roles=("size",)), "illegal-modifier", _PROXY, mod=w, late=True)
+              for w in (".alias", ".async")),
+            *(Constraint(Cond(has=(w,), roles=("size",)), "illegal-modifier", _PROXY, mod=w)
+              for w in _SYNC_RESTRICT),
+            *(Constraint(Cond(has=("space:" + sp,), roles=("size",)), "space-none", _PROXY)
+              for sp in _ANY_SPACE),
+            *(Constraint(Cond(has=(s,), lacks=("scope",)), "sem-needs-scope", _PROXY, mod=s) for s in _SEMS),
+            # (.acquire, .release: taken with a .sync_restrict, illegal without: measured)
+            *(Constraint(Cond(has=(s,), lacks=_SYNC_RESTRICT), "illegal-modifier", _PROXY, mod=s, late=True)
+              for s in (".acquire", ".release"))),
+        object_rules=False,
         gates=(Gate(_feature(_PROXY), ALWAYS, _FENCE_SECTION, version=(7, 5)),
                *_PROXYKIND_GATES,
+               # (the sub-qualifiers' gates without the tensor map's operands only: measured)
+               Gate(_feature("::cta"), Cond(has=("::cta",), no_roles=("size",)), _FENCE_SECTION,
+                    version=(7, 8)),
+               Gate(_feature("::cluster"), Cond(has=("::cluster",), no_roles=("size",)), _FENCE_SECTION,
+                    version=(7, 8), sm=90),
                *_FENCE_WORD_GATES),
     )
 
@@ -164,15 +194,14 @@ def _fence_proxy_tensormap() -> Instr:
     acquire without them), any `[...]` as the address, the size 128; PTX ISA 8.3 ("Feature
     'fence.proxy with unidirection proxy fence'"), sm_90 on (measured)."""
     generic = ".tensormap::generic"
-    addr = Slot("addr", "addr", any_address=True, space_message=False)
     size = Slot("size", "value", ".b32", imm_only=True,
                 checks=(ImmCheck("exact", 128, view="u32", when=".acquire"),))
     unidirection = "fence.proxy with unidirection proxy fence"
     # (ptxas takes a state space silently on the release, .global and .shared ones; with the
     # address of the acquire none: measured)
-    spaces = (".global", ".shared", ".shared::cta", ".shared::cluster", ".local", ".const", ".param", ".tex")
+    spaces = _ANY_SPACE
     return Instr(
-        ("fence", ".proxy"), _FENCE_SECTION, operands=((), (addr, size)), types=(), spaces=spaces,
+        ("fence", ".proxy"), _FENCE_SECTION, operands=((), (_TENSORMAP_ADDR, size)), types=(), spaces=spaces,
         object_rules=False, counts_spaces=False, canonical=(".acquire", ".gpu"),
         sems=(".release", ".acquire"), scopes=(".cta", ".cluster", ".gpu", ".sys"), scope_needs_sem=False,
         flags=(generic, *_SYNC_RESTRICT), marker=generic,
@@ -215,7 +244,7 @@ def _fence_proxy_async_generic() -> Instr:
     generic = ".async::generic"
     restrict = {".acquire": _SYNC_RESTRICT[1], ".release": _SYNC_RESTRICT[0]}
     unidirection = "fence.proxy with unidirection proxy fence"
-    spaces = (".global", ".shared", ".shared::cta", ".shared::cluster", ".local", ".const", ".param", ".tex")
+    spaces = _ANY_SPACE
     return Instr(
         ("fence", ".proxy"), _FENCE_SECTION, operands=((),), types=(), spaces=spaces,
         canonical=(".acquire", ".sync_restrict::shared::cluster", ".cluster"),

@@ -375,6 +375,8 @@ class Constraint:
     name_suffix: str = ""
     early: bool = False
     """ptxas reports it with the modifiers, before the operands (a mismatch does not hide it)."""
+    late: bool = False
+    """ptxas checks it after the destination operand: a fatal error there hides it."""
 
 
 # -- operand slots ---------------------------------------------------------------------------------
@@ -593,6 +595,9 @@ class Instr:
     counts_spaces: bool = True
     """Whether ptxas says "Unexpected number of state spaces" of two (not on
     fence.proxy.tensormap::generic, measured)."""
+    uncounted_with: str = ""
+    """An operand role with which ptxas does not count the state spaces either (fence.proxy with
+    the tensor map's operands, measured)."""
     checker: str = ""
     """The name of a checker of its own in `mbarrier.ptx` for what these tables cannot say
     (wgmma.mma_async: three types, a shape, operand lists by both); "": the generic one."""
