@@ -188,7 +188,8 @@ def resolve(instr: ast.Instruction) -> tuple[Instr | None, tuple[str, ...]]:
     best: Instr | None = None
     for form in INSTRUCTIONS:
         n = len(form.path)
-        if form.marker is not None and not _marked(form, words[n:]) and not _marker_implied(form, words[n:]):
+        if form.marker is not None and not _marked(form, words[n:]) \
+                and not _marker_implied(form, words[n:], instr.operands):
             continue
         if words[:n] == form.path and (best is None or n > len(best.path)):
             best = form
@@ -207,9 +208,11 @@ def _marked(form: Instr, mods: tuple[str, ...]) -> bool:
     return form.marker in mods and not (form.leaves_other_pairs and _spaces_of(mods)[:2] in form.other_pairs)
 
 
-def _marker_implied(form: Instr, mods: tuple[str, ...]) -> bool:
+def _marker_implied(form: Instr, mods: tuple[str, ...], operands: tuple[ast.Operand, ...]) -> bool:
     """A copy without its completion mechanism is ours when no other one is written and its first
-    two state spaces are not a pair of the forms that are not ours (`Instr.marker_implied`)."""
+    two state spaces are not a pair of the forms that are not ours (`Instr.marker_implied`); a
+    tensor copy's of no pair of either direction, when the tensor operand stands where the form's
+    lists have it (`Instr.tensor_first`)."""
     if not form.marker_implied or form.marker is None:
         return False
     group = FLAG_GROUPS.get(form.marker)
@@ -218,6 +221,9 @@ def _marker_implied(form: Instr, mods: tuple[str, ...]) -> bool:
     if any(m in form.other_words for m in mods):
         return False
     pair = _spaces_of(mods)[:2]
+    if form.dims and pair not in form.space_pairs and pair not in form.other_pairs:
+        first = bool(operands) and isinstance(operands[0], ast.Address) and bool(operands[0].items)
+        return form.tensor_first == first
     return pair in form.implied_pairs if form.implied_pairs else pair not in form.other_pairs
 
 
@@ -392,6 +398,11 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
     classes = [("space" if _split_space(m) else own.get(m) or MODIFIERS.get(m)
                 or ("flag" if m in form.flags else None)) for m in mods]
     at = {c: [i for i, k in enumerate(classes) if k == c] for c in ("sem", "scope", "dim", "load_mode")}
+    # a copy's load mode is judged only where its state spaces are a pair it takes (measured)
+    paired = not form.space_pairs or tuple(m for m, k in zip(mods, classes, strict=True)
+                                           if k == "space")[:2] in form.space_pairs
+    if form.space_pairs and paired:
+        words.add("pair")  # (for the constraints that ptxas checks only then)
     seen_flags: set[str] = set()
 
     def illegal(key: str, **fmt: object) -> None:
@@ -457,7 +468,7 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
                     line.add("duplicate-flag", mod=".load_mode")
             if i == at[cls][-1]:
                 words.update((m, cls, *(("im2col",) if m in IM2COL_MODES else ())))
-                if m not in (*form.dims, *form.load_modes):
+                if m not in (*form.dims, *form.load_modes) and (paired or cls == "dim"):
                     illegal("illegal-modifier", mod=CLASS_NAMES.get(cls, form.load_mode_name or m), name=name)
         elif cls == "type":
             types.append(m)
@@ -614,10 +625,12 @@ def _other_word(form: Instr, i: int, mods: tuple[str, ...], line: _Line,
 
 def _pair_words(spaces: list[str]) -> set[str]:
     """The facts a copy's state spaces give its conditions: each space, its parts, the pair (the
-    first two), and the destination."""
+    first two), the destination (of two or more) and the first (of one or more)."""
     words = {*spaces, "".join(spaces[:2])}
     if len(spaces) >= 2:
         words.add("dst:" + spaces[0])
+    if spaces:
+        words.add("first:" + spaces[0])
     for sp in spaces:
         words.update(_split_space(sp) or ())
     return words

@@ -540,6 +540,11 @@ class Instr:
     """With `marker_implied`: the only state-space pairs on which the form is ours without its marker
     (the tensor store's: a line of no completion mechanism and `.global.shared::cta`); empty: any
     pair but `other_pairs`."""
+    tensor_first: bool = False
+    """Whether the form's tensor operand `[tensorMap, {...}]` comes first (the tensor store's). A
+    tensor copy with no completion mechanism and state spaces that are no pair of either direction
+    (one, none, or a pair neither takes) is the form whose lists have the tensor operand where the
+    line has it: first, the store's; else the load's (measured)."""
     leaves_other_pairs: bool = False
     """Whether a line with the marker and one of `other_pairs` is left alone (the tensor store's
     `.bulk_group` with a load's state spaces, which ptxas matches against the load's operand lists:
@@ -875,15 +880,16 @@ _WIDE_MODES = (*IM2COL_MODES, ".im2col_no_offs")
 _ROW_MODES = (".tile::gather4", ".tile::scatter4")
 
 
-def tensor_mode_dims(name: str,
-                     modes: tuple[str, ...] = (*_WIDE_MODES, *_ROW_MODES)) -> tuple[Constraint, ...]:
+def tensor_mode_dims(name: str, modes: tuple[str, ...] = (*_WIDE_MODES, *_ROW_MODES),
+                     need: tuple[str, ...] = ("pair",)) -> tuple[Constraint, ...]:
     """A load mode of `modes` with a dimension it does not take ("Modifier '.2d' cannot be combined
-    with modifier '.im2col'"), or with none ("Modifier ''"), on the tensor copy `name` (measured: the
-    prefetch checks only its own modes)."""
-    return (*(Constraint(Cond(has=(m, d)), "combine", name, mod=d, other=m, early=True)
+    with modifier '.im2col'"), or with none ("Modifier ''"), on the tensor copy `name`, where the
+    facts `need` hold: a copy of two state spaces judges it only where they are a pair it takes
+    (measured: the prefetch, of one, always, and checks only its own modes)."""
+    return (*(Constraint(Cond(has=(m, d, *need)), "combine", name, mod=d, other=m, early=True)
               for d, n in DIMENSIONS.items() for m in modes
               if (m in _WIDE_MODES and n < 3) or (m in _ROW_MODES and n != 2)),
-            *(Constraint(Cond(has=(m,), lacks=("dim",)), "combine", name, other=m, early=True)
+            *(Constraint(Cond(has=(m, *need), lacks=("dim",)), "combine", name, other=m, early=True)
               for m in modes))
 
 
@@ -912,13 +918,16 @@ TENSOR_GATES: Final[tuple[Gate, ...]] = (
     Gate(f"Modifier '{_L2}'", Cond(has=(_L2,)), _TENSOR, version=(7, 4), sm=80, late=True),
     Gate(_feature(_WITH_DST.format(_TENSOR, ".shared::cta")), Cond(has=("dst:.shared::cta",)), _TENSOR,
          version=(8, 6)),
+    # (the modifier's own gate only where the state spaces are a pair the copy takes: measured)
     *(g for c in _CTA_GROUPS for g in (
-        Gate(_modifier_on(c, _TENSOR), Cond(has=(c,)), _TENSOR, version=(8, 6)),
+        Gate(_modifier_on(c, _TENSOR), Cond(has=(c, "pair")), _TENSOR, version=(8, 6)),
         Gate(_feature(c), Cond(has=(c,)), _TENSOR, version=(8, 6), targets=_SM100_FAMILY))),
+    # (these read the first state space as the destination even where it is the only one, unlike
+    # the copy's own gate above: measured)
     *(g for m in (".tile::gather4", ".im2col::w") for g in (
-        Gate(_feature(_WITH_DST.format(m, ".shared::cluster")), Cond(has=(m, "dst:.shared::cluster")),
+        Gate(_feature(_WITH_DST.format(m, ".shared::cluster")), Cond(has=(m, "first:.shared::cluster")),
              _TENSOR, targets=_SM100_FAMILY),
-        Gate(_feature(_WITH_DST.format(m, ".shared::cta")), Cond(has=(m, "dst:.shared::cta")), _TENSOR,
+        Gate(_feature(_WITH_DST.format(m, ".shared::cta")), Cond(has=(m, "first:.shared::cta")), _TENSOR,
              sm=100))),
 )
 

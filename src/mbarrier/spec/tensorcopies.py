@@ -55,7 +55,8 @@ def _tensor_store() -> Instr:
     return Instr(
         ("cp", ".async", ".bulk", ".tensor"), "9.7.9.25.5.2", types=(), spaces=(), space_pairs=(_STORE_PAIR,),
         flags=(".bulk_group", _L2, _MC, *_CTA_GROUPS), mismatch_words=(_MC, *_CTA_GROUPS),
-        marker=".bulk_group", marker_implied=True, implied_pairs=(_STORE_PAIR,), leaves_other_pairs=True,
+        marker=".bulk_group", marker_implied=True, implied_pairs=(_STORE_PAIR,), tensor_first=True,
+        leaves_other_pairs=True,
         other_pairs=_LOAD_PAIRS, object_rules=False, dims=tuple(DIMENSIONS),
         load_modes=(".tile", ".tile::scatter4", ".im2col_no_offs"),
         operands=((tmap, _src()), (tmap, _src(), _POLICY)),
@@ -120,7 +121,7 @@ def _tensor_prefetch() -> Instr:
                      Constraint(Cond(has=(_L2,), lacks=no_space.lacks), "space-modifier", _PREFETCH, mod=_L2,
                                 other=""),
                      *tensor_mode_dims(_PREFETCH, (".im2col", ".tile::gather4", ".im2col::w",
-                                                   ".im2col::w::128"))),
+                                                   ".im2col::w::128"), need=())),
         gates=(Gate(_feature(_PREFETCH), ALWAYS, section, version=(8, 0), sm=90),
                *_mode_gates(section, (_BYTES, ".bulk_group")),
                *(Gate(_feature(with_prefetch.format(m)), Cond(has=(m,)), section, targets=_SM100_FAMILY)
