@@ -306,3 +306,92 @@ def test_a_turn_behind_a_counted_barrier_is_one_interleaving(tmp_path: Path) -> 
         r = check(module, grid=1, block=n, args={"n": n}, options=Options(walks=0))
         assert r.verdict == "verified", r.verdict
         assert (r.stats.states, r.stats.transitions) == (4 * n + 4, 4 * n + 3), (n, r.stats)
+
+
+# One stage refilled n times, its "empty" side the named barrier 1 of every thread, used again each
+# round: thread 0 fills `data` and arrives on the mbarrier at data+32 (count 1); the others spin on its
+# phase (parity k & 1, or the other one with `flip`), read the word and `bar.arrive 1, count` while
+# another round follows; thread 0 waits there (`bar.sync 1, count`) before it refills. `skipper` skips
+# its release in round `skipk`.
+REUSE = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u32 n)
+{{
+	.reg .pred %p<20>;
+	.reg .b32 %r<40>;
+	.shared .align 16 .b8 data[64];
+	mov.u32 %r0, %tid.x;
+	ld.param.u32 %r1, [n];
+	mov.u32 %r10, 0;
+	setp.ne.u32 %p0, %r0, 0;
+	@%p0 bra MEET;
+	mbarrier.init.shared::cta.b64 [data+32], 1;
+MEET:
+	bar.sync 0;
+	@!%p0 bra FILL;
+READ:
+	and.b32 %r11, %r10, 1;
+	xor.b32 %r11, %r11, {flip};
+WAIT:
+	mbarrier.try_wait.parity.shared::cta.b64 %p2, [data+32], %r11;
+	@!%p2 bra WAIT;
+	ld.shared.u32 %r7, [data];
+	add.u32 %r12, %r10, 1;
+	setp.ge.u32 %p3, %r12, %r1;
+	@%p3 bra NEXT;
+	setp.eq.u32 %p6, %r0, {skipper};
+	setp.eq.u32 %p7, %r10, {skipk};
+	and.pred %p8, %p6, %p7;
+	@%p8 bra NEXT;
+	bar.arrive 1, {count};
+NEXT:
+	mov.u32 %r10, %r12;
+	setp.lt.u32 %p4, %r10, %r1;
+	@%p4 bra READ;
+	exit;
+FILL:
+	setp.eq.u32 %p5, %r10, 0;
+	@%p5 bra STORE;
+	bar.sync 1, {count};
+STORE:
+	st.shared.u32 [data], %r10;
+	mbarrier.arrive.shared::cta.b64 _, [data+32];
+	add.u32 %r10, %r10, 1;
+	setp.lt.u32 %p4, %r10, %r1;
+	@%p4 bra FILL;
+	exit;
+}}
+"""
+
+# (threads, count, flip, skipper, expected kinds; none: verified), each at 3 rounds (the id used twice).
+REUSE_CASES = [(2, 2, 0, 99, set()), (2, 1, 0, 99, {"race"}), (2, 2, 1, 99, {"deadlock", "race"}),
+               (2, 2, 0, 1, {"deadlock"}), (3, 3, 0, 99, set()), (3, 3, 0, 2, {"deadlock"})]
+
+
+@pytest.mark.parametrize(("threads", "count", "flip", "skipper", "expected"), REUSE_CASES,
+                         ids=[f"{c[0]}-{c[1]}-{c[2]}-{c[3]}" for c in REUSE_CASES])
+def test_a_named_barrier_used_again_each_round_same_outcomes(
+        tmp_path: Path, threads: int, count: int, flip: int, skipper: int, expected: set[str]) -> None:
+    text = REUSE.format(count=count, flip=flip, skipper=skipper, skipk=1)
+    _, off = differential(load(tmp_path, text), block=threads, args={"n": 3}, races=threads == 2)
+    assert off.verdict == ("verified" if not expected else "finding")
+    assert expected <= outcome(off)[1]
+
+
+def test_a_named_barrier_used_again_each_round_is_one_interleaving(tmp_path: Path) -> None:
+    """REUSE's correct kernel: while a reader at its spin-wait is the seed, every other reader arrives at
+    barrier 1 once before it completes. Its future holds the region behind that spin-wait's own gate (it
+    loops back to the wait it stands at) as well as its start, and both hold the same `bar.arrive`: it
+    counted twice, so from the id's second use on (where one path of the future holds two arrivals, so
+    the path bound no longer hid it) the arrivals seemed to exceed the count and each was a WRITE
+    (8 threads: 2,051 and 6,037 states at 3 and 5 rounds). Counted once per node (`tally.bar_arrivals`):
+    one interleaving, 3 steps per thread and round."""
+    module = load(tmp_path, REUSE.format(count="%r20", flip=0, skipper=99, skipk=0).replace(
+        "mov.u32 %r10, 0;", "mov.u32 %r10, 0;\n\tmov.u32 %r20, %ntid.x;"))
+    for threads in (3, 8):
+        for n in (3, 5):
+            r = check(module, grid=1, block=threads, args={"n": n}, options=Options(walks=0))
+            assert r.verdict == "verified"
+            assert (r.stats.states, r.stats.transitions) == (3 * threads * n + threads + 2,
+                                                             3 * threads * n + threads + 1), (threads, n)

@@ -36,9 +36,10 @@ def bar_use(fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env |
 def bar_arrivals(uses: list[BarUse], paths: dict[int | None, int]) -> dict[int | None, int]:
     """Per barrier id, the most arrivals a thread can make there before the barrier completes: once at a
     bar.sync (it then waits), once per bar.arrive of its region (arbitrarily often on a cycle) and no more
-    often than one path of its future holds (`paths`)."""
+    often than one path of its future holds (`paths`). Each node counts once: the regions behind two
+    gates may overlap (a spin-wait's gate at the thread's own pc leads back into its start region)."""
     by_id: dict[int | None, list[BarUse]] = {}
-    for u in uses:
+    for u in {u[0]: u for u in uses}.values():
         by_id.setdefault(u[1], []).append(u)
     out: dict[int | None, int] = {}
     for ident, us in by_id.items():
