@@ -10,13 +10,16 @@ options after `--`) and prints one row: the shape, the launch's trip counts and 
 answer (verified, or the kind of finding the planted bug must produce), what the check answered, states,
 seconds of wall time (the process's whole life: start, parsing, search), CPU seconds and peak resident
 memory. `ok` says whether the answer is the expected one; `WRONG` marks a false alarm (a finding on a
-correct kernel) or a missed bug (verified with a bug planted): a verdict the checker must never give;
-`-` marks an answer that is not wrong but not the goal (incomplete, or a finding of another kind).
+correct kernel) or a missed bug (verified with a bug planted, or at a size where the kernel hangs): a
+verdict the checker must never give; `-` marks an answer that is not wrong but not the goal
+(incomplete, or a finding of another kind).
 `--trips K` runs each shape with every trip-count parameter set to K (a tile count too), repeated for a
-curve. `--warps N` runs each shape that takes its consumer warps from the block (`Shape.warps`:
-`blockDim.x / 32 - 1`) with N consumer warps (a block of N + 1 warps), repeated for a curve, with each
-`--trips` count if both are given; the other shapes are left out. `--jobs N` runs N checks at once (on
-a host with idle cores; timings are then per process).
+curve; the pingpong kernels need an even tile count, so at an odd K the expected answer is the hang that
+count causes (deadlock; for `pingpong_bug_order` its race or that deadlock, whichever comes first:
+`Shape.answers`). `--warps N` runs each shape that takes its consumer warps from the block
+(`Shape.warps`: `blockDim.x / 32 - 1`) with N consumer warps (a block of N + 1 warps), repeated for a
+curve, with each `--trips` count if both are given; the other shapes are left out. `--jobs N` runs N
+checks at once (on a host with idle cores; timings are then per process).
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ class Row:
 
     @property
     def expected(self) -> str:
-        return self.shape.bug or "verified"
+        return " or ".join(self.shape.answers())
 
     @property
     def got(self) -> str:
@@ -66,13 +69,14 @@ class Row:
     def status(self) -> str:
         if self.error:
             return "error"
-        if self.shape.bug is None:
+        answers = self.shape.answers()
+        if answers == ("verified",):
             if self.verdict == "verified":
                 return "ok"
             return "WRONG" if self.verdict == "finding" else "-"
         if self.verdict == "verified":
             return "WRONG"
-        if self.verdict == "finding" and self.shape.bug in self.kinds[:1]:
+        if self.verdict == "finding" and set(self.kinds[:1]) & set(answers):
             return "ok"
         return "-"
 
@@ -123,7 +127,7 @@ def check(s: Shape, timeout: float, extra: list[str]) -> Row:
                rss, r.get("stopped_by") or "", first_seconds=st.get("first_finding_seconds"))
 
 
-HEAD = (f"{'shape':<22} {'trips':>5} {'warps':>5} {'threads':>7} | {'expected':<9} {'got':<32} {'':<5} | "
+HEAD = (f"{'shape':<22} {'trips':>5} {'warps':>5} {'threads':>7} | {'expected':<16} {'got':<32} {'':<5} | "
         f"{'states':>9} {'wall s':>7} {'CPU s':>7} {'MB':>6}")
 
 
@@ -131,7 +135,7 @@ def format_row(r: Row) -> str:
     s = r.shape
     threads = s.grid * s.block
     states = f"{r.states:,}" if r.states is not None else "-"
-    return (f"{s.name:<22} {trips_of(s):>5} {warps_of(s):>5} {threads:>7} | {r.expected:<9} {r.got:<32} "
+    return (f"{s.name:<22} {trips_of(s):>5} {warps_of(s):>5} {threads:>7} | {r.expected:<16} {r.got:<32} "
             f"{r.status:<5} | "
             f"{states:>9} {r.wall:>7.1f} {r.cpu:>7.1f} {r.rss_mb:>6.0f}")
 

@@ -23,6 +23,7 @@ from mbarrier.explore.check import Options, check_machine
 from mbarrier.explore.results import Finding
 from mbarrier.explore.run import Outcome, run
 from mbarrier.explore.schedulers import RandomScheduler
+from mbarrier.sim.machine import EXITED
 from mbarrier.sim.races import track
 
 KIND = {Outcome.STUCK: "deadlock", Outcome.RACE: "race", Outcome.VIOLATION: "violation"}
@@ -250,3 +251,16 @@ def test_the_named_shape_grows_by_the_same_states_every_iteration() -> None:
         assert r.verdict == "verified", trips
         states.append(r.stats.states)
     assert states[2] - states[1] == states[1] - states[0], states
+
+
+def test_pingpong_at_an_odd_tile_count_must_hang() -> None:
+    # Tile t goes to warpgroup 1 + t % 2: with one tile warpgroup 1's epilogue waits for a hand-over that
+    # warpgroup 2, with no tile, never makes. The bench expects that deadlock, not verified.
+    odd, even = SHAPES["pingpong"].sized(1, 1), SHAPES["pingpong"].sized(2, 1)
+    assert (odd.answers(), even.answers()) == (("deadlock",), ("verified",))
+    assert SHAPES["pingpong_bug_order"].sized(3, 1).answers() == ("race", "deadlock")
+    assert SHAPES["ring"].sized(1).answers() == ("verified",)
+    m = odd.launch()
+    r = run(m, RandomScheduler(0))
+    assert r.outcome == Outcome.STUCK
+    assert sum(t.status != EXITED for t in m.threads) == 128
