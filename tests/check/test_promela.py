@@ -22,7 +22,8 @@ def spin_states(model: str, workdir: Path, por: bool = False) -> tuple[int, int,
     """(states stored, transitions, an error found) of SPIN's exhaustive search of `model`."""
     (workdir / "model.pml").write_text(model)
     subprocess.run(["spin", "-a", "model.pml"], cwd=workdir, check=True, capture_output=True)
-    flags = ["-O2", "-DSAFETY", "-DVECTORSZ=65536"] + ([] if por else ["-DNOREDUCE"])
+    # -O0: pan.c compiles 8 times faster than with -O2, and these searches are small
+    flags = ["-O0", "-DSAFETY", "-DVECTORSZ=65536"] + ([] if por else ["-DNOREDUCE"])
     subprocess.run(["cc", *flags, "-o", "pan", "pan.c"], cwd=workdir, check=True, capture_output=True)
     out = subprocess.run(["./pan", "-m10000000", "-E"], cwd=workdir, check=True, capture_output=True,
                          text=True).stdout
@@ -64,13 +65,13 @@ def test_spin_finds_the_planted_deadlock_as_an_invalid_end_state(tmp_path: Path)
     model = export_promela(module, sim.launch(module, grid=1, block=3))
     (tmp_path / "model.pml").write_text(model)
     subprocess.run(["spin", "-a", "model.pml"], cwd=tmp_path, check=True, capture_output=True)
-    subprocess.run(["cc", "-O2", "-DSAFETY", "-DVECTORSZ=65536", "-o", "pan", "pan.c"], cwd=tmp_path,
+    subprocess.run(["cc", "-O0", "-DSAFETY", "-DVECTORSZ=65536", "-o", "pan", "pan.c"], cwd=tmp_path,
                    check=True, capture_output=True)
     out = subprocess.run(["./pan"], cwd=tmp_path, capture_output=True, text=True).stdout
     assert "invalid end state" in out
 
 
 def test_unsupported_instructions_stop_the_export_with_their_line() -> None:
-    module = sim.load(Path(sim.__file__).parent.parent / "examples" / "ring_buffer.ptx")
-    with pytest.raises(ExportError, match=r"line \d+: `bar.warp.sync"):
-        export_promela(module, sim.launch(module, grid=1, block=160))
+    module = sim.load(Path(sim.__file__).parent.parent / "examples" / "shapes" / "cpasync.ptx")
+    with pytest.raises(ExportError, match=r"line 107: `cp.async.ca.shared.global` cannot be exported"):
+        export_promela(module, sim.launch(module, grid=1, block=96, args={2: 1}))

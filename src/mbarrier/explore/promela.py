@@ -2,17 +2,22 @@
 
 Each thread is an instance of one proctype (`_pid` is its thread index); each instruction is one atomic
 statement, so one SPIN transition is one simulator step. A spin-wait (see `explore.code`) is a guard
-that blocks until the wait would return True, exactly as the checker treats it. Every cp.async.bulk
-instruction of every thread gets a copy process of its own that waits until it is issued and then lands
-its bytes and completes the transaction in one step. Exited threads and landed copies block at an
-`end` label (SPIN's valid end state), so a SPIN "invalid end state" is the checker's deadlock and
-undefined behaviour is an assertion.
+that blocks until the wait would return True, exactly as the checker treats it. A pool of copy engines
+(processes) takes the cp.async.bulk copies as they are issued; an engine lands its copy's bytes and
+completes its transaction in one step. A thread at bar.sync or at a warp collective (bar.warp.sync,
+elect.sync, vote.sync) is blocked until the barrier or the collective completes: its next instruction
+is written a second time behind that guard (label `R<pc>`), reading back the collective's result.
+Exited threads and idle engines block at `end` labels (SPIN's valid end state), so a SPIN "invalid end
+state" is the checker's deadlock and undefined behaviour is an assertion.
 
-Supported: one CTA (no cluster), 32/64-bit integer arithmetic on small values (pointers become
-`buffer << 24 | offset`), ld.param, ld/st.shared, ld/st.global, bar.sync 0 without a count, and the
-mbarrier instructions init, arrive(_drop){.expect_tx,.noComplete}, expect_tx, complete_tx, test_wait
-and try_wait (parity or token), plus cp.async.bulk global -> shared. Anything else stops the export
-with its line and "cannot be exported".
+Supported: one CTA (no cluster) of a one-dimensional block; integer parameters (their launch values)
+and pointers to buffers (`buffer << 24 | offset`; a pointer is only offset, never otherwise computed
+on); 32-bit integer arithmetic as the hardware does it, 64-bit arithmetic on values that fit 32 bits
+(checked: `MODEL_LIMIT`); ld/st.shared and ld/st.global of 32 bits; bar.sync / bar.arrive with any id
+and thread count; bar.warp.sync, elect.sync and vote.sync over the full warp; the mbarrier
+instructions init, arrive(_drop){.expect_tx,.noComplete}, expect_tx, complete_tx, test_wait and
+try_wait (parity or token) on the CTA's own objects; cp.async.bulk global -> shared (into the CTA's
+own shared memory). Anything else stops the export with its line and "cannot be exported".
 """
 
 from __future__ import annotations
@@ -20,14 +25,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mbarrier.explore.check import shared_symbols
-from mbarrier.explore.code import BAR, BULK, MB, Code, Ins, _slot_maps, analyse
+from mbarrier.explore.code import BAR, BULK, MB, WARP, Code, Ins, _slot_maps, analyse
+from mbarrier.explore.promela_text import (
+    COLLECTIVE_ACC,
+    COPY,
+    PRELUDE,
+    collective_done,
+    copy_issue,
+    thread_exit,
+)
 from mbarrier.ptx import ast
 from mbarrier.sim.launch import pick_kernel
 from mbarrier.sim.machine import Machine
 from mbarrier.sim.registry import Kind, Space, facts_of
 
 BUF_SHIFT = 24          # a pointer to buffer k is k << 24 | offset
-GLOBAL_BYTES = 512      # bytes of each global buffer the model keeps (stores beyond fail an assertion)
+GLOBAL_BYTES = 512      # bytes of each global buffer the model keeps (accesses beyond: MODEL_LIMIT)
+COPY_ENGINES = 4        # copies in flight at once (more: MODEL_LIMIT)
+MAX_PROCESSES = 255     # SPIN's limit on running processes
+_INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
 
 
 class ExportError(Exception):
@@ -41,59 +57,96 @@ class _Ctx:
     info: Ins
 
 
+@dataclass(frozen=True)
+class _Resume:
+    """What the instruction after a blocking one waits for (`cond`) and then reads back (`eff`)."""
+
+    cond: str
+    eff: str
+
+
 _CMP = {".eq": "==", ".ne": "!=", ".lt": "<", ".le": "<=", ".gt": ">", ".ge": ">=",
         ".lo": "<", ".ls": "<=", ".hi": ">", ".hs": ">="}
-_BIN = {"add": "+", "sub": "-", "and": "&", "or": "|", "xor": "^", "shl": "<<", "shr": ">>", "rem": "%",
-        "div": "/"}
+_UNSIGNED_CMP = {".lo": "ULT({a}, {b})", ".ls": "ULE({a}, {b})", ".hi": "ULT({b}, {a})",
+                 ".hs": "ULE({b}, {a})", ".lt": "ULT({a}, {b})", ".le": "ULE({a}, {b})",
+                 ".gt": "ULT({b}, {a})", ".ge": "ULE({b}, {a})"}
+_BIN = {"add": "+", "sub": "-", "and": "&", "or": "|", "xor": "^", "shl": "<<"}
+_VOTES = (".any", ".all", ".uni", ".ballot")
+
+
+def _type(q: tuple[str, ...]) -> str:
+    """The instruction's (last) type qualifier, e.g. `.u32`."""
+    return next((x for x in reversed(q) if x[1:2] in ("u", "s", "b") and x[2:].isdigit()), "")
+
+
+def _bits(ty: str) -> int:
+    return int(ty[2:]) if ty[2:].isdigit() else 32
 
 
 class Exporter:
-    def __init__(self, m: Machine, module: ast.Module, fn: ast.Function) -> None:
+    def __init__(self, m: Machine, module: ast.Module, fn: ast.Function, global_bytes: int) -> None:
         if len(m.ctas) != 1:
-            raise ExportError("the Promela export supports one CTA (grid 1)")
+            raise ExportError("the Promela export models one CTA: a launch of several CTAs (a grid or a "
+                              "cluster) cannot be exported")
+        if any(any(t.tid[1:]) for t in m.threads):
+            raise ExportError("the Promela export models a one-dimensional block (--block N)")
         self.m = m
         self.fn = fn
+        self.gbytes = global_bytes
         self.symbols = shared_symbols(m)
         self.code: Code = analyse(fn, m.functions[fn.name], self.symbols)
-        self.params: dict[str, int] = {}
-        self.buffers: list[str] = []
-        for name in m.buffers:
-            self.buffers.append(name)
+        self.buffers: list[str] = list(m.buffers)
+        self.params: dict[str, tuple[int, int]] = {}  # name -> (value in the model, bytes)
         for p in fn.params:
+            off, size = m.params.names[p.name]
             if p.name in m.buffers:
-                self.params[p.name] = (self.buffers.index(p.name) + 1) << BUF_SHIFT
+                self.params[p.name] = ((self.buffers.index(p.name) + 1) << BUF_SHIFT, size)
+                continue
+            v = m.params.load(off, size) if size <= 8 else None
+            if v is not None and v >= 1 << (8 * size - 1):
+                v -= 1 << (8 * size)  # the model's ints are signed: a u32 of 2^31 or more wraps as int does
+            if v is not None and (_INT_MIN <= v <= _INT_MAX) and size in (4, 8):
+                self.params[p.name] = (v, size)
+        for name, (base, _) in m.buffers.items():
+            region = m.gmem.region(base, 0)[0]
+            if any(any(page) for page in region.pages.values()):
+                raise ExportError(f"buffer {name} starts with data: the model's global buffers start "
+                                  "zero-filled")
         self.nthreads = len(m.threads)
-        self.block = m.threads[0].regs
-        self.copies: list[tuple[int, int]] = []  # (pc, thread) of each copy process
-        self.after_bar: set[int] = set()
+        self.copies = 0
+        self.kinds: list[str] = []              # collective kinds, in order of first use
+        self.resumes: dict[int, _Resume] = {}   # pc after a blocking instruction -> its guard
 
     # -- operands ------------------------------------------------------------------------------------
     def var(self, c: _Ctx, name: str) -> str:
         if name in c.regs:
             return f"v{c.regs[name]}"
-        special = {"%tid.x": "_pid", "%tid": "_pid", "%laneid": "(_pid % 32)", "%warpid": "(_pid / 32)",
-                   "%ntid.x": str(self.nthreads), "%ntid": str(self.nthreads), "%tid.y": "0", "%tid.z": "0",
-                   "%ctaid.x": "0", "%cluster_ctarank": "0", "%ntid.y": "1", "%ntid.z": "1"}
+        special = {"%tid.x": "_pid", "%tid": "_pid", "%laneid": "LANE", "%ntid.x": str(self.nthreads),
+                   "%ntid": str(self.nthreads), "%tid.y": "0", "%tid.z": "0", "%ctaid.x": "0",
+                   "%ctaid.y": "0", "%ctaid.z": "0", "%nctaid.x": "1", "%cluster_ctarank": "0",
+                   "%ntid.y": "1", "%ntid.z": "1"}
         if name in special:
             return special[name]
         if name in self.symbols:
             return str(self.symbols[name])
         if any(p.name == name for p in self.fn.params):
             raise self.fail(c, f"the address of kernel parameter {name}: the export has no parameter "
-                            "memory, it reads a parameter only as `ld.param [name]`, a pointer to a buffer")
+                            "memory, it reads a parameter only as `ld.param [name]`")
         raise self.fail(c, f"operand {name}")
 
     def src(self, c: _Ctx, op: ast.Operand) -> str:
         if isinstance(op, ast.Name):
             return self.var(c, op.name)
         if isinstance(op, ast.Imm):
-            if not -(1 << 31) <= op.value < (1 << 31):
+            if not _INT_MIN <= op.value <= _INT_MAX:
                 if op.value & 0xFFFFFFFF == 0xFFFFFFFF:
                     return "-1"
                 raise self.fail(c, f"immediate {op.text} (too wide for the model)")
             return str(op.value)
         if isinstance(op, ast.Not):
             return f"(!{self.src(c, op.operand)})"
+        if isinstance(op, ast.Vector) and len(op.items) == 1:
+            return self.src(c, op.items[0])
         raise self.fail(c, "operand form")
 
     def addr(self, c: _Ctx, op: ast.Operand) -> str:
@@ -103,6 +156,15 @@ class Exporter:
             return str(op.offset)
         base = self.var(c, op.base.name)
         return base if op.offset == 0 else f"({base} + {op.offset})"
+
+    def shared(self, c: _Ctx, op: ast.Operand, space: Space | None) -> tuple[str, str]:
+        """(check, offset) of a shared-memory operand: a .shared::cluster address must name this CTA."""
+        a = self.addr(c, op)
+        if space == Space.CTA:
+            return "", a
+        if space == Space.CLUSTER:
+            return f"own_cta({a}); ", f"({a} & 16777215)"
+        raise self.fail(c, "state space")
 
     def dst(self, c: _Ctx, op: ast.Operand) -> str | None:
         if isinstance(op, ast.Sink):
@@ -115,7 +177,83 @@ class Exporter:
         return ExportError(f"line {c.ins.pos.line}: `{c.ins.text}` cannot be exported to Promela ({what})")
 
     # -- instructions --------------------------------------------------------------------------------
-    def body(self, c: _Ctx, pc: int) -> str:
+    def arith(self, c: _Ctx) -> str:
+        """Integer arithmetic: 32-bit exactly (C's int wraps as the hardware does); 64-bit on values that
+        fit 32 bits, asserted (`MODEL_LIMIT`)."""
+        s, q, ops = c.ins, c.ins.qualifiers, c.ins.operands
+        op, ty = s.opcode, _type(q)
+        d = self.dst(c, ops[0])
+        if d is None:
+            return "skip"
+        a = [self.src(c, o) for o in ops[1:]]
+        wide = ".wide" in q or _bits(ty) == 64
+        unsigned = ty[1:2] in ("u", "b")
+        fits = ""
+        if op in _BIN and len(a) == 2:
+            e = f"{a[0]} {_BIN[op]} {a[1]}"
+            if wide and op in ("add", "sub"):
+                o = "+" if op == "add" else "-"
+                fits = f"({a[1]} >= 0 -> {a[0]} {o} {a[1]} >= {a[0]} : {a[0]} {o} {a[1]} < {a[0]})"
+                if op == "sub":
+                    fits = f"({a[1]} >= 0 -> {a[0]} - {a[1]} <= {a[0]} : {a[0]} - {a[1]} > {a[0]})"
+            elif wide and op == "shl":
+                fits = f"(({a[0]} << {a[1]}) >> {a[1]} == {a[0]})"
+        elif op == "shr" and len(a) == 2:
+            n = ops[2].value if isinstance(ops[2], ast.Imm) else None
+            if not unsigned:
+                e = f"{a[0]} >> {a[1]}"
+            elif n is None:
+                raise self.fail(c, "a logical shift by a register")
+            elif n >= 32:
+                e, fits = "0", f"{a[0]} >= 0" if wide else ""
+            else:
+                e = a[0] if n == 0 else f"(({a[0]} >> {n}) & {(1 << (32 - n)) - 1})"
+                fits = f"{a[0]} >= 0" if wide else ""
+        elif op == "mul" and len(a) == 2 and (".lo" in q or ".wide" in q or wide):
+            if not wide and ".lo" not in q:
+                raise self.fail(c, "mul form")
+            e = f"{a[0]} * {a[1]}"
+            if wide:
+                fits = f"({a[0]} == 0 || ({a[0]} * {a[1]}) / {a[0]} == {a[1]})"
+                if ".wide" in q and unsigned:
+                    fits += f" && {a[0]} >= 0 && {a[1]} >= 0"
+        elif op == "mad" and len(a) == 3 and ".lo" in q and not wide:
+            e = f"{a[0]} * {a[1]} + {a[2]}"
+        elif op in ("div", "rem") and len(a) == 2 and not wide:
+            e = f"{a[0]} {'/' if op == 'div' else '%'} {a[1]}"
+            fits = f"{a[0]} >= 0 && {a[1]} > 0" if unsigned else f"{a[1]} != 0"
+        elif op == "not" and len(a) == 1:
+            e = f"!{a[0]}" if ".pred" in q else f"~{a[0]}"
+        elif op == "neg" and len(a) == 1 and not unsigned:
+            e = f"-{a[0]}"
+        else:
+            raise self.fail(c, "instruction form")
+        check = f"assert(MODEL_LIMIT || ({fits})); " if fits else ""
+        return f"{check}{d} = {e}"
+
+    def convert(self, c: _Ctx) -> str:
+        """cvt between integer types; cvta (a pointer stays what it is)."""
+        s, ops = c.ins, c.ins.operands
+        d = self.dst(c, ops[0])
+        if d is None:
+            return "skip"
+        a = self.src(c, ops[1])
+        if s.opcode == "cvta":
+            return f"{d} = {a}"
+        types = [x for x in s.qualifiers if x[1:2] in ("u", "s", "b") and x[2:].isdigit()]
+        if len(types) != 2 or any(x not in s.qualifiers[-2:] for x in types):
+            raise self.fail(c, "cvt form (integers only)")
+        to, frm = _bits(types[0]), _bits(types[1])
+        if to < 32:
+            mask = (1 << to) - 1
+            if types[0][1] == "s":
+                return f"{d} = ((({a}) & {mask}) ^ {1 << (to - 1)}) - {1 << (to - 1)}"
+            return f"{d} = ({a}) & {mask}"
+        if to == 64 and frm == 32 and types[1][1] == "u":
+            return f"assert(MODEL_LIMIT || {a} >= 0); {d} = {a}"
+        return f"{d} = {a}"
+
+    def body(self, c: _Ctx) -> str:
         """The statement's effect (C-like Promela), without control flow."""
         s, q, ops = c.ins, c.ins.qualifiers, c.ins.operands
         op, f = s.opcode, facts_of(s)
@@ -125,40 +263,27 @@ class Exporter:
         if op == "mov":
             d = self.dst(c, ops[0])
             return f"{d} = {self.src(c, ops[1])}" if d else "skip"
-        if op == "cvt" or op == "cvta":
-            d = self.dst(c, ops[0])
-            return f"{d} = {self.src(c, ops[1])}" if d else "skip"
-        if op in _BIN:
-            d = self.dst(c, ops[0])
-            return f"{d} = {self.src(c, ops[1])} {_BIN[op]} {self.src(c, ops[2])}" if d else "skip"
-        if op == "mul":
-            d = self.dst(c, ops[0])
-            return f"{d} = {self.src(c, ops[1])} * {self.src(c, ops[2])}" if d else "skip"
-        if op == "mad":
-            d = self.dst(c, ops[0])
-            return (f"{d} = {self.src(c, ops[1])} * {self.src(c, ops[2])} + {self.src(c, ops[3])}"
-                    if d else "skip")
+        if op in ("cvt", "cvta"):
+            return self.convert(c)
+        if op in (*_BIN, "shr", "mul", "mad", "div", "rem", "not", "neg"):
+            return self.arith(c)
         if op == "setp":
-            cmp = next((_CMP[x] for x in q if x in _CMP), None)
+            cmp = next((x for x in q if x in _CMP), None)
             if cmp is None or len(ops) != 3:
                 raise self.fail(c, "setp form")
             d = self.dst(c, ops[0])
-            return f"{d} = ({self.src(c, ops[1])} {cmp} {self.src(c, ops[2])})" if d else "skip"
+            a, b = self.src(c, ops[1]), self.src(c, ops[2])
+            if cmp in _UNSIGNED_CMP and (cmp in (".lo", ".ls", ".hi", ".hs") or _type(q)[1:2] in ("u", "b")):
+                e = _UNSIGNED_CMP[cmp].format(a=a, b=b)
+            else:
+                e = f"({a} {_CMP[cmp]} {b})"
+            return f"{d} = {e}" if d else "skip"
         if op == "selp":
             d = self.dst(c, ops[0])
             return (f"{d} = ({self.src(c, ops[3])} -> {self.src(c, ops[1])} : {self.src(c, ops[2])})"
                     if d else "skip")
         if op == "ld" and space == Space.PARAM:
-            a = ops[1]
-            if not isinstance(a, ast.Address) or a.base is None or a.items or a.offset or \
-                    not any(p.name == a.base.name for p in self.fn.params):
-                raise self.fail(c, "a parameter read through an address or at an offset: the export has no "
-                                "parameter memory, it reads a parameter only as `ld.param [name]`")
-            if a.base.name not in self.params:
-                raise self.fail(c, f"parameter {a.base.name} is not a pointer to a buffer, the only "
-                                "parameters the export models")
-            d = self.dst(c, ops[0])
-            return f"{d} = {self.params[a.base.name]}" if d else "skip"
+            return self.ld_param(c)
         if op in ("ld", "st"):
             if f.kind not in (Kind.LOAD, Kind.STORE) or f.access is None or f.access.size != 4:
                 raise self.fail(c, "only 32-bit loads and stores")
@@ -167,35 +292,55 @@ class Exporter:
                 raise self.fail(c, "state space")
             if op == "ld":
                 d = self.dst(c, ops[0])
-                return f"{mem}_ld({d}, {self.addr(c, ops[1])})"
+                return f"{mem}_ld({d or 'tok_sink'}, {self.addr(c, ops[1])})"
             return f"{mem}_st({self.addr(c, ops[0])}, {self.src(c, ops[1])})"
-        if op == "bar" or op == "barrier":
-            if c.info.sync_all != "cta" or not (ops and isinstance(ops[0], ast.Imm) and ops[0].value == 0):
-                raise self.fail(c, "only bar.sync 0 without a count")
-            return "bar_arrive()"
         if op == "mbarrier":
             return self.mbarrier(c)
         if op == "cp":
-            if c.info.kind != BULK or c.info.size is None or c.info.multicast:
-                raise self.fail(c, "only cp.async.bulk global -> shared with a constant size, no multicast")
-            k = self.copies.index((pc, -1))
-            bar = self.addr(c, ops[3])
-            return (f"cq[{k} * NT + _pid].dst = {self.addr(c, ops[0])}; cq[{k} * NT + _pid].src = "
-                    f"{self.addr(c, ops[1])}; cq[{k} * NT + _pid].size = {c.info.size}; "
-                    f"cq[{k} * NT + _pid].bar = MB({bar}); cq[{k} * NT + _pid].state = 1")
+            return self.bulk_copy(c)
         raise self.fail(c, "instruction")
+
+    def ld_param(self, c: _Ctx) -> str:
+        a, f = c.ins.operands[1], facts_of(c.ins)
+        if not isinstance(a, ast.Address) or a.base is None or a.items or a.offset or \
+                not any(p.name == a.base.name for p in self.fn.params):
+            raise self.fail(c, "a parameter read through an address or at an offset: the export has no "
+                            "parameter memory, it reads a parameter only as `ld.param [name]`")
+        if a.base.name not in self.params:
+            raise self.fail(c, f"parameter {a.base.name}: its launch value does not fit the model's 32 bits")
+        value, size = self.params[a.base.name]
+        if f.access is None or f.access.size != size:
+            raise self.fail(c, f"a {f.access.size if f.access else '?'}-byte read of the {size}-byte "
+                            f"parameter {a.base.name}")
+        d = self.dst(c, c.ins.operands[0])
+        return f"{d} = {value}" if d else "skip"
+
+    def bulk_copy(self, c: _Ctx) -> str:
+        x, ops, f = c.info, c.ins.operands, facts_of(c.ins)
+        cp = f.copy
+        if x.kind != BULK or x.multicast or cp is None or cp.barrier is None or cp.src is None or \
+                cp.src.space != Space.GLOBAL or c.ins.opcode != "cp" or \
+                not c.ins.qualifiers[:2] == (".async", ".bulk") or len(ops) != 4:
+            raise self.fail(c, "only cp.async.bulk global -> shared with an mbarrier, no multicast")
+        chk1, dst = self.shared(c, ops[0], cp.dst.space)
+        chk2, bar = self.shared(c, ops[3], cp.barrier.space)
+        size = str(x.size) if x.size is not None else self.src(c, ops[2])
+        self.copies += 1
+        who = f"_pid * 65536 + {c.info.pc}"  # the checker tells copies apart by issuer and line too
+        return f"{chk1}{chk2}cq_issue({dst}, {self.addr(c, ops[1])}, {size}, MB({bar}), {who})"
 
     def mbarrier(self, c: _Ctx) -> str:
         x, ops = c.info, c.ins.operands
         sub = x.mb_op
         mb = facts_of(c.ins).mbarrier
-        if mb is None or mb.address is None or mb.address.space != Space.CTA:
-            raise self.fail(c, "only .shared::cta mbarrier objects")
+        if mb is None or mb.address is None or mb.address.space not in (Space.CTA, Space.CLUSTER):
+            raise self.fail(c, "only .shared mbarrier objects")
+        chk, at = self.shared(c, ops[mb.address.operand], mb.address.space)
         if sub == "init":
-            return f"mb_init(MB({self.addr(c, ops[0])}), {self.src(c, ops[1])})"
+            return f"{chk}mb_init(MB({at}), {self.src(c, ops[1])})"
         if sub in ("expect_tx", "complete_tx"):
             sign = "" if sub == "expect_tx" else "-"
-            return f"mb_tx(MB({self.addr(c, ops[0])}), {sign}{self.src(c, ops[1])})"
+            return f"{chk}mb_tx(MB({at}), {sign}{self.src(c, ops[1])})"
         if sub in ("arrive", "arrive_drop"):
             d = self.dst(c, ops[0])
             tok = d if d is not None else "tok_sink"
@@ -206,26 +351,70 @@ class Exporter:
                 count = self.src(c, ops[2])
             nc = "1" if mb.no_complete else "0"
             drop = "1" if sub == "arrive_drop" else "0"
-            return f"mb_arrive(MB({self.addr(c, ops[1])}), {count}, {tx}, {nc}, {drop}, {tok})"
-        if sub in ("test_wait", "try_wait"):
-            raise self.fail(c, "wait")  # emitted by `statement`
+            return f"{chk}mb_arrive(MB({at}), {count}, {tx}, {nc}, {drop}, {tok})"
         raise self.fail(c, f"mbarrier.{sub}")
 
-    def wait_cond(self, c: _Ctx) -> str:
-        ops = c.ins.operands
-        bar = f"MB({self.addr(c, ops[1])})"
-        arg = self.src(c, ops[2])
-        if c.info.wait_parity:
-            return f"((mb[{bar}].phase % 2) != {arg})"
-        return f"({arg} < mb[{bar}].phase)"
+    # -- blocking instructions -----------------------------------------------------------------------
+    def bar(self, c: _Ctx, pc: int) -> str:
+        """bar.sync / bar.arrive: the effect; a bar.sync's next instruction waits for the release."""
+        x, ops = c.info, c.ins.operands
+        if not 1 <= len(ops) <= 2 or x.sync_all == "cluster":
+            raise self.fail(c, "bar form")
+        ident = self.src(c, ops[0])
+        count = f"{self.src(c, ops[1])} + 1" if len(ops) == 2 else "0"
+        if x.bar_waits:
+            self.resumes[pc + 1] = _Resume(f"(bar_gen[{ident}] != g)", "")
+        return f"bar_arrive({ident}, {count}, {'g' if x.bar_waits else 'tok_sink'})"
 
-    def statement(self, c: _Ctx, pc: int) -> list[str]:
-        """The Promela lines of instruction pc (one atomic step), control flow included."""
+    def collective(self, c: _Ctx, pc: int) -> str:
+        """A warp collective over the full warp: the lane counts in; the last one completes it."""
+        s, ops = c.ins, c.ins.operands
+        if s.opcode == "bar":
+            kind, mask, x, outs = "bar.warp.sync", ops[0] if ops else None, "0", ""
+        elif s.opcode == "elect" and s.qualifiers == (".sync",) and len(ops) == 2:
+            kind, mask, x = "elect.sync", ops[1], "0"
+            outs = self.elect_outs(c, ops[0])
+        elif s.opcode == "vote" and len(ops) == 3 and sum(m in s.qualifiers for m in _VOTES) == 1:
+            mode = next(m for m in _VOTES if m in s.qualifiers)
+            kind, mask, x = f"vote{mode}", ops[2], self.src(c, ops[1])
+            d = self.dst(c, ops[0])
+            res = {".any": "(cw_res[W] != 0)", ".all": "(cw_res[W] == 0)", ".uni": "(cw_res[W] != 3)",
+                   ".ballot": "cw_res[W]"}[mode]
+            outs = f"{d} = {res}; " if d else ""
+        else:
+            raise self.fail(c, "a warp collective other than bar.warp.sync, elect.sync and vote.sync")
+        full = ""
+        if isinstance(mask, ast.Name):  # a register: asserted to hold the full warp when it runs
+            full = f"assert(MODEL_LIMIT || {self.src(c, mask)} == -1); "
+        elif not (isinstance(mask, ast.Imm) and mask.value & 0xFFFFFFFF == 0xFFFFFFFF):
+            raise self.fail(c, "a member mask other than the full warp (0xffffffff)")
+        if kind not in self.kinds:
+            self.kinds.append(kind)
+        k = self.kinds.index(kind)
+        w = f"(WARP * NK + {k})"
+        acc = COLLECTIVE_ACC[kind].replace("W]", f"{w}]").replace("X", x)
+        self.resumes[pc + 1] = _Resume(f"(cw_gen[{w}] != g)", outs.replace("W]", f"{w}]"))
+        return (f"{full}cw_cnt[{w}]++; cw_acc[{w}] = {acc}; g = cw_gen[{w}]; "
+                f"if :: cw_cnt[{w}] >= WLIVE(WARP) -> cw_done_{k}({w}) :: else fi")
+
+    def elect_outs(self, c: _Ctx, op: ast.Operand) -> str:
+        """elect.sync's `d|p` (either may be `_`): the leader's lane, and whether this lane leads."""
+        names = [n.strip() for n in op.text.split("|")] if isinstance(op, ast.Expr) else \
+            [op.name] if isinstance(op, ast.Name) else ["_"]
+        if len(names) > 2 or any(n != "_" and n not in c.regs for n in names):
+            raise self.fail(c, "destination")
+        values = ["32 - cw_res[W]", "(LANE == 32 - cw_res[W])"]
+        return "".join(f"v{c.regs[n]} = {v}; " for n, v in zip(names, values, strict=False) if n != "_")
+
+    # -- statements ----------------------------------------------------------------------------------
+    def statement(self, c: _Ctx, pc: int, resume: _Resume | None) -> list[str]:
+        """The Promela lines of instruction pc (one atomic step), control flow included; `resume`: the
+        guard of a thread that comes from a blocking instruction (the copy labelled R<pc>)."""
         x = c.info
         if pc in self.m.functions[self.fn.name].unsupported:
             raise self.fail(c, "the simulator does not support it")
         nxt = f"L{pc + 1}"
-        pre = "(bar_gen != g) -> " if pc in self.after_bar else ""
+        pre = f"{resume.cond} -> {resume.eff}" if resume else ""
         guard = None
         if x.guard is not None:
             g = f"v{x.guard[0]}"
@@ -242,131 +431,88 @@ class Exporter:
                 return [f"atomic {{ {pre}{eff} }}"]
             return [f"atomic {{ {pre}if :: {guard} -> {eff} :: else -> goto {nxt} fi }}"]
         if x.kind == MB and x.mb_op in ("test_wait", "try_wait"):
-            cond = self.wait_cond(c)
-            d = f"v{x.wait_dst}" if x.wait_dst is not None else "tok_sink"
-            bar = f"MB({self.addr(c, c.ins.operands[1])})"
-            stale = "" if x.wait_parity else (f"assert({self.src(c, c.ins.operands[2])} >= "
-                                              f"mb[{bar}].phase - 1); ")
-            ok = f"{d} = 1; mb[{bar}].waited = 1"
-            if guard is not None:
-                raise self.fail(c, "a guarded wait")
-            if x.spin:  # blocks until it would succeed: the guard comes first, so the step is atomic
-                gate = f"(bar_gen != g) && {cond}" if pre else cond
-                return [f"atomic {{ {gate} -> mb_valid({bar}); {stale}{ok}; goto {nxt} }}"]
-            eff = f"mb_valid({bar}); {stale}if :: {cond} -> {ok} :: else -> {d} = 0 fi"
-            return [f"atomic {{ {pre}{eff}; goto {nxt} }}"]
-        eff = self.body(c, pc)
-        if x.kind == BAR and x.sync_all == "cta":  # bar.sync: the next instruction waits for the release
-            self.after_bar.add(pc + 1)
+            return [self.wait(c, pc, resume)]
+        after = nxt
+        if x.kind == BAR:
+            eff = self.bar(c, pc)
+            after = f"R{pc + 1}" if x.bar_waits else nxt
+        elif x.kind == WARP:
+            eff = self.collective(c, pc)
+            after = f"R{pc + 1}"
+        else:
+            eff = self.body(c)
         if guard is None:
-            return [f"atomic {{ {pre}{eff}; goto {nxt} }}"]
-        return [f"atomic {{ {pre}if :: {guard} -> {eff} :: else fi; goto {nxt} }}"]
+            return [f"atomic {{ {pre}{eff}; goto {after} }}"]
+        return [f"atomic {{ {pre}if :: {guard} -> {eff}; goto {after} :: else -> goto {nxt} fi }}"]
+
+    def wait(self, c: _Ctx, pc: int, resume: _Resume | None) -> str:
+        x, ops = c.info, c.ins.operands
+        if x.guard is not None:
+            raise self.fail(c, "a guarded wait")
+        mb = facts_of(c.ins).mbarrier
+        assert mb is not None and mb.address is not None
+        chk, at = self.shared(c, ops[1], mb.address.space)
+        bar = f"MB({at})"
+        arg = self.src(c, ops[2])
+        if x.wait_parity:
+            cond = f"((mb[{bar}].phase % 2) != {arg})"
+            check = f"assert({arg} == 0 || {arg} == 1); "
+        else:
+            cond = f"({arg} < mb[{bar}].phase)"
+            check = f"assert({arg} >= mb[{bar}].phase - 1); "
+        d = f"v{x.wait_dst}" if x.wait_dst is not None else "tok_sink"
+        ok = f"{d} = 1; mb[{bar}].waited = 1"
+        nxt = f"L{pc + 1}"
+        if x.spin:  # blocks until it would succeed: the guard comes first, so the step is atomic
+            gate = f"{resume.cond} && {cond}" if resume else cond
+            first = resume.eff if resume else ""
+            return f"atomic {{ {gate} -> {first}{chk}mb_valid({bar}); {check}{ok}; goto {nxt} }}"
+        pre = f"{resume.cond} -> {resume.eff}" if resume else ""
+        eff = f"{chk}mb_valid({bar}); {check}if :: {cond} -> {ok} :: else -> {d} = 0 fi"
+        return f"atomic {{ {pre}{eff}; goto {nxt} }}"
 
     def export(self) -> str:
         pcs = list(_slot_maps(self.fn))
-        for pc, (s, _) in enumerate(pcs):
-            if s.opcode == "cp":
-                self.copies.append((pc, -1))
+        ctxs = [_Ctx(regs, s, self.code.ins[pc]) for pc, (s, regs) in enumerate(pcs)]
         lines: list[str] = []
-        for pc, (s, regs) in enumerate(pcs):
-            c = _Ctx(regs, s, self.code.ins[pc])
-            lines.append(f"L{pc}: /* line {s.pos.line}: {s.text.strip()} */")
-            lines.extend("\t" + t for t in self.statement(c, pc))
-        lines.append(f"L{len(pcs)}:\n\tatomic {{ thread_exit(); goto done }}")
+        for pc, c in enumerate(ctxs):
+            lines.append(f"L{pc}: /* line {c.ins.pos.line}: {c.ins.text.strip()} */")
+            lines.extend("\t" + t for t in self.statement(c, pc, None))
+        end = "thread_exit(); goto done"
+        lines.append(f"L{len(pcs)}:\n\tatomic {{ {end} }}")
+        for pc in sorted(self.resumes):  # the blocked copies, known once every statement was written
+            r = self.resumes[pc]
+            lines.append(f"R{pc}:")
+            if pc == len(pcs):
+                lines.append(f"\tatomic {{ {r.cond} -> {r.eff}{end} }}")
+            else:
+                lines.extend("\t" + t for t in self.statement(ctxs[pc], pc, r))
         decl = "\n".join(f"\tint v{i};" for i in sorted({slot for _, regs in pcs for slot in regs.values()}))
         smem = self.m.ctas[0].size
-        nb = max(1, (smem + 7) // 8)
-        ncopies = len(self.copies) * self.nthreads
-        head = _PRELUDE.format(nt=self.nthreads, smem=max(smem, 1), nb=nb, nbuf=len(self.buffers) + 1,
-                               gbytes=GLOBAL_BYTES, shift=BUF_SHIFT, ncq=max(ncopies, 1))
+        ncq = COPY_ENGINES if self.copies else 0
+        if self.nthreads + ncq > MAX_PROCESSES:
+            raise ExportError(f"SPIN runs at most {MAX_PROCESSES} processes; the model of this launch has "
+                              f"{self.nthreads + ncq} ({self.nthreads} threads and {ncq} copy engines)")
+        sizes = [self.m.gmem.region(self.m.buffers[b][0], 0)[0].size for b in self.buffers]
+        gsize = "0"
+        for k, n in reversed(list(enumerate(sizes, 1))):
+            gsize = f"(k) == {k} -> {min(n, _INT_MAX)} : ({gsize})"
+        head = PRELUDE.format(nt=self.nthreads, smem=max(smem, 1), nb=max(1, (smem + 7) // 8),
+                              nbuf=len(self.buffers) + 1, gbytes=self.gbytes, nw=(self.nthreads + 31) // 32,
+                              nk=max(1, len(self.kinds)), ncq=max(ncq, 1), gsize=gsize)
+        bars = [i.bar_id for i in self.code.ins if i.kind == BAR]
+        ids = sorted({b[1] for b in bars if b is not None and b[0] is None})
+        if any(b is None or b[0] is not None for b in bars):  # an id in a register: any of the 16
+            ids = list(range(16))
+        head += copy_issue(ncq) + collective_done(self.kinds) + thread_exit(ids, self.kinds) + "\n"
         threads = (f"active [NT] proctype thread() {{\n{decl}\n\tint g;\n"
                    + "\n".join(lines) + "\ndone:\nend_exit:\n\tfalse\n}\n")
-        copies = "" if not ncopies else _COPY.format(ncq=ncopies)
+        copies = "" if not ncq else COPY.format(ncq=ncq)
         return head + threads + copies
 
 
-_PRELUDE = """/* Generated by `mbarrier export --promela`: a process per thread, a step per instruction. */
-#define NT {nt}
-#define SMEM {smem}
-#define NB {nb}
-#define NBUF {nbuf}
-#define GBYTES {gbytes}
-#define MB(a) ((a) / 8)
-
-typedef MBAR {{ bit valid; byte phase; int pending; int expected; int tx; bit waited }}
-typedef COPY {{ byte state; int dst; int src; int size; int bar }}
-typedef GBUF {{ byte b[GBYTES] }}
-
-MBAR mb[NB];
-byte sh[SMEM];
-GBUF gl[NBUF];
-COPY cq[{ncq}];
-int live = NT;
-int bar_cnt = 0;
-int bar_gen = 0;
-hidden int tok_sink;  /* the state an arrive returns into `_`: not part of the state */
-
-inline sh_ld(d, a) {{
-\tassert(a >= 0 && a + 4 <= SMEM); d = sh[a] | (sh[a+1] << 8) | (sh[a+2] << 16) | (sh[a+3] << 24)
-}}
-inline sh_st(a, v) {{
-\tassert(a >= 0 && a + 4 <= SMEM);
-\tsh[a] = v & 255; sh[a+1] = (v >> 8) & 255; sh[a+2] = (v >> 16) & 255; sh[a+3] = (v >> 24) & 255
-}}
-#define GB(a) gl[(a) >> {shift}].b
-#define GO(a) ((a) & 16777215)
-inline gl_ld(d, a) {{
-\td = GB(a)[GO(a)] | (GB(a)[GO(a) + 1] << 8) | (GB(a)[GO(a) + 2] << 16) | (GB(a)[GO(a) + 3] << 24)
-}}
-inline gl_st(a, v) {{
-\tassert(GO(a) + 4 <= GBYTES);
-\tGB(a)[GO(a)] = v & 255; GB(a)[GO(a) + 1] = (v >> 8) & 255;
-\tGB(a)[GO(a) + 2] = (v >> 16) & 255; GB(a)[GO(a) + 3] = (v >> 24) & 255
-}}
-
-inline mb_valid(i) {{ assert(mb[i].valid) }}
-inline mb_done(i) {{
-\tif
-\t:: mb[i].pending == 0 && mb[i].tx == 0 -> mb[i].phase++; mb[i].pending = mb[i].expected; mb[i].waited = 0
-\t:: else
-\tfi
-}}
-inline mb_init(i, n) {{
-\tassert(!mb[i].valid && n >= 1); mb[i].valid = 1; mb[i].phase = 0; mb[i].pending = n; mb[i].expected = n;
-\tmb[i].tx = 0; mb[i].waited = 1
-}}
-inline mb_tx(i, n) {{ mb_valid(i); mb[i].tx = mb[i].tx + n; mb_done(i) }}
-inline mb_arrive(i, n, t, nc, drop, tok) {{
-\tmb_valid(i); assert(mb[i].waited); assert(n <= mb[i].pending);
-\tif :: drop -> mb[i].expected = mb[i].expected - n; assert(mb[i].expected >= 1) :: else fi;
-\tassert(!(nc && mb[i].pending == n && mb[i].tx + t == 0));
-\ttok = mb[i].phase; mb[i].tx = mb[i].tx + t; mb[i].pending = mb[i].pending - n; mb_done(i)
-}}
-inline bar_arrive() {{ bar_cnt++; g = bar_gen; if :: bar_cnt >= live -> bar_gen++; bar_cnt = 0 :: else fi }}
-inline thread_exit() {{ live--; if :: bar_cnt > 0 && bar_cnt >= live -> bar_gen++; bar_cnt = 0 :: else fi }}
-
-"""
-
-_COPY = """
-active [{ncq}] proctype copy() {{
-\tint k = _pid - NT;
-\tint j;
-end_idle:  /* a copy that is never issued waits here: a valid end state */
-\tatomic {{ cq[k].state == 1 ->
-\t\tj = 0;
-\t\tdo
-\t\t:: j < cq[k].size -> sh[cq[k].dst + j] = gl[cq[k].src >> 24].b[(cq[k].src & 16777215) + j]; j++
-\t\t:: else -> break
-\t\tod;
-\t\tj = 0;
-\t\tmb_tx(cq[k].bar, -cq[k].size); cq[k].state = 2
-\t}}
-end_landed:
-\tfalse
-}}
-"""
-
-
-def export_promela(module: ast.Module, m: Machine, kernel: str | None = None) -> str:
-    """The Promela model of the launched machine `m` of `module` (see the module docstring)."""
-    return Exporter(m, module, pick_kernel(module, kernel)).export()
+def export_promela(module: ast.Module, m: Machine, kernel: str | None = None,
+                   global_bytes: int = GLOBAL_BYTES) -> str:
+    """The Promela model of the launched machine `m` of `module` (see the module docstring);
+    `global_bytes`: the bytes of each global buffer the model keeps."""
+    return Exporter(m, module, pick_kernel(module, kernel), global_bytes).export()
