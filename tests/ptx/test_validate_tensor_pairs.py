@@ -1,7 +1,8 @@
-"""A tensor copy whose state spaces are no pair it takes (PTX ISA 9.7.9.25.5.2-3), judged as ptxas
-13.0 judges it: found on the peer suites' lines with an opcode word dropped (LLVM's
-cp-async-bulk-tensor-*.ll, Triton's TMA lowering; docs/lint.md). The messages below are ptxas's own
-(measured); `test_as_ptxas` holds the lines against ptxas itself where it is installed."""
+"""A tensor copy whose state spaces are no pair it takes, or the other direction's (PTX ISA
+9.7.9.25.5.2-3), judged as ptxas 13.0 judges it: found on the peer suites' lines with an opcode word
+dropped, or two exchanged (LLVM's cp-async-bulk-tensor-*.ll, Triton's TMA lowering;
+docs/lint.md). The messages below are ptxas's own (measured); `test_as_ptxas` holds the lines
+against ptxas itself where it is installed."""
 
 from __future__ import annotations
 
@@ -96,6 +97,37 @@ def test_a_lone_state_space_is_the_destination_of_the_load_mode_gates() -> None:
     }
 
 
+STORE_PAIR = f"{COPY}.2d.global.shared::cta"
+OTHER_DIRECTION = (  # the load's completion mechanism with the store's state spaces
+    f"{STORE_PAIR}{BYTES} [%rd2, {{%r3, %r4}}], [%r5];",  # the store's list: fits
+    f"{STORE_PAIR}{BYTES} [%rd2, {{%r3, %r4}}], [%r5], %rd2;",  # ... with a policy but no flag
+    f"{STORE_PAIR}{BYTES}.cta_group::1 [%rd2, {{%r3, %r4}}], [%r5];",  # the store's mismatch words
+    f"{STORE_PAIR}{BYTES} [%r1], [%rd2, {{%r3, %r4}}], [%r5];",  # the load's list
+    f"{STORE_PAIR}.tile::gather4{BYTES} [%r1], [%rd2, {{%r3, %r4, %r5, %r6, %r7}}], [%r5];",
+    f"{STORE_PAIR}{BYTES}.cta_group::1 [%r1], [%rd2, {{%r3, %r4}}], [%r5];",
+    f"{STORE_PAIR}{BYTES} [%r1], %rd2, [%r5];",  # no list
+)
+
+
+def test_the_load_mechanism_on_the_store_pair() -> None:
+    illegal = f"Illegal modifier '{BYTES}' for instruction '{COPY}'"
+    mismatch = f"Arguments mismatch for instruction '{COPY}'"
+    first = "Vector expected for argument 1"
+    assert _errors("\n".join(OTHER_DIRECTION)) == {
+        (1, illegal),
+        (2, illegal), (2, mismatch),
+        (3, mismatch),
+        (4, illegal), (4, first),
+        (5, illegal), (5, first), (5, f"Illegal modifier '.tile::gather4' for instruction '{COPY}'"),
+        (6, illegal), (6, first),
+        (6, f"State space incorrect for instruction '{COPY}with .cta_group modifier'"),
+        (7, mismatch),
+    }
+    assert _errors(OTHER_DIRECTION[3], "7.8", "sm_90") == {
+        (1, illegal), (1, first),
+        *((1, f"Feature '{w}' requires PTX ISA .version 8.0 or later") for w in (COPY, BYTES))}
+
+
 PAIRS = (((7, 0), "sm_80"), ((8, 0), "sm_90a"), ((8, 6), "sm_100a"), ((8, 7), "sm_120a"))
 
 
@@ -108,7 +140,7 @@ def _case(text: str) -> Case:
 @pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("MBARRIER_REQUIRE_TOOLS"),
                     reason="ptxas (CUDA 13.0) is not on PATH")
 def test_as_ptxas() -> None:
-    lines = (*STORE_SHAPED, *NO_PAIR_MODES, *CTA_GROUP, *FIRST_SPACE)
+    lines = (*STORE_SHAPED, *NO_PAIR_MODES, *CTA_GROUP, *FIRST_SPACE, *OTHER_DIRECTION)
     got = compare([_case(t) for t in lines], PAIRS, workers=1)
     assert len(got) == len(lines) * len(PAIRS)
     bad = [(o.version, o.target, o.case.text, sorted(o.ptxas ^ o.ours)) for o in got if o.disagree]

@@ -323,8 +323,7 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     _check_gates(form, facts, frozenset(), False, ctx, line, early=True)
     if form.dims:
         if tuple(facts.spaces[:2]) in form.other_pairs:
-            # the store direction: ptxas judges the store form's operands, which lint leaves alone
-            line.add("illegal-modifier", mod=form.marker, name=form.name)
+            _check_other_direction(form, instr, facts, scope, ctx, line)
             return
         instr, slots, soft = _match_tensor(form, instr, facts, scope, line)
     else:
@@ -357,6 +356,41 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     _check_addresses(form, instr, slots, facts, scope, line, spaces_only=line.pending_fatal)
     _check_immediates(form, instr, slots, line, facts.words, ctx)
     _check_gates(form, facts, roles, sink, ctx, line)
+
+
+def _check_other_direction(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Scope, ctx: Context,
+                           line: _Line) -> None:
+    """A tensor copy with its marker and the other direction's state spaces (the load's
+    completion mechanism on `.global.shared::cta`; measured): ptxas matches the operands against
+    the lists of the direction whose tensor operand stands where the line has it (a mismatch, and
+    that direction's `mismatch_words`, hide the rest; a list another flag asks for is a mismatch it
+    goes on after), calls the marker illegal,
+    wants the other direction's tensor operand where the line matched the form's own lists
+    ("Vector expected for argument 1": the store's, first), judges the load mode against the
+    other direction's, and applies the gates."""
+    pair = tuple(facts.spaces[:2])
+    other = next(f for f in INSTRUCTIONS if f.path == form.path and pair in f.space_pairs)
+    tensor = next(s for s in other.operands[0] if s.kind == "tensor")
+    head = instr.operands[0] if instr.operands else None
+    shaped = isinstance(head, ast.Address) and bool(head.items)
+    theirs = shaped == (next(k for k, s in enumerate(other.operands[0]) if s.kind == "tensor") == 0)
+    mine = other if theirs else form
+    _, slots, soft = _match_tensor(mine, instr, facts, scope, line)
+    if slots is None or facts.words & set(mine.mismatch_words):
+        line.add("operands", name=form.name)
+        return
+    if soft:
+        line.add("operands", name=form.name)
+    line.add("illegal-modifier", mod=form.marker, name=form.name)
+    if any(FLAG_GROUPS.get(w) == "cta_group" for w in facts.words):
+        line.add("space-incorrect-cta-group", name=form.name)
+    if not theirs:
+        line.add("vector-expected", index=tensor.arg)
+    _check_addresses(mine, instr, slots, facts, scope, line)
+    mode = next((m for m in reversed(instr.qualifiers) if MODIFIERS.get(m) == "load_mode"), None)
+    if mode is not None and mode not in other.load_modes:
+        line.add("illegal-modifier", mod=mode, name=form.name)
+    _check_gates(form, facts, frozenset(), False, ctx, line)
 
 
 def emit_legality(instr: ast.Instruction, facts: _Facts, legality: list[tuple[str, dict[str, object]]],
@@ -398,9 +432,10 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
     classes = [("space" if _split_space(m) else own.get(m) or MODIFIERS.get(m)
                 or ("flag" if m in form.flags else None)) for m in mods]
     at = {c: [i for i, k in enumerate(classes) if k == c] for c in ("sem", "scope", "dim", "load_mode")}
-    # a copy's load mode is judged only where its state spaces are a pair it takes (measured)
-    paired = not form.space_pairs or tuple(m for m, k in zip(mods, classes, strict=True)
-                                           if k == "space")[:2] in form.space_pairs
+    # a copy's load mode is judged only where its state spaces are a pair of either direction
+    # (measured; of the other direction against that direction's modes: _check_other_direction)
+    written = tuple(m for m, k in zip(mods, classes, strict=True) if k == "space")[:2]
+    paired = not form.space_pairs or written in form.space_pairs or written in form.other_pairs
     if form.space_pairs and paired:
         words.add("pair")  # (for the constraints that ptxas checks only then)
     seen_flags: set[str] = set()

@@ -394,8 +394,6 @@ def _tensor_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
     # 4. state spaces: every pair from the pool, with a shared, a global and a register address
     for a in SPACE_POOL:
         for b in SPACE_POOL:
-            if (a, b) in form.other_pairs:
-                continue  # the store direction: lint leaves its operands to ptxas (docs/lint.md, Limits)
             for addr in (_addr("bar"), _addr("gbar"), _addr("%rd2")):
                 plain = build(".2d", ".tile", "", a + b)
                 ops = (addr, plain.operands[1], addr)

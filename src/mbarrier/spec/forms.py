@@ -185,6 +185,8 @@ MESSAGES: Final[dict[str, str]] = {
     "space-count": "Unexpected number of state spaces specified in instruction '{name}'",
     "space-incorrect": "State space incorrect for instruction '{name}'",
     "space-incorrect-expected": "State space incorrect for instruction '{name}', expected '{other}'",
+    # (the tensor load's .cta_group on the store's state spaces: ptxas joins the words, measured)
+    "space-incorrect-cta-group": "State space incorrect for instruction '{name}with .cta_group modifier'",
     "space-none": "No state space qualifier expected for instruction '{name}'",
     "space-feature": "State space incorrect for feature '{mod}'",
     "evict-level": "Modifier '{mod}' requires cache level L2 with '{name}' instruction",
