@@ -2,7 +2,9 @@
 TMA-style producer/consumer kernels (`mbarrier.examples.family`: P producers, C consumers standing for
 consumer warps, S stages, K iterations), exported with `mbarrier export --promela`.
 
-    python bench/check.py [--sizes P,C,S,K ...] [--spin-timeout S] [--ring]
+    python bench/check.py [--sizes P,C,S,K ...] [--timeout S] [--ring]
+    python bench/check.py --shapes [--only NAME ...] [--trips K ...] [--warps N ...] [--timeout S]
+                          [--markdown]
 
 Prints one row per size: our states and seconds, SPIN's states and seconds (translation + compilation +
 search, and search alone), and the ratio of wall times; then, per size, what our reductions did: transitions,
@@ -11,6 +13,7 @@ enabled moves the stubborn sets pruned, moves left asleep by sleep sets, and sta
 (src/mbarrier/examples/ring_buffer.ptx: 5 warps, 3 stages, 6 iterations).
 Both sides check deadlocks and assertions (mbarrier undefined behaviour); race tracking is off on our side
 (SPIN's model has no happens-before state), and reported separately for the ring buffer.
+`--shapes` runs both sides on the nvcc-compiled shape corpus instead (`bench/spin_shapes.py`).
 The growth curves of the nvcc-compiled shape corpus (`mbarrier.examples.shapes`) with the trip count and
 the consumer warps are `bench/shapes.py --trips K ... --warps N ...` (docs/performance.md).
 """
@@ -30,6 +33,9 @@ from mbarrier import examples, sim
 from mbarrier.examples import family
 from mbarrier.explore.check import CheckResult, Options, Stats, check
 from mbarrier.explore.promela import export_promela
+
+sys.path.insert(0, str(Path(__file__).parent))
+import spin_shapes  # noqa: E402
 
 DEFAULT_SIZES = ["1,2,2,4", "1,3,2,4", "2,2,2,4", "1,3,3,6", "2,3,2,4", "1,4,2,4", "2,4,2,4"]
 
@@ -78,11 +84,21 @@ def spin(path: Path, block: int, timeout: float) -> tuple[str, int | None, float
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", nargs="*", default=DEFAULT_SIZES, metavar="P,C,S,K")
-    ap.add_argument("--timeout", type=float, default=300.0, help="per run, seconds")
+    ap.add_argument("--timeout", type=float, default=None, help="per run, seconds (300; --shapes: 120)")
     ap.add_argument("--ring", action="store_true", help="also check the nvcc-compiled ring buffer")
+    ap.add_argument("--shapes", action="store_true", help="the shape corpus instead (bench/spin_shapes.py)")
+    ap.add_argument("--only", nargs="*", default=None, metavar="NAME", help="--shapes: these shapes")
+    ap.add_argument("--trips", nargs="*", type=int, default=[1, 2, 4], metavar="K",
+                    help="--shapes: trip counts (1 2 4)")
+    ap.add_argument("--warps", nargs="*", type=int, default=[1, 2], metavar="N",
+                    help="--shapes: consumer warps (1 2)")
+    ap.add_argument("--markdown", action="store_true", help="--shapes: also print the table as Markdown")
     args = ap.parse_args()
     if not shutil.which("spin"):
         sys.exit("SPIN is not installed (apt-get install spin)")
+    if args.shapes:
+        return spin_shapes.main(args.only, args.trips, args.warps, args.timeout or 120.0, args.markdown)
+    args.timeout = args.timeout or 300.0
     print(f"{'P,C,S,K':>9} {'threads':>7} | {'ours states':>11} {'ours s':>8} | {'SPIN states':>11} "
           f"{'SPIN s':>8} {'(search)':>8} | {'SPIN/ours':>9}  verdicts")
     effects: list[str] = []
