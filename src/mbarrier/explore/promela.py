@@ -17,7 +17,9 @@ on); 32-bit integer arithmetic as the hardware does it, 64-bit arithmetic on val
 and thread count; bar.warp.sync, elect.sync and vote.sync over the full warp; the mbarrier
 instructions init, arrive(_drop){.expect_tx,.noComplete}, expect_tx, complete_tx, test_wait and
 try_wait (parity or token) on the CTA's own objects; cp.async.bulk global -> shared (into the CTA's
-own shared memory). Anything else stops the export with its line and "cannot be exported".
+own shared memory); cp.async and cp.async.mbarrier.arrive{.noinc} (pools of engines: a copy lands, an
+arrive-on arrives once its thread's earlier copies landed). Anything else stops the export with its line
+and "cannot be exported".
 """
 
 from __future__ import annotations
@@ -25,13 +27,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mbarrier.explore.check import shared_symbols
-from mbarrier.explore.code import BAR, BULK, MB, WARP, Code, Ins, _slot_maps, analyse
+from mbarrier.explore.code import BAR, BULK, CP_ASYNC, CP_MB, MB, WARP, Code, Ins, _slot_maps, analyse
 from mbarrier.explore.promela_text import (
     COLLECTIVE_ACC,
     COPY,
+    CP_ASYNC_DECL,
+    CP_ASYNC_ENGINES,
     PRELUDE,
     collective_done,
     copy_issue,
+    cp_async_issue,
     thread_exit,
 )
 from mbarrier.ptx import ast
@@ -43,6 +48,7 @@ BUF_SHIFT = 24          # a pointer to buffer k is k << 24 | offset
 GLOBAL_BYTES = 512      # bytes of each global buffer the model keeps (accesses beyond: MODEL_LIMIT)
 COPY_ENGINES = 4        # copies in flight at once (more: MODEL_LIMIT)
 MAX_PROCESSES = 255     # SPIN's limit on running processes
+CP_ASYNC_ENGINES_MAX = 64  # cp.async copies (and as many arrive-ons) in flight at once, within that limit
 _INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
 
 
@@ -114,6 +120,7 @@ class Exporter:
                                   "zero-filled")
         self.nthreads = len(m.threads)
         self.copies = 0
+        self.ampere = False                     # cp.async and its arrive-on are used
         self.kinds: list[str] = []              # collective kinds, in order of first use
         self.resumes: dict[int, _Resume] = {}   # pc after a blocking instruction -> its guard
 
@@ -296,6 +303,10 @@ class Exporter:
             return f"{mem}_st({self.addr(c, ops[0])}, {self.src(c, ops[1])})"
         if op == "mbarrier":
             return self.mbarrier(c)
+        if op == "cp" and c.info.kind == CP_ASYNC:
+            return self.cp_async(c)
+        if op == "cp" and c.info.kind == CP_MB:
+            return self.cp_async_arrive(c)
         if op == "cp":
             return self.bulk_copy(c)
         raise self.fail(c, "instruction")
@@ -328,6 +339,24 @@ class Exporter:
         self.copies += 1
         who = f"_pid * 65536 + {c.info.pc}"  # the checker tells copies apart by issuer and line too
         return f"{chk1}{chk2}cq_issue({dst}, {self.addr(c, ops[1])}, {size}, MB({bar}), {who})"
+
+    def cp_async(self, c: _Ctx) -> str:
+        """cp.async.ca/.cg shared <- global, without a source size: an engine lands it later."""
+        ops = c.ins.operands
+        if len(ops) != 3:
+            raise self.fail(c, "cp.async with a source size or a cache policy")
+        self.ampere = True
+        return f"cpa_issue({self.addr(c, ops[0])}, {self.addr(c, ops[1])}, {self.src(c, ops[2])})"
+
+    def cp_async_arrive(self, c: _Ctx) -> str:
+        """cp.async.mbarrier.arrive{.noinc}: the pending count rises now (without .noinc); an engine
+        arrives once the thread's cp.async copies in flight now have landed."""
+        use = facts_of(c.ins).copy
+        if use is None or use.dst is None:
+            raise self.fail(c, "cp.async.mbarrier.arrive form")
+        chk, at = self.shared(c, c.ins.operands[0], use.dst.space)
+        self.ampere = True
+        return f"{chk}cpa_arrive(MB({at}), {1 if use.noinc else 0})"
 
     def mbarrier(self, c: _Ctx) -> str:
         x, ops = c.info, c.ins.operands
@@ -490,24 +519,31 @@ class Exporter:
         decl = "\n".join(f"\tint v{i};" for i in sorted({slot for _, regs in pcs for slot in regs.values()}))
         smem = self.m.ctas[0].size
         ncq = COPY_ENGINES if self.copies else 0
-        if self.nthreads + ncq > MAX_PROCESSES:
+        nca = min(CP_ASYNC_ENGINES_MAX, 2 * self.nthreads, (MAX_PROCESSES - self.nthreads - ncq) // 2) \
+            if self.ampere else 0
+        if self.nthreads + ncq > MAX_PROCESSES or (self.ampere and nca < 1):
             raise ExportError(f"SPIN runs at most {MAX_PROCESSES} processes; the model of this launch has "
-                              f"{self.nthreads + ncq} ({self.nthreads} threads and {ncq} copy engines)")
+                              f"{self.nthreads + ncq + 2 * self.ampere} ({self.nthreads} threads, {ncq} bulk "
+                              f"copy engines{' and cp.async engines' if self.ampere else ''})")
         sizes = [self.m.gmem.region(self.m.buffers[b][0], 0)[0].size for b in self.buffers]
         gsize = "0"
         for k, n in reversed(list(enumerate(sizes, 1))):
             gsize = f"(k) == {k} -> {min(n, _INT_MAX)} : ({gsize})"
         head = PRELUDE.format(nt=self.nthreads, smem=max(smem, 1), nb=max(1, (smem + 7) // 8),
                               nbuf=len(self.buffers) + 1, gbytes=self.gbytes, nw=(self.nthreads + 31) // 32,
-                              nk=max(1, len(self.kinds)), ncq=max(ncq, 1), gsize=gsize)
+                              nk=max(1, len(self.kinds)), ncq=max(ncq, 1), ncqp=ncq, gsize=gsize)
         bars = [i.bar_id for i in self.code.ins if i.kind == BAR]
         ids = sorted({b[1] for b in bars if b is not None and b[0] is None})
         if any(b is None or b[0] is not None for b in bars):  # an id in a register: any of the 16
             ids = list(range(16))
         head += copy_issue(ncq) + collective_done(self.kinds) + thread_exit(ids, self.kinds) + "\n"
+        if nca:
+            head += CP_ASYNC_DECL.format(nca=nca) + cp_async_issue() + "\n"
         threads = (f"active [NT] proctype thread() {{\n{decl}\n\tint g;\n"
                    + "\n".join(lines) + "\ndone:\nend_exit:\n\tfalse\n}\n")
         copies = "" if not ncq else COPY.format(ncq=ncq)
+        if nca:
+            copies += CP_ASYNC_ENGINES.format(nca=nca)
         return head + threads + copies
 
 
