@@ -6,8 +6,9 @@
 
 Each launch runs twice: `check` in this process (reductions on, race tracking off: SPIN's model has no
 happens-before state) and SPIN 6.5.2 on the `mbarrier export --promela` model with its partial-order
-reduction on (`spin -a`; `cc -O2 -DSAFETY -DCOLLAPSE -DMEMLIM=2048 -DVECTORSZ=...`; `./pan -m1000000`),
-each stopped after S seconds (SPIN by SIGINT, so that it prints what it covered). A row gives both sides'
+reduction on (`spin -a`; `cc -O0 -DSAFETY -DCOLLAPSE -DMEMLIM=2048 -DVECTORSZ=...`; `./pan -m1000000`),
+ours stopped after S seconds, SPIN after `--spin-timeout` seconds (by SIGINT, so that it prints what it
+covered). A row gives both sides'
 answer, states and states per second (SPIN: its search alone; its compilation apart), and whether the
 answers agree: a deadlock is SPIN's "invalid end state", a violation an assertion; an answer that is not
 final on either side (incomplete, SPIN's memory or time bound) agrees with nothing and contradicts
@@ -34,8 +35,10 @@ from mbarrier.explore.promela import ExportError, export_promela
 
 DEFAULT = ["ring", "ring_ct", "ring_rolled", "ring_elect", "persistent", "named", "branch", "warpgroup",
            "pingpong", "cluster", "cpasync", "ring_bug_bytes", "ring_bug_parity", "persistent_bug_reset",
-           "named_bug_skip", "branch_bug_skip"]
-CC = ["cc", "-O2", "-DSAFETY", "-DCOLLAPSE", "-DMEMLIM=2048", "-DVECTORSZ=262144"]
+           "named_bug_skip", "branch_bug_skip", "cpasync_bug_inc"]
+# -O0: pan.c of a shape compiles in seconds, against a minute with -O2 on this 2-core machine, and
+# searches about a quarter slower (`--cc-opt -O2` to compare)
+CC = ["cc", "-O0", "-DSAFETY", "-DCOLLAPSE", "-DMEMLIM=2048", "-DVECTORSZ=262144"]
 
 
 @dataclass
@@ -63,7 +66,7 @@ def ours(s: Shape, timeout: float) -> Side:
     return Side(answer, r.stats.states, seconds)
 
 
-def spin(s: Shape, timeout: float) -> tuple[Side, float] | str:
+def spin(s: Shape, timeout: float, cc: list[str]) -> tuple[Side, float] | str:
     """SPIN's side and its compilation seconds, or the export's refusal."""
     module = sim.load(s.path)
     try:
@@ -75,7 +78,7 @@ def spin(s: Shape, timeout: float) -> tuple[Side, float] | str:
         (w / "m.pml").write_text(model)
         t0 = time.perf_counter()
         subprocess.run(["spin", "-a", "m.pml"], cwd=w, check=True, capture_output=True)
-        subprocess.run([*CC, "-o", "pan", "pan.c"], cwd=w, check=True, capture_output=True)
+        subprocess.run([*cc, "-o", "pan", "pan.c"], cwd=w, check=True, capture_output=True)
         compile_s = time.perf_counter() - t0
         t1 = time.perf_counter()
         p = subprocess.Popen(["./pan", "-m1000000"], cwd=w, stdout=subprocess.PIPE, text=True)
@@ -135,14 +138,14 @@ HEAD = (f"{'shape':<22} {'trips':>5} {'warps':>5} {'thr':>4} | {'ours':<20} {'st
         f"{'st/s':>6} | {'SPIN':<20} {'states':>9} {'s':>6} {'st/s':>7} {'cc s':>5} | agree")
 
 
-def row(s: Shape, timeout: float) -> tuple[str, str, bool]:
+def row(s: Shape, timeout: float, spin_timeout: float, cc: list[str]) -> tuple[str, str, bool]:
     """One launch as a text line and a Markdown row, and whether the export refused it (then only
     SPIN's side is given: the refusal)."""
     values = dict(s.args)
     trips = "x".join(str(values[p]) for p in s.trips)
     warps = str(s.consumers()) if s.warps else "-"
     threads = s.grid * s.block
-    theirs = spin(s, timeout)
+    theirs = spin(s, spin_timeout, cc)
     if isinstance(theirs, str):
         return (f"{s.name:<22} {trips:>5} {warps:>5} {threads:>4} | export refused: {theirs}",
                 f"| {s.name} | {trips} | {warps} | {threads} | export refused: {theirs} | | | | | | | | | |",
@@ -159,16 +162,18 @@ def row(s: Shape, timeout: float) -> tuple[str, str, bool]:
             f"{ok} |", False)
 
 
-def main(names: list[str] | None, trips: list[int], warps: list[int], timeout: float,
-         markdown: bool) -> int:
-    print(f"ours: mbarrier check --no-races; SPIN: POR on, {' '.join(CC[1:])}; each stopped at {timeout:g} s")
+def main(names: list[str] | None, trips: list[int], warps: list[int], timeout: float, spin_timeout: float,
+         cc_opt: str, markdown: bool) -> int:
+    cc = [CC[0], cc_opt, *CC[2:]]
+    print(f"ours: mbarrier check --no-races, stopped at {timeout:g} s; SPIN: POR on, {' '.join(cc[1:])}, "
+          f"stopped at {spin_timeout:g} s")
     print(HEAD, flush=True)
     rows = []
     refused: set[str] = set()
     for s in launches(names or DEFAULT, trips, warps):
         if s.name in refused:  # refused for what the launch is, not for its size: one row says why
             continue
-        text, md, no = row(s, timeout)
+        text, md, no = row(s, timeout, spin_timeout, cc)
         print(text, flush=True)
         rows.append(md)
         if no:
