@@ -20,7 +20,7 @@ from collections import defaultdict
 from mbarrier.ptx import ast
 from mbarrier.ptx.validate_oracle import ptxas_verdicts
 from mbarrier.ptx.variant_pools import Case, _addr, _imm, _name
-from mbarrier.spec.targets import parse_version
+from mbarrier.spec.targets import parse_target, parse_version
 
 P0 = ast.Pos(0, 0)
 
@@ -83,13 +83,16 @@ PROBES: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[ast.Operand, ..
 #: word after which ptxas no longer reports it ends ptxas's checks of the line.
 HIDE_PROBE = ("hide", ("mbarrier", ".arrive"), (".release", ".shared", ".b64"), (_name("%rd1"), _addr("bar")))
 _LATER_ERROR = ("error", "Modifier '.release' requires scope with 'mbarrier.arrive' instruction")
+#: The arrive probe with an operand list ptxas does not take: the gates it still reports of a word
+#: are those it checks as it reads the word.
+SHORT_PROBE = ("short", ("mbarrier", ".arrive"), (".shared", ".b64"), (_name("%rd1"),))
 
 
 def probe(version: tuple[int, int], target: str) -> dict[str, dict[str, frozenset[tuple[str, str]]]]:
     """word -> probe label -> ptxas's (severity, message) set, with the word written `{mod}`."""
     cases: list[Case] = []
     keys: list[tuple[str, str]] = []
-    for label, path, rest, ops in (*PROBES, HIDE_PROBE):
+    for label, path, rest, ops in (*PROBES, HIDE_PROBE, SHORT_PROBE):
         for w in VOCABULARY:
             words = (*path[1:], w, *rest)
             cases.append(Case(f"{label} {w}", ast.Instruction(path[0], words, ops, None, P0)))
@@ -220,10 +223,80 @@ def repeats(words: dict[str, tuple[str, ...]]) -> tuple[dict[str, str], list[str
     return {c: next(iter(ms)) for c, ms in seen.items() if len(ms) == 1 and "" not in ms}, every
 
 
+_GATE = re.compile(r"error: ((?:Feature|Modifier) '\{mod\}') requires "
+                   r"(?:PTX ISA \.version (\d+)\.(\d+) or later|\.target sm_(\d+) or higher)")
+WordGate = tuple[str, tuple[int, int] | None, int | None, bool]
+
+
+def _gate_messages(gates: tuple[WordGate, ...], version: tuple[int, int], target: str) -> set[str]:
+    """What ptxas says of the gates under (version, target), as `_GATE` reads it."""
+    sm = parse_target(target)
+    out = set()
+    for subject, v, s, _ in gates:
+        if v is not None and version < v:
+            out.add(f"error: {subject} requires PTX ISA .version {v[0]}.{v[1]} or later")
+        if s is not None and sm is not None and not sm.at_least(s):
+            out.add(f"error: {subject} requires .target sm_{s} or higher")
+    return out
+
+
+def word_gates(gated: list[str]) -> dict[str, tuple[WordGate, ...]]:
+    """word -> the gates ptxas checks of it where it is no word of the instruction (the arrive
+    probe): those of the gated words whose messages differ between GATE_PAIRS by plain version and
+    target gates only, read at the first pair and checked against every pair (the others' gates,
+    "not supported on .target" ones among them, are not modelled); each with whether ptxas checks
+    it as it reads the word (it says so of SHORT_PROBE too) or only once the operands match."""
+    runs = []
+    for v, t in GATE_PAIRS:
+        version = parse_version(v)
+        assert version is not None
+        runs.append((version, t, probe(version, t)))
+    last = runs[-1][2]
+    out = {}
+    for w in gated:
+        gates: list[WordGate] = []
+        for s, m in sorted(runs[0][2][w]["arrive"] - last[w]["arrive"]):
+            g = _GATE.fullmatch(f"{s}: {m}")
+            if g is None:
+                break
+            ver = (int(g.group(2)), int(g.group(3))) if g.group(2) else None
+            gates.append((g.group(1), ver, int(g.group(4)) if g.group(4) else None,
+                          (s, m) in runs[0][2][w]["short"]))
+        else:
+            if gates and all(
+                    {f"{s}: {m}" for s, m in r[w]["arrive"] ^ last[w]["arrive"]}
+                    == _gate_messages(tuple(gates), version, t) for version, t, r in runs):
+                out[w] = tuple(gates)
+    return out
+
+
+def word_repeats(words: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """word -> what ptxas says of it written twice on the arrive probe (at the last of GATE_PAIRS),
+    where that is one message more than of it once, "Multiple ..." or "Duplicate ...", and the word
+    has no class (CLASS_REPEATS)."""
+    cls = classes(words)
+    label, path, rest, ops = PROBES[0]
+    plain = [w for w in VOCABULARY if w not in cls]
+    cases = [Case(f"{label} {w}", ast.Instruction(path[0], (*path[1:], *ws, *rest), ops, None, P0))
+             for w in plain for ws in ((w,), (w, w))]
+    v, t = GATE_PAIRS[-1]
+    version = parse_version(v)
+    assert version is not None
+    verdicts = ptxas_verdicts(cases, version, t)
+    out = {}
+    for i, w in enumerate(plain):
+        extra = verdicts[2 * i + 1] - verdicts[2 * i]
+        if len(extra) == 1 and next(iter(extra))[1].startswith(("Multiple ", "Duplicate ")):
+            out[w] = next(iter(extra))[1]
+    return out
+
+
 def write(path: str) -> None:
     words, gated, irregular, hiding = classify()
     cls = classes(words)
     again, every = repeats(words)
+    gates = word_gates(gated)
+    twice = word_repeats(words)
     lines = [_HEADER]
     lines.append("WORD_MESSAGES: Final[dict[str, tuple[str, ...]]] = {")
     for w, toks in words.items():
@@ -255,10 +328,29 @@ def write(path: str) -> None:
     lines.append("})")
     lines.append("")
     lines.append("#: Words with feature gates of their own (ptxas's messages about them differ between")
-    lines.append(f"#: {', '.join(' '.join(p) for p in GATE_PAIRS)}): the gates are not modelled.")
+    lines.append(f"#: {', '.join(' '.join(p) for p in GATE_PAIRS)}): their gates are not modelled but")
+    lines.append("#: those of WORD_GATES.")
     lines.append("GATED_WORDS: Final[frozenset[str]] = frozenset({")
     lines += [f"    {w!r}," for w in gated]
     lines.append("})")
+    lines.append("")
+    lines.append("#: The gated words' gates that ptxas checks as it reads such a word on an instruction that")
+    lines.append("#: does not take it, where they are plain version and target gates: (subject, PTX ISA")
+    lines.append("#: version, sm, whether ptxas checks it as it reads the word rather than once the operands")
+    lines.append("#: match) each, on every pair of GATE_PAIRS as measured (the others' are not modelled).")
+    lines.append("WORD_GATES: Final[dict[str, tuple[tuple[str, tuple[int, int] | None, int | None, bool], "
+                 "...]]] = {")
+    for w, g in gates.items():  # (one line a word, or a gate a line where that is too long)
+        lines += ([f"    {w!r}: {g!r},"] if len(f"    {w!r}: {g!r},") <= 110
+                  else [f"    {w!r}: (", *(f"        {x!r}," for x in g), "    ),"])
+    lines.append("}")
+    lines.append("")
+    lines.append("#: What ptxas says at once of a word without a class written twice, where it says one")
+    lines.append("#: message more than of the word once, \"Multiple ...\" or \"Duplicate ...\" (measured on")
+    lines.append("#: the arrive probe).")
+    lines.append("WORD_REPEATS: Final[dict[str, str]] = {")
+    lines += [f"    {w!r}: {m!r}," for w, m in twice.items()]
+    lines.append("}")
     lines.append("")
     lines.append("#: Words ptxas says more of than the tokens tell on the arrive probe (the sem-like")
     lines.append("#: .weak, a part of the opcode ...): their tokens are try_wait's, else ('illegal',).")

@@ -36,6 +36,7 @@ from mbarrier.spec.forms import (
     MODIFIER_GATES,
     MODIFIERS,
     NON_ADDRESS_TYPES,
+    OTHER_WORD_GATES,
     RULE_IDS,
     SUBSPACES,
     TERMINAL_MODIFIERS,
@@ -54,6 +55,7 @@ from mbarrier.spec.modifiers import (
     HIDING_WORDS,
     WORD_CLASSES,
     WORD_MESSAGES,
+    WORD_REPEATS,
 )
 from mbarrier.spec.targets import (
     LATEST_VERSION,
@@ -216,7 +218,8 @@ def _marker_implied(form: Instr, mods: tuple[str, ...], operands: tuple[ast.Oper
     if not form.marker_implied or form.marker is None:
         return False
     group = FLAG_GROUPS.get(form.marker)
-    if group is not None and any(FLAG_GROUPS.get(m) == group for m in mods):
+    # (of the family's words: another instruction's, `.mbarrier`, is an illegal one here, measured)
+    if group is not None and any(FLAG_GROUPS.get(m) == group and m in MODIFIERS for m in mods):
         return False
     if any(m in form.other_words for m in mods):
         return False
@@ -456,6 +459,13 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
                 illegal("op-multiple")
             continue
         if cls is None:
+            group = FLAG_GROUPS.get(m)
+            if group is not None:  # (`.mbarrier`, of the completion mechanisms: the last judged)
+                if group in seen_flags:
+                    line.add("duplicate-flag", mod=GROUP_NAMES.get(group, m))
+                seen_flags.add(group)
+                if i != max(j for j, w in enumerate(mods) if FLAG_GROUPS.get(w) == group):
+                    continue
             _other_word(form, i, mods, line, legality, seen_classes)
             words.add("word:" + m)  # (for conditions on another instruction's word: red.async's .exch)
         elif cls in ("sem", "scope"):
@@ -554,6 +564,8 @@ def _check_modifiers(form: Instr, mods: tuple[str, ...], line: _Line,
                 # (ptxas names some words by their class: tcgen05.commit's .mbarrier::arrive::one
                 # rot13-encoded, measured)
                 line.add("repeat-class", text=CLASS_REPEATS[WORD_CLASSES[m]])
+            elif repeated and group is None and m in WORD_REPEATS:
+                line.add("repeat-class", text=WORD_REPEATS[m])
             elif repeated:
                 line.add("duplicate-flag", mod=GROUP_NAMES.get(group or "", m))
             if m not in form.flags and last and not (repeated and group is None):
@@ -615,6 +627,8 @@ def _other_word(form: Instr, i: int, mods: tuple[str, ...], line: _Line,
     name, m = form.name, mods[i]
     cls = WORD_CLASSES.get(m)
     judged = True
+    if m in mods[:i] and m in WORD_REPEATS:  # (a word without a class, twice: measured)
+        line.add("repeat-class", text=WORD_REPEATS[m])
     if cls is not None:
         if cls in seen and cls in CLASS_REPEATS:
             line.add("repeat-class", text=CLASS_REPEATS[cls])
@@ -1283,7 +1297,8 @@ def _check_gates(form: Instr, facts: _Facts, roles: frozenset[str], sink: bool, 
     """The feature gates (those ptxas checks with the modifiers when `early`, as it reads the words
     when `at_once`)."""
     words = frozenset(facts.words)
-    for g in (*(MODIFIER_GATES if form.object_rules else ()), *form.gates):
+    others = OTHER_WORD_GATES if any(w.startswith("word:") for w in words) else ()
+    for g in (*(MODIFIER_GATES if form.object_rules else ()), *form.gates, *others):
         if g.at_once != at_once or g.early != early or not g.when.holds(words, roles, sink) or (
                 g.late and line.pending_fatal):
             continue

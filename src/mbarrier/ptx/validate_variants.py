@@ -12,7 +12,9 @@ from itertools import combinations
 from random import Random
 
 from mbarrier.ptx import ast, validate_variants_tensor, validate_variants_tensormap, validate_variants_wgmma
+from mbarrier.ptx.validate import resolve
 from mbarrier.ptx.variant_pools import (
+    GATED_POOL,
     GUARD_POOL,
     MANY_FLAGS,
     MODIFIER_POOL,
@@ -26,6 +28,7 @@ from mbarrier.ptx.variant_pools import (
     SEM_POOL,
     SPACE_POOL,
     SPACE_WORDS,
+    TWICE_POOL,
     Case,
     _addr,
     _imm,
@@ -144,20 +147,32 @@ def _marked_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
         yield f"insert {w}", _instr((*path, w, base_space, ty), base_ops)
         yield f"insert {w} late", _instr((*path, base_space, w, ty), base_ops)
     yield from _other_word_variants(form, path, base_space, ty, base_ops)
+    # 2b. a word with gates of its own; a word twice; a word of the opcode twice, where it stands
+    for w in GATED_POOL:
+        yield f"gated word {w}", _instr((*path, w, base_space, ty), base_ops)
+    for w in TWICE_POOL:
+        yield f"twice {w}", _instr((*path, w, w, base_space, ty), base_ops)
+    for k in range(1, len(path)):
+        twice = _instr((*path[:k + 1], *path[k:], base_space, ty), base_ops)
+        if resolve(twice)[0] is not None:  # (an instruction lint judges: cp.async.async.mbarrier.arrive)
+            yield f"opcode word twice {path[k]}", twice
     # 3. every .sem/.scope pairing, including either alone
     for s in ("", *SEM_POOL):
         for c in ("", *SCOPE_POOL):
             yield f"sem/scope {s}{c}", _instr((*path, s, c, base_space, ty), base_ops)
     # 3b. a marked form with a canonical .sem/.scope (the unidirectional proxy fences): every .sem,
-    # optional word and scope without the canonical ones; and without the marker (another form's
-    # line to ptxas: the bidirectional fence's)
+    # optional word and scope without the canonical ones; and without the marker where that is
+    # another form of ours (the bidirectional proxy fence)
+    unmarked = any(f.path == form.path and f.marker is None for f in INSTRUCTIONS)
     if form.canonical and form.marker and form.sems:
         for s in ("", *form.sems, ".acq_rel"):
             for f in ("", *optional):
                 for c in ("", *form.scopes):
                     for ops in {(), base_ops}:
                         yield f"sem/word/scope {s}{f}{c}", _instr((*path, s, f, c, ty), ops)
-                        yield f"no marker, sem/word/scope {s}{f}{c}", _instr((*form.path, s, f, c, ty), ops)
+                        if unmarked:
+                            yield (f"no marker, sem/word/scope {s}{f}{c}",
+                                   _instr((*form.path, s, f, c, ty), ops))
     # 4. state spaces (pairs of them for copies), with a shared, a global and a register address
     pool = [a + b for a in SPACE_POOL for b in SPACE_POOL] if form.space_pairs else SPACE_POOL
     for space in pool:

@@ -127,6 +127,12 @@ SAME_CLASS: dict[str, str] = {
     ".L1::evict_last": ".L2::evict_first", ".op_restrict": ".foo", ".width": ".depth", ".clamp": ".trap",
     ".b": ".g", ".row": ".col", ".a1d": ".2dms",
 }
+#: Words with gates of their own (spec.modifiers.WORD_GATES: checked as ptxas reads the word, or
+#: once the operands match), inserted into every form after the opcode.
+GATED_POOL: tuple[str, ...] = (".wait", ".async", ".mbarrier", ".xorsign")
+#: Words without a class written twice (spec.modifiers.WORD_REPEATS: "Multiple .mbarrier modifiers
+#: specified", "Duplicate .ftz modifier" ...), inserted into every form after the opcode.
+TWICE_POOL: tuple[str, ...] = (".mbarrier", ".async", ".wait", ".ftz", ".L2::64B", ".aligned", ".noinc")
 #: Words ptxas cannot parse there (a fatal error), and one it says more of on some instructions:
 #: tried on a few forms only (each fatal error costs the oracle another ptxas run).
 OTHER_RARE: tuple[str, ...] = (".reg", ".cc")

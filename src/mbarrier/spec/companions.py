@@ -214,6 +214,9 @@ def _fence_proxy_tensormap() -> Instr:
                        mod=".release", other="0 arguments"),
             *(Constraint(Cond(has=(k,)), "illegal-modifier-with", _PROXY, mod=k, other="proxy direction")
               for k in (".alias", ".async")),
+            # (with the operands, also plain: measured; a refused sink hides that)
+            *(Constraint(Cond(has=(k,), roles=("size",)), "illegal-modifier", _PROXY, mod=k, late=True)
+              for k in (".alias", ".async")),
             # (.sync_restrict: taken silently without the operands, illegal with them: measured)
             *(Constraint(Cond(has=(r,), roles=("size",)), "illegal-modifier", _PROXY, mod=r)
               for r in _SYNC_RESTRICT),

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from mbarrier.spec.modifiers import HIDING_WORDS, WORD_MESSAGES
+from mbarrier.spec.modifiers import HIDING_WORDS, WORD_GATES, WORD_MESSAGES
 from mbarrier.spec.rules import Rule
 from mbarrier.spec.targets import Version
 
@@ -69,6 +69,9 @@ DIMENSIONS: Final[dict[str, int]] = {f".{n}d": n for n in range(1, 6)}
 FLAG_GROUPS: Final[dict[str, str]] = {
     ".cta_group::1": "cta_group", ".cta_group::2": "cta_group",
     ".mbarrier::complete_tx::bytes": "completion_mechanism", ".bulk_group": "completion_mechanism",
+    # (and cp.async's `.mbarrier`, a word the family does not take: measured, "Multiple .mbarrier
+    # modifiers specified" after `.mbarrier::complete_tx::bytes`, the later judged)
+    ".mbarrier": "completion_mechanism",
     # stmatrix (measured: "Multiple .num modifiers specified", "Multiple matrix shape modifiers ...")
     ".x1": "num", ".x2": "num", ".x4": "num", ".m8n8": "shape", ".m16n8": "shape", ".m16n16": "shape",
     ".m8n16": "shape",
@@ -673,6 +676,14 @@ _NO_COMPLETE_ORDER = tuple(
     Constraint(Cond(has=(".noComplete", m)), "combine", "9.7.13.15.13", mod=m, other=".noComplete")
     for m in (".cluster", ".gpu", ".sys", ".relaxed", ".acquire", ".acq_rel", ".sc"))
 
+#: The gates ptxas checks of a word that the instruction does not take, whatever the instruction
+#: (`spec.modifiers.WORD_GATES`, measured: `barrier.cluster.wait.wait` at 7.0 says "Modifier '.wait'
+#: requires PTX ISA .version 7.8 or later"), some as it reads the word, the others once the
+#: operands match.
+OTHER_WORD_GATES: Final[tuple[Gate, ...]] = tuple(
+    Gate(subject.format(mod=w), Cond(has=("word:" + w,)), "", version=v, sm=sm, at_once=at_once)
+    for w, gates in WORD_GATES.items() for subject, v, sm, at_once in gates)
+
 #: Modifiers whose repetition ptxas does not report (measured).
 UNCOUNTED_REPEATS: Final[tuple[str, ...]] = (".sync",)
 
@@ -813,7 +824,8 @@ _MC, _L2 = ".multicast::cluster", ".L2::cache_hint"
 #: A copy with no completion mechanism (neither `.mbarrier::complete_tx::bytes` nor `.bulk_group`):
 #: ptxas says one is required where the state spaces are a pair it takes, and judges the rest of
 #: the line as usual (measured).
-_NO_COMPLETION = Constraint(Cond(has=("pair",), lacks=(_BYTES, ".bulk_group")), "required-modifier", _BULK,
+_NO_COMPLETION = Constraint(Cond(has=("pair",), lacks=(_BYTES, ".bulk_group", "word:.mbarrier")),
+                            "required-modifier", _BULK,
                             mod=".completion_mechanism")
 
 
@@ -1013,7 +1025,7 @@ def _async_store(op: str) -> Instr:
     section = "9.7.12.7" if red else "9.7.9.12"
     pair = "st.async/red.async with {} "
     gates = [Gate(_feature(name), ALWAYS, section, version=(8, 1), sm=90),
-             Gate(_feature(_BYTES), ALWAYS, section, version=(8, 0), sm=90),
+             Gate(_feature(_BYTES), Cond(has=(_BYTES,)), section, version=(8, 0), sm=90),  # (judged last)
              Gate(_feature(".cluster scope"), Cond(has=(".cluster",)), section, version=(7, 8), sm=90),
              Gate(_feature(pair.format(".global") + "state space"), Cond(has=(".global",)), section,
                   version=(8, 7), sm=100),
@@ -1021,10 +1033,14 @@ def _async_store(op: str) -> Instr:
                   version=(8, 7), sm=100),
              Gate(_feature(pair.format(".mmio") + "modifier"), Cond(has=(".mmio",)), section,
                   version=(8, 7), sm=100)]
-    # the scopes and the state space of the forms without an mbarrier (measured)
+    # the scopes and the state space of the forms without an mbarrier, named by the completion
+    # mechanism written last; of another one, also the mbarrier form's (measured)
     constraints = [
-        *(Constraint(Cond(has=(w,)), "illegal-modifier-with", section, mod=_BYTES, other=w)
-          for w in (".gpu", ".sys", ".global")),
+        *(Constraint(Cond(has=(m, w)), "illegal-modifier-with", section, mod=m.removeprefix("word:"),
+                     other=w.removeprefix("space:"))
+          for m in (_BYTES, "word:.mbarrier") for w in (".gpu", ".sys", ".global")),
+        *(Constraint(Cond(has=("word:.mbarrier", w)), "illegal-modifier-with", section, mod=".mbarrier",
+                     other=w.removeprefix("space:")) for w in ("space:.shared::cluster", ".cluster")),
         *(Constraint(Cond(has=(w, ".shared")), "requires-space", section, mod=w, other=".global")
           for w in (".gpu", ".sys")),
         *(Constraint(Cond(has=(".cluster", w)), "requires-space", section, mod=".cluster",
@@ -1162,7 +1178,8 @@ def _try_cancel() -> Instr:
         ("clusterlaunchcontrol", ".try_cancel", ".async"), _CANCEL, operands=((addr, mbar),),
         types=(".b128",), spaces=(".shared::cta",), exact_spaces=True, space_expected=".shared::cta",
         flags=(_BYTES, _ALL), marker=_BYTES, marker_implied=True, address_space=-1,
-        constraints=(Constraint(Cond(lacks=(_BYTES,)), "required-modifier", _CANCEL, mod=_BYTES),),
+        constraints=(Constraint(Cond(lacks=(_BYTES, "word:.mbarrier")), "required-modifier", _CANCEL,
+                                mod=_BYTES),),  # (`.mbarrier` is one, illegal: measured)
         gates=(Gate(_feature(_CANCEL), ALWAYS, _CANCEL, version=(8, 6), sm=100),
                Gate(_feature(_BYTES), Cond(has=(_BYTES,)), _CANCEL, version=(8, 0), sm=90),
                Gate(_feature(_ALL), Cond(has=(_ALL,)), _CANCEL, version=(8, 6), targets=_SM100_FAMILY)),
