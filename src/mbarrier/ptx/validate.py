@@ -761,8 +761,11 @@ def _match_operands(form: Instr, instr: ast.Instruction, facts: _Facts, scope: S
             for i, (slot, op) in enumerate(zip(slots, ops, strict=True)):
                 _operand_fits(slot, op, i, form, scope, ctx, line)
             return slots, strict in lists or other_soft
-    # a mismatch; ptxas still compares the state space of a variable where mapa and getctarank want
-    # an address (measured)
+    # a mismatch; ptxas still says a vector's elements differ in size (measured on stmatrix, ldmatrix,
+    # st.async), and compares the state space of a variable where mapa and getctarank want an address
+    for op in ops:
+        if isinstance(op, ast.Vector) and len({_element_size(i, scope) for i in op.items} - {0}) > 1:
+            line.add("vector-elements", op.pos)
     for slots in lists:
         if len(slots) == len(ops):
             for i, (slot, op) in enumerate(zip(slots, ops, strict=True)):
@@ -1055,6 +1058,14 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
     """Whether `op` can stand in `slot` (False: "Arguments mismatch", unless this reported a fatal
     error itself). Errors that do not stop ptxas's other checks are reported here too."""
     if isinstance(op, ast.Vector) and slot.vector_message and not (len(op.items) == 1 and slot.vector1):
+        first = _element_size(op.items[0], scope) if op.items else 0
+        if slot.vector_first_size and first and first != TYPE_SIZE.get(slot.type, first):
+            return False
+        for item in op.items:  # (an undeclared name in it, as in any vector expression)
+            if isinstance(item, ast.Name) and scope.lookup(item.name) is None and not scope.known(item.name):
+                line.add("illegal-expression", item.pos, symbol=item.name)
+        if len({_element_size(i, scope) for i in op.items} - {0}) > 1:
+            line.add("vector-elements", op.pos)
         line.add("vector-operand", op.pos, name=form.name)
         return True
     if slot.length or slot.sized_message:  # a vector of values (st.async's .v2/.v4): a scalar fits too

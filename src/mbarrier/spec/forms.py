@@ -466,6 +466,9 @@ class Slot:
     """An immediate only (setmaxnreg's count): a register is "Arguments mismatch"."""
     vector_message: bool = False
     """A vector here is ptxas's "Vector operand is not allowed" (and the operand fits)."""
+    vector_first_size: bool = False
+    """With `vector_message`: a vector whose first register is not of the value's size is a
+    mismatch instead (red.async's `b`, measured; a predicate or an immediate first passes)."""
     length: int = 0
     """A vector of that many values (st.async with `.v2`/`.v4`)."""
     exact_space: bool = False
@@ -1014,8 +1017,10 @@ def _async_store(op: str) -> Instr:
     a = _addr("a", space_message=False, governed_by=0)
     mbar = _addr("mbar", space_message=False, governed_by=0)
     # ptxas takes any register of the type's size there, a float too, or any immediate (measured)
-    value = Slot("b", "value", typed=True, vector1=not red, vector_message=red, special_message=True)
-    alone = Slot("b", "value", typed=True, vector_message=True, special_message=True)  # (no mbarrier)
+    value = Slot("b", "value", typed=True, vector1=not red, vector_message=red, vector_first_size=red,
+                 special_message=True)
+    alone = Slot("b", "value", typed=True, vector_message=True, vector_first_size=red,
+                 special_message=True)  # (no mbarrier)
     # .v2/.v4: a vector of that many values (ptxas takes a scalar there too; a vector of another
     # length is "Argument vector size mismatch", measured)
     vectors = [] if red else [
