@@ -23,6 +23,7 @@ from mbarrier.ptx.validate_line import Line as _Line
 from mbarrier.ptx.validate_module import address_bits, address_size, declared_address_size
 from mbarrier.ptx.validate_scope import TYPE_SIZE, Scope
 from mbarrier.ptx.validate_split import read, split_opcode
+from mbarrier.ptx.validate_vectors import check_lengths, written
 from mbarrier.spec.companions import FORMAT_CONVERSIONS, FORMAT_SHAPES
 from mbarrier.spec.forms import (
     CLASS_NAMES,
@@ -31,7 +32,6 @@ from mbarrier.spec.forms import (
     FLAG_GROUPS,
     GROUP_NAMES,
     IM2COL_MODES,
-    MAX_VECTOR,
     MESSAGES,
     MODIFIER_GATES,
     MODIFIERS,
@@ -42,6 +42,7 @@ from mbarrier.spec.forms import (
     TERMINAL_MODIFIERS,
     TYPE_COMPATIBLE,
     UNCOUNTED_REPEATS,
+    VECTOR_LENGTHS,
     VECTORS,
     VERSION_BEYOND_MODEL,
     Instr,
@@ -249,12 +250,6 @@ def check_instruction(instr: ast.Instruction, scope: Scope, ctx: Context, line: 
     line.flush()
 
 
-def _vectors(instr: ast.Instruction) -> list[ast.Vector]:
-    """The vector operands as written, those inside an address (a tensor map's coordinates) too."""
-    return [v for op in instr.operands
-            for v in (op.items if isinstance(op, ast.Address) else (op,)) if isinstance(v, ast.Vector)]
-
-
 def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> None:
     form, mods = resolve(instr)
     if form is None:
@@ -270,6 +265,7 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
         if directive is not None:
             line.add("modifier-parse", severity="fatal", mod=directive)
         elif family:
+            check_lengths(instr, VECTOR_LENGTHS, line)
             line.add("unknown-instruction", opcode=instr.opcode)
         return
     # ptxas's order (measured): a word it cannot parse (fatal), the words themselves, a misplaced
@@ -286,11 +282,13 @@ def _check(instr: ast.Instruction, scope: Scope, ctx: Context, line: _Line) -> N
     if form.checker:  # (wgmma.mma_async: its shape, types and operations are its checker's)
         mods, own = validate_wgmma.split(mods, line)
     facts = _check_modifiers(form, mods, line, legality)
+    check_lengths(instr, form.vector_lengths, line)
     _check_gates(form, facts, frozenset(), False, ctx, line, at_once=True)
     if _sink_misplaced(instr, line):
         return
     terminal = [m for m in TERMINAL_MODIFIERS  # of the words ptxas judges (a load mode: the last)
-                if m in facts.words and m not in (*form.flags, *form.load_modes, *form.mismatch_words)]
+                if m in facts.words and m not in (*form.flags, *form.load_modes, *form.mismatch_words)
+                and not (form.load_modes and MODIFIERS.get(m) == "load_mode")]
     if terminal:  # the first of them by ptxas's priority ends the line
         line.add("illegal-modifier", mod=terminal[0], name=form.name)
         return
@@ -402,7 +400,7 @@ def emit_legality(instr: ast.Instruction, facts: _Facts, legality: list[tuple[st
     for key, fmt in legality:  # a refused sink stops ptxas before it judges some modifiers
         fmt.pop("word", None)
         if key == "vector-length" and not fmt.pop("always", False) and not any(
-                len(v.items) != fmt["size"] for v in _vectors(instr)):
+                len(v.items) != fmt["size"] for v in written(instr)):
             continue  # (a vector word is compared with every vector operand as written)
         if key == "vector-wide" and facts.type and VECTORS[str(fmt["mod"])] * TYPE_SIZE[facts.type] <= 16:
             continue  # (at most 128 bits: .v4 of a 32-bit type)
@@ -863,6 +861,13 @@ def _match_listed(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Sco
                     and _tensor_list_fits(c, alike, form, scope, line, strict)), None)
     if fit is None:
         return None, False
+    # a vector where the words put ctaMask, if a list fits the operands as written (measured)
+    refused = [(k, op) for k, (slot, op) in enumerate(zip(full, ops, strict=False))
+               if slot.vector_refused and isinstance(op, ast.Vector)]
+    if refused and any(len(c) == len(ops) and _tensor_list_fits(c, ops, form, scope, line)
+                       for c in candidates):
+        for k, op in refused:
+            line.add("vector-unexpected", op.pos, index=k + 1, name=form.name)
     pair_ok = _spaces_right(form, facts)
     for k, (slot, op) in enumerate(zip(fit, ops, strict=True)):
         vec = _vector_of(slot, op)
@@ -986,8 +991,6 @@ def _vector_size(slot: Slot, words: set[str]) -> int | None:
 def _vector_fits(slot: Slot, vec: ast.Vector, scope: Scope, line: _Line) -> bool:
     """A coordinate or im2col vector's elements: one of them must have the slot's type, the first
     one when their sizes differ (measured)."""
-    if len(vec.items) > MAX_VECTOR:
-        line.add("vector-illegal-size", vec.pos, size=len(vec.items))
     sizes: set[int] = set()
     types: list[str | None] = []
     sinks: list[ast.Sink] = []
@@ -1045,6 +1048,8 @@ def _tensor_operand_fits(slot: Slot, op: ast.Operand, arg: int, form: Instr, sco
         return not (isinstance(op, ast.Address) and op.items)
     if isinstance(op, ast.Imm):
         return True
+    if isinstance(op, ast.Vector) and slot.vector_refused:  # (said by `_match_listed`)
+        return _vector_fits(slot, op, scope, _Line(line.instr, line.path))
     sym = scope.lookup(op.name) if isinstance(op, ast.Name) else None
     if sym is None or sym.type not in TYPE_COMPATIBLE[slot.type]:
         return False
@@ -1057,6 +1062,8 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
                   line: _Line) -> bool:
     """Whether `op` can stand in `slot` (False: "Arguments mismatch", unless this reported a fatal
     error itself). Errors that do not stop ptxas's other checks are reported here too."""
+    if isinstance(op, ast.Address) and op.items:  # `[a, x]`: a tensor copy's operand only (measured)
+        return False
     if isinstance(op, ast.Vector) and slot.vector_message and not (len(op.items) == 1 and slot.vector1):
         first = _element_size(op.items[0], scope) if op.items else 0
         if slot.vector_first_size and first and first != TYPE_SIZE.get(slot.type, first):
@@ -1068,12 +1075,12 @@ def _operand_fits(slot: Slot, op: ast.Operand, index: int, form: Instr, scope: S
             line.add("vector-elements", op.pos)
         line.add("vector-operand", op.pos, name=form.name)
         return True
+    if isinstance(op, ast.Vector) and slot.vector_any and (len(op.items) > 1 or not slot.vector1):
+        return _vector_fits(slot, op, scope, line)
     if slot.length or slot.sized_message:  # a vector of values (st.async's .v2/.v4): a scalar fits too
         one = dataclasses.replace(slot, length=0, sized_message=False)
         if slot.sized_message:  # (stmatrix's, by its .num; length 0: any, measured)
             n = len(op.items) if isinstance(op, ast.Vector) else None
-            if n is not None and n not in (1, 2, 4):
-                line.add("vector-illegal-size", op.pos, size=n)
             if slot.length and n != slot.length:
                 line.add("vector-size-expected", op.pos, size=slot.length, index=index, name=form.name)
                 if n is not None and slot.length > 1 and not line.pending_fatal:  # (a refused sink hides it)

@@ -460,6 +460,26 @@ def _tensor_variants(form: Instr) -> Iterator[tuple[str, ast.Instruction]]:
         for label, new in _element_shapes(vec):
             yield f"coordinates {label}", _with(
                 full, (full.operands[0], _rebase(coords, items=(new,)), *full.operands[2:]))
+    # 11. vectors after the tensor operand: each length in each operand (.b16 elements: where
+    # ctaMask goes, "Vector is not expected"), and the offsets of `.im2col` kept without it
+    for mode, flags in ((".tile", ".multicast::cluster"), (".im2col", ".multicast::cluster"),
+                        (".tile", ".multicast::cluster.L2::cache_hint")):
+        full = build(".3d", mode, flags, pairs[0])
+        for i in range(2, len(full.operands)):
+            for n in (1, 2, 3, 6):
+                vec = ast.Vector(_regs("%h", n), P0)
+                yield f"vector of {n} in operand {i}{mode}{flags}", _with(
+                    full, (*full.operands[:i], vec, *full.operands[i + 1:]))
+    for flags in ("", ".multicast::cluster", ".L2::cache_hint", ".multicast::cluster.L2::cache_hint"):
+        kept = build(".3d", ".im2col", flags, pairs[0])
+        yield f"im2col dropped{flags}", _instr((*form.path, ".3d", pairs[0], marker, flags), kept.operands)
+        # 12. the plain bulk copy's name with the tensor load's words and operands
+        for mode in ("", ".im2col"):
+            line = build(".5d", mode, flags, pairs[0])
+            for what, path in (("tensor dropped", form.path[:3]),
+                               ("bulk doubled", (*form.path[:3], *form.path[2:]))):
+                yield f"{what}{mode}{flags}", _instr((*path, ".5d", pairs[0], mode, marker, flags),
+                                                     line.operands)
     yield from _unaddressed_variants(build)
 
 

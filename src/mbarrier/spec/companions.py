@@ -374,7 +374,7 @@ def _wgmma_mma() -> Instr:
     sp = wgmma.SPARSE_SECTION
     return Instr(
         ("wgmma", ".mma_async"), s, operands=((),), types=(), spaces=(),
-        flags=(".sync", ".aligned"), object_rules=False, checker=WGMMA_MMA,
+        flags=(".sync", ".aligned"), object_rules=False, checker=WGMMA_MMA, vector_lengths=None,
         constraints=(Constraint(Cond(lacks=(".sync",)), "required-modifier", WGMMA_MMA, mod=".sync"),),
         gates=(*(g for k, v in WGMMA_KIND_VERSIONS.items() for g in (
             Gate(_feature(f"WGMMA with {k}"), Cond(has=(f"kind:{k}",)), s, version=v),

@@ -86,8 +86,15 @@ FLAG_GROUPS: Final[dict[str, str]] = {
 #: How ptxas names a group in "Multiple {..} modifiers specified" where it names no word (measured).
 GROUP_NAMES: Final[dict[str, str]] = {"num": ".num", "shape": "matrix shape"}
 
-#: The longest vector ptxas takes in a tensor copy's operands ("Illegal vector size: 6", measured).
-MAX_VECTOR: Final[int] = 5
+#: The vector lengths ptxas takes in an instruction's operands: a vector of another length anywhere
+#: in them (an address's too) is "Illegal vector size: N", beside what ptxas says of the rest of the
+#: line, even of an unknown instruction (measured on every instruction lint judges: 3, 5, 6, 7, 8,
+#: 16, 72 elements). Instructions that take other lengths say so: `Instr.vector_lengths`.
+VECTOR_LENGTHS: Final[tuple[int, ...]] = (1, 2, 4)
+#: The lengths the tensor copies take (cp.async.bulk.tensor, its reduction and prefetch), in any
+#: operand ("Illegal vector size: 6", measured; a vector of 3 is "Vector operand is not allowed" at
+#: mbar, no illegal length).
+TENSOR_VECTOR_LENGTHS: Final[tuple[int, ...]] = (1, 2, 3, 4, 5)
 
 #: How ptxas gates each load mode word on any instruction that takes one (measured on the tensor copy
 #: and tensormap.replace): (PTX ISA version, the lowest target or None, whether only the sm_100
@@ -102,9 +109,12 @@ LOAD_MODE_GATES: Final[dict[str, tuple[Version, int | None, bool]]] = {
 IM2COL_MODES: Final[tuple[str, ...]] = (".im2col", ".im2col::w", ".im2col::w::128")
 
 #: Modifiers that, where an instruction does not take them, end ptxas's checks of the line: only the
-#: words' own errors (unknown, repeated) and the first of these are reported, in this order (measured).
-TERMINAL_MODIFIERS: Final[tuple[str, ...]] = (".sync", ".L2::cache_hint", ".multicast::cluster", ".tile",
-                                              ".cta_group::1", ".cta_group::2")
+#: words' own errors (unknown, repeated), the vectors' lengths and the first of these are reported,
+#: in this order (measured); of the load modes, the one written last, on an instruction that takes
+#: none (`.im2col` on cp.async.bulk hides its "Arguments mismatch"; on the tensor copies and
+#: tensormap.replace another load mode is an illegal modifier like any other: measured).
+TERMINAL_MODIFIERS: Final[tuple[str, ...]] = (".sync", ".L2::cache_hint", ".multicast::cluster",
+                                              *LOAD_MODE_GATES, ".cta_group::1", ".cta_group::2")
 
 #: Sub-qualifiers of `.shared`: `.shared::cta` and `.shared::cluster` (9.7.13.15.8).
 SUBSPACES: Final[tuple[str, ...]] = ("::cta", "::cluster")
@@ -244,6 +254,7 @@ MESSAGES: Final[dict[str, str]] = {
     "illegal-expression": "Illegal expression '{symbol}'",
     "sink-source": "Sink '_' not allowed as a source operand",
     "vector-illegal-size": "Illegal vector size: {size}",
+    "vector-unexpected": "Vector is not expected for argument {index} of instruction '{name}'",
     "vector-infer": "Unable to infer type of vector elements (assuming .b8)",
     "addressing-mode": "Illegal Addressing Mode in instruction '{name}'",
     "address-expected": "Address expected for argument {index} of instruction '{name}'",
@@ -445,6 +456,11 @@ class Slot:
     checks: tuple[ImmCheck, ...] = ()
     vector1: bool = False
     """Whether ptxas takes a one-element vector `{r}` here for `r` (measured: only arrive counts)."""
+    vector_any: bool = False
+    """Whether a vector of any length stands here (of more than one element, with `vector1`), judged
+    by its elements only ("Incompatible elements of vector expression"; the first element's type
+    when their sizes differ): the arrive counts, cp.async.bulk's ctaMask (measured: `{%r1, %r2}` is
+    taken as a count, `{%h1}` as a ctaMask)."""
     flag: str | None = None
     """The modifier that brings this optional operand (cp.async.bulk's ctaMask, cache-policy)."""
     loose_types: tuple[str, ...] = ()
@@ -483,6 +499,9 @@ class Slot:
     wide: Slot | None = None
     """A typed slot's rules under a 64-bit instruction type, where they differ (tensormap.replace's
     new value, measured)."""
+    vector_refused: bool = False
+    """A vector of the slot's type fits, and ptxas says "Vector is not expected for argument N" of
+    it wherever the operands fit a list of the instruction: the tensor load's ctaMask (measured)."""
     any_address: bool = False
     """Any `[...]` fits, and is judged no further unless a state space is written
     (fence.proxy.tensormap::generic's address: a register of any type, a variable, an immediate,
@@ -498,7 +517,8 @@ ADDR: Final = _addr()
 #: arrive_drop and the .expect_tx forms from 7.0 (measured).
 STATE_DEST: Final = Slot("state", "dest", ".b64", sink_from=(7, 0))
 ARRIVE_DEST: Final = Slot("state", "dest", ".b64", sink_from=(7, 1))
-COUNT: Final = Slot("count", "value", ".b32", checks=(ImmCheck("positive"),), vector1=True)
+COUNT: Final = Slot("count", "value", ".b32", checks=(ImmCheck("positive"),), vector1=True,
+                    vector_any=True)
 TX_COUNT: Final = Slot("txCount", "value", ".b32")
 WAIT_DEST: Final = Slot("waitComplete", "dest", ".pred")
 STATE_SRC: Final = Slot("state", "value", ".b64")
@@ -622,6 +642,8 @@ class Instr:
     load_mode_name: str = ""
     """How ptxas names a load mode the instruction does not take, where not by the word itself
     (tensormap.replace: '.tile', measured)."""
+    vector_lengths: tuple[int, ...] | None = VECTOR_LENGTHS
+    """The vector lengths it takes in its operands (None: any, wgmma.mma_async's; measured)."""
     unaddressed: tuple[tuple[Cond, tuple[Slot, ...]], ...] = ()
     """The tensor copy's operand lists ptxas matches when the tensor operand is no `[tensorMap,
     {...}]` address, each with the modifiers it needs (measured): ptxas then says "Vector expected"
@@ -846,7 +868,7 @@ def _bulk_copy() -> Instr:
     mbar = _addr("mbar", space_message=False, governed_by=0)
     mbar5 = _addr("mbar", space_message=False, governed_by=0, loose_types=("imm",))
     loose = _addr("mbar", space_message=False, governed_by=0, value_types=(".b64", ".b16"))
-    mask = Slot("ctaMask", "value", ".b16", flag=_MC)
+    mask = Slot("ctaMask", "value", ".b16", flag=_MC, vector_any=True)
     policy = Slot("cachePolicy", "value", ".b64", flag=_L2)
     # With .L2::cache_hint and a 64-bit register or an immediate (no address) as mbar, ptxas takes
     # a 16-bit register or an immediate as the fifth operand, never a 64-bit cache-policy register
@@ -960,7 +982,7 @@ def _tensor_copy() -> Instr:
     tmap = tensor_map(2, 1)
     mbar = _addr("mbar", space_message=False, governed_by=0)
     im2col = tensor_im2col(4)
-    mask = Slot("ctaMask", "value", ".b16", flag=_MC)
+    mask = Slot("ctaMask", "value", ".b16", flag=_MC, vector_refused=True)
     policy = Slot("cachePolicy", "value", ".b64", flag=_L2)
     # tensorMap no address (a 32-bit scalar or vector there): ptxas judges dstMem and mbar as
     # addresses against the two state spaces in order; no list with .multicast::cluster or .cta_group
@@ -979,6 +1001,7 @@ def _tensor_copy() -> Instr:
         ("cp", ".async", ".bulk", ".tensor"), "9.7.9.25.5.2", types=(), spaces=(), space_pairs=pairs,
         flags=(_BYTES, _MC, _L2, *_CTA_GROUPS), marker=_BYTES, marker_implied=True, object_rules=False,
         dims=tuple(DIMENSIONS), load_modes=modes, operands=lists, unaddressed=unaddressed,
+        vector_lengths=TENSOR_VECTOR_LENGTHS,
         other_pairs=((".global", ".shared::cta"),),  # the store direction (.bulk_group)
         constraints=(
             # (ptxas says so only when the state spaces are a pair it takes: the fact "pair")

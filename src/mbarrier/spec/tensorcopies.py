@@ -20,6 +20,7 @@ from mbarrier.spec.forms import (
     ALWAYS,
     DIMENSIONS,
     TENSOR_GATES,
+    TENSOR_VECTOR_LENGTHS,
     Cond,
     Constraint,
     Gate,
@@ -58,6 +59,7 @@ def _tensor_store() -> Instr:
         marker=".bulk_group", marker_implied=True, implied_pairs=(_STORE_PAIR,), tensor_first=True,
         leaves_other_pairs=True,
         other_pairs=_LOAD_PAIRS, object_rules=False, dims=tuple(DIMENSIONS),
+        vector_lengths=TENSOR_VECTOR_LENGTHS,
         load_modes=(".tile", ".tile::scatter4", ".im2col_no_offs"),
         operands=((tmap, _src()), (tmap, _src(), _POLICY)),
         constraints=(Constraint(_NEEDS_DIM, "required-modifier", _TENSOR, mod=".dim"),
@@ -81,7 +83,8 @@ def _tensor_reduce() -> Instr:
     return Instr(
         ("cp", ".reduce", ".async", ".bulk", ".tensor"), section, types=(), spaces=(),
         space_pairs=(_STORE_PAIR,), flags=(".bulk_group", _L2, _BYTES), object_rules=False,
-        dims=tuple(DIMENSIONS), load_modes=(".tile", ".im2col_no_offs", ".tile::scatter4"),
+        dims=tuple(DIMENSIONS),
+        vector_lengths=TENSOR_VECTOR_LENGTHS, load_modes=(".tile", ".im2col_no_offs", ".tile::scatter4"),
         words=tuple((o, "op") for o in REDUCE_OPS), operands=((tmap, _src()), (tmap, _src(), _POLICY)),
         constraints=(Constraint(_NEEDS_DIM, "required-modifier", _REDUCE, mod=".dim"),
                      # (.exch and .cas, operations of other reductions, count as one: measured)
@@ -111,6 +114,7 @@ def _tensor_prefetch() -> Instr:
     return Instr(
         ("cp", ".async", ".bulk", ".prefetch", ".tensor"), section, types=(), spaces=(".global",),
         generic=False, subspace_illegal=True, flags=(".L2", _L2), dims=tuple(DIMENSIONS),
+        vector_lengths=TENSOR_VECTOR_LENGTHS,
         load_modes=(".tile", ".tile::gather4", ".im2col", ".im2col::w", ".im2col::w::128"),
         words=((".L1", "cacheop"), (".L2", "cacheop")),
         operands=((tmap,), (tmap, im2col), (tmap, _POLICY), (tmap, im2col, _POLICY)),
