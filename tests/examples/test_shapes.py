@@ -79,6 +79,7 @@ def test_a_planted_bug_needs_its_trip_count() -> None:
     for seed in (1, 2, 3):
         outcome, _ = _run(SHAPES["ring_bug_count"].sized(2), seed)
         assert outcome == Outcome.EXITED
+    assert [SHAPES["ring_bug_count"].sized(k).answers() for k in (2, 3)] == [("verified",), ("deadlock",)]
 
 
 SMALL = [("ring", "verified"), ("ring_rolled", "verified"), ("branch", "verified"),

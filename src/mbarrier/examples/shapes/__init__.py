@@ -88,28 +88,34 @@ def _ring(name: str, bug: str | None = None, grid: int = 1, cluster: int | None 
     return Shape(name, 96, ((2, 4),), bug, grid, cluster, warps=True, bug_from=bug_from)
 
 
-def _warpgroups(name: str, bug: str | None = None) -> Shape:
+def _warpgroups(name: str, bug: str | None = None, bug_from: int = 1) -> Shape:
     """3 warpgroups of 128 threads, 4 iterations."""
-    return Shape(name, 384, ((2, 4),), bug)
+    return Shape(name, 384, ((2, 4),), bug, bug_from=bug_from)
 
 
-def _tiles(name: str, block: int, bug: str | None = None, warps: bool = False, even: bool = False) -> Shape:
+def _tiles(name: str, block: int, bug: str | None = None, warps: bool = False, even: bool = False,
+           bug_from: int = 1) -> Shape:
     """2 tiles of 2 iterations. `pingpong` is correct for an even tile count only (`even`): with an odd
     one, warpgroup 1's last epilogue waits for a hand-over from warpgroup 2, which has no tile left (a
     real hang: a check answers deadlock, `mbarrier run` is stuck)."""
-    return Shape(name, block, ((2, 2), (3, 2)), bug, trips=(2, 3), warps=warps, even_tiles=even)
+    return Shape(name, block, ((2, 2), (3, 2)), bug, trips=(2, 3), warps=warps, even_tiles=even,
+                 bug_from=bug_from)
 
 
+# `bug_from`: with two stages the producer first waits on `empty` at the third iteration, so a wrong
+# count or a skipped release on `empty` needs three (checked: verified at 1 and 2 for ring_bug_count, at
+# 2 for warpgroup_bug_count); a state reset at every tile needs two tiles (verified at 1 x 1).
 SHAPES: dict[str, Shape] = {s.name: s for s in (
     _ring("ring"), _ring("ring_ct"), _ring("ring_rolled"), _ring("ring_elect"),
-    _ring("ring_bug_parity", "race"), _ring("ring_bug_count", "deadlock"),
+    _ring("ring_bug_parity", "race"), _ring("ring_bug_count", "deadlock", bug_from=3),
     _ring("ring_bug_bytes", "deadlock"),
-    _warpgroups("warpgroup"), _warpgroups("warpgroup_ct"), _warpgroups("warpgroup_bug_count", "deadlock"),
+    _warpgroups("warpgroup"), _warpgroups("warpgroup_ct"),
+    _warpgroups("warpgroup_bug_count", "deadlock", bug_from=3),
     _tiles("pingpong", 384, even=True), _tiles("pingpong_bug_order", 384, "race", even=True),
-    _tiles("persistent", 96, warps=True), _tiles("persistent_bug_reset", 96, "race", warps=True),
+    _tiles("persistent", 96, warps=True), _tiles("persistent_bug_reset", 96, "race", warps=True, bug_from=2),
     _ring("cluster", grid=2, cluster=2), _ring("cluster_bug_mask", "deadlock", grid=2, cluster=2),
     _ring("cpasync"), _ring("cpasync_bug_inc", "deadlock"),
     # Warp 0 skips its release at odd iterations k; a release happens only where k + 2 < trips.
     _ring("named"), _ring("named_bug_skip", "deadlock", bug_from=4),
-    _ring("branch"), _ring("branch_bug_skip", "deadlock"),
+    _ring("branch"), _ring("branch_bug_skip", "deadlock", bug_from=3),
 )}
