@@ -3,6 +3,7 @@
     python bench/memory.py                 # print the table
     python bench/memory.py --write-doc     # and write it into docs/performance.md ("Memory per state")
     python bench/memory.py --shape ring --warps 4 --trips 4   # one shape of the corpus instead (a row)
+    python bench/memory.py --shape ring --warps 4 --trips 4 --walks 0   # the search alone, no walks
 
 Each row is the bundled nvcc ring buffer (src/mbarrier/examples/ring_buffer.ptx, 160 threads per CTA)
 checked with race tracking on (check's default), measured twice in fresh interpreters:
@@ -12,6 +13,8 @@ checked with race tracking on (check's default), measured twice in fresh interpr
     divided by the states seen; what the operating system sees (allocator slack included).
 `--shape NAME` measures one launch of `mbarrier.examples.shapes` instead (with `--warps N` consumer warps
 and every trip count `--trips K`, as bench/shapes.py sets them), checked to the end.
+Time per state is the search's CPU time (random walks included: they take a share of it, `--walks 0`
+leaves them out) divided by the states seen, from the untraced run.
 The peak is what a bound on memory must allow for: the search's frontier (the states queued, each a
 snapshot) is largest in the middle of the search, not at its end.
 """
@@ -42,9 +45,10 @@ def _rss() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def child(grid: int, max_states: int, how: str, shape: str = "") -> dict[str, object]:
+def child(grid: int, max_states: int, how: str, shape: str = "", walks: int | None = None
+          ) -> dict[str, object]:
     """One measurement in this (fresh) process; `shape`: NAME:WARPS:TRIPS of the shape corpus, else the
-    ring buffer."""
+    ring buffer; `walks`: Options.walks (None: its default)."""
     from mbarrier import examples, sim
     from mbarrier.examples.shapes import SHAPES
     from mbarrier.explore.check import Options, check_machine
@@ -61,7 +65,8 @@ def child(grid: int, max_states: int, how: str, shape: str = "") -> dict[str, ob
         tracemalloc.start()
     before = _rss()
     t0 = time.process_time()
-    r = check_machine(m, module, Options(max_states=max_states))
+    opts = Options(max_states=max_states) if walks is None else Options(max_states=max_states, walks=walks)
+    r = check_machine(m, module, opts)
     seconds = time.process_time() - t0
     if how == "tracemalloc":
         peak = tracemalloc.get_traced_memory()[1]
@@ -70,22 +75,25 @@ def child(grid: int, max_states: int, how: str, shape: str = "") -> dict[str, ob
     return {"verdict": r.verdict, "states": r.stats.states, "seconds": seconds, "peak": peak}
 
 
-def measure(grid: int, max_states: int, how: str, shape: str = "") -> dict[str, object]:
-    out = subprocess.run([sys.executable, __file__, "--child", str(grid), str(max_states), how, shape],
-                         capture_output=True, text=True, check=True).stdout
+def measure(grid: int, max_states: int, how: str, shape: str = "", walks: int | None = None
+            ) -> dict[str, object]:
+    out = subprocess.run([sys.executable, __file__, "--child", str(grid), str(max_states), how, shape,
+                          "" if walks is None else str(walks)], capture_output=True, text=True,
+                         check=True).stdout
     result: dict[str, object] = json.loads(out)
     return result
 
 
-def table(cases: list[tuple[str, int, int]], shape: str = "") -> list[str]:
-    rows = ["| launch | verdict | states | CPU s (untraced) | tracemalloc peak: bytes/state | "
-            "RSS peak: bytes/state |", "|---|---|---|---|---|---|"]
+def table(cases: list[tuple[str, int, int]], shape: str = "", walks: int | None = None) -> list[str]:
+    rows = ["| launch | verdict | states | CPU s (untraced) | CPU ms/state | tracemalloc peak: bytes/state | "
+            "RSS peak: bytes/state |", "|---|---|---|---|---|---|---|"]
     for label, grid, max_states in cases:
-        traced = measure(grid, max_states, "tracemalloc", shape)
-        rss = measure(grid, max_states, "rss", shape)
+        traced = measure(grid, max_states, "tracemalloc", shape, walks)
+        rss = measure(grid, max_states, "rss", shape, walks)
         assert traced["states"] == rss["states"], "the same search both ways"
         n = int(rss["states"])  # type: ignore[call-overload]
-        rows.append(f"| {label} | {rss['verdict']} | {n:,} | {rss['seconds']:.1f} | "
+        seconds = float(rss["seconds"])  # type: ignore[arg-type]
+        rows.append(f"| {label} | {rss['verdict']} | {n:,} | {seconds:.1f} | {1000 * seconds / n:.2f} | "
                     f"{int(traced['peak']) // n:,} | {int(rss['peak']) // n:,} |")  # type: ignore[call-overload]
         print(rows[-1], flush=True)
     return rows
@@ -97,22 +105,27 @@ def main() -> None:
     ap.add_argument("--shape", default="", metavar="NAME", help="a shape of mbarrier.examples.shapes")
     ap.add_argument("--warps", type=int, default=None, metavar="N", help="its consumer warps (--shape)")
     ap.add_argument("--trips", type=int, default=None, metavar="K", help="its trip counts (--shape)")
-    ap.add_argument("--child", nargs=4, metavar=("GRID", "MAX_STATES", "HOW", "SHAPE"),
+    ap.add_argument("--walks", type=int, default=None, metavar="N",
+                    help="random walks beside the search (Options.walks; 0: none), else the default")
+    ap.add_argument("--child", nargs=5, metavar=("GRID", "MAX_STATES", "HOW", "SHAPE", "WALKS"),
                     help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        grid, max_states, how, shape = args.child
-        print(json.dumps(child(int(grid), int(max_states), how, shape)))
+        grid, max_states, how, shape, walks = args.child
+        print(json.dumps(child(int(grid), int(max_states), how, shape, int(walks) if walks else None)))
         return
     if args.shape:
         if args.write_doc or args.warps is None or args.trips is None:
             sys.exit("--shape needs --warps and --trips, and is not written into the docs")
         spec = f"{args.shape}:{args.warps}:{args.trips}"
         label = f"{args.shape}, {args.warps} consumer warps, trips {args.trips}"
-        print("\n".join(table([(label, 1, 10_000_000)], spec)))
+        label += "" if args.walks is None else f", walks {args.walks}"
+        print("\n".join(table([(label, 1, 10_000_000)], spec, args.walks)))
         return
+    if args.write_doc and args.walks is not None:
+        sys.exit("--write-doc measures the defaults: leave --walks out")
     load = os.getloadavg()[0]
-    rows = table(CASES)
+    rows = table(CASES, "", args.walks)
     print("\n".join(rows))
     if args.write_doc:
         benchdoc.write_section("memory.py", [

@@ -59,6 +59,7 @@ from mbarrier.sim.waits import ForCopies
 from mbarrier.spec.checks import DEADLOCK, EXIT_INFLIGHT, REMOTE_EXITED, UNSUPPORTED, checker_rule
 
 _AID = attrgetter("aid")
+Spinning = dict[int, tuple[int, int]]  # a spinning thread's aid -> the (cta, offset) of its barrier
 FIRST_WALKS = 3  # random walks before the search (within Options.walk_first seconds)
 FOUND = "found"  # stopped_by: random walks had found bugs, the search ran Options.followup seconds more
 LOCAL_LOOP_LIMIT = 1_000_000
@@ -142,17 +143,17 @@ class Explorer:
         x = self.ins(t)
         return x.kind in (LOCAL, BRANCH) or not self.guard_on(t, x)
 
-    def enabled(self) -> tuple[list[Thread | Copy], dict[int, tuple[int, int]]]:
-        """The agents that can step now (sorted by id) and the spinning threads' barriers."""
+    def enabled(self, snap: snapshot.Snapshot | None = None) -> tuple[list[Thread | Copy], Spinning]:
+        """The agents that can step now (sorted by id) and the spinning threads' barriers. `snap`: a
+        snapshot the machine equals now (its thread entries let `Spins.blocked` reuse what it knows)."""
         out: list[Thread | Copy] = []
         spinning: dict[int, tuple[int, int]] = {}
         probes: dict[tuple[int, str, object], bool | None] = {}
+        entries = snapshot.thread_states(snap) if snap is not None else [None] * self.nthreads
         for a in sorted(self.m.runnable, key=_AID):
-            if isinstance(a, Thread):
-                mb = self.spins.blocked(a, probes)
-                if mb is not None:
-                    spinning[a.aid] = mb
-                    continue
+            if isinstance(a, Thread) and (mb := self.spins.blocked(a, probes, entries[a.aid])) is not None:
+                spinning[a.aid] = mb
+                continue
             out.append(a)
         return out, spinning
 
@@ -382,7 +383,7 @@ class Explorer:
         snap, depth, node, here, redo = entry
         snapshot.restore(m, snap, self.machine_is)
         self.machine_is = snap
-        agents, spinning = self.enabled()
+        agents, spinning = self.enabled(snap)
         if not agents:
             if redo is None and any(t.status != EXITED for t in m.threads):
                 self._record(self.deadlock(frontier.path(node), spinning))

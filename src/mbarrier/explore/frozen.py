@@ -57,12 +57,12 @@ it never joins the set (not even as a disabled member).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from operator import itemgetter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, EXIT, MB, Addr, Code, Ins
+from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, EXIT, MB, Addr, Ins
+from mbarrier.explore.liveregs import Getter, LiveRegs
 from mbarrier.explore.tally import BarUse, Tally, bar_arrivals, bar_use
 from mbarrier.explore.values import Env, Unrolled, unroll, value
 from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
@@ -73,6 +73,7 @@ if TYPE_CHECKING:
 
 INF = 1 << 60  # "arbitrarily many arrivals"
 Key = tuple[int | None, int | None]  # (cta index, offset) of a barrier; None: unknown
+GateKind = tuple[int, int, int | None, bool]  # a gate's (cta, offset or id, parity, bar): alike gates
 # What an operation may do to a barrier's current phase: arrive (lower pending by n), raise or lower the
 # tx-count; a reset (init, inval, an unknown instruction) is all three, infinitely.
 ARRIVE, TX_UP, TX_DOWN = range(3)
@@ -99,6 +100,10 @@ class Gate:
     off: int
     parity: int | None
     bar: bool = False
+    kind: GateKind = field(init=False, repr=False, compare=False)  # gates alike pass or not together
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", (self.cta, self.off, self.parity, self.bar))
 
 
 @dataclass
@@ -126,7 +131,7 @@ class Plan:
         self.graph = graph
         self.after: dict[int, Segment] = {}
         # By opened gates: items, whether it may exit, its bar arrivals and their count per id.
-        self.futures: dict[frozenset[int], tuple[list[Item], bool, list[BarUse], dict[int | None, int]]] = {}
+        self.futures: dict[frozenset[int], tuple[list[Item], bool, BarFuture]] = {}
         # Whether the thread stands at its pc (a visible instruction, its guard on), not past a bar.sync.
         self.standing = blocked is None or not blocked.bar
         first, x = graph.start, fp.code.ins[t.pc]
@@ -158,6 +163,8 @@ class Plan:
         # state starts from these).
         self.start_own = bar_arrivals(self.start.bars, self.bar_paths)
         self.start_counts = sorted({(u[1], u[2]) for u in self.start.bars}, key=repr)
+        self.start_future = (list(self.start.items), self.start.exits, (list(self.start.bars),
+                                                                       self.start_own))
         del self.graph
 
     def _bar_paths(self) -> dict[int | None, int]:
@@ -269,24 +276,32 @@ class Frozen:
         # Register values per (thread, pc, live registers): shared by the plans of every cut; only the
         # latest few are kept (a plan keeps what it needs).
         self._flows: OrderedDict[tuple[object, ...], Unrolled] = OrderedDict()
-        self._relevant: dict[int, list[tuple[int, ...]]] = {}
-        self._getters: dict[int, list[Callable[[list[object]], tuple[object, ...]]]] = {}
+        self.regs = LiveRegs()  # a plan depends on nothing else of the register file
+        # By thread: the key and plan `plan` last gave, with the getter of its live registers.
+        self._last: dict[int, tuple[Footprints, int, tuple[object, ...], frozenset[str], object, Plan,
+                                    Getter]] = {}
 
-    # -- static facts of a function ------------------------------------------------------------------
-    def _static(self, code: Code) -> list[tuple[int, ...]]:
-        """Per pc: the registers live there (a plan depends on nothing else of the register file)."""
-        rel = self._relevant.get(id(code))
-        if rel is None:
-            rel = self._relevant[id(code)] = [tuple(sorted(live)) for live in _live(code)]
-            self._getters[id(code)] = [_getter(r) for r in rel]
-        return rel
-
-    def plan(self, fp: Footprints, t: Thread, cut: frozenset[str], blocked: Gate | None) -> Plan:
-        rel = self._static(fp.code)
-        where = (t.func.name, t.aid, t.pc) + self._getters[id(fp.code)][t.pc](t.regs)
+    def plan(self, fp: Footprints, t: Thread, cut: frozenset[str], why: object,
+             check: Callable[[], None] | None = None) -> Plan:
+        """Thread t's plan with its cut and `why`: None, or what it is blocked at now (below).
+        Each thread's latest plan is tried first: most threads are where they were in the last state
+        asked. `check` is called before a plan is built (a tenth of a second with many threads)."""
+        last = self._last.get(t.aid)
+        if last is not None and last[1] == t.pc and last[0] is fp and last[2] == last[6](t.regs) \
+                and last[3] == cut and last[4] == why:
+            return last[5]
+        rel, getters = self.regs.of(fp.code)
+        getter = getters[t.pc]
+        regs = getter(t.regs)
+        # Blocked at a counted bar.sync (`why`: its id) or at a spin-wait (`why`: its barrier).
+        blocked = None if why is None else Gate(AT_BAR, t.pc, t.cta.index, why, None, True) \
+            if isinstance(why, int) else Gate(-1, t.pc, why[0], why[1], None)  # type: ignore[index]
+        where = (t.func.name, t.aid, t.pc) + regs
         key = (cut, blocked) + where
         p = self._plans.get(key)
         if p is None:
+            if check is not None:
+                check()
             graph = self._flows.get(where)
             if graph is None:
                 graph = self._flows[where] = unroll(fp.m, fp.code, t, rel,
@@ -296,6 +311,7 @@ class Frozen:
             p = self._plans[key] = Plan(self, fp, t, cut, blocked, graph)
             if len(self._plans) > PLANS_KEPT:
                 self._plans.popitem(last=False)
+        self._last[t.aid] = (fp, t.pc, regs, cut, why, p, getter)
         return p
 
     # -- one instruction ------------------------------------------------------------------------------
@@ -423,37 +439,50 @@ class Frozen:
                     exact[(what, None, None)] = INF  # inside a call: may do anything
                 tally.unknown.add(a.cta.index)
                 continue
-            if check is not None:
-                check()  # a plan can take a tenth of a second: a time bound may pass between two
-            b = blocked_on.get(i)
-            blocked = None if b is None else Gate(-1, a.pc, b[0], b[1], None)
+            why: object = blocked_on.get(i)
             w = a.wait
             if isinstance(w, AtBar) and (nb := a.cta.bars.get(w.ident)) is not None and nb.count is not None:
-                blocked = Gate(AT_BAR, a.pc, a.cta.index, w.ident, None, True)
-            plan = self.plan(fps[a.func.name], a, cut, blocked)
+                why = w.ident
+            plan = self.plan(fps[a.func.name], a, cut, why, check)
             counted: set[tuple[int, int]] = set()
-            _add(plan.start, counted, exact, a is mute)
-            tally.start(len(live), a.cta.index, plan)
+            if plan.start.arrivals:
+                _add(plan.start, counted, exact, a is mute)
+            if plan.start_counts or plan.start_own:
+                tally.start(len(live), a.cta.index, plan)
             live.append((i, plan, counted, set()))
         # The fixpoint as a worklist: a closed gate waits under its barrier until a segment that opens
         # brings new sources for that barrier (or for an unknown one: then every closed gate is retried).
-        todo = [(li, g) for li, entry in enumerate(live) for g in entry[1].start.gates]
         # Named barriers' gates wait apart, by (cta, id), until arrivals at that id (or an unknown one of
-        # their CTA) come.
-        waiting: dict[tuple[int, int], list[tuple[int, Gate]]] = {}
-        bar_waiting: dict[tuple[int, int], list[tuple[int, Gate]]] = {}
-        memo: dict[tuple[int, int, int | None, bool], bool] = {}  # per gate kind, until sources change
+        # their CTA) come. Gates of one kind (barrier, parity) wait as one group: passable or not together.
+        waiting: dict[tuple[int, int], dict[GateKind, list[tuple[int, Gate]]]] = {}
+        bar_waiting: dict[tuple[int, int], dict[GateKind, list[tuple[int, Gate]]]] = {}
+        memo: dict[GateKind, bool] = {}  # per gate kind, until sources change
+
+        def passable(g: Gate) -> bool:
+            ok = memo.get(g.kind)
+            if ok is None:
+                ok = memo[g.kind] = tally.passable(m, g) if g.bar else _passable(m, g, exact)
+            return ok
+
+        first: dict[GateKind, list[tuple[int, Gate]]] = {}
+        for li, entry in enumerate(live):
+            for g in entry[1].start.gates:
+                first.setdefault(g.kind, []).append((li, g))
+        todo: list[tuple[int, Gate]] = []
+        for gk, members in first.items():  # every group asked once: those closed wait
+            g = members[0][1]
+            if passable(g):
+                todo.extend(members)
+            else:
+                (bar_waiting if g.bar else waiting).setdefault((g.cta, g.off), {})[gk] = members
         while todo:
             li, g = todo.pop()
             _, plan, counted, opened = live[li]
             if g.node in opened:
                 continue
-            gk = (g.cta, g.off, g.parity, g.bar)
-            ok = memo.get(gk)
-            if ok is None:
-                ok = memo[gk] = tally.passable(m, g) if g.bar else _passable(m, g, exact)
-            if not ok:
-                (bar_waiting if g.bar else waiting).setdefault((g.cta, g.off), []).append((li, g))
+            if not passable(g):
+                (bar_waiting if g.bar else waiting).setdefault((g.cta, g.off), {}).setdefault(
+                    g.kind, []).append((li, g))
                 continue
             opened.add(g.node)
             seg = plan.behind(g)
@@ -464,16 +493,11 @@ class Frozen:
             if touched or named:
                 memo.clear()
             if touched:
-                if any(off is None for _, off in touched):
-                    retry = [w for ws in waiting.values() for w in ws]
-                    waiting.clear()
-                else:
-                    retry = [w for k in touched for w in waiting.pop(k, ())]  # type: ignore[arg-type]
-                todo.extend(retry)
+                unknown = any(off is None for _, off in touched)
+                _retry(waiting, list(waiting) if unknown else touched, passable, todo)  # type: ignore[arg-type]
             for cta, ident in named:
-                keys = [bk for bk in bar_waiting if bk[0] == cta] if ident is None else [(cta, ident)]
-                for bk in keys:
-                    todo.extend(bar_waiting.pop(bk, ()))
+                _retry(bar_waiting, [bk for bk in bar_waiting if bk[0] == cta] if ident is None else
+                       [(cta, ident)], passable, todo)
         out: list[list[Item] | None] = [None] * len(agents)
         out[seed] = []
         bars: list[BarFuture | None] = [None] * len(agents)
@@ -485,35 +509,37 @@ class Frozen:
             if cut is None and isinstance(a, Thread):
                 immortal.add(a.cta.index)
         for i, plan, _counted, opened in live:
-            key = frozenset(opened)
-            found = plan.futures.get(key)
+            found = plan.futures.get(key := frozenset(opened)) if opened else plan.start_future
             if found is None:
-                items = list(plan.start.items)
-                exits = plan.start.exits
-                uses = list(plan.start.bars)
+                items, exits, uses = list(plan.start.items), plan.start.exits, list(plan.start.bars)
                 for g in _order(plan, opened):
                     seg = plan.behind(g)
                     items.extend(seg.items)
                     exits = exits or seg.exits
                     uses.extend(seg.bars)
-                own = bar_arrivals(uses, plan.bar_paths) if opened else plan.start_own
-                found = plan.futures[key] = (items, exits, uses, own)
+                found = plan.futures[key] = (items, exits, (uses, bar_arrivals(uses, plan.bar_paths)))
             if not found[1]:
                 immortal.add(agents[i].cta.index)  # type: ignore[union-attr]
             out[i] = found[0]
-            bars[i] = (found[2], found[3])
+            bars[i] = found[2]
         return out, frozenset(immortal), bars
 
 
-def _getter(slots: tuple[int, ...]) -> Callable[[list[object]], tuple[object, ...]]:
-    """The values of `slots` in a register file, as a tuple (a plan's key, built for every thread of
-    every state)."""
-    if len(slots) > 1:
-        return itemgetter(*slots)
-    if slots:
-        s = slots[0]
-        return lambda regs: (regs[s],)
-    return lambda regs: ()
+def _retry(waiting: dict[tuple[int, int], dict[GateKind, list[tuple[int, Gate]]]],
+           keys: Iterable[tuple[int, int]], passable: Callable[[Gate], bool],
+           todo: list[tuple[int, Gate]]) -> None:
+    """The groups of closed gates waiting under `keys` whose barriers' sources changed: those now passable
+    go to `todo`, the others keep waiting (a group is asked once, not each of its gates)."""
+    for k in keys:
+        groups = waiting.get(k)
+        if groups is None:
+            continue
+        for gk, members in list(groups.items()):
+            if passable(members[0][1]):
+                todo.extend(members)
+                del groups[gk]
+        if not groups:
+            del waiting[k]
 
 
 def _order(plan: Plan, opened: set[int]) -> list[Gate]:
@@ -572,24 +598,3 @@ def _target(fp: Footprints, t: Thread, a: Addr | None, pc: int, future: bool, en
         return (None, None)
     obj = fp.barrier_items(t, a, 0, pc, future, env)[0][0]
     return obj[1], obj[2]  # type: ignore[return-value]
-
-
-def _live(code: Code) -> list[set[int]]:
-    """For each pc, the registers some path from it may read before writing them (guards, addresses
-    and operands; a guarded write may not happen, so it does not end a register's life)."""
-    n = len(code.ins)
-    live: list[set[int]] = [set(x.reads) for x in code.ins]
-    changed = True
-    while changed:
-        changed = False
-        for pc in range(n - 1, -1, -1):
-            x = code.ins[pc]
-            cur = live[pc]
-            before = len(cur)
-            for s in code.succ[pc]:
-                cur |= live[s] if x.guard is not None else live[s] - x.defs
-            if len(cur) != before:
-                changed = True
-    return live
-
-

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
-from mbarrier.explore.code import Code
+from mbarrier.explore.code import BAR, MMA, Code, Ins
 from mbarrier.explore.footprints import (
     JOIN,
     WRITE,
@@ -27,6 +27,7 @@ from mbarrier.explore.footprints import (
     matches,
 )
 from mbarrier.explore.frozen import INF, PLANS_KEPT, BarFuture, Frozen
+from mbarrier.explore.liveregs import Getter
 from mbarrier.explore.tally import UNCOUNTED
 from mbarrier.sim.machine import Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, InCollective
@@ -47,6 +48,7 @@ class AllFootprints:
         # and each future's index for the closure's queries, by the future.
         self._grouped: OrderedDict[int, tuple[list[Item], Future]] = OrderedDict()
         self._indexed: OrderedDict[int, tuple[Future, FutureIndex]] = OrderedDict()
+        self._current: dict[int, tuple[Ins, tuple[object, ...], Getter, list[Item]]] = {}  # by thread
 
     def indexed(self, fut: Future) -> FutureIndex:
         """A future's index (`FutureIndex`), built once per future object while it is kept."""
@@ -60,9 +62,22 @@ class AllFootprints:
         return found[1]
 
     def current(self, a: Thread | Copy) -> list[Item]:
+        """The footprint of an agent's next step. A thread's is kept with the values of the registers live
+        at its pc, for the steps whose footprint reads nothing else (bar.sync/bar.arrive read the
+        barrier's arrivals, wgmma its warp's): most threads stand still from one state to the next."""
         if isinstance(a, Copy):
             return copy_items(a)
-        return self.fps[a.func.name].current(a)
+        fp = self.fps[a.func.name]
+        x = fp.code.ins[a.pc]
+        if x.kind == BAR or x.kind == MMA:
+            return fp.current(a)
+        last = self._current.get(a.aid)
+        if last is not None and last[0] is x and last[1] == last[2](a.regs):
+            return last[3]
+        getter = self.frozen.regs.of(fp.code)[1][a.pc]
+        items = fp.current(a)
+        self._current[a.aid] = (x, getter(a.regs), getter, items)
+        return items
 
     def future(self, a: Copy | Thread) -> Future:
         """The future of an agent the frozen analysis leaves alone: a copy's landing, or anything for a
@@ -102,24 +117,22 @@ class AllFootprints:
         """The frozen futures with the barrier cuts (`whole`: also at whole-CTA bar.sync where counted
         barriers exist too, which `Counted.whole_cut_holds` must confirm afterwards)."""
         s = agents[seed]
+        st = s if isinstance(s, Thread) else None
+        fps = self.fps
         cuts: list[frozenset[str] | None] = []
         for b in agents:
-            cut = self.cuts(s, b, whole)
-            if isinstance(b, Thread) and cut and _stuck(s, b, cut):
-                cuts.append(None)  # inside a barrier that cannot complete before the seed moves
-            else:
-                cuts.append(cut)
+            cut: frozenset[str] | None = _CUT[False, False, False]
+            if isinstance(b, Thread) and not b.frames:
+                code = fps[b.func.name].code
+                if st is not None:
+                    cut = _cuts(code, st, b)
+                    if not whole and code.whole_ids is not None:
+                        cut -= {"cta"}
+                    if cut and b.wait is not None and _stuck(s, b, cut):
+                        cut = None  # inside a barrier that cannot complete before the seed moves
+            cuts.append(cut)
         lists, immortal, bars = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on, check)
         return cuts, lists, immortal, bars, Counted(agents, bars)
-
-    def cuts(self, seed: Thread | Copy, other: Thread | Copy, whole: bool = True) -> frozenset[str]:
-        if isinstance(other, Thread) and not other.frames:
-            code = self.fps[other.func.name].code
-            cut = _cuts(code, seed, other)
-            if not whole and code.whole_ids is not None:
-                cut -= {"cta"}
-            return cut
-        return frozenset()
 
 
 def _stuck(seed: Thread | Copy, t: Thread, cut: frozenset[str]) -> bool:
@@ -136,20 +149,18 @@ def _stuck(seed: Thread | Copy, t: Thread, cut: frozenset[str]) -> bool:
     return not isinstance(w, InCollective) or (isinstance(seed, Thread) and bool(w.mask >> seed.lane & 1))
 
 
-def _cuts(code: Code, seed: Thread | Copy, other: Thread | Copy) -> frozenset[str]:
+def _cuts(code: Code, seed: Thread, other: Thread) -> frozenset[str]:
     """Barriers `other` cannot pass before the (enabled) seed moves: whole-CTA bar.sync of the seed's
     CTA, full-warp bar.warp.sync of its warp, barrier.cluster.wait of its cluster (if it has not
-    arrived). The seed is enabled, so it is not waiting inside any of them."""
-    if not isinstance(seed, Thread) or not isinstance(other, Thread):
-        return frozenset()
-    cut = []
-    if other.cta is seed.cta and code.cta_barriers_whole:
-        cut.append("cta")
-    if other.warp is seed.warp:
-        cut.append("warp")
-    if other.cta.cluster is seed.cta.cluster and not seed.cl_arrived:
-        cut.append("cluster")
-    return frozenset(cut)
+    arrived). The seed is enabled, so it is not waiting inside any of them. (None for a seed that is no
+    thread, nor for a thread inside a call.)"""
+    return _CUT[other.cta is seed.cta and bool(code.cta_barriers_whole), other.warp is seed.warp,
+                other.cta.cluster is seed.cta.cluster and not seed.cl_arrived]
+
+
+# The cuts by (cta, warp, cluster): built once, not for every agent of every state.
+_CUT = {(c, w, k): frozenset(n for n, on in (("cta", c), ("warp", w), ("cluster", k)) if on)
+        for c in (False, True) for w in (False, True) for k in (False, True)}
 
 
 class Counted:
@@ -338,14 +349,16 @@ class Index:
         self.futures = futures
         self.immortal = immortal
         self.anything = [j for j, f in enumerate(futures) if f.anything]
+        # Only futures that touch something can conflict (threads waiting at a closed gate touch nothing).
+        self.touching = [(j, f) for j, f in enumerate(futures) if f.kinds and not f.anything]
 
     def conflicting(self, items: Iterable[Item]) -> set[int]:
         items = list(items)
         if any(obj[0] == "any" for obj, _ in items):
             return set(range(self.n))
         out = set(self.anything)
-        for j, f in enumerate(self.futures):
-            if j not in out and f.hits(items, self.immortal):
+        for j, f in self.touching:
+            if f.hits(items, self.immortal):
                 out.add(j)
         return out
 

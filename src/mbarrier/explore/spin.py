@@ -33,6 +33,7 @@ class Spins:
         # The latest SPINS_KEPT answers: new register values come with new states, so an unbounded cache
         # would grow with the search.
         self._cache: OrderedDict[tuple[object, ...], bool] = OrderedDict()
+        self._memo: dict[int, list[Any]] = {}  # by thread: [its snapshot entry, its `_site`, spins back]
 
     def _ins(self, t: Thread) -> Ins:
         return self.codes[t.func.name].ins[t.pc]
@@ -79,37 +80,34 @@ class Spins:
                 return False
         return True  # a local loop that never returns: the thread hangs there just the same
 
-    def blocked(self, t: Thread, probes: dict[tuple[int, str, object], bool | None] | None = None
-                     ) -> tuple[int, int] | None:
+    def blocked(self, t: Thread, probes: dict[tuple[int, str, object], bool | None] | None = None,
+                entry: object = None) -> tuple[int, int] | None:
         """The (cta, offset) of the barrier a thread spins on without success, or None if it can step.
-        `probes`: the answers of waits already probed in this state (many threads wait alike)."""
-        x = self._ins(t)
-        if x.kind != MB or x.mb_op not in ("test_wait", "try_wait") or not holds(t, x):
+        `probes`: the answers of waits already probed in this state (many threads wait alike). `entry`:
+        the thread's entry in a snapshot the machine equals now (`explore.snapshot`): the same entry
+        means the same thread state, so what depends on the thread alone is taken from the last state
+        asked (most threads stand still from one state to the next)."""
+        memo = self._memo.get(t.aid) if entry is not None else None
+        if memo is None or memo[0] is not entry:
+            memo = [entry, self._site(t), None]
+            if entry is not None:
+                self._memo[t.aid] = memo
+        site = memo[1]
+        if site is None:
             return None
-        target = self.wait_target(t, x)
-        if target is None or target[2] is None:
+        x, cta, off, kind, value = site
+        b = t.cta.barriers.get(off)
+        if b is None:
             return None
-        cta, off, b = target
-        assert b is not None   # checked just above
-        slot, const = x.wait_arg
-        value: Any = t.regs[slot] if slot is not None else const
-        if x.wait_parity:
-            try:
-                pk: tuple[int, str, object] = (id(b), "parity", int(value) & 0xFFFFFFFF)
-            except (TypeError, ValueError):
-                return None  # the wait raises: the thread can step (into the violation)
-        elif isinstance(value, TokenWord):
-            pk = (id(b), "token", id(value.token))
-        else:
-            pk = (id(b), "word", value)
+        pk = (id(b), kind, id(value.token) if kind == "token" else value)
         if probes is not None and pk in probes:
             ok: bool | None = probes[pk]
         else:
             probe = b.copy()
             try:
-                if x.wait_parity:
-                    ok = probe.try_wait(parity=int(value) & 0xFFFFFFFF)
-                elif isinstance(value, TokenWord):
+                if kind == "parity":
+                    ok = probe.try_wait(parity=value)
+                elif kind == "token":
                     ok = probe.try_wait(value.token)
                 else:
                     ok = probe.try_wait(int(value))
@@ -119,10 +117,34 @@ class Spins:
                 probes[pk] = ok
         if ok is None or ok:
             return None
-        key = (t.pc, tuple(t.regs))
-        spin = self._cache.get(key)
-        if spin is None:
-            spin = self._cache[key] = self.spins_back(t, x)
-            if len(self._cache) > SPINS_KEPT:
-                self._cache.popitem(last=False)
-        return (cta, off) if spin else None
+        if memo[2] is None:
+            key = (t.pc, tuple(t.regs))
+            spin = self._cache.get(key)
+            if spin is None:
+                spin = self._cache[key] = self.spins_back(t, x)
+                if len(self._cache) > SPINS_KEPT:
+                    self._cache.popitem(last=False)
+            memo[2] = spin
+        return (cta, off) if memo[2] else None
+
+    def _site(self, t: Thread) -> tuple[Ins, int, int, str, Any] | None:
+        """What a thread's spin-wait asks, from the thread alone: (the wait, cta, offset, "parity" /
+        "token" / "word", the value it waits with); None when it stands at no wait that can block (not a
+        wait, its guard off, an address that raises, a parity that is no integer: the wait raises)."""
+        x = self._ins(t)
+        if x.kind != MB or x.mb_op not in ("test_wait", "try_wait") or not holds(t, x):
+            return None
+        target = self.wait_target(t, x)
+        if target is None:
+            return None
+        cta, off, _ = target
+        slot, const = x.wait_arg
+        value: Any = t.regs[slot] if slot is not None else const
+        if x.wait_parity:
+            try:
+                return x, cta, off, "parity", int(value) & 0xFFFFFFFF
+            except (TypeError, ValueError):
+                return None  # the wait raises: the thread can step (into the violation)
+        if isinstance(value, TokenWord):
+            return x, cta, off, "token", value
+        return x, cta, off, "word", value

@@ -408,10 +408,11 @@ class BarrierClocks:
     .cta scope (the waiter's CTA only) and at .cluster scope; plus arrivals that released to no one."""
 
     __slots__ = ("phase", "acc_cta", "acc_cluster", "done_cta", "done_cluster", "notes", "done_notes",
-                 "arrivers", "done_arrivers")
+                 "arrivers", "done_arrivers", "_key")
 
     def __init__(self, phase: int) -> None:
         self.phase = phase
+        self._key: int | None = None
         self.acc_cta: VC = {}
         self.acc_cluster: VC = {}
         self.done_cta: VC = {}
@@ -437,6 +438,11 @@ class BarrierClocks:
         self.done_arrivers, self.arrivers = frozenset(self.arrivers), set()
         self.phase = phase
 
-    def key(self) -> tuple[object, ...]:
-        return (self.phase, tuple(sorted(self.acc_cta.items())), tuple(sorted(self.acc_cluster.items())),
-                tuple(sorted(self.done_cta.items())), tuple(sorted(self.done_cluster.items())))
+    def key(self) -> int:
+        """Only called on snapshots, whose clocks never change again (the tracker copies them first, as
+        it does agents): computed once, kept as its hash (a state's key is only ever hashed)."""
+        if self._key is None:
+            self._key = hash((self.phase, tuple(sorted(self.acc_cta.items())),
+                              tuple(sorted(self.acc_cluster.items())), tuple(sorted(self.done_cta.items())),
+                              tuple(sorted(self.done_cluster.items()))))
+        return self._key
