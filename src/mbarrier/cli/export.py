@@ -10,7 +10,7 @@ from mbarrier.cli import EXIT_CLEAN, EXIT_INCOMPLETE, UsageError, options
 from mbarrier.cli.bounds import Deadline, TimeoutHit
 from mbarrier.cli.run import add_launch_options, load_launch, module_file
 from mbarrier.cli.source import display_name
-from mbarrier.explore.promela import ExportError, export_promela
+from mbarrier.explore.promela import GLOBAL_BYTES, ExportError, export_promela
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,6 +22,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_launch_options(p)
     p.add_argument("-o", "--output", type=options.output_file, metavar="FILE",
                    help="write the model to FILE (default: stdout)")
+    p.add_argument("--global-bytes", type=options.positive, default=GLOBAL_BYTES, metavar="N",
+                   help=f"bytes of each global buffer the model keeps (default {GLOBAL_BYTES}); an access "
+                        "beyond fails an assertion naming MODEL_LIMIT")
     p.add_argument("--timeout", type=options.seconds, metavar="S",
                    help="stop after S seconds of wall time, reading, parsing and the export included "
                         "(exit 3; nothing is written)")
@@ -34,7 +37,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         module, m = load_launch(args, deadline=deadline)
         with deadline.phase(f"writing the Promela model of {name}"):
-            text = export_promela(module, m, args.kernel)
+            text = export_promela(module, m, args.kernel, args.global_bytes)
     except TimeoutHit as e:
         sys.stderr.write(f"mbarrier export: incomplete: {e.message()}; nothing was written\n")
         return EXIT_INCOMPLETE

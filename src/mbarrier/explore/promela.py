@@ -10,7 +10,8 @@ is written a second time behind that guard (label `R<pc>`), reading back the col
 Exited threads and idle engines block at `end` labels (SPIN's valid end state), so a SPIN "invalid end
 state" is the checker's deadlock and undefined behaviour is an assertion.
 
-Supported: one CTA (no cluster) of a one-dimensional block; integer parameters (their launch values)
+Supported: one CTA or the CTAs of one cluster (one-dimensional grid and block), with `mapa`, remote
+arrives, multicast copies and barrier.cluster; integer parameters (their launch values)
 and pointers to buffers (`buffer << 24 | offset`; a pointer is only offset, never otherwise computed
 on); 32-bit integer arithmetic as the hardware does it, 64-bit arithmetic on values that fit 32 bits
 (checked: `MODEL_LIMIT`); ld/st.shared and ld/st.global of 32 bits; bar.sync / bar.arrive with any id
@@ -26,8 +27,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mbarrier.explore import promela_arith
 from mbarrier.explore.check import shared_symbols
-from mbarrier.explore.code import BAR, BULK, CP_ASYNC, CP_MB, MB, WARP, Code, Ins, _slot_maps, analyse
+from mbarrier.explore.code import (
+    BAR,
+    BULK,
+    CLUSTER,
+    CP_ASYNC,
+    CP_MB,
+    MB,
+    WARP,
+    Code,
+    Ins,
+    _slot_maps,
+    analyse,
+)
 from mbarrier.explore.promela_text import (
     COLLECTIVE_ACC,
     COPY,
@@ -71,31 +85,21 @@ class _Resume:
     eff: str
 
 
-_CMP = {".eq": "==", ".ne": "!=", ".lt": "<", ".le": "<=", ".gt": ">", ".ge": ">=",
-        ".lo": "<", ".ls": "<=", ".hi": ">", ".hs": ">="}
-_UNSIGNED_CMP = {".lo": "ULT({a}, {b})", ".ls": "ULE({a}, {b})", ".hi": "ULT({b}, {a})",
-                 ".hs": "ULE({b}, {a})", ".lt": "ULT({a}, {b})", ".le": "ULE({a}, {b})",
-                 ".gt": "ULT({b}, {a})", ".ge": "ULE({b}, {a})"}
-_BIN = {"add": "+", "sub": "-", "and": "&", "or": "|", "xor": "^", "shl": "<<"}
 _VOTES = (".any", ".all", ".uni", ".ballot")
-
-
-def _type(q: tuple[str, ...]) -> str:
-    """The instruction's (last) type qualifier, e.g. `.u32`."""
-    return next((x for x in reversed(q) if x[1:2] in ("u", "s", "b") and x[2:].isdigit()), "")
-
-
-def _bits(ty: str) -> int:
-    return int(ty[2:]) if ty[2:].isdigit() else 32
 
 
 class Exporter:
     def __init__(self, m: Machine, module: ast.Module, fn: ast.Function, global_bytes: int) -> None:
-        if len(m.ctas) != 1:
-            raise ExportError("the Promela export models one CTA: a launch of several CTAs (a grid or a "
-                              "cluster) cannot be exported")
-        if any(any(t.tid[1:]) for t in m.threads):
-            raise ExportError("the Promela export models a one-dimensional block (--block N)")
+        if len(m.clusters) != 1:
+            raise ExportError("the Promela export models one cluster (or one CTA): a grid of several "
+                              "clusters cannot be exported")
+        if any(any(t.tid[1:]) for t in m.threads) or any(any(c.ctaid[1:]) for c in m.ctas):
+            raise ExportError("the Promela export models a one-dimensional block and grid (--block N, "
+                              "--grid N)")
+        self.nctas = len(m.ctas)
+        self.block = len(m.threads) // self.nctas
+        if m.ctas[0].size % 16:  # CTA r's shared memory is sh[r * SMEM ...]: copies keep their alignment
+            raise ExportError(f"shared memory of {m.ctas[0].size} bytes, not a multiple of 16")
         self.m = m
         self.fn = fn
         self.gbytes = global_bytes
@@ -121,6 +125,7 @@ class Exporter:
         self.nthreads = len(m.threads)
         self.copies = 0
         self.ampere = False                     # cp.async and its arrive-on are used
+        self.cluster_used = False               # barrier.cluster is used
         self.kinds: list[str] = []              # collective kinds, in order of first use
         self.resumes: dict[int, _Resume] = {}   # pc after a blocking instruction -> its guard
 
@@ -128,10 +133,12 @@ class Exporter:
     def var(self, c: _Ctx, name: str) -> str:
         if name in c.regs:
             return f"v{c.regs[name]}"
-        special = {"%tid.x": "_pid", "%tid": "_pid", "%laneid": "LANE", "%ntid.x": str(self.nthreads),
-                   "%ntid": str(self.nthreads), "%tid.y": "0", "%tid.z": "0", "%ctaid.x": "0",
-                   "%ctaid.y": "0", "%ctaid.z": "0", "%nctaid.x": "1", "%cluster_ctarank": "0",
-                   "%ntid.y": "1", "%ntid.z": "1"}
+        special = {"%tid.x": "TID", "%tid": "TID", "%laneid": "LANE", "%ntid.x": "BLK", "%ntid": "BLK",
+                   "%tid.y": "0", "%tid.z": "0", "%ctaid.x": "CTA", "%ctaid": "CTA", "%ctaid.y": "0",
+                   "%ctaid.z": "0", "%nctaid.x": "NC", "%nctaid.y": "1", "%nctaid.z": "1",
+                   "%cluster_ctarank": "CTA", "%cluster_nctarank": "NC", "%cluster_ctaid.x": "CTA",
+                   "%cluster_nctaid.x": "NC", "%clusterid.x": "0", "%nclusterid.x": "1", "%ntid.y": "1",
+                   "%ntid.z": "1"}
         if name in special:
             return special[name]
         if name in self.symbols:
@@ -164,13 +171,14 @@ class Exporter:
         base = self.var(c, op.base.name)
         return base if op.offset == 0 else f"({base} + {op.offset})"
 
-    def shared(self, c: _Ctx, op: ast.Operand, space: Space | None) -> tuple[str, str]:
-        """(check, offset) of a shared-memory operand: a .shared::cluster address must name this CTA."""
+    def shared(self, c: _Ctx, op: ast.Operand, space: Space | None, own: bool = False) -> tuple[str, str]:
+        """(check, byte of `sh`) of a shared-memory operand; a .shared::cluster address names a CTA of
+        the cluster by its rank (`own`: it must be this CTA's)."""
         a = self.addr(c, op)
         if space == Space.CTA:
-            return "", a
+            return "", f"(CTA * SMEM + {a})"
         if space == Space.CLUSTER:
-            return f"own_cta({a}); ", f"({a} & 16777215)"
+            return f"cl_chk({a}); " + (f"assert(CLR({a}) == CTA); " if own else ""), f"CL({a})"
         raise self.fail(c, "state space")
 
     def dst(self, c: _Ctx, op: ast.Operand) -> str | None:
@@ -185,80 +193,19 @@ class Exporter:
 
     # -- instructions --------------------------------------------------------------------------------
     def arith(self, c: _Ctx) -> str:
-        """Integer arithmetic: 32-bit exactly (C's int wraps as the hardware does); 64-bit on values that
-        fit 32 bits, asserted (`MODEL_LIMIT`)."""
-        s, q, ops = c.ins, c.ins.qualifiers, c.ins.operands
-        op, ty = s.opcode, _type(q)
-        d = self.dst(c, ops[0])
-        if d is None:
-            return "skip"
-        a = [self.src(c, o) for o in ops[1:]]
-        wide = ".wide" in q or _bits(ty) == 64
-        unsigned = ty[1:2] in ("u", "b")
-        fits = ""
-        if op in _BIN and len(a) == 2:
-            e = f"{a[0]} {_BIN[op]} {a[1]}"
-            if wide and op in ("add", "sub"):
-                o = "+" if op == "add" else "-"
-                fits = f"({a[1]} >= 0 -> {a[0]} {o} {a[1]} >= {a[0]} : {a[0]} {o} {a[1]} < {a[0]})"
-                if op == "sub":
-                    fits = f"({a[1]} >= 0 -> {a[0]} - {a[1]} <= {a[0]} : {a[0]} - {a[1]} > {a[0]})"
-            elif wide and op == "shl":
-                fits = f"(({a[0]} << {a[1]}) >> {a[1]} == {a[0]})"
-        elif op == "shr" and len(a) == 2:
-            n = ops[2].value if isinstance(ops[2], ast.Imm) else None
-            if not unsigned:
-                e = f"{a[0]} >> {a[1]}"
-            elif n is None:
-                raise self.fail(c, "a logical shift by a register")
-            elif n >= 32:
-                e, fits = "0", f"{a[0]} >= 0" if wide else ""
-            else:
-                e = a[0] if n == 0 else f"(({a[0]} >> {n}) & {(1 << (32 - n)) - 1})"
-                fits = f"{a[0]} >= 0" if wide else ""
-        elif op == "mul" and len(a) == 2 and (".lo" in q or ".wide" in q or wide):
-            if not wide and ".lo" not in q:
-                raise self.fail(c, "mul form")
-            e = f"{a[0]} * {a[1]}"
-            if wide:
-                fits = f"({a[0]} == 0 || ({a[0]} * {a[1]}) / {a[0]} == {a[1]})"
-                if ".wide" in q and unsigned:
-                    fits += f" && {a[0]} >= 0 && {a[1]} >= 0"
-        elif op == "mad" and len(a) == 3 and ".lo" in q and not wide:
-            e = f"{a[0]} * {a[1]} + {a[2]}"
-        elif op in ("div", "rem") and len(a) == 2 and not wide:
-            e = f"{a[0]} {'/' if op == 'div' else '%'} {a[1]}"
-            fits = f"{a[0]} >= 0 && {a[1]} > 0" if unsigned else f"{a[1]} != 0"
-        elif op == "not" and len(a) == 1:
-            e = f"!{a[0]}" if ".pred" in q else f"~{a[0]}"
-        elif op == "neg" and len(a) == 1 and not unsigned:
-            e = f"-{a[0]}"
-        else:
-            raise self.fail(c, "instruction form")
-        check = f"assert(MODEL_LIMIT || ({fits})); " if fits else ""
-        return f"{check}{d} = {e}"
-
-    def convert(self, c: _Ctx) -> str:
-        """cvt between integer types; cvta (a pointer stays what it is)."""
+        """Integer arithmetic, cvt and cvta (`explore.promela_arith`)."""
         s, ops = c.ins, c.ins.operands
         d = self.dst(c, ops[0])
         if d is None:
             return "skip"
-        a = self.src(c, ops[1])
-        if s.opcode == "cvta":
-            return f"{d} = {a}"
-        types = [x for x in s.qualifiers if x[1:2] in ("u", "s", "b") and x[2:].isdigit()]
-        if len(types) != 2 or any(x not in s.qualifiers[-2:] for x in types):
-            raise self.fail(c, "cvt form (integers only)")
-        to, frm = _bits(types[0]), _bits(types[1])
-        if to < 32:
-            mask = (1 << to) - 1
-            if types[0][1] == "s":
-                return f"{d} = ((({a}) & {mask}) ^ {1 << (to - 1)}) - {1 << (to - 1)}"
-            return f"{d} = ({a}) & {mask}"
-        if to == 64 and frm == 32 and types[1][1] == "u":
-            return f"assert(MODEL_LIMIT || {a} >= 0); {d} = {a}"
-        return f"{d} = {a}"
+        a = [self.src(c, o) for o in ops[1:]]
+        shift = ops[2].value if s.opcode == "shr" and len(ops) > 2 and isinstance(ops[2], ast.Imm) else None
+        try:
+            check, e = promela_arith.convert(s.opcode, s.qualifiers, a[0]) if s.opcode in ("cvt", "cvta") \
+                else promela_arith.arith(s.opcode, s.qualifiers, a, shift)
+        except promela_arith.FormError as err:
+            raise self.fail(c, str(err)) from None
+        return f"{check}{d} = {e}"
 
     def body(self, c: _Ctx) -> str:
         """The statement's effect (C-like Promela), without control flow."""
@@ -271,23 +218,24 @@ class Exporter:
             d = self.dst(c, ops[0])
             return f"{d} = {self.src(c, ops[1])}" if d else "skip"
         if op in ("cvt", "cvta"):
-            return self.convert(c)
-        if op in (*_BIN, "shr", "mul", "mad", "div", "rem", "not", "neg"):
+            return self.arith(c)
+        if op == "mapa":
+            if ".shared::cluster" not in q or len(ops) != 3:
+                raise self.fail(c, "only mapa.shared::cluster")
+            d, a, r = self.dst(c, ops[0]), self.src(c, ops[1]), self.src(c, ops[2])
+            return f"assert({r} >= 0 && {r} < NC); " + (f"{d} = (({r} + 1) << 24) | ({a} & 16777215)" if d
+                                                        else "skip")
+        if op in promela_arith.OPCODES:
             return self.arith(c)
         if op == "setp":
-            cmp = next((x for x in q if x in _CMP), None)
-            if cmp is None or len(ops) != 3:
+            e = promela_arith.compare(q, *[self.src(c, o) for o in ops[1:]]) if len(ops) == 3 else None
+            if e is None:
                 raise self.fail(c, "setp form")
             d = self.dst(c, ops[0])
-            a, b = self.src(c, ops[1]), self.src(c, ops[2])
-            if cmp in _UNSIGNED_CMP and (cmp in (".lo", ".ls", ".hi", ".hs") or _type(q)[1:2] in ("u", "b")):
-                e = _UNSIGNED_CMP[cmp].format(a=a, b=b)
-            else:
-                e = f"({a} {_CMP[cmp]} {b})"
             return f"{d} = {e}" if d else "skip"
         if op == "selp":
             d = self.dst(c, ops[0])
-            return (f"{d} = ({self.src(c, ops[3])} -> {self.src(c, ops[1])} : {self.src(c, ops[2])})"
+            return (f"{d} = ({self.src(c, ops[3])} -> 0 + {self.src(c, ops[1])} : {self.src(c, ops[2])})"
                     if d else "skip")
         if op == "ld" and space == Space.PARAM:
             return self.ld_param(c)
@@ -329,16 +277,25 @@ class Exporter:
     def bulk_copy(self, c: _Ctx) -> str:
         x, ops, f = c.info, c.ins.operands, facts_of(c.ins)
         cp = f.copy
-        if x.kind != BULK or x.multicast or cp is None or cp.barrier is None or cp.src is None or \
+        if x.kind != BULK or cp is None or cp.barrier is None or cp.src is None or \
                 cp.src.space != Space.GLOBAL or c.ins.opcode != "cp" or \
-                not c.ins.qualifiers[:2] == (".async", ".bulk") or len(ops) != 4:
-            raise self.fail(c, "only cp.async.bulk global -> shared with an mbarrier, no multicast")
-        chk1, dst = self.shared(c, ops[0], cp.dst.space)
-        chk2, bar = self.shared(c, ops[3], cp.barrier.space)
+                not c.ins.qualifiers[:2] == (".async", ".bulk") or len(ops) != (5 if x.multicast else 4):
+            raise self.fail(c, "only cp.async.bulk global -> shared with an mbarrier")
         size = str(x.size) if x.size is not None else self.src(c, ops[2])
+        src = self.addr(c, ops[1])
         self.copies += 1
         who = f"_pid * 65536 + {c.info.pc}"  # the checker tells copies apart by issuer and line too
-        return f"{chk1}{chk2}cq_issue({dst}, {self.addr(c, ops[1])}, {size}, MB({bar}), {who})"
+        if not x.multicast:
+            chk1, dst = self.shared(c, ops[0], cp.dst.space)
+            chk2, bar = self.shared(c, ops[3], cp.barrier.space)
+            return f"{chk1}{chk2}cq_issue({dst}, {src}, {size}, MB({bar}), ({who}))"
+        # one copy into the same offsets of each CTA the mask names (bits 16 and up are not ranks)
+        d, b, mask = self.addr(c, ops[0]), self.addr(c, ops[3]), self.src(c, ops[4])
+        parts = [f"assert((({mask}) & 65535) >> NC == 0)"]
+        for r in range(self.nctas):
+            parts.append(f"if :: (({mask}) >> {r}) & 1 -> cq_issue(({r} * SMEM + ({d} & 16777215)), {src}, "
+                         f"{size}, MB({r} * SMEM + ({b} & 16777215)), ({who})) :: else fi")
+        return "; ".join(parts)
 
     def cp_async(self, c: _Ctx) -> str:
         """cp.async.ca/.cg shared <- global, without a source size: an engine lands it later."""
@@ -354,9 +311,9 @@ class Exporter:
         use = facts_of(c.ins).copy
         if use is None or use.dst is None:
             raise self.fail(c, "cp.async.mbarrier.arrive form")
-        chk, at = self.shared(c, c.ins.operands[0], use.dst.space)
+        chk, at = self.shared(c, c.ins.operands[0], use.dst.space, own=True)
         self.ampere = True
-        return f"{chk}cpa_arrive(MB({at}), {1 if use.noinc else 0})"
+        return f"{chk}mb_at({at}); cpa_arrive(MB({at}), {1 if use.noinc else 0})"
 
     def mbarrier(self, c: _Ctx) -> str:
         x, ops = c.info, c.ins.operands
@@ -364,7 +321,9 @@ class Exporter:
         mb = facts_of(c.ins).mbarrier
         if mb is None or mb.address is None or mb.address.space not in (Space.CTA, Space.CLUSTER):
             raise self.fail(c, "only .shared mbarrier objects")
-        chk, at = self.shared(c, ops[mb.address.operand], mb.address.space)
+        chk, at = self.shared(c, ops[mb.address.operand], mb.address.space,
+                              own=sub not in ("arrive", "arrive_drop", "expect_tx", "complete_tx"))
+        chk += f"mb_at({at}); "
         if sub == "init":
             return f"{chk}mb_init(MB({at}), {self.src(c, ops[1])})"
         if sub in ("expect_tx", "complete_tx"):
@@ -390,7 +349,7 @@ class Exporter:
         if not 1 <= len(ops) <= 2 or x.sync_all == "cluster":
             raise self.fail(c, "bar form")
         ident = self.src(c, ops[0])
-        count = f"{self.src(c, ops[1])} + 1" if len(ops) == 2 else "0"
+        count = f"({self.src(c, ops[1])} + 1)" if len(ops) == 2 else "0"
         if x.bar_waits:
             self.resumes[pc + 1] = _Resume(f"(bar_gen[{ident}] != g)", "")
         return f"bar_arrive({ident}, {count}, {'g' if x.bar_waits else 'tok_sink'})"
@@ -461,6 +420,8 @@ class Exporter:
             return [f"atomic {{ {pre}if :: {guard} -> {eff} :: else -> goto {nxt} fi }}"]
         if x.kind == MB and x.mb_op in ("test_wait", "try_wait"):
             return [self.wait(c, pc, resume)]
+        if x.kind == CLUSTER:
+            return [self.cluster_barrier(c, pc, resume)]
         after = nxt
         if x.kind == BAR:
             eff = self.bar(c, pc)
@@ -474,13 +435,32 @@ class Exporter:
             return [f"atomic {{ {pre}{eff}; goto {after} }}"]
         return [f"atomic {{ {pre}if :: {guard} -> {eff}; goto {after} :: else -> goto {nxt} fi }}"]
 
+    def cluster_barrier(self, c: _Ctx, pc: int, resume: _Resume | None) -> str:
+        """barrier.cluster.arrive counts the thread in (twice without a wait is a fault); .wait blocks
+        until the phase it arrived in has completed (without an arrive before it: a fault)."""
+        q = [x for x in c.ins.qualifiers if x not in (".release", ".relaxed", ".acquire", ".aligned")]
+        if c.info.guard is not None or q not in ([".cluster", ".arrive"], [".cluster", ".wait"]):
+            raise self.fail(c, "barrier.cluster form")
+        self.cluster_used = True
+        nxt = f"L{pc + 1}"
+        if q[1] == ".arrive":
+            pre = f"{resume.cond} -> {resume.eff}" if resume else ""
+            return (f"atomic {{ {pre}assert(!cl_arr); cl_arr = 1; cl_g = cl_phase; cl_cnt++; "
+                    f"if :: cl_cnt >= cl_live -> cl_phase++; cl_cnt = 0 :: else fi; goto {nxt} }}")
+        # .wait: past a completed phase at once, else blocked until it completes (as bar.sync)
+        self.resumes[pc + 1] = _Resume("(cl_phase != cl_g)", "cl_arr = 0; ")
+        pre = f"{resume.cond} -> {resume.eff}" if resume else ""
+        return (f"atomic {{ {pre}assert(cl_arr); if :: cl_phase != cl_g -> cl_arr = 0; goto {nxt} "
+                f":: else -> goto R{pc + 1} fi }}")
+
     def wait(self, c: _Ctx, pc: int, resume: _Resume | None) -> str:
         x, ops = c.info, c.ins.operands
         if x.guard is not None:
             raise self.fail(c, "a guarded wait")
         mb = facts_of(c.ins).mbarrier
         assert mb is not None and mb.address is not None
-        chk, at = self.shared(c, ops[1], mb.address.space)
+        chk, at = self.shared(c, ops[1], mb.address.space, own=True)
+        chk += f"mb_at({at}); "
         bar = f"MB({at})"
         arg = self.src(c, ops[2])
         if x.wait_parity:
@@ -518,7 +498,7 @@ class Exporter:
                 lines.extend("\t" + t for t in self.statement(ctxs[pc], pc, r))
         decl = "\n".join(f"\tint v{i};" for i in sorted({slot for _, regs in pcs for slot in regs.values()}))
         smem = self.m.ctas[0].size
-        ncq = COPY_ENGINES if self.copies else 0
+        ncq = COPY_ENGINES * self.nctas if self.copies else 0
         nca = min(CP_ASYNC_ENGINES_MAX, 2 * self.nthreads, (MAX_PROCESSES - self.nthreads - ncq) // 2) \
             if self.ampere else 0
         if self.nthreads + ncq > MAX_PROCESSES or (self.ampere and nca < 1):
@@ -530,8 +510,10 @@ class Exporter:
         for k, n in reversed(list(enumerate(sizes, 1))):
             gsize = f"(k) == {k} -> {min(n, _INT_MAX)} : ({gsize})"
         head = PRELUDE.format(nt=self.nthreads, smem=max(smem, 1), nb=max(1, (smem + 7) // 8),
-                              nbuf=len(self.buffers) + 1, gbytes=self.gbytes, nw=(self.nthreads + 31) // 32,
-                              nk=max(1, len(self.kinds)), ncq=max(ncq, 1), ncqp=ncq, gsize=gsize)
+                              nbuf=len(self.buffers) + 1, gbytes=self.gbytes,
+                              nw=self.nctas * ((self.block + 31) // 32),
+                              nk=max(1, len(self.kinds)), ncq=max(ncq, 1), ncqp=ncq, gsize=gsize,
+                              nc=self.nctas, blk=self.block)
         bars = [i.bar_id for i in self.code.ins if i.kind == BAR]
         ids = sorted({b[1] for b in bars if b is not None and b[0] is None})
         if any(b is None or b[0] is not None for b in bars):  # an id in a register: any of the 16
@@ -539,6 +521,8 @@ class Exporter:
         head += copy_issue(ncq) + collective_done(self.kinds) + thread_exit(ids, self.kinds) + "\n"
         if nca:
             head += CP_ASYNC_DECL.format(nca=nca) + cp_async_issue() + "\n"
+        if self.cluster_used:
+            decl += "\n\tbit cl_arr;\n\tbyte cl_g;"
         threads = (f"active [NT] proctype thread() {{\n{decl}\n\tint g;\n"
                    + "\n".join(lines) + "\ndone:\nend_exit:\n\tfalse\n}\n")
         copies = "" if not ncq else COPY.format(ncq=ncq)
