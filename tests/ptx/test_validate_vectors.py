@@ -2,7 +2,8 @@
 an instruction takes nowhere is "Illegal vector size: N" wherever the vector stands; a load mode
 on an instruction without one ends the line; a vector where the tensor load's words put ctaMask is
 "Vector is not expected for argument N"; `[a, x]` fits no operand but a tensor copy's; a vector
-of any length stands for an arrive count or cp.async.bulk's ctaMask. The
+of any length stands for an arrive count or cp.async.bulk's ctaMask, one of the type's size
+for mapa's and getctarank's address. The
 expected messages are ptxas's own (recorded at .version 8.6, .target sm_100a); the last test asks
 ptxas itself, on the peer-suite mutations these rules came from, under the sweep's pairs."""
 
@@ -76,6 +77,13 @@ RECORDED: tuple[tuple[str, frozenset[str]], ...] = (
     (f"cp.async.bulk.{_S}.multicast::cluster [%rd0], [%rd1], %r1, [%rd2], {{%h1,%h2}};", frozenset()),
     (f"cp.async.bulk.{_S}.multicast::cluster.L2::cache_hint [%rd0], [%rd1], %r1, [%rd2], {{%h1}}, %rd3;",
      frozenset()),
+    # mapa's and getctarank's address (and mapa's destination): a vector whose first register has
+    # the type's size is "Vector operand is not allowed", any other a mismatch
+    ("mapa.u64 %rd1, {%rd2,%rd3}, %r1;", frozenset({"Vector operand is not allowed for instruction 'mapa'"})),
+    ("mapa.u64 {%rd1}, %rd2, %r1;", frozenset({"Vector operand is not allowed for instruction 'mapa'"})),
+    ("mapa.u64 %rd1, {%r2}, %r1;", frozenset({_MISMATCH.format("mapa")})),
+    ("getctarank.u32 %r1, {%r2};", frozenset({"Vector operand is not allowed for instruction 'getctarank'"})),
+    ("getctarank.u64 {%r1}, %rd2;", frozenset({_MISMATCH.format("getctarank")})),
     # `[a, {...}]` outside the tensor copies
     ("mbarrier.arrive.shared.b64 %rd0, [%rd1, {%r1,%r2}];", frozenset({_MISMATCH.format("mbarrier.arrive")})),
     # a load mode ends the line (hiding the operands), ranked with `.tile` after `.sync`

@@ -89,9 +89,10 @@ def _cluster_address(op: str) -> Instr:
     """mapa{.shared::cluster}.type d, a, b and getctarank{.shared::cluster}.type d, a (PTX ISA 9.7.9.21,
     9.7.9.22): `.type` .u32 or .u64 is the address's; PTX ISA 7.8, sm_90."""
     section = "9.7.9.21" if op == "mapa" else "9.7.9.22"
-    a = Slot("a", "value", typed=True, symbol_ok=True)
-    lists = ((Slot("d", "dest", typed=True), a, Slot("b", "value", ".b32")),) if op == "mapa" else \
-        ((Slot("d", "dest", ".b32"), a),)
+    # (a vector there whose first register has the type's size: "Vector operand is not allowed")
+    a = Slot("a", "value", typed=True, symbol_ok=True, vector_message=True, vector_first_size=True)
+    d = Slot("d", "dest", typed=True, vector_message=True, vector_first_size=True)
+    lists = ((d, a, Slot("b", "value", ".b32")),) if op == "mapa" else ((Slot("d", "dest", ".b32"), a),)
     return Instr(
         (op,), section, operands=lists, types=(".u64", ".u32"), spaces=(".shared::cluster",),
         space_expected="::cluster", object_rules=True,
