@@ -477,7 +477,7 @@ class Frozen:
                 (bar_waiting if g.bar else waiting).setdefault((g.cta, g.off), {})[gk] = members
         while todo:
             li, g = todo.pop()
-            _, plan, counted, opened = live[li]
+            i, plan, counted, opened = live[li]
             if g.node in opened:
                 continue
             if not passable(g):
@@ -485,11 +485,13 @@ class Frozen:
                     g.kind, []).append((li, g))
                 continue
             opened.add(g.node)
-            seg = plan.behind(g)
+            seg = plan.after[g.node]
             todo.extend((li, h) for h in seg.gates if h.node not in opened)
-            a = agents[live[li][0]]
-            touched = _add(seg, counted, exact, a is mute)
-            named = tally.add(li, a.cta.index, plan, seg.bars)  # type: ignore[union-attr]
+            if not seg.arrivals and not seg.bars:
+                continue  # nothing new for any gate
+            a = agents[i]
+            touched = _add(seg, counted, exact, a is mute) if seg.arrivals else set()
+            named = tally.add(li, a.cta.index, plan, seg.bars) if seg.bars else set()  # type: ignore[union-attr]
             if touched or named:
                 memo.clear()
             if touched:
@@ -531,15 +533,11 @@ def _retry(waiting: dict[tuple[int, int], dict[GateKind, list[tuple[int, Gate]]]
     """The groups of closed gates waiting under `keys` whose barriers' sources changed: those now passable
     go to `todo`, the others keep waiting (a group is asked once, not each of its gates)."""
     for k in keys:
-        groups = waiting.get(k)
-        if groups is None:
-            continue
-        for gk, members in list(groups.items()):
-            if passable(members[0][1]):
-                todo.extend(members)
-                del groups[gk]
+        groups = waiting.get(k, {})
+        for gk in [gk for gk, members in groups.items() if passable(members[0][1])]:
+            todo.extend(groups.pop(gk))
         if not groups:
-            del waiting[k]
+            waiting.pop(k, None)
 
 
 def _order(plan: Plan, opened: set[int]) -> list[Gate]:
