@@ -13,7 +13,8 @@ import pytest
 
 from mbarrier.ptx.ast import Instruction
 from mbarrier.ptx.parser import parse
-from mbarrier.ptx.validate_oracle import compare
+from mbarrier.ptx.validate import validate
+from mbarrier.ptx.validate_oracle import compare, run_ptxas
 from mbarrier.ptx.variant_pools import Case
 
 from .helpers import Kernel
@@ -126,6 +127,40 @@ def test_the_load_mechanism_on_the_store_pair() -> None:
     assert _errors(OTHER_DIRECTION[3], "7.8", "sm_90") == {
         (1, illegal), (1, first),
         *((1, f"Feature '{w}' requires PTX ISA .version 8.0 or later") for w in (COPY, BYTES))}
+
+
+MOV = "Arguments mismatch for instruction 'mov'"
+LOWERED = f"{COPY}.2d.shared::cluster.global.tile{BYTES} [%rd0], [%r1, {{%r2, %r3}}], [%r7];"
+
+
+@pytest.mark.parametrize(("target", "version", "body", "want"), [
+    ("sm_120a", "8.7", LOWERED, {(1, MOV)}),
+    ("sm_121f", "8.8", LOWERED, {(1, MOV)}),
+    ("sm_100a", "8.7", LOWERED, set()),
+    ("sm_120a", "8.7", LOWERED.replace("[%r1,", "[%rd1,"), set()),  # a 64-bit tensor map
+    ("sm_120a", "8.7", LOWERED.replace("::cluster", "::cta"), set()),  # into .shared::cta
+    ("sm_120a", "8.7", f"mbarrier.arrive.b64 %rd1, [%rd2], 5, 6;\n{LOWERED}",  # an error before
+     {(1, "Arguments mismatch for instruction 'mbarrier.arrive'")}),
+    ("sm_120a", "8.7", f"{LOWERED}\n{LOWERED}", {(1, MOV)}),  # (ptxas stops lowering after it)
+])
+def test_the_sm_120_family_lowers_a_32_bit_tensor_map_through_a_mov(
+        target: str, version: str, body: str, want: set[tuple[int, str]]) -> None:
+    """Met on MLIR's `l,r` constraint line (`[$0], [$1, {...}], [$7]`: a 32-bit tensor map) under
+    8.7/sm_120a: ptxas 13.0 refuses it in its lowering, while no line before has an error."""
+    assert _errors(body, version, target) == want
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None and not os.environ.get("MBARRIER_REQUIRE_TOOLS"),
+                    reason="ptxas (CUDA 13.0) is not on PATH")
+@pytest.mark.parametrize("target", ["sm_120a", "sm_100a"])
+def test_the_lowering_as_ptxas(target: str) -> None:
+    body = f"{LOWERED}\nmbarrier.arrive.b64 %rd1, [%rd2], 5, 6;\n{LOWERED}"
+    module = KERNEL.module(body, "8.7", target)
+    first = KERNEL._head("8.7", target).count("\n")
+    theirs, _ = run_ptxas("\n".join(module.source_lines) + "\n", target)
+    ours = {(d.line, d.message) for d in validate(module) if d.severity != "warning"}
+    assert {(n - first, m) for n, found in theirs.items() for _, m in found} == {
+        (n - first, m) for n, m in ours}
 
 
 PAIRS = (((7, 0), "sm_80"), ((8, 0), "sm_90a"), ((8, 6), "sm_100a"), ((8, 7), "sm_120a"))

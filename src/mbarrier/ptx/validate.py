@@ -35,6 +35,7 @@ from mbarrier.spec.forms import (
     MESSAGES,
     MODIFIER_GATES,
     MODIFIERS,
+    MOV_LOWERING_TARGETS,
     NON_ADDRESS_TYPES,
     OTHER_WORD_GATES,
     RULE_IDS,
@@ -121,6 +122,9 @@ def validate(module: ast.Module, target: str | None = None) -> list[Diagnostic]:
             src = module.source_lines[n - 1] if 0 < n <= len(module.source_lines) else ""
             line = _Line(instr, module.path, src)
             check_instruction(instr, scope, ctx, line)
+            clean = not any(d.severity != "warning" for d in (*out, *line.out))
+            if clean and lowered_by_mov(instr, scope, ctx):
+                line.add("lowering-mov")  # (ptxas lowers a line only while no error came before)
             out.extend(line.out)
             if line.fatal:  # ptxas stops here: nothing after it is judged
                 return sorted(out, key=lambda d: (d.line, d.column))
@@ -134,6 +138,20 @@ def validate(module: ast.Module, target: str | None = None) -> list[Diagnostic]:
         # ptxas judges the address size only when every line passed (measured)
         out.extend(address_size(module, narrow, declared_address_size(module), tgt))
     return sorted(out, key=lambda d: (d.line, d.column))
+
+
+def lowered_by_mov(instr: ast.Instruction, scope: Scope, ctx: Context) -> bool:
+    """The tensor load into `.shared::cluster` with a 32-bit register as the tensor map, on a target of
+    `MOV_LOWERING_TARGETS` (ptxas's lowering refuses it; the caller: only before any error)."""
+    if ctx.target is None or ctx.target.name not in MOV_LOWERING_TARGETS:
+        return False
+    form, mods = resolve(instr)
+    if form is None or not form.dims or form.tensor_first or _spaces_of(mods)[:1] != (".shared::cluster",):
+        return False
+    tmap = instr.operands[1] if len(instr.operands) > 1 else None
+    base = tmap.base if isinstance(tmap, ast.Address) and tmap.items else None
+    sym = scope.lookup(base.name) if base is not None else None
+    return sym is not None and sym.space == ".reg" and TYPE_SIZE.get(sym.type) == 4
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from typing import Final, Literal
 
 from mbarrier.spec.modifiers import HIDING_WORDS, WORD_GATES, WORD_MESSAGES
 from mbarrier.spec.rules import Rule
-from mbarrier.spec.targets import Version
+from mbarrier.spec.targets import TARGET_MIN_VERSION, Version
 
 Severity = Literal["error", "fatal"]
 
@@ -198,6 +198,8 @@ MESSAGES: Final[dict[str, str]] = {
     "space-count": "Unexpected number of state spaces specified in instruction '{name}'",
     "space-incorrect": "State space incorrect for instruction '{name}'",
     "space-incorrect-expected": "State space incorrect for instruction '{name}', expected '{other}'",
+    # (the tensor load lowered through a `mov` ptxas cannot type: MOV_LOWERING_TARGETS)
+    "lowering-mov": "Arguments mismatch for instruction 'mov'",
     # (the tensor load's .cta_group on the store's state spaces: ptxas joins the words, measured)
     "space-incorrect-cta-group": "State space incorrect for instruction '{name}with .cta_group modifier'",
     "space-none": "No state space qualifier expected for instruction '{name}'",
@@ -969,6 +971,15 @@ TENSOR_GATES: Final[tuple[Gate, ...]] = (
         Gate(_feature(_WITH_DST.format(m, ".shared::cta")), Cond(has=(m, "first:.shared::cta")), _TENSOR,
              sm=100))),
 )
+
+
+#: On these targets ptxas lowers a tensor load into `.shared::cluster` whose tensor map is a 32-bit
+#: register through a `mov` it cannot type: "Arguments mismatch for instruction 'mov'", said only
+#: while neither that line nor one before it has an error (measured with ptxas 13.0 on sm_120,
+#: sm_120a, sm_120f, sm_121, sm_121a, sm_121f; not on sm_90 to sm_110; not into `.shared::cta`,
+#: nor with a 64-bit register).
+MOV_LOWERING_TARGETS: Final[tuple[str, ...]] = tuple(t for t in TARGET_MIN_VERSION
+                                                     if t.startswith(("sm_120", "sm_121")))
 
 
 def _tensor_copy() -> Instr:
