@@ -66,10 +66,11 @@ def ptxas_path() -> str:
 
 def kernel(texts: Sequence[str], version: Version, target: str) -> tuple[str, int]:
     """A module with `texts` as consecutive lines of one kernel, and the line number of the first.
-    The sentinel comes first too: ptxas lowers a line only while no line before it has an error
-    (`validate.lowered_by_mov`), so every case is judged alike, wherever a batch starts."""
+    (ptxas lowers a line only while no line before it has an error: the first case of a batch can
+    get a lowering error the others do not, `validate.lowered_by_mov`, which the per-line verdicts
+    here leave out.)"""
     head = [f".version {format_version(version)}", f".target {target}", ".address_size 64",
-            ".visible .entry k()", "{", *(render_declaration(d) for d in declarations()), SENTINEL]
+            ".visible .entry k()", "{", *(render_declaration(d) for d in declarations())]
     body = [*texts, SENTINEL, "ret;", "}"]
     return "\n".join(head + body) + "\n", len(head) + 1
 
