@@ -4,7 +4,7 @@ consumer warps, S stages, K iterations), exported with `mbarrier export --promel
 
     python bench/check.py [--sizes P,C,S,K ...] [--timeout S] [--ring]
     python bench/check.py --shapes [--only NAME ...] [--trips K ...] [--warps N ...] [--timeout S]
-                          [--spin-timeout S] [--cc-opt -O2] [--markdown]
+                          [--spin-timeout S] [--cc-opt=-O2] [--markdown]
 
 Prints one row per size: our states and seconds, SPIN's states and seconds (translation + compilation +
 search, and search alone), and the ratio of wall times; then, per size, what our reductions did: transitions,
@@ -94,7 +94,8 @@ def main() -> int:
                     help="--shapes: consumer warps (1 2)")
     ap.add_argument("--markdown", action="store_true", help="--shapes: also print the table as Markdown")
     ap.add_argument("--spin-timeout", type=float, default=None, help="--shapes: SPIN's bound (--timeout)")
-    ap.add_argument("--cc-opt", default="-O0", help="--shapes: the C compiler's optimisation of pan.c")
+    ap.add_argument("--cc-opt", default="-O0",
+                    help="--shapes: the C compiler's optimisation of pan.c (--cc-opt=-O2)")
     args = ap.parse_args()
     if not shutil.which("spin"):
         sys.exit("SPIN is not installed (apt-get install spin)")

@@ -2,7 +2,7 @@
 (`mbarrier.examples.shapes`) at small trip counts and consumer warps.
 
     python bench/check.py --shapes [--only NAME ...] [--trips K ...] [--warps N ...] [--timeout S]
-                          [--markdown]
+                          [--spin-timeout S] [--cc-opt=-O2] [--markdown]
 
 Each launch runs twice: `check` in this process (reductions on, race tracking off: SPIN's model has no
 happens-before state) and SPIN 6.5.2 on the `mbarrier export --promela` model with its partial-order
@@ -39,7 +39,8 @@ DEFAULT = ["ring", "ring_ct", "ring_rolled", "ring_elect", "persistent", "named"
            "named_bug_skip", "branch_bug_skip", "cpasync_bug_inc", "cluster_bug_mask"]
 GLOBAL_BYTES = 4096  # of each buffer: 16 copies of 128 bytes (persistent at 4 x 4) stay inside
 # -O0: pan.c of a shape compiles in seconds, against a minute with -O2 on this 2-core machine, and
-# searches about a quarter slower (`--cc-opt -O2` to compare)
+# searches about half as fast (ring_bug_count, 1 trip, 1 warp: 1,670 against 3,317 states/s; compare
+# with `--cc-opt=-O2`)
 CC = ["cc", "-O0", "-DSAFETY", "-DCOLLAPSE", "-DMEMLIM=2048", "-DVECTORSZ=262144"]
 
 
