@@ -11,6 +11,7 @@ from typing import Any
 from mbarrier.core.barrier import Barrier
 from mbarrier.core.violations import Violation
 from mbarrier.explore.code import BRANCH, LOCAL, MB, Code, Ins
+from mbarrier.explore.liveregs import LiveRegs
 from mbarrier.sim.address import CTA_BITS, OWN, shared_address
 from mbarrier.sim.errors import SimError
 from mbarrier.sim.machine import Machine, Thread, TokenWord
@@ -33,6 +34,7 @@ class Spins:
         # The latest SPINS_KEPT answers: new register values come with new states, so an unbounded cache
         # would grow with the search.
         self._cache: OrderedDict[tuple[object, ...], bool] = OrderedDict()
+        self._regs = LiveRegs()
         self._memo: dict[int, list[Any]] = {}  # by thread: [its snapshot entry, its `_site`, spins back]
 
     def _ins(self, t: Thread) -> Ins:
@@ -118,7 +120,8 @@ class Spins:
         if ok is None or ok:
             return None
         if memo[2] is None:
-            key = (t.pc, tuple(t.regs))
+            code = self.codes[t.func.name]  # the answer reads only the registers live at the wait
+            key = (t.func.name, t.pc) + self._regs.of(code)[1][t.pc](t.regs)
             spin = self._cache.get(key)
             if spin is None:
                 spin = self._cache[key] = self.spins_back(t, x)

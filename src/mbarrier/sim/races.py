@@ -63,7 +63,8 @@ class RaceState:
 
     A checker snapshot is a `clone()`; the live state and its snapshots share every agent, shadow
     memory, barrier's clocks and copy's description until the live one changes it: it copies the part
-    first (`agent`, `shadow`, `clocks`, `copy_info`), so a snapshot costs what its last step changed."""
+    first (`agent`, `shadow`, `clocks`, `copy_info`, `vc_to_change`, `bar_to_change`), so a snapshot
+    costs what its last step changed."""
 
     def __init__(self, m: Machine) -> None:
         self.agents = AgentTable()
@@ -79,6 +80,8 @@ class RaceState:
         self.cluster: dict[tuple[int, int], VC] = {}                   # (cluster, generation) -> releases
         self.warp_sync: dict[tuple[int, int], VC] = {}                 # bar.warp.sync in progress
         self.sync: dict[tuple[int, int], VC] = {}                      # strong stores' releases per address
+        # The entries of bars, cluster, warp_sync and sync no snapshot shares, by (table, key).
+        self.own_vcs: set[tuple[str, tuple[int, int]]] = set()
         self.proxy_fences = Fences()
         self.copies: dict[int, CopyInfo] = {}
         self.own_copies: set[int] = set()
@@ -92,6 +95,29 @@ class RaceState:
         a = self.agents[aid] = self.agents[aid].clone()
         self.private.add(aid)
         return a
+
+    def vc_to_change(self, name: str, key: tuple[int, int]) -> VC:
+        """Entry `key` of the clocks table `name` (cluster, warp_sync, sync), empty if it has none yet, to
+        change: copied first if a snapshot shares it."""
+        table: dict[tuple[int, int], VC] = getattr(self, name)
+        vc = table.get(key)
+        if vc is None:
+            vc = table[key] = {}
+        elif (name, key) not in self.own_vcs:
+            vc = table[key] = dict(vc)
+        self.own_vcs.add((name, key))
+        return vc
+
+    def bar_to_change(self, key: tuple[int, int]) -> tuple[VC, list[int]]:
+        """A bar.sync barrier's releases and waiters (empty if it has none yet), to change: copied first if
+        a snapshot shares them."""
+        entry = self.bars.get(key)
+        if entry is None:
+            entry = self.bars[key] = ({}, [])
+        elif ("bars", key) not in self.own_vcs:
+            entry = self.bars[key] = (dict(entry[0]), list(entry[1]))
+        self.own_vcs.add(("bars", key))
+        return entry
 
     def add(self, a: Agent) -> Agent:
         self.agents[a.me] = a
@@ -152,10 +178,10 @@ class RaceState:
         out.barriers = dict(self.barriers)
         out.own_barriers = set()
         self.own_barriers = set()
-        out.bars = {k: (dict(vc), list(w)) for k, (vc, w) in self.bars.items()}
-        out.cluster = {k: dict(v) for k, v in self.cluster.items()}
-        out.warp_sync = {k: dict(v) for k, v in self.warp_sync.items()}
-        out.sync = {k: dict(v) for k, v in self.sync.items()}
+        out.bars, out.cluster = dict(self.bars), dict(self.cluster)
+        out.warp_sync, out.sync = dict(self.warp_sync), dict(self.sync)
+        out.own_vcs = set()
+        self.own_vcs = set()
         out.proxy_fences = self.proxy_fences.clone()
         out.copies = dict(self.copies)
         out.own_copies = set()
@@ -234,7 +260,7 @@ class RaceMachine(Machine):
             line = t.func.sites[t.pc].line
             rel = ag.tick(f"the release store at line {line}") if release else ag.frel
             if rel is not None:
-                join(self.hb.sync.setdefault(key, {}), rel)
+                join(self.hb.vc_to_change("sync", key), rel)
 
     # -- memory --------------------------------------------------------------------------------------
     def ld_cta(self, t: Thread, addr: int, size: int) -> int:
@@ -557,7 +583,7 @@ class RaceMachine(Machine):
     # -- barriers and fences -------------------------------------------------------------------------
     def bar(self, t: Thread, ident: int, count: int | None, wait: bool) -> None:
         site = self._site(t, before=True)
-        entry = self.hb.bars.setdefault((t.cta.index, ident), ({}, []))
+        entry = self.hb.bar_to_change((t.cta.index, ident))
         self.hb.agent(t.aid).release([entry[0]], f"the {site.text.split()[0]} at line {site.line}")
         if wait:
             entry[1].append(t.aid)
@@ -577,7 +603,7 @@ class RaceMachine(Machine):
         cl = t.cta.cluster
         what = f"the barrier.cluster.arrive at line {site.line}"
         rel = ag.frel if site.facts.order.sem == NO_ORDER_SEM else ag.tick(what)
-        acc = self.hb.cluster.setdefault((cl.index, cl.phase), {})
+        acc = self.hb.vc_to_change("cluster", (cl.index, cl.phase))
         if rel is not None:
             join(acc, rel)
         Machine.cluster_arrive(self, t)
@@ -602,7 +628,7 @@ class RaceMachine(Machine):
 
     def coll(self, t: Thread, kind: str, mask: int, arg: object, finish: object) -> None:
         if kind == "bar.warp.sync":
-            acc = self.hb.warp_sync.setdefault((t.aid - t.lane, mask), {})
+            acc = self.hb.vc_to_change("warp_sync", (t.aid - t.lane, mask))
             self.hb.agent(t.aid).release([acc], f"the bar.warp.sync at line {self._site(t, True).line}")
         Machine.coll(self, t, kind, mask, arg, finish)  # type: ignore[arg-type]
 
