@@ -33,11 +33,12 @@ SYNC:
 """
 
 
-def _producer(choose: str, bug: str | None) -> tuple[str, int]:
+def _producer(choose: str, bug: str | None, mask: str = "0xffffffff") -> tuple[str, int]:
     """One lane, chosen by a collective, stores a word and arrives; the other lanes wait and read it. Bugs:
     `parity` (the readers wait for the wrong parity: deadlock), `nowait` (a reader reads before the
-    phase: race), `exit` (the chosen lane exits without arriving: deadlock)."""
-    pick = {
+    phase: race), `exit` (the chosen lane exits without arriving: deadlock). `mask`: the membermask as
+    written (a register holding all ones is how nvcc writes it: `%r30` below)."""
+    pick = "mov.u32 %r30, -1;\n\t" + {
         "elect": "elect.sync %r1|%p1, 0xffffffff;",
         "vote": "mov.u32 %r2, %laneid;\n\tsetp.eq.u32 %p2, %r2, 1;\n"
                 "\tvote.sync.ballot.b32 %r3, %p2, 0xffffffff;\n\tshr.u32 %r4, %r3, %r2;\n"
@@ -46,7 +47,7 @@ def _producer(choose: str, bug: str | None) -> tuple[str, int]:
                 "\tsetp.eq.u32 %p1, %r3, %r2;",
         "redux": "mov.u32 %r2, %laneid;\n\tredux.sync.max.u32 %r3, %r2, 0xffffffff;\n"
                  "\tsetp.eq.u32 %p1, %r3, %r2;",
-    }[choose]
+    }[choose].replace("0xffffffff", mask)
     arrive = "" if bug == "exit" else "mbarrier.arrive.shared::cta.b64 _, [bar0];"
     parity = 1 if bug == "parity" else 0
     wait = "" if bug == "nowait" else f"""W:
@@ -131,6 +132,61 @@ def test_an_elected_producer_is_linear_in_the_lanes(tmp_path: Path) -> None:
     states = [check(module, grid=1, block=n, options=Options(walks=0)).stats.states for n in lanes]
     steps = {(b - a) // (m - n) for a, b, n, m in zip(states, states[1:], lanes, lanes[1:], strict=False)}
     assert len(steps) == 1 and steps.pop() <= 5, states
+
+
+REGISTER_CASES = [(c, b) for c in ("elect", "vote") for b in (None, "parity", "nowait")]
+
+
+@pytest.mark.parametrize(("choose", "bug"), REGISTER_CASES)
+def test_a_mask_register_of_all_ones_same_outcomes_as_without_reductions(tmp_path: Path, choose: str,
+                                                                        bug: str | None) -> None:
+    text, count = _producer(choose, bug, mask="%r30")
+    _, off = differential(load(tmp_path, text.replace("%COUNT%", str(count))), block=3)
+    assert (off.verdict == "verified") == (bug is None)
+
+
+def test_a_mask_register_of_all_ones_meets_as_the_immediate_does(tmp_path: Path) -> None:
+    """`mov.u32 %r30, -1` then `elect.sync %r1|%p1, %r30`: the same states as the immediate mask at every
+    lane count (before, a register mask was never a whole-warp meeting: 33 and 289 states at 4 and 8
+    lanes, against 22 and 42)."""
+    def states(mask: str, n: int) -> int:
+        text, count = _producer("elect", None, mask=mask)
+        module = load(tmp_path, text.replace("%COUNT%", str(count)))
+        return check(module, grid=1, block=n, options=Options(walks=0)).stats.states
+    assert [states("%r30", n) for n in (4, 8)] == [states("0xffffffff", n) for n in (4, 8)]
+
+
+MASK_SOURCES = ["mov.u32 %r30, 5;", "st.shared.u32 [data+32], 5;\n\tld.shared.u32 %r30, [data+32];"]
+
+
+@pytest.mark.parametrize("source", MASK_SOURCES)
+def test_a_mask_register_not_all_ones_is_no_meeting(tmp_path: Path, source: str) -> None:
+    """The partial shfl below with its mask in a register: 0x5 (known, not all lanes) or a value loaded
+    from memory (unknown to the futures; 0x5 at run time): lane 0's future is not cut at it and the
+    deadlock is still found."""
+    body = """	mov.u32 %r2, %laneid;
+	%SOURCE%
+	setp.eq.u32 %p1, %r2, 1;
+	@%p1 bra READ;
+	shfl.sync.idx.b32 %r3|%p3, %r2, 0, 31, %r30;
+	setp.ne.u32 %p2, %r2, 0;
+	@%p2 bra DONE;
+	st.shared.u32 [data], 1;
+	exit;
+READ:
+	ld.shared.u32 %r9, [data];
+	setp.ne.u32 %p4, %r9, 1;
+	@%p4 bra DONE;
+W:
+	mbarrier.try_wait.parity.shared::cta.b64 %p5, [bar0], 0;
+	@!%p5 bra W;
+DONE:
+	exit;
+}
+"""
+    text = HEAD + body.replace("%SOURCE%", source)
+    _, off = differential(load(tmp_path, text.replace("%COUNT%", "1")), block=3, races=False)
+    assert outcome(off) == ("finding", frozenset({"deadlock"}))
 
 
 def test_a_lane_inside_a_collective_without_the_seed_still_has_a_future(tmp_path: Path) -> None:

@@ -95,6 +95,7 @@ class Ins:
     noinc: bool = False                            # no increment at issue: .noinc, tcgen05.commit
     multicast: bool = False                        # a .multicast::cluster copy
     mask_arg: tuple[int | None, int] | None = None     # its ctaMask: (slot, 0) or (None, constant)
+    lanes_arg: int | None = None                   # a warp collective's membermask register slot
 
 
 @dataclass
@@ -254,6 +255,9 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         x.kind = {"cta": BAR, "cluster": CLUSTER}.get(f.sync.scope, WARP)
         x.counted = f.sync.counted
         x.sync_all = f.sync.scope if f.sync.whole else None
+        if x.sync_all is None and f.sync.lanes is not None:  # a register mask: all lanes where it is ~0
+            found = _value(s, f.sync.lanes, regs, None)
+            x.lanes_arg = found[0] if found is not None else None
         if x.kind == BAR:
             x.bar_id = _value(s, 0, regs, None)
             x.bar_count = _value(s, 1, regs, None) if f.sync.counted else None

@@ -337,7 +337,7 @@ class Footprints:
         barrier of a kind in `cut` (the barrier itself is included)."""
         code = self.code
         seen: set[int] = set()
-        stop = code.ins[pc].sync_all in cut and code.ins[pc].sync_all is not None
+        stop = self.meets(t, code.ins[pc], pc, None) in cut
         todo = [] if stop else list(self.successors(t, pc, pc))
         while todo:
             j = todo.pop()
@@ -345,11 +345,19 @@ class Footprints:
                 continue
             seen.add(j)
             x = code.ins[j]
-            if x.sync_all is not None and x.sync_all in cut and self.guard_may(t, x, pc):
+            if self.meets(t, x, pc, None) in cut and self.guard_may(t, x, pc):
                 if x.guard is None or code.fixed(pc, x.guard[0]):
                     continue
             todo.extend(self.successors(t, j, pc))
         return [j for j in seen if self.guard_may(t, code.ins[j], pc)]
+
+    def meets(self, t: Thread, x: Ins, pc: int, env: Env | None) -> str | None:
+        """Whose every thread x waits for ("cta", "warp", "cluster"; None: not all of them): its
+        `sync_all`, or "warp" for a warp collective whose membermask register holds 0xffffffff there
+        (nvcc keeps `-1` in a register), which then meets as the immediate full mask does."""
+        if x.sync_all is not None or x.lanes_arg is None:
+            return x.sync_all
+        return "warp" if self.operand(t, (x.lanes_arg, 0), pc, True, env) == 0xFFFFFFFF else None
 
     def guard_may(self, t: Thread, x: Ins, pc: int, env: Env | None = None) -> bool:
         """Whether x's guard may hold (its register's value from pc on, where known)."""

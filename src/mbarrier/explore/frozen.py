@@ -218,7 +218,7 @@ class Plan:
         x = code.ins[graph.pcs[n]]
         env = graph.envs[n]
         # The existing barrier cut: a whole-CTA/warp/cluster barrier the (enabled) seed has not reached.
-        if x.sync_all is not None and x.sync_all in self.cut and (
+        if fp.meets(t, x, pc, env) in self.cut and (
                 (n == graph.start and self.standing)
                 or (x.guard is None or value(code, t, pc, env, x.guard[0]) is not None)
                 and fp.guard_may(t, x, pc, env)):

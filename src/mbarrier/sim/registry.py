@@ -204,6 +204,7 @@ class SyncUse:
     counted: bool = False
     whole: bool = False
     uniform: bool = False     # every lane gets the same result (bar.warp.sync, vote.all/.any/.uni)
+    lanes: int | None = None  # a warp collective's membermask operand (a register: whole where all ones)
 
 
 @dataclass(frozen=True, slots=True)

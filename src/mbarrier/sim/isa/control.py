@@ -96,7 +96,8 @@ def bar_facts(ins: ast.Instruction) -> Facts:
     q, ops = _bar_kind(ins), ins.operands
     if q[:1] == [".warp"]:
         full = bool(ops) and isinstance(ops[0], ast.Imm) and ops[0].value & 0xFFFFFFFF == 0xFFFFFFFF
-        return Facts(Kind.COLLECTIVE, "bar.warp.sync", sync=SyncUse("warp", True, whole=full, uniform=True))
+        return Facts(Kind.COLLECTIVE, "bar.warp.sync",
+                     sync=SyncUse("warp", True, whole=full, uniform=True, lanes=0 if ops else None))
     if q[:1] == [".cluster"]:
         waits = ".wait" in q
         return Facts(Kind.BARRIER, "barrier.cluster." + ("wait" if waits else "arrive"),
@@ -115,7 +116,7 @@ def collective_facts(ins: ast.Instruction) -> Facts:
     full = bool(ops) and isinstance(ops[-1], ast.Imm) and ops[-1].value & 0xFFFFFFFF == 0xFFFFFFFF
     uniform = ins.opcode == "vote" and any(m in ins.qualifiers for m in (".all", ".any", ".uni"))
     return Facts(Kind.COLLECTIVE, ins.opcode, writes=True,
-                 sync=SyncUse("warp", True, whole=full, uniform=uniform))
+                 sync=SyncUse("warp", True, whole=full, uniform=uniform, lanes=len(ops) - 1 if ops else None))
 
 
 def _bar_operands(g: Gen, ins: ast.Instruction) -> tuple[str, str]:
