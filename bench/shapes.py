@@ -18,7 +18,8 @@ curve; the pingpong kernels need an even tile count, so at an odd K the expected
 count causes (deadlock; for `pingpong_bug_order` its race or that deadlock, whichever comes first),
 and a planted bug that needs more trips than K expects verified (`Shape.bug_from`: `named_bug_skip`
 below 4, the `empty` count and release bugs below 3, `persistent_bug_reset` at 1 tile;
-`Shape.answers`). `--warps N` runs each shape that takes its consumer warps from the block
+`Shape.answers`); `persistent_bug_reset`'s first finding may be its race or the phase violation the same
+reset causes (`Shape.also`). `--warps N` runs each shape that takes its consumer warps from the block
 (`Shape.warps`: `blockDim.x / 32 - 1`) with N consumer warps (a block of N + 1 warps), repeated for a
 curve, with each `--trips` count if both are given; the other shapes are left out. `--jobs N` runs N
 checks at once (on a host with idle cores; timings are then per process).

@@ -261,6 +261,7 @@ def test_pingpong_at_an_odd_tile_count_must_hang() -> None:
     assert (odd.answers(), even.answers()) == (("deadlock",), ("verified",))
     assert SHAPES["pingpong_bug_order"].sized(3, 1).answers() == ("race", "deadlock")
     assert SHAPES["ring"].sized(1).answers() == ("verified",)
+    assert SHAPES["persistent_bug_reset"].sized(4, 4).answers() == ("race", "violation")
     assert [SHAPES["named_bug_skip"].sized(k).answers() for k in (3, 4)] == [("verified",), ("deadlock",)]
     m = odd.launch()
     r = run(m, RandomScheduler(0))
