@@ -14,7 +14,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from mbarrier.ptx import ast, validate_wgmma
+from mbarrier.ptx import ast, validate_tensor_flat, validate_wgmma
 from mbarrier.ptx.diagnostics import Diagnostic
 from mbarrier.ptx.validate_hazards import hazards
 from mbarrier.ptx.validate_line import Context
@@ -811,7 +811,17 @@ def _match_tensor(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Sco
     t = next(k for k, s in enumerate(form.operands[0]) if s.kind == "tensor")  # (the load's: 1)
     head = ops[t] if len(ops) > t else None
     if head is None or (isinstance(head, ast.Address) and head.items):
-        return (instr, *_match_listed(form, instr, facts, scope, line))
+        flat = validate_tensor_flat.flattened(instr, t) if form.unaddressed else None
+        other = validate_tensor_flat.fit(form, flat, frozenset(facts.words), scope) if flat else None
+        if flat is None or other is None:
+            return (instr, *_match_listed(form, instr, facts, scope, line))
+        # ptxas reads the operands by that list too (validate_tensor_flat), and goes on after a count
+        # the usual lists do not have (a mismatch), judging the coordinates by them still (measured)
+        validate_tensor_flat.judge(form, flat, other, scope, line)
+        slots, soft = _match_listed(form, instr, facts, scope, line, judged=t + 1)
+        if slots is None:
+            _judge_uncounted(form, ops, t, facts, scope, line)
+        return instr, validate_tensor_flat.unflattened(other, t), soft or slots is None
     if form.unaddressed:  # (a scalar or a vector there: measured on the load only)
         alt = _match_unaddressed(form, ops, facts, scope, line)
         if alt is not None:
@@ -838,6 +848,24 @@ def _match_tensor(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Sco
     return joined, slots, soft
 
 
+def _judge_uncounted(form: Instr, ops: tuple[ast.Operand, ...], t: int, facts: _Facts, scope: Scope,
+                     line: _Line) -> None:
+    """The operands up to `[tensorMap, x]` (operand `t`) judged as by the usual lists, whatever
+    their count: the destination as an address, the coordinates."""
+    for k in range(t):
+        _tensor_operand_fits(form.operands[0][k], ops[k], k + 1, form, scope, line)
+    slot, op = form.operands[0][t], ops[t]
+    vec, size = _vector_of(slot, op), _vector_size(slot, facts.words)
+    if isinstance(vec, ast.Vector):
+        _vector_fits(slot, vec, scope, line)
+    if vec is None or size is None or not _spaces_right(form, facts):
+        return
+    if not isinstance(vec, ast.Vector):
+        line.add("vector-expected", op.pos, index=slot.arg)
+    elif size != len(vec.items):
+        line.add("vector-size", vec.pos, index=slot.arg, name=form.name)
+
+
 def _as_address(op: ast.Operand) -> ast.Address | None:
     """The tensorMap operand written apart from its vector, as an address: `[tmap]` itself, a name
     as its base, an integer as an immediate address (then judged as such); None for anything else."""
@@ -851,13 +879,14 @@ def _as_address(op: ast.Operand) -> ast.Address | None:
 
 
 def _match_listed(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Scope,
-                  line: _Line) -> tuple[tuple[Slot, ...] | None, bool]:
+                  line: _Line, judged: int | None = None) -> tuple[tuple[Slot, ...] | None, bool]:
     """The tensor copy's operand list, as ptxas matches it (measured). The candidates are the lists
     with the operands of every optional modifier written (the im2col vector aside: ptxas counts it
     optional). A count no candidate has is a mismatch at once. Otherwise the vectors' elements are
     judged, then the list the modifiers ask for; another candidate that fits is a mismatch ptxas
     goes on after (that list, and True). Only then, if the state spaces are a pair it takes, the
-    vectors' lengths, and the other operands' own errors."""
+    vectors' lengths, and the other operands' own errors (as addresses only before operand `judged`,
+    where ptxas reads the rest by another list: `validate_tensor_flat`)."""
     ops = instr.operands
     flags = {s.flag for slots in form.operands for s in slots if s.flag}
     present = flags & facts.words
@@ -890,7 +919,8 @@ def _match_listed(form: Instr, instr: ast.Instruction, facts: _Facts, scope: Sco
     for k, (slot, op) in enumerate(zip(fit, ops, strict=True)):
         vec = _vector_of(slot, op)
         if slot.kind not in ("tensor", "vector"):
-            unjudged = slot.needs_space and len(facts.spaces) <= (slot.governed_by or 0)
+            unjudged = (slot.needs_space and len(facts.spaces) <= (slot.governed_by or 0)) or (
+                judged is not None and k >= judged)
             _tensor_operand_fits(slot, op, k + 1, form, scope, line, addresses=not unjudged)
         elif not pair_ok or vec is None or _vector_size(slot, facts.words) is None:
             continue  # (no load mode asks for an im2col vector: ptxas does not judge one)

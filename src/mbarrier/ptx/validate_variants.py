@@ -536,6 +536,20 @@ def _unaddressed_variants(build: Callable[..., ast.Instruction]) -> Iterator[tup
         yield f"apart {mode}{flags}", _with(full, apart)
         yield f"apart {mode}{flags} short", _with(full, apart[:-1])
         yield f"apart {mode}{flags} long", _with(full, (*apart, _name("%rd4")))
+    # a tensorMap of 32 bits in `[tensorMap, {...}]`: read as `tensorMap, {...}` too, by the lists
+    # above (validate_tensor_flat), with each shape of the operand after it, or none
+    for mode, flags in ((".tile", ""), (".tile", ".L2::cache_hint"), (".tile", ".multicast::cluster"),
+                        (".tile", ".cta_group::1"), (".im2col", ""), (".tile::gather4", "")):
+        full = build(".3d" if mode == ".im2col" else ".2d", mode, flags, ".shared::cluster.global")
+        d, t, *_ = full.operands
+        assert isinstance(t, ast.Address)
+        tails: tuple[tuple[ast.Operand, ...], ...] = (
+            (), (_name("%rd4"),), (_imm(16),), (_name("bar"),), (_addr("bar"),), (_name("%r4"),))
+        for base, dst in (("%r3", d), ("sb32", d), ("%r3", _imm(16)), ("%rd3", d)):
+            for after in tails:
+                shown = ", ".join(render_operand(x) for x in after)
+                yield f"tensorMap {base}{mode}{flags} tail ({shown})", _with(
+                    full, (dst, _rebase(t, base), *after))
     full = build(".3d", ".tile", "", ".shared::cluster.global")
     d, t, m = full.operands
     assert isinstance(t, ast.Address)

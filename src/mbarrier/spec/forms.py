@@ -649,7 +649,11 @@ class Instr:
     unaddressed: tuple[tuple[Cond, tuple[Slot, ...]], ...] = ()
     """The tensor copy's operand lists ptxas matches when the tensor operand is no `[tensorMap,
     {...}]` address, each with the modifiers it needs (measured): ptxas then says "Vector expected"
-    and "Illegal Addressing Mode", and wants an address in each `addr` slot."""
+    and "Illegal Addressing Mode", and wants an address in each `addr` slot. ptxas also matches
+    `[tensorMap, x]` read as the two operands `tensorMap, x` against them, before the usual lists:
+    a tensor map of the coordinates' type (32 bits) with `x` in the `mbar` slot fits, a vector
+    there being "Vector operand is not allowed" (measured with ptxas 13.0 on 7.0/sm_80 to
+    8.7/sm_120a; `ptx.validate_tensor_flat`)."""
 
     @property
     def name(self) -> str:
