@@ -1296,6 +1296,8 @@ def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...
     operand" of a variable, and nothing else of the addresses (measured on the arrive and wait
     forms, `mbarrier.try_wait.b64 _, [gbar], %rd1;`)."""
     for slot, op in zip(slots, instr.operands, strict=False):
+        if form.unaddressed and slot.kind == "addr" and isinstance(op, ast.Name) and _variable(op, scope):
+            op = ast.Address(op, 0, op.pos)  # to the tensor load a bare variable is an address (measured)
         if slot.kind not in ("addr", "tensor") or not isinstance(op, ast.Address):
             continue
         if (slot.any_address and not facts.spaces) or (  # (judged only with a state space: measured)
@@ -1328,6 +1330,11 @@ def _check_addresses(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...
             given = facts.spaces[min(form.address_space, len(facts.spaces) - 1)] if facts.spaces else None
         if given is not None and given.partition("::")[0] != sym.space:
             line.add("address-mismatch", op.base.pos, name=form.name)
+
+
+def _variable(op: ast.Name, scope: Scope) -> bool:
+    sym = scope.lookup(op.name)
+    return sym is not None and sym.space != ".reg"
 
 
 def _check_immediates(form: Instr, instr: ast.Instruction, slots: tuple[Slot, ...], line: _Line,

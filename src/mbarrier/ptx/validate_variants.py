@@ -550,6 +550,13 @@ def _unaddressed_variants(build: Callable[..., ast.Instruction]) -> Iterator[tup
                 shown = ", ".join(render_operand(x) for x in after)
                 yield f"tensorMap {base}{mode}{flags} tail ({shown})", _with(
                     full, (dst, _rebase(t, base), *after))
+    # a variable's bare name as dstMem or mbar: an address whose state space is judged
+    for spaces in (".shared::cluster.global", ".shared::cta.global", ".global.shared::cta", ".global"):
+        full = build(".2d", ".tile", "", spaces)
+        d, t, m = full.operands
+        for name in ("gbar", "bar", "sb32"):
+            yield f"bare {name} as dstMem {spaces}", _with(full, (_name(name), t, m))
+            yield f"bare {name} as mbar {spaces}", _with(full, (d, t, _name(name)))
     full = build(".3d", ".tile", "", ".shared::cluster.global")
     d, t, m = full.operands
     assert isinstance(t, ast.Address)
