@@ -156,19 +156,14 @@ def test_a_mask_register_of_all_ones_meets_as_the_immediate_does(tmp_path: Path)
     assert [states("%r30", n) for n in (4, 8)] == [states("0xffffffff", n) for n in (4, 8)]
 
 
-MASK_SOURCES = ["mov.u32 %r30, 5;", "st.shared.u32 [data+32], 5;\n\tld.shared.u32 %r30, [data+32];"]
-
-
-@pytest.mark.parametrize("source", MASK_SOURCES)
-def test_a_mask_register_not_all_ones_is_no_meeting(tmp_path: Path, source: str) -> None:
-    """The partial shfl below with its mask in a register: 0x5 (known, not all lanes) or a value loaded
-    from memory (unknown to the futures; 0x5 at run time): lane 0's future is not cut at it and the
-    deadlock is still found."""
-    body = """	mov.u32 %r2, %laneid;
-	%SOURCE%
+def _partial_shfl(source: str, mask: str) -> str:
+    """Lanes 0 and 2 meet at a shfl of `mask` (0x5 at run time; `source` sets a mask register first);
+    lane 0 then stores 1, and lane 1 waits forever if it reads 1."""
+    return HEAD + f"""	mov.u32 %r2, %laneid;
+	{source}
 	setp.eq.u32 %p1, %r2, 1;
 	@%p1 bra READ;
-	shfl.sync.idx.b32 %r3|%p3, %r2, 0, 31, %r30;
+	shfl.sync.idx.b32 %r3|%p3, %r2, 0, 31, {mask};
 	setp.ne.u32 %p2, %r2, 0;
 	@%p2 bra DONE;
 	st.shared.u32 [data], 1;
@@ -182,9 +177,19 @@ W:
 	@!%p5 bra W;
 DONE:
 	exit;
-}
+}}
 """
-    text = HEAD + body.replace("%SOURCE%", source)
+
+
+MASK_SOURCES = ["mov.u32 %r30, 5;", "st.shared.u32 [data+32], 5;\n\tld.shared.u32 %r30, [data+32];"]
+
+
+@pytest.mark.parametrize("source", MASK_SOURCES)
+def test_a_mask_register_not_all_ones_is_no_meeting(tmp_path: Path, source: str) -> None:
+    """The partial shfl with its mask in a register: 0x5 (known, not all lanes) or a value loaded from
+    memory (unknown to the futures; 0x5 at run time): lane 0's future is not cut at it and the deadlock
+    is still found."""
+    text = _partial_shfl(source, "%r30")
     _, off = differential(load(tmp_path, text.replace("%COUNT%", "1")), block=3, races=False)
     assert outcome(off) == ("finding", frozenset({"deadlock"}))
 
@@ -194,24 +199,6 @@ def test_a_lane_inside_a_collective_without_the_seed_still_has_a_future(tmp_path
     reads 1. While lane 0 waits inside the shfl, lane 1 (the seed: not in the mask) can read before or
     after lane 0's store: lane 2 completes the shfl without lane 1, so lane 0's future must not be cut
     there, or the order that deadlocks is never explored."""
-    body = """	mov.u32 %r2, %laneid;
-	setp.eq.u32 %p1, %r2, 1;
-	@%p1 bra READ;
-	shfl.sync.idx.b32 %r3|%p3, %r2, 0, 31, 0x5;
-	setp.ne.u32 %p2, %r2, 0;
-	@%p2 bra DONE;
-	st.shared.u32 [data], 1;
-	exit;
-READ:
-	ld.shared.u32 %r9, [data];
-	setp.ne.u32 %p4, %r9, 1;
-	@%p4 bra DONE;
-W:
-	mbarrier.try_wait.parity.shared::cta.b64 %p5, [bar0], 0;
-	@!%p5 bra W;
-DONE:
-	exit;
-}
-"""
-    _, off = differential(load(tmp_path, (HEAD + body).replace("%COUNT%", "1")), block=3, races=False)
+    text = _partial_shfl("", "0x5")
+    _, off = differential(load(tmp_path, text.replace("%COUNT%", "1")), block=3, races=False)
     assert outcome(off) == ("finding", frozenset({"deadlock"}))
