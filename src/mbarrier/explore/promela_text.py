@@ -96,6 +96,17 @@ inline gl_st(a, v) {{
 \tGB(a)[GO(a)] = v & 255; GB(a)[GO(a) + 1] = (v >> 8) & 255;
 \tGB(a)[GO(a) + 2] = (v >> 16) & 255; GB(a)[GO(a) + 3] = (v >> 24) & 255
 }}
+/* A copy engine's landing: fn bytes from global fs into shared fd, none onto an mbarrier's word (j: the
+   engine's counter). */
+inline sh_fill(fd, fs, fn) {{
+\tj = 0;
+\tdo
+\t:: j < fn ->
+\t\tassert(!mb[(fd + j) / 8].valid);
+\t\tsh[fd + j] = gl[(fs) >> 24].b[((fs) & 16777215) + j]; j++
+\t:: else -> break
+\tod
+}}
 /* A .shared::cluster address: below 2^24 this CTA's, else (rank + 1) << 24 | offset (mapa); as a
    byte of `sh`: CL(a). cl_chk: the rank exists and, if another CTA's, that CTA still runs. */
 #define CLR(a) ((a) >> 24 == 0 -> 0 + CTA : ((a) >> 24) - 1)  /* SPIN misreads "-> (" */
@@ -150,13 +161,7 @@ end_idle:  /* a free engine waits here: a valid end state */
 \t:: atomic {{ cq[k].state == 1 ->
 \t\tassert(live[cq[k].dst / SMEM] > 0);  /* shared memory is gone once all its CTA's threads exited */
 \t\tassert(cq[k].dst % SMEM + cq[k].size <= SMEM); gl_chk(cq[k].src, cq[k].size);
-\t\tj = 0;
-\t\tdo
-\t\t:: j < cq[k].size ->
-\t\t\tassert(!mb[(cq[k].dst + j) / 8].valid);
-\t\t\tsh[cq[k].dst + j] = gl[cq[k].src >> 24].b[(cq[k].src & 16777215) + j]; j++
-\t\t:: else -> break
-\t\tod;
+\t\tsh_fill(cq[k].dst, cq[k].src, cq[k].size);
 \t\tmb_tx(cq[k].bar, -cq[k].size);
 \t\tj = k;  /* the pool stays a sorted list: the copies after this one move up */
 \t\tdo
@@ -255,13 +260,7 @@ end_idle:
 \t:: atomic {{ ca[k].state == 1 ->
 \t\tassert(live[ca[k].dst / SMEM] > 0); gl_chk(ca[k].src, ca[k].size);
 \t\tassert(!mb[ca[k].dst / 8].valid && !mb[(ca[k].dst + ca[k].size - 1) / 8].valid);
-\t\tj = 0;
-\t\tdo
-\t\t:: j < ca[k].size ->
-\t\t\tassert(!mb[(ca[k].dst + j) / 8].valid);
-\t\t\tsh[ca[k].dst + j] = gl[ca[k].src >> 24].b[(ca[k].src & 16777215) + j]; j++
-\t\t:: else -> break
-\t\tod;
+\t\tsh_fill(ca[k].dst, ca[k].src, ca[k].size);
 \t\tj = 0;
 \t\tdo
 \t\t:: j < {nca} ->
