@@ -4,8 +4,9 @@ loops that issue the same bulk copy again while the last one is in flight (regis
 bar.warp.sync over a partial warp, a thread whose exit completes a collective; cp.async with its
 deferred arrive-on; a 2-CTA cluster. Faithful as
 tests/check/test_promela.py defines it: with reductions off the checker's state count equals SPIN's, and
-both give the same verdict on the correct kernel and on its planted bug. The shape corpus: what exports,
-what is refused and why, and a planted bug SPIN finds as `check --no-races` does."""
+both give the same verdict on the correct kernel and on its planted bug. The shape corpus: every shape
+exports (the 384-thread ones a warp per process: tests/explore/test_promela_groups.py), and a planted bug
+SPIN finds as `check --no-races` does."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from mbarrier import sim
 from mbarrier.examples.shapes import SHAPES
 from mbarrier.explore.check import Options, check
-from mbarrier.explore.promela import ExportError, export_promela
+from mbarrier.explore.promela import export_promela
 from mbarrier.ptx import ast
 
 from .test_promela import spin_states
@@ -112,11 +113,8 @@ def spin_verdict(model: str, workdir: Path) -> str:
 
 EXPORTED = ["ring", "ring_ct", "ring_rolled", "ring_elect", "ring_bug_parity", "ring_bug_count",
             "ring_bug_bytes", "persistent", "persistent_bug_reset", "named", "named_bug_skip", "branch",
-            "branch_bug_skip", "cpasync", "cpasync_bug_inc", "cluster", "cluster_bug_mask"]
-REFUSED = {
-    "warpgroup": "SPIN runs at most 255 processes; the model of this launch has 388",
-    "pingpong": "SPIN runs at most 255 processes",
-}
+            "branch_bug_skip", "cpasync", "cpasync_bug_inc", "cluster", "cluster_bug_mask", "warpgroup",
+            "warpgroup_bug_count", "pingpong", "pingpong_bug_order"]  # 384 threads: a warp per process
 
 
 @pytest.mark.parametrize("name", EXPORTED)
@@ -124,13 +122,6 @@ def test_the_shapes_export_at_their_bench_launch(name: str) -> None:
     s = SHAPES[name]
     model = export_promela(sim.load(s.path), s.launch())
     assert f"#define NT {s.grid * s.block}" in model and "proctype thread()" in model
-
-
-@pytest.mark.parametrize(("name", "why"), list(REFUSED.items()))
-def test_what_the_model_cannot_hold_is_refused_with_the_reason(name: str, why: str) -> None:
-    s = SHAPES[name]
-    with pytest.raises(ExportError, match=why.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
-        export_promela(sim.load(s.path), s.launch())
 
 
 @pytest.mark.tool("spin", "cc")

@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--global-bytes", type=options.positive, default=GLOBAL_BYTES, metavar="N",
                    help=f"bytes of each global buffer the model keeps (default {GLOBAL_BYTES}); an access "
                         "beyond fails an assertion naming MODEL_LIMIT")
+    p.add_argument("--threads-per-process", type=options.positive, metavar="N",
+                   help="N threads in each Promela process, each stepping on its own (default: one per "
+                        "process where SPIN's 255 processes allow, else a warp or the fewest warps that fit)")
     p.add_argument("--timeout", type=options.seconds, metavar="S",
                    help="stop after S seconds of wall time, reading, parsing and the export included "
                         "(exit 3; nothing is written)")
@@ -37,7 +40,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         module, m = load_launch(args, deadline=deadline)
         with deadline.phase(f"writing the Promela model of {name}"):
-            text = export_promela(module, m, args.kernel, args.global_bytes)
+            text = export_promela(module, m, args.kernel, args.global_bytes, args.threads_per_process)
     except TimeoutHit as e:
         sys.stderr.write(f"mbarrier export: incomplete: {e.message()}; nothing was written\n")
         return EXIT_INCOMPLETE

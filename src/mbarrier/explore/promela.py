@@ -1,7 +1,9 @@
 """Export one launch as a Promela model for SPIN, with the state graph of `check --no-reduce`.
 
-Each thread is an instance of one proctype (`_pid` is its thread index); each instruction is one atomic
-statement, so one SPIN transition is one simulator step. A spin-wait (see `explore.code`) is a guard
+Each thread is an instance of one proctype (`_pid` is its thread index), or, where the launch needs more
+processes than SPIN runs (255), each warp (or the fewest warps that fit) is one process that steps any one
+of its threads at a time (`explore.promela_procs`); each instruction is one atomic statement, so one SPIN
+transition is one simulator step. A spin-wait (see `explore.code`) is a guard
 that blocks until the wait would return True, exactly as the checker treats it. A pool of copy engines
 (processes) takes the cp.async.bulk copies as they are issued; an engine lands its copy's bytes and
 completes its transaction in one step. A thread at bar.sync or at a warp collective (bar.warp.sync,
@@ -42,6 +44,7 @@ from mbarrier.explore.code import (
     _slot_maps,
     analyse,
 )
+from mbarrier.explore.promela_procs import Location, Step, grouped, me, per_thread
 from mbarrier.explore.promela_text import (
     COLLECTIVE_ACC,
     COPY,
@@ -89,7 +92,8 @@ _VOTES = (".any", ".all", ".uni", ".ballot")
 
 
 class Exporter:
-    def __init__(self, m: Machine, module: ast.Module, fn: ast.Function, global_bytes: int) -> None:
+    def __init__(self, m: Machine, module: ast.Module, fn: ast.Function, global_bytes: int,
+                 per: int | None = None) -> None:
         if len(m.clusters) != 1:
             raise ExportError("the Promela export models one cluster (or one CTA): a grid of several "
                               "clusters cannot be exported")
@@ -123,16 +127,47 @@ class Exporter:
                 raise ExportError(f"buffer {name} starts with data: the model's global buffers start "
                                   "zero-filled")
         self.nthreads = len(m.threads)
-        self.copies = 0
-        self.ampere = False                     # cp.async and its arrive-on are used
+        self.pcs = list(_slot_maps(self.fn))
+        kinds = {self.code.ins[pc].kind for pc, (s, _) in enumerate(self.pcs) if s.opcode == "cp"}
+        self.ncq = COPY_ENGINES * self.nctas if BULK in kinds else 0  # bulk copy engines
+        self.ampere = bool(kinds & {CP_ASYNC, CP_MB})  # cp.async and its arrive-on are used
+        self.per = self.threads_per_process(per)
         self.cluster_used = False               # barrier.cluster is used
         self.kinds: list[str] = []              # collective kinds, in order of first use
         self.resumes: dict[int, _Resume] = {}   # pc after a blocking instruction -> its guard
 
+    def processes(self, per: int) -> tuple[int, int] | None:
+        """(processes of threads, cp.async engines) with `per` threads per process; None: over SPIN's
+        limit."""
+        np = -(-self.nthreads // per)
+        nca = min(CP_ASYNC_ENGINES_MAX, 2 * self.nthreads, (MAX_PROCESSES - np - self.ncq) // 2) \
+            if self.ampere else 0
+        return None if np + self.ncq > MAX_PROCESSES or (self.ampere and nca < 1) else (np, nca)
+
+    def threads_per_process(self, per: int | None) -> int:
+        """One thread per process where the launch fits SPIN's limit, else a warp (or 2, 4, ... warps:
+        the fewest that fit); `per`: this many, where that fits."""
+        tries = [per] if per is not None else [1, *(32 << k for k in range(8))]
+        for n in tries:
+            if n < 1:
+                raise ExportError(f"{n} threads per process: at least 1")
+            if self.processes(n) is not None:
+                return n
+        n = tries[-1]
+        np = -(-self.nthreads // n)
+        raise ExportError(f"SPIN runs at most {MAX_PROCESSES} processes; the model of this launch has "
+                          f"{np + self.ncq + 2 * self.ampere} ({self.nthreads} threads"
+                          f"{f' in {np} processes of {n}' if n > 1 else ''}, {self.ncq} bulk copy "
+                          f"engines{' and cp.async engines' if self.ampere else ''})")
+
+    def loc(self, name: str) -> str:
+        """A variable of the running thread: a local of its process, one per thread of a group."""
+        return name if self.per == 1 else f"{name}[THR]"
+
     # -- operands ------------------------------------------------------------------------------------
     def var(self, c: _Ctx, name: str) -> str:
         if name in c.regs:
-            return f"v{c.regs[name]}"
+            return self.loc(f"v{c.regs[name]}")
         special = {"%tid.x": "TID", "%tid": "TID", "%laneid": "LANE", "%ntid.x": "BLK", "%ntid": "BLK",
                    "%tid.y": "0", "%tid.z": "0", "%ctaid.x": "CTA", "%ctaid": "CTA", "%ctaid.y": "0",
                    "%ctaid.z": "0", "%nctaid.x": "NC", "%nctaid.y": "1", "%nctaid.z": "1",
@@ -185,7 +220,7 @@ class Exporter:
         if isinstance(op, ast.Sink):
             return None
         if isinstance(op, ast.Name) and op.name in c.regs:
-            return f"v{c.regs[op.name]}"
+            return self.loc(f"v{c.regs[op.name]}")
         raise self.fail(c, "destination")
 
     def fail(self, c: _Ctx, what: str) -> ExportError:
@@ -283,8 +318,7 @@ class Exporter:
             raise self.fail(c, "only cp.async.bulk global -> shared with an mbarrier")
         size = str(x.size) if x.size is not None else self.src(c, ops[2])
         src = self.addr(c, ops[1])
-        self.copies += 1
-        who = f"_pid * 65536 + {c.info.pc}"  # the checker tells copies apart by issuer and line too
+        who = f"ME * 65536 + {c.info.pc}"  # the checker tells copies apart by issuer and line too
         if not x.multicast:
             chk1, dst = self.shared(c, ops[0], cp.dst.space)
             chk2, bar = self.shared(c, ops[3], cp.barrier.space)
@@ -302,7 +336,6 @@ class Exporter:
         ops = c.ins.operands
         if len(ops) != 3:
             raise self.fail(c, "cp.async with a source size or a cache policy")
-        self.ampere = True
         return f"cpa_issue({self.addr(c, ops[0])}, {self.addr(c, ops[1])}, {self.src(c, ops[2])})"
 
     def cp_async_arrive(self, c: _Ctx) -> str:
@@ -312,7 +345,6 @@ class Exporter:
         if use is None or use.dst is None:
             raise self.fail(c, "cp.async.mbarrier.arrive form")
         chk, at = self.shared(c, c.ins.operands[0], use.dst.space, own=True)
-        self.ampere = True
         return f"{chk}mb_at({at}); cpa_arrive(MB({at}), {1 if use.noinc else 0})"
 
     def mbarrier(self, c: _Ctx) -> str:
@@ -350,9 +382,10 @@ class Exporter:
             raise self.fail(c, "bar form")
         ident = self.src(c, ops[0])
         count = f"({self.src(c, ops[1])} + 1)" if len(ops) == 2 else "0"
-        if x.bar_waits:
-            self.resumes[pc + 1] = _Resume(f"(bar_gen[{ident}] != g)", "")
-        return f"bar_arrive({ident}, {count}, {'g' if x.bar_waits else 'tok_sink'})"
+        g = self.loc("g")
+        if x.bar_waits:  # this CTA's barrier, as bar_arrive counts it
+            self.resumes[pc + 1] = _Resume(f"(bar_gen[BI({ident})] != {g})", "")
+        return f"bar_arrive({ident}, {count}, {g if x.bar_waits else 'tok_sink'})"
 
     def collective(self, c: _Ctx, pc: int) -> str:
         """A warp collective over the full warp: the lane counts in; the last one completes it."""
@@ -381,8 +414,9 @@ class Exporter:
         k = self.kinds.index(kind)
         w = f"(WARP * NK + {k})"
         acc = COLLECTIVE_ACC[kind].replace("W]", f"{w}]").replace("X", x)
-        self.resumes[pc + 1] = _Resume(f"(cw_gen[{w}] != g)", outs.replace("W]", f"{w}]"))
-        return (f"{full}cw_cnt[{w}]++; cw_acc[{w}] = {acc}; g = cw_gen[{w}]; "
+        g = self.loc("g")
+        self.resumes[pc + 1] = _Resume(f"(cw_gen[{w}] != {g})", outs.replace("W]", f"{w}]"))
+        return (f"{full}cw_cnt[{w}]++; cw_acc[{w}] = {acc}; {g} = cw_gen[{w}]; "
                 f"if :: cw_cnt[{w}] >= WLIVE(WARP) -> cw_done_{k}({w}) :: else fi")
 
     def elect_outs(self, c: _Ctx, op: ast.Operand) -> str:
@@ -392,36 +426,37 @@ class Exporter:
         if len(names) > 2 or any(n != "_" and n not in c.regs for n in names):
             raise self.fail(c, "destination")
         values = ["32 - cw_res[W]", "(LANE == 32 - cw_res[W])"]
-        return "".join(f"v{c.regs[n]} = {v}; " for n, v in zip(names, values, strict=False) if n != "_")
+        return "".join(f"{self.loc(f'v{c.regs[n]}')} = {v}; "
+                       for n, v in zip(names, values, strict=False) if n != "_")
 
     # -- statements ----------------------------------------------------------------------------------
-    def statement(self, c: _Ctx, pc: int, resume: _Resume | None) -> list[str]:
-        """The Promela lines of instruction pc (one atomic step), control flow included; `resume`: the
-        guard of a thread that comes from a blocking instruction (the copy labelled R<pc>)."""
+    def statement(self, c: _Ctx, pc: int, resume: _Resume | None) -> Step:
+        """Instruction pc as one step, control flow included; `resume`: the guard of a thread that comes
+        from a blocking instruction (the copy labelled R<pc>)."""
         x = c.info
         if pc in self.m.functions[self.fn.name].unsupported:
             raise self.fail(c, "the simulator does not support it")
         nxt = f"L{pc + 1}"
-        pre = f"{resume.cond} -> {resume.eff}" if resume else ""
+        cond, pre = (resume.cond, resume.eff) if resume else (None, "")
         guard = None
         if x.guard is not None:
-            g = f"v{x.guard[0]}"
+            g = self.loc(f"v{x.guard[0]}")
             guard = f"({g} == 0)" if x.guard[1] else f"({g} != 0)"
         op = c.ins.opcode
         if op == "bra":
             target = f"L{x.target}"
             if guard is None:
-                return [f"atomic {{ {pre}goto {target} }}"]
-            return [f"atomic {{ {pre}if :: {guard} -> goto {target} :: else -> goto {nxt} fi }}"]
+                return Step(cond, f"{pre}goto {target}")
+            return Step(cond, f"{pre}if :: {guard} -> goto {target} :: else -> goto {nxt} fi")
         if op in ("exit", "ret"):
             eff = "thread_exit(); goto done"
             if guard is None:
-                return [f"atomic {{ {pre}{eff} }}"]
-            return [f"atomic {{ {pre}if :: {guard} -> {eff} :: else -> goto {nxt} fi }}"]
+                return Step(cond, f"{pre}{eff}")
+            return Step(cond, f"{pre}if :: {guard} -> {eff} :: else -> goto {nxt} fi")
         if x.kind == MB and x.mb_op in ("test_wait", "try_wait"):
-            return [self.wait(c, pc, resume)]
+            return self.wait(c, pc, resume)
         if x.kind == CLUSTER:
-            return [self.cluster_barrier(c, pc, resume)]
+            return self.cluster_barrier(c, pc, resume)
         after = nxt
         if x.kind == BAR:
             eff = self.bar(c, pc)
@@ -432,10 +467,10 @@ class Exporter:
         else:
             eff = self.body(c)
         if guard is None:
-            return [f"atomic {{ {pre}{eff}; goto {after} }}"]
-        return [f"atomic {{ {pre}if :: {guard} -> {eff}; goto {after} :: else -> goto {nxt} fi }}"]
+            return Step(cond, f"{pre}{eff}; goto {after}")
+        return Step(cond, f"{pre}if :: {guard} -> {eff}; goto {after} :: else -> goto {nxt} fi")
 
-    def cluster_barrier(self, c: _Ctx, pc: int, resume: _Resume | None) -> str:
+    def cluster_barrier(self, c: _Ctx, pc: int, resume: _Resume | None) -> Step:
         """barrier.cluster.arrive counts the thread in (twice without a wait is a fault); .wait blocks
         until the phase it arrived in has completed (without an arrive before it: a fault)."""
         q = [x for x in c.ins.qualifiers if x not in (".release", ".relaxed", ".acquire", ".aligned")]
@@ -443,17 +478,17 @@ class Exporter:
             raise self.fail(c, "barrier.cluster form")
         self.cluster_used = True
         nxt = f"L{pc + 1}"
+        arr, g = self.loc("cl_arr"), self.loc("cl_g")
+        cond, pre = (resume.cond, resume.eff) if resume else (None, "")
         if q[1] == ".arrive":
-            pre = f"{resume.cond} -> {resume.eff}" if resume else ""
-            return (f"atomic {{ {pre}assert(!cl_arr); cl_arr = 1; cl_g = cl_phase; cl_cnt++; "
-                    f"if :: cl_cnt >= cl_live -> cl_phase++; cl_cnt = 0 :: else fi; goto {nxt} }}")
+            return Step(cond, f"{pre}assert(!{arr}); {arr} = 1; {g} = cl_phase; cl_cnt++; "
+                        f"if :: cl_cnt >= cl_live -> cl_phase++; cl_cnt = 0 :: else fi; goto {nxt}")
         # .wait: past a completed phase at once, else blocked until it completes (as bar.sync)
-        self.resumes[pc + 1] = _Resume("(cl_phase != cl_g)", "cl_arr = 0; ")
-        pre = f"{resume.cond} -> {resume.eff}" if resume else ""
-        return (f"atomic {{ {pre}assert(cl_arr); if :: cl_phase != cl_g -> cl_arr = 0; goto {nxt} "
-                f":: else -> goto R{pc + 1} fi }}")
+        self.resumes[pc + 1] = _Resume(f"(cl_phase != {g})", f"{arr} = 0; ")
+        return Step(cond, f"{pre}assert({arr}); if :: cl_phase != {g} -> {arr} = 0; goto {nxt} "
+                    f":: else -> goto R{pc + 1} fi")
 
-    def wait(self, c: _Ctx, pc: int, resume: _Resume | None) -> str:
+    def wait(self, c: _Ctx, pc: int, resume: _Resume | None) -> Step:
         x, ops = c.info, c.ins.operands
         if x.guard is not None:
             raise self.fail(c, "a guarded wait")
@@ -469,48 +504,42 @@ class Exporter:
         else:
             cond = f"({arg} < mb[{bar}].phase)"
             check = f"assert({arg} >= mb[{bar}].phase - 1); "
-        d = f"v{x.wait_dst}" if x.wait_dst is not None else "tok_sink"
+        d = self.loc(f"v{x.wait_dst}") if x.wait_dst is not None else "tok_sink"
         ok = f"{d} = 1; mb[{bar}].waited = 1"
         nxt = f"L{pc + 1}"
+        first = resume.eff if resume else ""
         if x.spin:  # blocks until it would succeed: the guard comes first, so the step is atomic
             gate = f"{resume.cond} && {cond}" if resume else cond
-            first = resume.eff if resume else ""
-            return f"atomic {{ {gate} -> {first}{chk}mb_valid({bar}); {check}{ok}; goto {nxt} }}"
-        pre = f"{resume.cond} -> {resume.eff}" if resume else ""
+            return Step(gate, f"{first}{chk}mb_valid({bar}); {check}{ok}; goto {nxt}")
         eff = f"{chk}mb_valid({bar}); {check}if :: {cond} -> {ok} :: else -> {d} = 0 fi"
-        return f"atomic {{ {pre}{eff}; goto {nxt} }}"
+        return Step(resume.cond if resume else None, f"{first}{eff}; goto {nxt}")
 
     def export(self) -> str:
-        pcs = list(_slot_maps(self.fn))
-        ctxs = [_Ctx(regs, s, self.code.ins[pc]) for pc, (s, regs) in enumerate(pcs)]
-        lines: list[str] = []
-        for pc, c in enumerate(ctxs):
-            lines.append(f"L{pc}: /* line {c.ins.pos.line}: {c.ins.text.strip()} */")
-            lines.extend("\t" + t for t in self.statement(c, pc, None))
+        ctxs = [_Ctx(regs, s, self.code.ins[pc]) for pc, (s, regs) in enumerate(self.pcs)]
+        locations = [Location(f"L{pc}", f"line {c.ins.pos.line}: {c.ins.text.strip()}",
+                              self.statement(c, pc, None)) for pc, c in enumerate(ctxs)]
         end = "thread_exit(); goto done"
-        lines.append(f"L{len(pcs)}:\n\tatomic {{ {end} }}")
+        locations.append(Location(f"L{len(ctxs)}", None, Step(None, end)))
         for pc in sorted(self.resumes):  # the blocked copies, known once every statement was written
             r = self.resumes[pc]
-            lines.append(f"R{pc}:")
-            if pc == len(pcs):
-                lines.append(f"\tatomic {{ {r.cond} -> {r.eff}{end} }}")
-            else:
-                lines.extend("\t" + t for t in self.statement(ctxs[pc], pc, r))
-        decl = "\n".join(f"\tint v{i};" for i in sorted({slot for _, regs in pcs for slot in regs.values()}))
+            step = Step(r.cond, f"{r.eff}{end}") if pc == len(ctxs) else self.statement(ctxs[pc], pc, r)
+            locations.append(Location(f"R{pc}", None, step))
+        local = [("int", f"v{i}") for i in sorted({slot for _, regs in self.pcs for slot in regs.values()})]
+        if self.cluster_used:
+            local += [("bit", "cl_arr"), ("byte", "cl_g")]
+        local.append(("int", "g"))
         smem = self.m.ctas[0].size
-        ncq = COPY_ENGINES * self.nctas if self.copies else 0
-        nca = min(CP_ASYNC_ENGINES_MAX, 2 * self.nthreads, (MAX_PROCESSES - self.nthreads - ncq) // 2) \
-            if self.ampere else 0
-        if self.nthreads + ncq > MAX_PROCESSES or (self.ampere and nca < 1):
-            raise ExportError(f"SPIN runs at most {MAX_PROCESSES} processes; the model of this launch has "
-                              f"{self.nthreads + ncq + 2 * self.ampere} ({self.nthreads} threads, {ncq} bulk "
-                              f"copy engines{' and cp.async engines' if self.ampere else ''})")
+        counts = self.processes(self.per)
+        assert counts is not None  # threads_per_process chose a count that fits
+        np, nca = counts
+        ncq = self.ncq
         sizes = [self.m.gmem.region(self.m.buffers[b][0], 0)[0].size for b in self.buffers]
         gsize = "0"
         for k, n in reversed(list(enumerate(sizes, 1))):
             gsize = f"(k) == {k} -> {min(n, _INT_MAX)} : ({gsize})"
-        head = PRELUDE.format(nt=self.nthreads, smem=max(smem, 1), nb=max(1, (smem + 7) // 8),
-                              nbuf=len(self.buffers) + 1, gbytes=self.gbytes,
+        procs = "a process per thread" if self.per == 1 else f"a process per {self.per} threads"
+        head = PRELUDE.format(procs=procs, nt=self.nthreads, np=np, me=me(self.per), smem=max(smem, 1),
+                              nb=max(1, (smem + 7) // 8), nbuf=len(self.buffers) + 1, gbytes=self.gbytes,
                               nw=self.nctas * ((self.block + 31) // 32),
                               nk=max(1, len(self.kinds)), ncq=max(ncq, 1), ncqp=ncq, gsize=gsize,
                               nc=self.nctas, blk=self.block)
@@ -521,10 +550,8 @@ class Exporter:
         head += copy_issue(ncq) + collective_done(self.kinds) + thread_exit(ids, self.kinds) + "\n"
         if nca:
             head += CP_ASYNC_DECL.format(nca=nca) + cp_async_issue() + "\n"
-        if self.cluster_used:
-            decl += "\n\tbit cl_arr;\n\tbyte cl_g;"
-        threads = (f"active [NT] proctype thread() {{\n{decl}\n\tint g;\n"
-                   + "\n".join(lines) + "\ndone:\nend_exit:\n\tfalse\n}\n")
+        threads = per_thread(locations, local) if self.per == 1 else \
+            grouped(locations, local, self.per, self.nthreads)
         copies = "" if not ncq else COPY.format(ncq=ncq)
         if nca:
             copies += CP_ASYNC_ENGINES.format(nca=nca)
@@ -532,7 +559,8 @@ class Exporter:
 
 
 def export_promela(module: ast.Module, m: Machine, kernel: str | None = None,
-                   global_bytes: int = GLOBAL_BYTES) -> str:
+                   global_bytes: int = GLOBAL_BYTES, threads_per_process: int | None = None) -> str:
     """The Promela model of the launched machine `m` of `module` (see the module docstring);
-    `global_bytes`: the bytes of each global buffer the model keeps."""
-    return Exporter(m, module, pick_kernel(module, kernel), global_bytes).export()
+    `global_bytes`: the bytes of each global buffer the model keeps; `threads_per_process`: group the
+    threads so (default: one per process where SPIN's process limit allows, else the fewest warps)."""
+    return Exporter(m, module, pick_kernel(module, kernel), global_bytes, threads_per_process).export()
