@@ -4,6 +4,7 @@
     python bench/memory.py --write-doc     # and write it into docs/performance.md ("Memory per state")
     python bench/memory.py --shape ring --warps 4 --trips 4   # one shape of the corpus instead (a row)
     python bench/memory.py --shape ring --warps 4 --trips 4 --walks 0   # the search alone, no walks
+    python bench/memory.py --shape ring --warps 4 --trips 4,8,16        # and the cost per extra state
 
 Each row is the bundled nvcc ring buffer (src/mbarrier/examples/ring_buffer.ptx, 160 threads per CTA)
 checked with race tracking on (check's default), measured twice in fresh interpreters:
@@ -17,6 +18,13 @@ Time per state is the search's CPU time (random walks included: they take a shar
 leaves them out) divided by the states seen, from the untraced run.
 The peak is what a bound on memory must allow for: the search's frontier (the states queued, each a
 snapshot) is largest in the middle of the search, not at its end.
+
+Under the table, for each traced run, where the bytes lie near the peak: tracemalloc's statistics by
+file, taken between two states whenever the traced bytes grew by 5% since the last such picture (the
+last one is shown; `near` its bytes). With several trip counts (`--trips 4,8,16`: the states grow about
+linearly with them) also the least-squares line of the peak against the states: its slope is the
+*marginal* cost of a state (what one more state adds), its intercept the *fixed* part (what the search
+holds whatever its size: chiefly the reduction's bounded caches).
 """
 
 from __future__ import annotations
@@ -47,6 +55,44 @@ def _rss() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+# The files whose bytes the breakdown names: the package's modules by dotted name, the rest by file name.
+_SRC = os.sep + "mbarrier" + os.sep
+GROWTH = 1.05  # a new picture of the traced bytes by file when they grew by this factor since the last
+
+
+def _module(filename: str) -> str:
+    i = filename.rfind(_SRC)
+    if i < 0:
+        return os.path.basename(filename)
+    return filename[i + 1:].removesuffix(".py").replace(os.sep, ".").removeprefix("mbarrier.")
+
+
+class _Pictures:
+    """Polled between two states (Options.stop): a picture of the traced bytes by module whenever they
+    grew by GROWTH since the last one."""
+
+    def __init__(self) -> None:
+        self.states = 0
+        self.peak = 0  # the traced peak before the latest picture (a picture's own bytes are left out)
+        self.bytes = 0
+        self.at = 0
+        self.modules: list[tuple[str, int]] = []
+
+    def __call__(self) -> bool:
+        self.states += 1
+        now = tracemalloc.get_traced_memory()[0]
+        if now > self.bytes * GROWTH:
+            self.peak = max(self.peak, tracemalloc.get_traced_memory()[1])
+            by: dict[str, int] = {}
+            for st in tracemalloc.take_snapshot().statistics("filename"):
+                name = _module(st.traceback[0].filename)
+                by[name] = by.get(name, 0) + st.size
+            self.bytes, self.at = now, self.states
+            self.modules = sorted(by.items(), key=lambda kv: -kv[1])
+            tracemalloc.reset_peak()
+        return False
+
+
 def child(grid: int, max_states: int, how: str, shape: str = "", walks: int | None = None
           ) -> dict[str, object]:
     """One measurement in this (fresh) process; `shape`: NAME:WARPS:TRIPS of the shape corpus, else the
@@ -63,18 +109,23 @@ def child(grid: int, max_states: int, how: str, shape: str = "", walks: int | No
     else:
         module = sim.load(examples.path("ring_buffer"))
         m = sim.launch(module, grid=grid, block=160)
-    if how == "tracemalloc":
+    pictures = _Pictures() if how == "tracemalloc" else None
+    if pictures is not None:
         tracemalloc.start()
     before = _rss()
     t0 = time.process_time()
-    opts = Options(max_states=max_states) if walks is None else Options(max_states=max_states, walks=walks)
+    opts = Options(max_states=max_states, stop=pictures)
+    if walks is not None:
+        opts.walks = walks
     r = check_machine(m, module, opts)
     seconds = time.process_time() - t0
-    if how == "tracemalloc":
-        peak = tracemalloc.get_traced_memory()[1]
+    out: dict[str, object] = {"verdict": r.verdict, "states": r.stats.states, "seconds": seconds}
+    if pictures is not None:
+        out["peak"] = max(pictures.peak, tracemalloc.get_traced_memory()[1])
+        out["near"] = {"bytes": pictures.bytes, "states": pictures.at, "modules": pictures.modules}
     else:
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
-    return {"verdict": r.verdict, "states": r.stats.states, "seconds": seconds, "peak": peak}
+        out["peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    return out
 
 
 def measure(grid: int, max_states: int, how: str, shape: str = "", walks: int | None = None
@@ -86,14 +137,39 @@ def measure(grid: int, max_states: int, how: str, shape: str = "", walks: int | 
     return result
 
 
-def table(cases: list[tuple[str, int, int, int | None]], shape: str = "", walks: int | None = None
-          ) -> list[str]:
+def fit(points: list[tuple[int, int]]) -> tuple[float, float]:
+    """The least-squares line through (states, peak bytes): (slope, intercept)."""
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+    return slope, my - slope * mx
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:.1f}"
+
+
+def breakdown(label: str, near: dict[str, object], shown: int = 10) -> str:
+    """One line: the traced bytes by module in the last picture near the peak."""
+    modules: list[tuple[str, int]] = near["modules"]  # type: ignore[assignment]
+    rest = sum(b for _, b in modules[shown:])
+    parts = [f"{name} {_mb(b)}" for name, b in modules[:shown]] + [f"the rest {_mb(rest)}"]
+    return (f"{label}: {_mb(near['bytes'])} MB traced after {near['states']:,} states (MB): "  # type: ignore[arg-type]
+            + ", ".join(parts))
+
+
+def table(cases: list[tuple[str, int, int, int | None]], shape: str = "", walks: int | None = None,
+          runs: list[tuple[dict[str, object], dict[str, object]]] | None = None) -> list[str]:
+    """The table's rows; each case's (traced, rss) results are appended to `runs` when given."""
     rows = ["| launch | verdict | states | CPU s (untraced) | CPU ms/state | tracemalloc peak: bytes/state | "
             "RSS peak: bytes/state |", "|---|---|---|---|---|---|---|"]
     for label, grid, max_states, own_walks in cases:
         w = walks if own_walks is None else own_walks
         traced = measure(grid, max_states, "tracemalloc", shape, w)
         rss = measure(grid, max_states, "rss", shape, w)
+        if runs is not None:
+            runs.append((traced, rss))
         # A search stopped at its bound with random walks beside it need not stop at the same state
         # count both ways (the walks' share is timed, and tracing slows them): each figure is per
         # state of its own run, and both counts are shown when they differ.
@@ -111,7 +187,8 @@ def main() -> None:
     ap.add_argument("--write-doc", action="store_true")
     ap.add_argument("--shape", default="", metavar="NAME", help="a shape of mbarrier.examples.shapes")
     ap.add_argument("--warps", type=int, default=None, metavar="N", help="its consumer warps (--shape)")
-    ap.add_argument("--trips", type=int, default=None, metavar="K", help="its trip counts (--shape)")
+    ap.add_argument("--trips", default=None, metavar="K[,K...]",
+                    help="its trip counts (--shape); several: also the cost per extra state")
     ap.add_argument("--walks", type=int, default=None, metavar="N",
                     help="random walks beside the search (Options.walks; 0: none), else the default")
     ap.add_argument("--child", nargs=5, metavar=("GRID", "MAX_STATES", "HOW", "SHAPE", "WALKS"),
@@ -124,16 +201,30 @@ def main() -> None:
     if args.shape:
         if args.write_doc or args.warps is None or args.trips is None:
             sys.exit("--shape needs --warps and --trips, and is not written into the docs")
-        spec = f"{args.shape}:{args.warps}:{args.trips}"
-        label = f"{args.shape}, {args.warps} consumer warps, trips {args.trips}"
-        label += "" if args.walks is None else f", walks {args.walks}"
-        print("\n".join(table([(label, 1, 10_000_000, None)], spec, args.walks)))
+        trips = [int(k) for k in args.trips.split(",")]
+        cases = [(f"{args.shape}, {args.warps} consumer warps, trips {k}"
+                  + ("" if args.walks is None else f", walks {args.walks}"), k) for k in trips]
+        runs: list[tuple[dict[str, object], dict[str, object]]] = []
+        rows = []
+        for label, k in cases:
+            spec = f"{args.shape}:{args.warps}:{k}"
+            rows += table([(label, 1, 10_000_000, None)], spec, args.walks, runs)[2:]
+        print("\n".join(table([], "", None)[:2] + rows))
+        for (label, _), (traced, _rss) in zip(cases, runs, strict=True):
+            print(breakdown(label, traced["near"]))  # type: ignore[arg-type]
+        if len(runs) > 1:
+            for i, how in enumerate(("tracemalloc", "RSS")):
+                slope, icpt = fit([(int(r[i]["states"]), int(r[i]["peak"])) for r in runs])  # type: ignore[call-overload]
+                print(f"{how}: marginal {slope:,.0f} bytes per state (the slope of the peak against the "
+                      f"states), fixed {_mb(icpt)} MB (its intercept)")
         return
     if args.write_doc and args.walks is not None:
         sys.exit("--write-doc measures the defaults: leave --walks out")
     load = os.getloadavg()[0]
-    rows = table(CASES, "", args.walks)
-    print("\n".join(rows))
+    runs: list[tuple[dict[str, object], dict[str, object]]] = []
+    rows = table(CASES, "", args.walks, runs)
+    near = [breakdown(label, traced["near"]) for (label, *_), (traced, _rss) in zip(CASES, runs, strict=True)]  # type: ignore[arg-type]
+    print("\n".join(rows + near))
     if args.write_doc:
         benchdoc.write_section("memory.py", [
             "## Memory per state (bench/memory.py)",
@@ -146,6 +237,10 @@ def main() -> None:
             "memory before the search (RSS), each divided by the states seen.",
             "",
             *rows,
+            "",
+            "Traced bytes by module near the peak (the last picture taken when they had grown by 5%):",
+            "",
+            *[f"* {line}" for line in near],
             "",
             "Before the snapshots shared what a step leaves unchanged (commit 888e844, the same machine, "
             "2026-11-26): 14,215 (tracemalloc) and 17,356 (RSS) bytes per state for one CTA, 114,824 and "
