@@ -394,7 +394,7 @@ class Explorer:
         if redo is None:
             chosen = order
             if self.reduce and len(groups) > 1:
-                chosen = self._reduced(groups, agents, spinning)
+                chosen = self._reduced(groups, agents, spinning, snapshot.thread_states(snap))
             stats.enabled += len(groups)
             stats.expanded += len(chosen)
             full = len(chosen) == len(groups)
@@ -514,16 +514,18 @@ class Explorer:
         return out
 
     def _reduced(self, groups: list[list[Thread | Copy]], agents: list[Thread | Copy],
-                 spinning: dict[int, tuple[int, int]]) -> list[int]:
+                 spinning: dict[int, tuple[int, int]], entries: list[snapshot.ThreadState]) -> list[int]:
+        """The groups of a stubborn set; `entries`: the threads' entries in the snapshot the machine
+        equals now."""
         m = self.m
         everyone: list[Thread | Copy] = [t for t in m.threads if t.status != EXITED]
         everyone += m.inflight
         pos = {id(a): i for i, a in enumerate(everyone)}
-        enabled = {pos[id(a)]: True for a in agents}
+        group_of = {pos[id(a)]: gi for gi, g in enumerate(groups) for a in g}  # every enabled agent's group
+        enabled = dict.fromkeys(group_of, True)
         blocked_on = {pos[id(m.threads[aid])]: mb for aid, mb in spinning.items()}
-        chosen = set(stubborn(m, self.fp, everyone, enabled, blocked_on, check=self.budget.check))
-        out = [gi for gi, g in enumerate(groups) if any(pos[id(a)] in chosen for a in g)]
-        return out or list(range(len(groups)))
+        chosen = stubborn(m, self.fp, everyone, enabled, blocked_on, check=self.budget.check, entries=entries)
+        return sorted({group_of[i] for i in chosen}) or list(range(len(groups)))
 
     def _violation(self, v: Violation | KernelFault, aids: list[int]) -> Finding:
         """A core Violation, a race or a fault of the kernel: the kernel's bug, at the step that raised."""

@@ -57,7 +57,7 @@ it never joins the set (not even as a disabled member).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -85,6 +85,8 @@ AT_BAR = -2  # the node of the gate of a thread waiting at a counted bar.sync no
 # A thread's bar arrivals in its region, and per id the most it can make before the barrier completes
 # (`bar_arrivals`).
 BarFuture = tuple[list[BarUse], dict[int | None, int]]
+# A plan's gates: its first ones and, per gate's node, the gates behind it (`Plan.shape`).
+Shape = tuple[tuple[tuple[int, GateKind], ...], tuple[tuple[int, tuple[tuple[int, GateKind], ...]], ...]]
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,14 @@ class Plan:
         self.start_counts = sorted({(u[1], u[2]) for u in self.start.bars}, key=repr)
         self.start_future = (list(self.start.items), self.start.exits, (list(self.start.bars),
                                                                        self.start_own))
+        # A plan with no sources (no arrival, no tx-count change, no reset, no bar arrival) adds nothing
+        # to the fixpoint: its opened gates follow from the fixpoint's answers and its gates' shape alone,
+        # the same for every plan of that shape (the waiting threads of a warpgroup).
+        segs = (self.start, *self.after.values())
+        self.pure = not any(seg.arrivals or seg.bars for seg in segs)
+        self.shape = frozen.shape(((g.node, g.kind) for g in self.start.gates),
+                                  ((n, tuple((h.node, h.kind) for h in seg.gates))
+                                   for n, seg in sorted(self.after.items())))
         del self.graph
 
     def _bar_paths(self) -> dict[int | None, int]:
@@ -278,18 +288,38 @@ class Frozen:
         self._flows: OrderedDict[tuple[object, ...], Unrolled] = OrderedDict()
         self.regs = LiveRegs()  # a plan depends on nothing else of the register file
         # By thread: the key and plan `plan` last gave, with the getter of its live registers.
+        # With the thread's snapshot entry (`plan`'s `entry`).
         self._last: dict[int, tuple[Footprints, int, tuple[object, ...], frozenset[str], object, Plan,
-                                    Getter]] = {}
+                                    Getter, object]] = {}
+        # Plans' gate shapes, one object per shape (`Plan.pure`): the fixpoint groups pure plans by it.
+        self._shapes: dict[Shape, Shape] = {}
+
+    def shape(self, start: Iterable[tuple[int, GateKind]],
+              after: Iterable[tuple[int, tuple[tuple[int, GateKind], ...]]]) -> Shape:
+        """The one object of a plan's gate shape: its first gates and, behind each gate, the next ones."""
+        key = (tuple(start), tuple(after))
+        found = self._shapes.get(key)
+        if found is None:
+            if len(self._shapes) >= PLANS_KEPT:
+                self._shapes.clear()  # plans keep theirs: equal shapes then merely stop being grouped
+            found = self._shapes[key] = key
+        return found
 
     def plan(self, fp: Footprints, t: Thread, cut: frozenset[str], why: object,
-             check: Callable[[], None] | None = None) -> Plan:
+             check: Callable[[], None] | None = None, entry: object = None) -> Plan:
         """Thread t's plan with its cut and `why`: None, or what it is blocked at now (below).
         Each thread's latest plan is tried first: most threads are where they were in the last state
-        asked. `check` is called before a plan is built (a tenth of a second with many threads)."""
+        asked. `check` is called before a plan is built (a tenth of a second with many threads).
+        `entry`: the thread's entry in a snapshot the machine equals now (`explore.snapshot`): the same
+        entry is the same thread state (pc, function, registers), so its registers need no reading."""
         last = self._last.get(t.aid)
-        if last is not None and last[1] == t.pc and last[0] is fp and last[2] == last[6](t.regs) \
-                and last[3] == cut and last[4] == why:
-            return last[5]
+        if last is not None and last[3] == cut and last[4] == why:
+            if entry is not None and last[7] is entry:
+                return last[5]
+            if last[1] == t.pc and last[0] is fp and last[2] == last[6](t.regs):
+                if entry is not None:
+                    self._last[t.aid] = last[:7] + (entry,)
+                return last[5]
         rel, getters = self.regs.of(fp.code)
         getter = getters[t.pc]
         regs = getter(t.regs)
@@ -311,7 +341,7 @@ class Frozen:
             p = self._plans[key] = Plan(self, fp, t, cut, blocked, graph)
             if len(self._plans) > PLANS_KEPT:
                 self._plans.popitem(last=False)
-        self._last[t.aid] = (fp, t.pc, regs, cut, why, p, getter)
+        self._last[t.aid] = (fp, t.pc, regs, cut, why, p, getter, entry)
         return p
 
     # -- one instruction ------------------------------------------------------------------------------
@@ -402,7 +432,7 @@ class Frozen:
     # -- the fixpoint ---------------------------------------------------------------------------------
     def futures(self, m: Machine, fps: dict[str, Footprints], agents: list[Thread | Copy], seed: int,
                 cuts: list[frozenset[str] | None], blocked_on: dict[int, tuple[int, int]],
-                check: Callable[[], None] | None = None
+                check: Callable[[], None] | None = None, entries: Sequence[object] | None = None
                 ) -> tuple[list[list[Item] | None], frozenset[int], list[BarFuture | None]]:
         """For each agent: its item list while agents[seed] is frozen ([] for the seed itself, None where
         the caller keeps its own future: copies, threads inside calls, threads inside a cut barrier), and
@@ -417,6 +447,7 @@ class Frozen:
         exact: dict[tuple[int, int | None, int | None], int] = {}
         tally = Tally()
         live: list[tuple[int, Plan, set[tuple[int, int]], set[int]]] = []
+        pure: dict[int, list[tuple[int, Plan]]] = {}  # plans without sources, by their shape's id
         s = agents[seed]
         # Operations that wait for the seed (a pending arrive-on watching a copy that is the seed) cannot
         # happen before it moves.
@@ -443,7 +474,11 @@ class Frozen:
             w = a.wait
             if isinstance(w, AtBar) and (nb := a.cta.bars.get(w.ident)) is not None and nb.count is not None:
                 why = w.ident
-            plan = self.plan(fps[a.func.name], a, cut, why, check)
+            plan = self.plan(fps[a.func.name], a, cut, why, check,
+                             None if entries is None else entries[a.aid])
+            if plan.pure:
+                pure.setdefault(id(plan.shape), []).append((i, plan))
+                continue
             counted: set[tuple[int, int]] = set()
             if plan.start.arrivals:
                 _add(plan.start, counted, exact, a is mute)
@@ -510,11 +545,16 @@ class Frozen:
         for a, cut in zip(agents, cuts, strict=True):
             if cut is None and isinstance(a, Thread):
                 immortal.add(a.cta.index)
-        for i, plan, _counted, opened in live:
-            found = plan.futures.get(key := frozenset(opened)) if opened else plan.start_future
+        # The pure plans' gates open as the fixpoint answers: once per shape.
+        done: list[tuple[int, Plan, set[int] | frozenset[int]]] = [(i, p, o) for i, p, _, o in live]
+        for alike in pure.values():
+            common = _opened(alike[0][1], passable)
+            done.extend((i, p, common) for i, p in alike)
+        for i, plan, nodes in done:
+            found = plan.futures.get(key := frozenset(nodes)) if nodes else plan.start_future
             if found is None:
                 items, exits, uses = list(plan.start.items), plan.start.exits, list(plan.start.bars)
-                for g in _order(plan, opened):
+                for g in _order(plan, nodes):
                     seg = plan.behind(g)
                     items.extend(seg.items)
                     exits = exits or seg.exits
@@ -540,7 +580,19 @@ def _retry(waiting: dict[tuple[int, int], dict[GateKind, list[tuple[int, Gate]]]
             waiting.pop(k, None)
 
 
-def _order(plan: Plan, opened: set[int]) -> list[Gate]:
+def _opened(plan: Plan, passable: Callable[[Gate], bool]) -> frozenset[int]:
+    """The nodes of the gates of a plan that open (those passable, reached through opened ones)."""
+    opened: set[int] = set()
+    todo = [g for g in plan.start.gates if passable(g)]
+    while todo:
+        g = todo.pop()
+        if g.node not in opened:
+            opened.add(g.node)
+            todo.extend(h for h in plan.after[g.node].gates if h.node not in opened and passable(h))
+    return frozenset(opened)
+
+
+def _order(plan: Plan, opened: set[int] | frozenset[int]) -> list[Gate]:
     """The opened gates of a plan, each once."""
     out: list[Gate] = []
     seen: set[int] = set()

@@ -11,7 +11,7 @@ the set's enabled agents preserves every deadlock and, for every reachable viola
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from mbarrier.explore.code import BAR, MMA, Code, Ins
 from mbarrier.explore.footprints import (
@@ -48,7 +48,22 @@ class AllFootprints:
         # and each future's index for the closure's queries, by the future.
         self._grouped: OrderedDict[int, tuple[list[Item], Future]] = OrderedDict()
         self._indexed: OrderedDict[int, tuple[Future, FutureIndex]] = OrderedDict()
-        self._current: dict[int, tuple[Ins, tuple[object, ...], Getter, list[Item]]] = {}  # by thread
+        # By thread: its instruction, live register values and their getter, items, snapshot entry.
+        self._current: dict[int, tuple[Ins, tuple[object, ...], Getter, list[Item], object]] = {}
+        # The closure's queries (item tuples) by number, for the futures' answers (`FutureIndex.memo`);
+        # numbers are never reused, so the latest QUERIES_KEPT suffice.
+        self._queries: dict[tuple[Item, ...], int] = {}
+        self._next_query = 0
+
+    def query(self, items: tuple[Item, ...]) -> int:
+        """The number of a query (its items): equal items, equal number, while it is kept."""
+        found = self._queries.get(items)
+        if found is None:
+            if len(self._queries) >= QUERIES_KEPT:
+                self._queries.clear()
+            found = self._queries[items] = self._next_query
+            self._next_query += 1
+        return found
 
     def indexed(self, fut: Future) -> FutureIndex:
         """A future's index (`FutureIndex`), built once per future object while it is kept."""
@@ -61,22 +76,28 @@ class AllFootprints:
                 self._indexed.popitem(last=False)
         return found[1]
 
-    def current(self, a: Thread | Copy) -> list[Item]:
+    def current(self, a: Thread | Copy, entry: object = None) -> list[Item]:
         """The footprint of an agent's next step. A thread's is kept with the values of the registers live
         at its pc, for the steps whose footprint reads nothing else (bar.sync/bar.arrive read the
-        barrier's arrivals, wgmma its warp's): most threads stand still from one state to the next."""
+        barrier's arrivals, wgmma its warp's): most threads stand still from one state to the next.
+        `entry`: the thread's entry in a snapshot the machine equals now (`explore.snapshot`): the same
+        entry is the same thread state, so the kept items stand without reading the registers."""
         if isinstance(a, Copy):
             return copy_items(a)
+        last = self._current.get(a.aid)
+        if entry is not None and last is not None and last[4] is entry:
+            return last[3]  # only kept for the instructions below
         fp = self.fps[a.func.name]
         x = fp.code.ins[a.pc]
         if x.kind == BAR or x.kind == MMA:
             return fp.current(a)
-        last = self._current.get(a.aid)
         if last is not None and last[0] is x and last[1] == last[2](a.regs):
+            if entry is not None:
+                self._current[a.aid] = last[:4] + (entry,)
             return last[3]
         getter = self.frozen.regs.of(fp.code)[1][a.pc]
         items = fp.current(a)
-        self._current[a.aid] = (x, getter(a.regs), getter, items)
+        self._current[a.aid] = (x, getter(a.regs), getter, items, entry)
         return items
 
     def future(self, a: Copy | Thread) -> Future:
@@ -88,15 +109,19 @@ class AllFootprints:
         return self._anything
 
     def frozen_futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
-                       blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None = None
+                       blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None = None,
+                       entries: Sequence[object] | None = None
                        ) -> tuple[list[Future], frozenset[int], Counted]:
         """Every agent's future while agents[seed] is frozen (`explore.frozen`): threads stop at the
         barrier cuts, at the mbarrier waits they cannot pass before the seed moves and at the counted
         bar.sync barriers that cannot complete meanwhile (a thread waiting at one has none). `check` is
-        called between two threads' plans (it raises to abandon the work: a bound was hit)."""
-        cuts, lists, immortal, bars, counted = self._futures(m, agents, seed, blocked_on, True, check)
+        called between two threads' plans (it raises to abandon the work: a bound was hit). `entries`:
+        the threads' entries (by id) in a snapshot the machine equals now (`Frozen.plan`)."""
+        cuts, lists, immortal, bars, counted = self._futures(m, agents, seed, blocked_on, True, check,
+                                                             entries)
         if not counted.whole_cut_holds(self.fps):
-            cuts, lists, immortal, bars, counted = self._futures(m, agents, seed, blocked_on, False, check)
+            cuts, lists, immortal, bars, counted = self._futures(m, agents, seed, blocked_on, False, check,
+                                                                 entries)
         out: list[Future] = []
         for b, bcut, items in zip(agents, cuts, lists, strict=True):
             if items is None:
@@ -111,7 +136,8 @@ class AllFootprints:
         return out, immortal, counted
 
     def _futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
-                 blocked_on: dict[int, tuple[int, int]], whole: bool, check: Callable[[], None] | None
+                 blocked_on: dict[int, tuple[int, int]], whole: bool, check: Callable[[], None] | None,
+                 entries: Sequence[object] | None
                  ) -> tuple[list[frozenset[str] | None], list[list[Item] | None], frozenset[int],
                             list[BarFuture | None], Counted]:
         """The frozen futures with the barrier cuts (`whole`: also at whole-CTA bar.sync where counted
@@ -131,7 +157,8 @@ class AllFootprints:
                     if cut and b.wait is not None and _stuck(s, b, cut):
                         cut = None  # inside a barrier that cannot complete before the seed moves
             cuts.append(cut)
-        lists, immortal, bars = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on, check)
+        lists, immortal, bars = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on, check,
+                                                    entries)
         return cuts, lists, immortal, bars, Counted(agents, bars)
 
 
@@ -259,6 +286,8 @@ class Counted:
 
 
 _BUCKET = 7  # memory ranges are indexed by 128-byte buckets
+QUERIES_KEPT = 4096
+MEMO_KEPT = 16  # answers kept per future
 
 
 def _buckets(obj: tuple[object, ...]) -> range | None:
@@ -273,7 +302,7 @@ class FutureIndex:
     """One agent's future by object, for the closure's queries (built once per future: the futures are
     cached with their plans, so a state's index costs a lookup per agent, not a pass over every item)."""
 
-    __slots__ = ("anything", "by_kind", "exact", "kinds", "live", "mem", "wild")
+    __slots__ = ("anything", "by_kind", "exact", "kinds", "live", "memo", "mem", "wild")
 
     def __init__(self, fut: Future) -> None:
         self.anything = "any" in fut
@@ -283,6 +312,9 @@ class FutureIndex:
         self.wild: dict[object, list[Item]] = {}
         self.mem: dict[tuple[object, ...], list[Item]] = {}
         self.live: list[Item] = list(fut.get("live", ()))
+        # `hits`'s answers by (query number, immortal CTAs): most futures and queries recur state after
+        # state (the threads that did not move).
+        self.memo: dict[tuple[int, frozenset[int]], bool] = {}
         for kind, items in fut.items():
             if kind in ("any", "live"):
                 continue
@@ -352,29 +384,47 @@ class Index:
         # Only futures that touch something can conflict (threads waiting at a closed gate touch nothing).
         self.touching = [(j, f) for j, f in enumerate(futures) if f.kinds and not f.anything]
 
-    def conflicting(self, items: Iterable[Item]) -> set[int]:
+    def conflicting(self, items: Iterable[Item], query: int | None = None) -> set[int]:
+        """The agents whose futures conflict with `items`; `query`: their number (`AllFootprints.query`),
+        under which each future keeps its answer."""
         items = list(items)
         if any(obj[0] == "any" for obj, _ in items):
             return set(range(self.n))
         out = set(self.anything)
+        immortal = self.immortal
+        if query is None:
+            out.update(j for j, f in self.touching if f.hits(items, immortal))
+            return out
+        qk = (query, immortal)
         for j, f in self.touching:
-            if f.hits(items, self.immortal):
+            hit = f.memo.get(qk)
+            if hit is None:
+                if len(f.memo) >= MEMO_KEPT:
+                    f.memo.clear()
+                hit = f.memo[qk] = f.hits(items, immortal)
+            if hit:
                 out.add(j)
         return out
 
 
 def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled: dict[int, bool],
              blocked_on: dict[int, tuple[int, int]], max_seeds: int = 3,
-             check: Callable[[], None] | None = None) -> list[int]:
+             check: Callable[[], None] | None = None, entries: Sequence[object] | None = None) -> list[int]:
     """Indices (into `agents`) of the enabled agents of a small stubborn set. `check` is called between
-    two threads' plans: with many threads a state's set can take seconds, longer than a time bound."""
+    two threads' plans: with many threads a state's set can take seconds, longer than a time bound.
+    `entries`: the threads' entries (by id) in a snapshot the machine equals now (`explore.snapshot`):
+    what depends on a thread alone is kept while its entry stays the same."""
     seeds = [i for i, a in enumerate(agents) if enabled.get(i)]
+
+    def current(a: Thread | Copy) -> list[Item]:
+        return fp.current(a, entries[a.aid] if entries is not None and isinstance(a, Thread) else None)
+
     # Cheap seeds first: copies and threads whose next step touches few objects (a wgmma.mma_async's
     # engine, which its whole warp waits for, among the threads).
-    seeds.sort(key=lambda i: (not _cheap_copy(agents[i]), len(fp.current(agents[i]))))
+    seeds.sort(key=lambda i: (not _cheap_copy(agents[i]), len(current(agents[i]))))
     best: list[int] | None = None
     for seed in seeds[:max_seeds]:
-        futures, immortal, counted = fp.frozen_futures(m, agents, seed, blocked_on, check)
+        futures, immortal, counted = fp.frozen_futures(m, agents, seed, blocked_on, check, entries)
         index = Index([fp.indexed(f) for f in futures], immortal)
         in_set = {seed}
         work = [seed]
@@ -384,11 +434,11 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
         while work:
             i = work.pop()
             a = agents[i]
-            items = counted.adjust(i, fp.current(a)) if enabled.get(i) else awaited(m, a, blocked_on.get(i))
+            items = counted.adjust(i, current(a)) if enabled.get(i) else awaited(m, a, blocked_on.get(i))
             key = tuple(items)
             found = asked.get(key)
             if found is None:
-                found = asked[key] = index.conflicting(items)
+                found = asked[key] = index.conflicting(items, fp.query(key))
             for j in found:
                 if j not in in_set:
                     in_set.add(j)
