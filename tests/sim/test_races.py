@@ -12,6 +12,7 @@ from mbarrier import explore, sim
 from mbarrier.cli import main
 from mbarrier.examples import cases
 from mbarrier.examples.races import CASES, RaceCase
+from mbarrier.explore.check import check
 from mbarrier.sim.hb import ATOMIC, THREAD, WRITE, Conflict, Shadow
 from mbarrier.sim.race_report import Race
 from mbarrier.sim.races import RaceMachine, track
@@ -139,6 +140,40 @@ def test_inval_while_a_copy_that_completes_on_it_is_in_flight() -> None:
     r = explore.run(m, explore.Replay("1*4,0*12"))  # thread 0 reaches the inval before the copy lands
     assert r.outcome == "race" and r.rule == "inval-inflight", r.message
     assert "cp.async.bulk" in r.message and "complete-tx on bar" in r.message
+
+
+# libcu++'s cuda::pipeline producer: cp.async, cp.async.mbarrier.arrive (without .noinc) and a plain
+# arrive on a barrier of count 1; thread 1 waits for the phase, then invalidates the barrier (as the
+# pipeline's destructor does). The wait saw the phase complete, so the arrive-on it counted is ordered
+# before the inval (9.7.13.15.15): no race.
+_ARRIVE_ON_INVAL_BODY = """
+    .reg .pred %p<3>; .reg .b32 %r<4>; .reg .b64 %rd<3>;
+    mov.u32 %r1, %tid.x;
+    setp.ne.u32 %p1, %r1, 0;
+    @%p1 bra SYNC;
+    mbarrier.init.shared.b64 [bar], 1;
+SYNC:
+    bar.sync 0;
+    @%p1 bra WAIT;
+    ld.param.u64 %rd1, [out];
+    cp.async.ca.shared.global [buf], [%rd1], 4;
+    cp.async.mbarrier.arrive.shared.b64 [bar];
+    mbarrier.arrive.shared.b64 _, [bar];
+    bra.uni DONE;
+WAIT:
+    mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
+    @!%p2 bra WAIT;
+    ld.shared.u32 %r2, [buf];
+    mbarrier.inval.shared.b64 [bar];
+DONE:
+    ret;
+"""
+
+
+def test_an_inval_after_the_wait_is_ordered_after_the_cp_async_arrive_on_it_counted() -> None:
+    mod = module(_ARRIVE_ON_INVAL_BODY, extra=".shared .align 8 .b64 bar;\n.shared .align 16 .b8 buf[16];")
+    r = check(mod, grid=1, block=2)
+    assert r.verdict == "verified", [f.message for f in r.findings]
 
 
 _REUSE_BODY = """

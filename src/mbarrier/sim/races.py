@@ -545,8 +545,11 @@ class RaceMachine(Machine):
         if c.kind in ARRIVALS:
             assert bar_cta is not None and bc is not None
             self._mb_access(cag, c.site, bar_cta, off, ATOMIC, "the arrive-on of " + c.kind)
-            join(bc.acc_cta, cag.cp_issued)
-            join(bc.acc_cluster, cag.cp_issued)
+            # A wait that sees the phase complete is ordered after the copies tracked (9.7.13.15.15) and
+            # after this arrive-on itself, which the completion counted (an inval may follow it).
+            done = {**cag.cp_issued, c.aid: cag.clk}
+            join(bc.acc_cta, done)
+            join(bc.acc_cluster, done)
             bc.arrivers.add(c.aid)
             self._rolled(bar_cta, off)
             return
