@@ -111,6 +111,21 @@ HAND = {
         ["st.shared.u32 [data+4], %r0;", "mbarrier.arrive.shared::cta.b64 %rd2, [bar0];", "V2:",
          "mbarrier.test_wait.shared::cta.b64 %p31, [bar0], %rd2;", "@!%p31 bra V2;",
          "ld.shared.u32 %r6, [data];"]]),
+    # Token waits of three threads, two rounds: each round's wait is a gate while its phase cannot
+    # complete (explore.frozen: the token of an arrive earlier in the thread's future).
+    "token-waits-rounds": ((3, 1), [
+        [f"st.shared.u32 [data+{4 * i}], %r0;", f"mbarrier.arrive.shared::cta.b64 %rd{i + 1}, [bar0];",
+         f"V{i}:", f"mbarrier.test_wait.shared::cta.b64 %p{30 + i}, [bar0], %rd{i + 1};",
+         f"@!%p{30 + i} bra V{i};",
+         f"ld.shared.u32 %r{5 + i}, [data+{4 * ((i + 1) % 3)}];",
+         f"mbarrier.arrive.shared::cta.b64 %rd{i + 1}, [bar0];", f"X{i}:",
+         f"mbarrier.test_wait.shared::cta.b64 %p{30 + i}, [bar0], %rd{i + 1};", f"@!%p{30 + i} bra X{i};",
+         f"st.shared.u32 [data+{4 * i}], %r0;"] for i in range(3)]),
+    # The same with one arrival too many expected: a deadlock.
+    "token-waits-count-high": ((4, 1), [
+        [f"mbarrier.arrive.shared::cta.b64 %rd{i + 1}, [bar0];", f"V{i}:",
+         f"mbarrier.test_wait.shared::cta.b64 %p{30 + i}, [bar0], %rd{i + 1};", f"@!%p{30 + i} bra V{i};"]
+        for i in range(3)]),
     # expect_tx / complete_tx: the phase needs the arrival and the bytes.
     "expect-tx": ((1, 1), [
         ["mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar0], 16;", *_wait(1, 0, 10)],
@@ -247,6 +262,32 @@ def _to_bar_sync_done(ex: Explorer) -> None:
     for t in m.threads:
         if t.status == 0:
             ex.fire([t], [])  # bar.sync
+
+
+# Every thread arrives on bar0 (count: the block) and waits for the phase its token names.
+TOKEN_WAITS = HEAD + """\tmov.u32 %r0, %tid.x;
+\tmov.u32 %r1, %ntid.x;
+\tsetp.ne.u32 %p0, %r0, 0;
+\t@%p0 bra SYNC;
+\tmbarrier.init.shared::cta.b64 [bar0], %r1;
+SYNC:
+\tbar.sync 0;
+\tmbarrier.arrive.shared::cta.b64 %rd1, [bar0];
+V:
+\tmbarrier.test_wait.shared::cta.b64 %p1, [bar0], %rd1;
+\t@!%p1 bra V;
+\tret;
+}
+"""
+
+
+def test_token_waits_cost_states_linear_in_the_threads(tmp_path: Path) -> None:
+    # The arrivals commute and each thread's wait cannot pass before the last arrival: one order is
+    # explored (it was every subset of the arrived threads: 18, 29, 48, 83 states for 3..6 threads).
+    module = load(tmp_path, TOKEN_WAITS)
+    states = [check(module, grid=1, block=n, args={"src": sim.Buffer(64)}).stats.states for n in (3, 4, 5, 6)]
+    steps = {b - a for a, b in zip(states, states[1:], strict=False)}
+    assert len(steps) == 1 and steps.pop() <= 8, states
 
 
 BLOCKED_PRODUCER = ((2, 2), [

@@ -96,6 +96,8 @@ class Ins:
     multicast: bool = False                        # a .multicast::cluster copy
     mask_arg: tuple[int | None, int] | None = None     # its ctaMask: (slot, 0) or (None, constant)
     lanes_arg: int | None = None                   # a warp collective's membermask register slot
+    opcode: str = ""                               # the full opcode with its qualifiers (`setp.eq.s32`)
+    imms: tuple[int | None, ...] = ()              # each operand's integer immediate, None where not one
 
 
 @dataclass
@@ -225,7 +227,8 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
     if guard is not None:
         reads |= {guard[0]}
     kind = BRANCH if f.kind == Kind.BRANCH else LOCAL if f.private else _KINDS.get(f.kind, ATOM)
-    x = Ins(i, kind, f.name, s.pos.line, guard=guard, defs=defs, reads=reads, pure=f.pure)
+    x = Ins(i, kind, f.name, s.pos.line, guard=guard, defs=defs, reads=reads, pure=f.pure, opcode=s.text,
+            imms=tuple(o.value if isinstance(o, ast.Imm) else None for o in s.operands))
     if f.kind == Kind.BRANCH:
         x.target = -1  # resolved by the caller from the label
     elif f.kind in (Kind.LOAD, Kind.STORE, Kind.ATOMIC):
@@ -411,34 +414,31 @@ def _guard_value(x: Ins, env: dict[int, tuple[object, ...]], result: bool) -> bo
 
 
 def _abstract_step(code: Code, x: Ins, env: dict[int, tuple[object, ...]], result: bool) -> None:
-    """Propagate result-derived values through the few instructions nvcc uses around a wait."""
-    src = code.fn.sites[x.pc].text
+    """Propagate result-derived values through the few instructions nvcc uses around a wait. Operands
+    come from the parsed instruction (a source line may hold several: `{ test_wait ...; selp ...; }`)."""
     for d in x.defs:
         env.pop(d, None)
     derived = [env[r] for r in x.reads if r in env]
     if not derived or len(x.defs) != 1:
         return
     d = next(iter(x.defs))
-    toks = src.replace(",", " ").replace(";", " ").split()
     v = derived[0]
-    if x.op == "selp" and v[0] == "res" and len(toks) >= 5:
-        try:
-            a, b = int(toks[2], 0), int(toks[3], 0)
-        except ValueError:
+    imms = x.imms
+    if x.op == "selp" and v[0] == "res" and len(imms) >= 4:
+        a, b = imms[1], imms[2]
+        if a is None or b is None:
             return
         env[d] = ("int", b, a) if v[1] else ("int", a, b)
-    elif x.op == "setp" and v[0] == "int" and len(toks) >= 4:
-        cmp = next((c for c in (".eq", ".ne") if c in toks[0]), None)
-        try:
-            k = int(toks[3], 0)
-        except ValueError:
+    elif x.op == "setp" and v[0] == "int" and len(imms) == 3:
+        quals = x.opcode.split(".")[1:]
+        cmp = "eq" if "eq" in quals else "ne" if "ne" in quals else None
+        k = imms[2]
+        if cmp is None or k is None:
             return
-        if cmp is None:
-            return
-        t_val, f_val = (v[1] == k, v[2] == k) if cmp == ".eq" else (v[1] != k, v[2] != k)
+        t_val, f_val = (v[1] == k, v[2] == k) if cmp == "eq" else (v[1] != k, v[2] != k)
         if t_val != f_val:
             env[d] = ("res", not t_val)
-    elif x.op in ("mov", "not") and v[0] == "res" and ".pred" in toks[0]:
+    elif x.op in ("mov", "not") and v[0] == "res" and x.opcode.endswith(".pred"):
         env[d] = ("res", v[1] != (x.op == "not"))
 
 

@@ -29,9 +29,11 @@ the seed moves (below). A wait can be passed when
       1 (it raises too), or anything about the wait is unknown.
 
 Waits never change a phase, its counts or the object's validity, so they never make a gate passable
-(and neither does a wait whose address is unknown). Token waits in the future are treated as passable;
-a thread blocked *now* at a wait (the checker's `blocked_on`) passes exactly when the phase completes:
-(b) or (c).
+(and neither does a wait whose address is unknown). A thread blocked *now* at a wait (the checker's
+`blocked_on`) passes exactly when the phase completes: (b) or (c). So does a future token wait whose token
+comes from an arrive on the same barrier earlier in the thread's future (`values.FutureToken`): while the
+phase cannot complete the arrive falls in it, and the token names it. Other token waits in the future
+are treated as passable.
 
 A counted bar.sync gate: the thread arrives (the arrival is in its region), what follows waits for the
 barrier. Barrier `id` of a CTA can complete before the seed moves only with arrivals outside the frozen
@@ -64,7 +66,7 @@ from typing import TYPE_CHECKING
 from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, EXIT, MB, Addr, Ins
 from mbarrier.explore.liveregs import Getter, LiveRegs
 from mbarrier.explore.tally import BarUse, Tally, bar_arrivals, bar_use
-from mbarrier.explore.values import Env, Unrolled, unroll, value
+from mbarrier.explore.values import Env, FutureToken, Unrolled, unroll, value
 from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar
 
@@ -92,9 +94,9 @@ Shape = tuple[tuple[tuple[int, GateKind], ...], tuple[tuple[int, tuple[tuple[int
 @dataclass(frozen=True)
 class Gate:
     """A spin-wait a thread may be unable to pass: node `node` of its unrolled future (`values.Unrolled`)
-    at `pc`, on barrier (cta, off), waiting with `parity` (None: the wait the thread is blocked at now,
-    which passes only when the current phase completes). With `bar`: a counted bar.sync on barrier id
-    `off` of CTA `cta` (node AT_BAR: the one the thread waits at now)."""
+    at `pc`, on barrier (cta, off), waiting with `parity` (None: the wait the thread is blocked at now, or
+    a token wait (`gate`), which passes only when the current phase completes). With `bar`: a counted
+    bar.sync on barrier id `off` of CTA `cta` (node AT_BAR: the one the thread waits at now)."""
 
     node: int
     pc: int
@@ -350,7 +352,7 @@ class Frozen:
         is not one (or is passable whatever happens: rule (d)). `env`: the register values at x."""
         if x.kind == BAR:
             return self.bar_gate(fp, t, x, pc, True, env, node)
-        if x.kind != MB or not x.spin or not x.wait_parity:
+        if x.kind != MB or not x.spin:
             return None
         code = fp.code
         if x.guard is not None:
@@ -361,6 +363,15 @@ class Frozen:
         if obj[0] != t.cta.index or obj[1] is None:
             return None  # another CTA's barrier (the wait raises) or an unknown address
         slot, const = x.wait_arg
+        if not x.wait_parity:
+            # A token wait on the token of an arrive on the same barrier in the thread's future: while the
+            # barrier's current phase cannot complete, that arrive falls in it and the wait cannot pass;
+            # once the phase can complete, the gate opens (no parity: rule (b) alone, as for a thread
+            # blocked now).
+            tok = value(code, t, pc, env, slot) if slot is not None else None
+            if not isinstance(tok, FutureToken) or _target(fp, t, tok.addr, pc, True, env) != obj:
+                return None
+            return Gate(node, x.pc, obj[0], obj[1], None)
         if slot is not None:
             v = value(code, t, pc, env, slot)
             if not isinstance(v, int):

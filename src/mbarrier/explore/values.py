@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from mbarrier.explore.code import LOCAL, Code, Ins
+from mbarrier.explore.code import LOCAL, MB, Addr, Code, Ins
 from mbarrier.sim.compile import SPECIAL_DYNAMIC
 from mbarrier.sim.machine import Machine, Thread
 
@@ -42,6 +42,15 @@ class Unknown:
 
 
 UNKNOWN = Unknown()
+
+
+@dataclass(frozen=True)
+class FutureToken:
+    """The state token an arrive in the thread's future returns (9.7.13.15.13): its value is unknown, but
+    it names the barrier at `addr` (a constant address) and the phase that barrier is in at the arrive,
+    which is all a token wait reads of it (`explore.frozen` makes such a wait a gate)."""
+
+    addr: Addr
 
 
 def value(code: Code, t: Thread, pc: int, env: Env | None, slot: int) -> object | None:
@@ -214,8 +223,17 @@ def _transfer(m: Machine, code: Code, t: Thread, shadow: Thread, x: Ins, pc: int
     out = dict(env)
     for d in x.defs:
         out.pop(d, None)
+    if x.guard is not None and guard is None:
+        return out
+    if x.kind == MB:
+        if x.mb_op in ("arrive", "arrive_drop") and len(x.defs) == 1 and x.addr is not None:
+            a = x.addr
+            base = 0 if a.base is None else value(code, t, pc, env, a.base)
+            if isinstance(base, int):
+                out[next(iter(x.defs))] = FutureToken(Addr(None, (base + a.offset) & a.mask, a.space))
+        return out
     # Evaluated: functions of their register operands (`Facts.pure`), and ld.param (analyse marks it LOCAL).
-    if (x.guard is not None and guard is None) or x.kind != LOCAL or not (x.pure or x.op == "ld"):
+    if x.kind != LOCAL or not (x.pure or x.op == "ld"):
         return out
     text = code.fn.sites[x.pc].text
     if any(name in text for name in SPECIAL_DYNAMIC):
@@ -223,7 +241,8 @@ def _transfer(m: Machine, code: Code, t: Thread, shadow: Thread, x: Ins, pc: int
     regs = shadow.regs
     for s in x.reads:  # the step reads these (fixed ones already hold their values)
         if not code.fixed(pc, s):
-            regs[s] = env.get(s, UNKNOWN)
+            v = env.get(s, UNKNOWN)
+            regs[s] = UNKNOWN if isinstance(v, FutureToken) else v  # a token's word is not known
     shadow.pc = x.pc
     try:
         code.fn.code[x.pc](m, shadow)
