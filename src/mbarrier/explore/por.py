@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
-from mbarrier.explore.code import BAR, MMA, Code, Ins
+from mbarrier.explore.code import BAR, MMA, Ins
 from mbarrier.explore.footprints import (
     JOIN,
     WRITE,
@@ -32,7 +32,7 @@ from mbarrier.explore.tally import UNCOUNTED
 from mbarrier.sim.machine import Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, InCollective
 
-# The barrier cut (`_cuts`) a thread blocked for this reason is inside of.
+# The barrier cut (`_CUT`) a thread blocked for this reason is inside of.
 _WAIT_CUT: dict[type, str] = {AtBar: "cta", InCollective: "warp", AtCluster: "cluster"}
 
 
@@ -44,10 +44,10 @@ class AllFootprints:
         self.fps = fps
         self._anything: Future = {"any": [(("any",), WRITE)]}
         self.frozen = Frozen()
-        # Futures grouped by object, by the item list they come from (the plans' lists: as many kept),
-        # and each future's index for the closure's queries, by the future.
-        self._grouped: OrderedDict[int, tuple[list[Item], Future]] = OrderedDict()
-        self._indexed: OrderedDict[int, tuple[Future, FutureIndex]] = OrderedDict()
+        # Futures grouped by object and indexed for the closure's queries, by the item list they come
+        # from (the plans' lists: as many kept).
+        self._indexes: OrderedDict[int, tuple[list[Item], FutureIndex]] = OrderedDict()
+        self._anything_index = FutureIndex(self._anything)
         # By thread: its instruction, live register values and their getter, items, snapshot entry.
         self._current: dict[int, tuple[Ins, tuple[object, ...], Getter, list[Item], object]] = {}
         # The closure's queries (item tuples) by number, for the futures' answers (`FutureIndex.memo`);
@@ -65,15 +65,16 @@ class AllFootprints:
             self._next_query += 1
         return found
 
-    def indexed(self, fut: Future) -> FutureIndex:
-        """A future's index (`FutureIndex`), built once per future object while it is kept."""
-        if not fut:
+    def indexed(self, items: list[Item]) -> FutureIndex:
+        """The index (`FutureIndex`) of the future of an item list, built once per list while it is kept
+        (the lists are the plans')."""
+        if not items:
             return _NOTHING
-        found = self._indexed.get(id(fut))
-        if found is None or found[0] is not fut:
-            found = self._indexed[id(fut)] = (fut, FutureIndex(fut))
-            if len(self._indexed) > PLANS_KEPT:
-                self._indexed.popitem(last=False)
+        found = self._indexes.get(id(items))
+        if found is None or found[0] is not items:
+            found = self._indexes[id(items)] = (items, FutureIndex(group(items)))
+            if len(self._indexes) > PLANS_KEPT:
+                self._indexes.popitem(last=False)
         return found[1]
 
     def current(self, a: Thread | Copy, entry: object = None) -> list[Item]:
@@ -100,13 +101,13 @@ class AllFootprints:
         self._current[a.aid] = (x, getter(a.regs), getter, items, entry)
         return items
 
-    def future(self, a: Copy | Thread) -> Future:
+    def future(self, a: Copy | Thread) -> FutureIndex:
         """The future of an agent the frozen analysis leaves alone: a copy's landing, or anything for a
         thread inside a call (its return is not modelled)."""
         if isinstance(a, Copy):
-            return group(copy_items(a))
+            return FutureIndex(group(copy_items(a)))
         assert a.frames
-        return self._anything
+        return self._anything_index
 
     def frozen_futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
                        blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None = None,
@@ -117,22 +118,22 @@ class AllFootprints:
         bar.sync barriers that cannot complete meanwhile (a thread waiting at one has none). `check` is
         called between two threads' plans (it raises to abandon the work: a bound was hit). `entries`:
         the threads' entries (by id) in a snapshot the machine equals now (`Frozen.plan`)."""
+        indexes, immortal, counted = self.frozen_indexes(m, agents, seed, blocked_on, check, entries)
+        return [ix.future for ix in indexes], immortal, counted
+
+    def frozen_indexes(self, m: Machine, agents: list[Thread | Copy], seed: int,
+                       blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None = None,
+                       entries: Sequence[object] | None = None
+                       ) -> tuple[list[FutureIndex], frozenset[int], Counted]:
+        """`frozen_futures`, each future indexed for the closure (`FutureIndex`)."""
         cuts, lists, immortal, bars, counted = self._futures(m, agents, seed, blocked_on, True, check,
                                                              entries)
         if not counted.whole_cut_holds(self.fps):
             cuts, lists, immortal, bars, counted = self._futures(m, agents, seed, blocked_on, False, check,
                                                                  entries)
-        out: list[Future] = []
-        for b, bcut, items in zip(agents, cuts, lists, strict=True):
-            if items is None:
-                out.append({} if bcut is None else self.future(b))
-                continue
-            found = self._grouped.get(id(items))
-            if found is None or found[0] is not items:
-                found = self._grouped[id(items)] = (items, group(items))
-                if len(self._grouped) > PLANS_KEPT:
-                    self._grouped.popitem(last=False)
-            out.append(found[1])
+        indexed = self.indexed
+        out = [(_NOTHING if bcut is None else self.future(b)) if items is None else indexed(items)
+               for b, bcut, items in zip(agents, cuts, lists, strict=True)]
         return out, immortal, counted
 
     def _futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
@@ -146,12 +147,20 @@ class AllFootprints:
         st = s if isinstance(s, Thread) else None
         fps = self.fps
         cuts: list[frozenset[str] | None] = []
+        none = _CUT[False, False, False]
+        # The barriers an agent cannot pass before the (enabled, so waiting inside none of them) seed
+        # moves: whole-CTA bar.sync of the seed's CTA, full-warp bar.warp.sync of its warp,
+        # barrier.cluster.wait of its cluster if it has not arrived (none for a seed that is no thread,
+        # nor for a thread inside a call).
+        if st is not None:
+            cta, warp, cluster, open_ = st.cta, st.warp, st.cta.cluster, not st.cl_arrived
         for b in agents:
-            cut: frozenset[str] | None = _CUT[False, False, False]
+            cut: frozenset[str] | None = none
             if isinstance(b, Thread) and not b.frames:
                 code = fps[b.func.name].code
                 if st is not None:
-                    cut = _cuts(code, st, b)
+                    cut = _CUT[b.cta is cta and bool(code.cta_barriers_whole), b.warp is warp,
+                               b.cta.cluster is cluster and open_]
                     if not whole and code.whole_ids is not None:
                         cut -= {"cta"}
                     if cut and b.wait is not None and _stuck(s, b, cut):
@@ -174,15 +183,6 @@ def _stuck(seed: Thread | Copy, t: Thread, cut: frozenset[str]) -> bool:
         nb = t.cta.bars.get(w.ident)
         return nb is None or nb.count is None
     return not isinstance(w, InCollective) or (isinstance(seed, Thread) and bool(w.mask >> seed.lane & 1))
-
-
-def _cuts(code: Code, seed: Thread, other: Thread) -> frozenset[str]:
-    """Barriers `other` cannot pass before the (enabled) seed moves: whole-CTA bar.sync of the seed's
-    CTA, full-warp bar.warp.sync of its warp, barrier.cluster.wait of its cluster (if it has not
-    arrived). The seed is enabled, so it is not waiting inside any of them. (None for a seed that is no
-    thread, nor for a thread inside a call.)"""
-    return _CUT[other.cta is seed.cta and bool(code.cta_barriers_whole), other.warp is seed.warp,
-                other.cta.cluster is seed.cta.cluster and not seed.cl_arrived]
 
 
 # The cuts by (cta, warp, cluster): built once, not for every agent of every state.
@@ -238,6 +238,8 @@ class Counted:
         counted barriers: such a barrier completes only when every live thread arrived (so not before
         the seed moves) unless a counted arrival gives it a count. None is in any future (cut there: the
         first to happen would be before any cut barrier completes), nor in a barrier now."""
+        if all(fp.code.whole_ids is None for fp in fps.values()):
+            return True  # no whole-CTA cut to confirm
         seen: set[tuple[str, int]] = set()
         for a in self.agents:
             if not isinstance(a, Thread) or (a.func.name, a.cta.index) in seen:
@@ -302,9 +304,10 @@ class FutureIndex:
     """One agent's future by object, for the closure's queries (built once per future: the futures are
     cached with their plans, so a state's index costs a lookup per agent, not a pass over every item)."""
 
-    __slots__ = ("anything", "by_kind", "exact", "kinds", "live", "memo", "mem", "wild")
+    __slots__ = ("anything", "by_kind", "exact", "future", "kinds", "live", "memo", "mem", "wild")
 
     def __init__(self, fut: Future) -> None:
+        self.future = fut
         self.anything = "any" in fut
         self.kinds = frozenset(fut)
         self.exact: dict[tuple[object, ...], list[int]] = {}
@@ -424,8 +427,8 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
     seeds.sort(key=lambda i: (not _cheap_copy(agents[i]), len(current(agents[i]))))
     best: list[int] | None = None
     for seed in seeds[:max_seeds]:
-        futures, immortal, counted = fp.frozen_futures(m, agents, seed, blocked_on, check, entries)
-        index = Index([fp.indexed(f) for f in futures], immortal)
+        indexes, immortal, counted = fp.frozen_indexes(m, agents, seed, blocked_on, check, entries)
+        index = Index(indexes, immortal)
         in_set = {seed}
         work = [seed]
         count = 1

@@ -99,7 +99,10 @@ def unroll(m: Machine, code: Code, t: Thread, live: list[tuple[int, ...]],
     work: list[int] = []
 
     def node(j: int, env: Env) -> int:
-        env = {s: v for s, v in env.items() if s in live_sets[j]}
+        here = live_sets.get(j)
+        if here is None:
+            here = live_sets[j] = frozenset(live[j])
+        env = {s: v for s, v in env.items() if s in here}
         w = merged.get(j)
         if w is not None:
             old = g.envs[w]
@@ -130,7 +133,7 @@ def unroll(m: Machine, code: Code, t: Thread, live: list[tuple[int, ...]],
         work.append(n)
         return n
 
-    live_sets = [frozenset(x) for x in live]
+    live_sets: dict[int, frozenset[int]] = {}  # of the pcs met only
     g.start = node(pc, {s: t.regs[s] for s in live[pc] if not code.fixed(pc, s)})
     while work:
         n = work.pop()
