@@ -4,7 +4,7 @@ consumer warps, S stages, K iterations), exported with `mbarrier export --promel
 
     python bench/check.py [--sizes P,C,S,K ...] [--timeout S] [--ring]
     python bench/check.py --shapes [--only NAME ...] [--trips K ...] [--warps N ...] [--timeout S]
-                          [--spin-timeout S] [--cc-opt=-O2] [--markdown]
+                          [--spin-timeout S] [--cc-opt=-O2] [--threads-per-process N] [--markdown]
 
 Prints one row per size: our states and seconds, SPIN's states and seconds (translation + compilation +
 search, and search alone), and the ratio of wall times; then, per size, what our reductions did: transitions,
@@ -96,13 +96,15 @@ def main() -> int:
     ap.add_argument("--spin-timeout", type=float, default=None, help="--shapes: SPIN's bound (--timeout)")
     ap.add_argument("--cc-opt", default="-O0",
                     help="--shapes: the C compiler's optimisation of pan.c (--cc-opt=-O2)")
+    ap.add_argument("--threads-per-process", type=int, default=None, metavar="N",
+                    help="--shapes: N threads per process in SPIN's model (default: 1, a warp past 255)")
     args = ap.parse_args()
     if not shutil.which("spin"):
         sys.exit("SPIN is not installed (apt-get install spin)")
     if args.shapes:
         timeout = args.timeout or 120.0
         return spin_shapes.main(args.only, args.trips, args.warps, timeout, args.spin_timeout or timeout,
-                                args.cc_opt, args.markdown)
+                                args.cc_opt, args.markdown, args.threads_per_process)
     args.timeout = args.timeout or 300.0
     print(f"{'P,C,S,K':>9} {'threads':>7} | {'ours states':>11} {'ours s':>8} | {'SPIN states':>11} "
           f"{'SPIN s':>8} {'(search)':>8} | {'SPIN/ours':>9}  verdicts")

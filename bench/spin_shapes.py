@@ -2,11 +2,12 @@
 (`mbarrier.examples.shapes`) at small trip counts and consumer warps.
 
     python bench/check.py --shapes [--only NAME ...] [--trips K ...] [--warps N ...] [--timeout S]
-                          [--spin-timeout S] [--cc-opt=-O2] [--markdown]
+                          [--spin-timeout S] [--cc-opt=-O2] [--threads-per-process N] [--markdown]
 
 Each launch runs twice: `check` in this process (reductions on, race tracking off: SPIN's model has no
 happens-before state) and SPIN 6.5.2 on the `mbarrier export --promela` model with its partial-order
-reduction on (`spin -a`; `cc -O0 -DSAFETY -DCOLLAPSE -DMEMLIM=2048 -DVECTORSZ=...`; `./pan -m1000000`),
+reduction on (`spin -a`; `cc -O0 -DSAFETY -DCOLLAPSE -DMEMLIM=2048 -DVECTORSZ=...`, the vector size
+raised to the next power of two where pan asks for more; `./pan -m1000000`),
 the model keeping 4,096 bytes of each global buffer; ours stopped after S seconds, SPIN after
 `--spin-timeout` seconds (by SIGINT, so that it prints what it covered). A row gives both sides'
 answer, states and states per second (SPIN: its search alone; its compilation apart), and whether the
@@ -16,7 +17,8 @@ final on either side (incomplete, SPIN's memory or time bound) agrees with nothi
 nothing (`-`). A shape the export refuses gets one row with the reason. `--trips K` sets every trip-count
 parameter (the tile count too) to K; `--warps N` gives the shapes that take their consumer warps from the
 block N of them (the others keep their launch); shapes with a compile-time trip count (`_ct`, `_rolled`)
-run at their own count only.
+run at their own count only. `--threads-per-process N` writes SPIN's model with N threads per process
+(default: one, or a warp where the launch would need more than SPIN's 255 processes).
 """
 
 from __future__ import annotations
@@ -69,11 +71,11 @@ def ours(s: Shape, timeout: float) -> Side:
     return Side(answer, r.stats.states, seconds)
 
 
-def spin(s: Shape, timeout: float, cc: list[str]) -> tuple[Side, float] | str:
-    """SPIN's side and its compilation seconds, or the export's refusal."""
+def spin(s: Shape, timeout: float, cc: list[str], per: int | None = None) -> tuple[Side, float] | str:
+    """SPIN's side and its compilation seconds, or the export's refusal; `per`: threads per process."""
     module = sim.load(s.path)
     try:
-        model = export_promela(module, s.launch(), global_bytes=GLOBAL_BYTES)
+        model = export_promela(module, s.launch(), global_bytes=GLOBAL_BYTES, threads_per_process=per)
     except ExportError as e:
         return str(e)
     with tempfile.TemporaryDirectory() as d:
@@ -83,17 +85,29 @@ def spin(s: Shape, timeout: float, cc: list[str]) -> tuple[Side, float] | str:
         subprocess.run(["spin", "-a", "m.pml"], cwd=w, check=True, capture_output=True)
         subprocess.run([*cc, "-o", "pan", "pan.c"], cwd=w, check=True, capture_output=True)
         compile_s = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        p = subprocess.Popen(["./pan", "-m1000000"], cwd=w, stdout=subprocess.PIPE, text=True)
-        stopped = False
-        try:
-            out, _ = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            p.send_signal(signal.SIGINT)  # pan prints its statistics on SIGINT
-            stopped = True
-            out, _ = p.communicate()
-        seconds = time.perf_counter() - t1
+        while True:
+            t1 = time.perf_counter()
+            out, stopped = _pan(w, timeout)
+            seconds = time.perf_counter() - t1
+            need = _int(r"VECTORSZ too small, recompile pan.c with -DVECTORSZ=N with N>(\d+)", out)
+            if need is None:
+                break
+            # a state vector over the default (pingpong's registers at 384 threads): the next power of two
+            t0 = time.perf_counter()
+            cc = [*(f for f in cc if not f.startswith("-DVECTORSZ=")), f"-DVECTORSZ={1 << need.bit_length()}"]
+            subprocess.run([*cc, "-o", "pan", "pan.c"], cwd=w, check=True, capture_output=True)
+            compile_s += time.perf_counter() - t0
     return Side(_answer(out, stopped), _int(r"(\d+) states, stored", out), seconds), compile_s
+
+
+def _pan(w: Path, timeout: float) -> tuple[str, bool]:
+    """pan's output, and whether it was stopped at `timeout` seconds."""
+    p = subprocess.Popen(["./pan", "-m1000000"], cwd=w, stdout=subprocess.PIPE, text=True)
+    try:
+        return p.communicate(timeout=timeout)[0], False
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGINT)  # pan prints its statistics on SIGINT
+        return p.communicate()[0], True
 
 
 def _int(pattern: str, text: str) -> int | None:
@@ -104,6 +118,10 @@ def _int(pattern: str, text: str) -> int | None:
 def _answer(out: str, stopped: bool) -> str:
     first = next((line[7:].split(" (at depth")[0] for line in out.splitlines() if line.startswith("pan:1: ")),
                  "")
+    error = next((line[len("pan: error, "):] for line in out.splitlines() if line.startswith("pan: error, ")),
+                 None)
+    if error is not None:  # pan's own bound (its vector size, its depth): no answer about the kernel
+        return "error: " + error
     if "MODEL_LIMIT" in first or "invalid array index" in first:  # the model's bounds, not the kernel's
         return "model limit: " + first
     if first.startswith("invalid end state"):
@@ -141,14 +159,15 @@ HEAD = (f"{'shape':<22} {'trips':>5} {'warps':>5} {'thr':>4} | {'ours':<20} {'st
         f"{'st/s':>6} | {'SPIN':<20} {'states':>9} {'s':>6} {'st/s':>7} {'cc s':>5} | agree")
 
 
-def row(s: Shape, timeout: float, spin_timeout: float, cc: list[str]) -> tuple[str, str, bool]:
+def row(s: Shape, timeout: float, spin_timeout: float, cc: list[str],
+        per: int | None = None) -> tuple[str, str, bool]:
     """One launch as a text line and a Markdown row, and whether the export refused it (then only
     SPIN's side is given: the refusal)."""
     values = dict(s.args)
     trips = "x".join(str(values[p]) for p in s.trips)
     warps = str(s.consumers()) if s.warps else "-"
     threads = s.grid * s.block
-    theirs = spin(s, spin_timeout, cc)
+    theirs = spin(s, spin_timeout, cc, per)
     if isinstance(theirs, str):
         return (f"{s.name:<22} {trips:>5} {warps:>5} {threads:>4} | export refused: {theirs}",
                 f"| {s.name} | {trips} | {warps} | {threads} | export refused: {theirs} | | | | | | | | | |",
@@ -166,7 +185,7 @@ def row(s: Shape, timeout: float, spin_timeout: float, cc: list[str]) -> tuple[s
 
 
 def main(names: list[str] | None, trips: list[int], warps: list[int], timeout: float, spin_timeout: float,
-         cc_opt: str, markdown: bool) -> int:
+         cc_opt: str, markdown: bool, per: int | None = None) -> int:
     cc = [CC[0], cc_opt, *CC[2:]]
     print(f"ours: mbarrier check --no-races, stopped at {timeout:g} s; SPIN: POR on, {' '.join(cc[1:])}, "
           f"stopped at {spin_timeout:g} s")
@@ -176,7 +195,7 @@ def main(names: list[str] | None, trips: list[int], warps: list[int], timeout: f
     for s in launches(names or DEFAULT, trips, warps):
         if s.name in refused:  # refused for what the launch is, not for its size: one row says why
             continue
-        text, md, no = row(s, timeout, spin_timeout, cc)
+        text, md, no = row(s, timeout, spin_timeout, cc, per)
         print(text, flush=True)
         rows.append(md)
         if no:
