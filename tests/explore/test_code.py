@@ -93,3 +93,59 @@ def test_a_wait_written_on_one_line_with_its_selp_is_a_spin(tmp_path: Path, comp
     module = sim.load(f)
     code = analyse(module.functions[0], sim.launch(module, grid=1, block=1).functions["k"], shared_symbols(m))
     assert [x.spin for x in code.ins if x.mb_op == "test_wait"] == [False]
+
+
+# libcu++'s barrier::wait_parity (CUDA 13.0, nvcc -O3): the failure path counts retries, then reads
+# %globaltimer and sleeps, and comes back to the wait either way; the branches on the counter and the
+# timer are not derived from the wait's result.
+BACKOFF_SPIN = """
+.visible .entry k(.param .u64 p)
+{
+	.reg .pred %p<8>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<8>;
+	.shared .align 8 .b64 bar;
+	mov.u32 %r1, bar;
+	mov.u32 %r2, 0;
+	mov.u64 %rd1, %globaltimer;
+	bra.uni WAIT;
+RETRY:
+	add.s32 %r3, %r3, 1;
+WAIT:
+	{
+	.reg .pred p;
+	mbarrier.try_wait.parity.shared.b64 p, [%r1], %r2;
+	selp.b32 %r4, 1, 0, p;
+	}
+	setp.eq.s32 %p1, %r4, 0;
+	@%p1 bra FAILED;
+	bra.uni DONE;
+FAILED:
+	setp.lt.s32 %p2, %r3, 16;
+	@%p2 bra RETRY;
+	mov.u64 %rd2, %globaltimer;
+	sub.s64 %rd3, %rd2, %rd1;
+	setp.lt.s64 %p3, %rd3, 4000000;
+	@%p3 bra WAIT;
+	nanosleep.u32 1000;
+	bra.uni WAIT;
+DONE:
+	ret;
+}
+"""
+
+
+def test_a_wait_with_a_retry_counter_and_timer_back_off_loops_locally(tmp_path: Path) -> None:
+    f = tmp_path / "k.ptx"
+    exits = BACKOFF_SPIN.replace("@%p3 bra WAIT;", "@%p3 bra DONE;")
+    stores = BACKOFF_SPIN.replace("nanosleep.u32 1000;", "st.shared.u32 [bar], 0;")
+    for body, loops in ((BACKOFF_SPIN, True), (exits, False), (stores, False)):
+        f.write_text(HEAD + body)
+        module = sim.load(f)
+        m = sim.launch(module, grid=1, block=1)
+        code = analyse(module.functions[0], m.functions["k"], shared_symbols(m))
+        wait = next(x for x in code.ins if x.mb_op == "try_wait")
+        # Not a spin (the branch on the counter is not the result's), but a wait whose failure paths all
+        # come back to it through local code: a gate for the frozen futures. An exit from the failure
+        # path, or a store on it, is neither.
+        assert (wait.spin, wait.spin_local) == (False, loops), body

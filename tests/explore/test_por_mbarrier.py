@@ -77,6 +77,15 @@ def _wait(b: int, parity: int, n: int) -> list[str]:
             f"@!%p{n} bra W{n};"]
 
 
+def _backoff_wait(b: int, parity: int, n: int) -> list[str]:
+    """A wait in libcu++'s style (`barrier::wait_parity`): retries counted, then timer back-off."""
+    return [f"mov.u32 %r{100 + n}, 0;", f"mov.u64 %rd{100 + n}, %globaltimer;", f"bra.uni W{n};", f"R{n}:",
+            f"add.s32 %r{100 + n}, %r{100 + n}, 1;", f"W{n}:",
+            f"mbarrier.try_wait.parity.shared::cta.b64 %p{n}, [bar{b}], {parity};", f"@%p{n} bra D{n};",
+            f"setp.lt.s32 %p{100 + n}, %r{100 + n}, 2;", f"@%p{100 + n} bra R{n};",
+            f"mov.u64 %rd{150 + n}, %globaltimer;", "nanosleep.u32 100;", f"bra.uni W{n};", f"D{n}:"]
+
+
 HAND = {
     # Two producers each arrive with count 2 on bar0 (expects 4); the consumer waits, then releases bar1
     # (expects 1) that both producers wait for before their second round.
@@ -149,6 +158,17 @@ HAND = {
          "mbarrier.arrive.shared::cta.b64 _, [bar0];", *_wait(1, 1, 11)],
         [*_wait(0, 0, 12), "mbarrier.arrive.shared::cta.b64 _, [bar1];", *_wait(0, 0, 13),
          "mbarrier.arrive.shared::cta.b64 _, [bar1];"]]),
+    # The same ping-pong with libcu++-style back-off waits, correct and with the wrong parity.
+    "backoff-ping-pong": ((1, 1), [
+        ["mbarrier.arrive.shared::cta.b64 _, [bar0];", *_backoff_wait(1, 0, 10), "ld.shared.u32 %r5, [data];",
+         "mbarrier.arrive.shared::cta.b64 _, [bar0];", *_backoff_wait(1, 1, 11)],
+        [*_backoff_wait(0, 0, 12), "st.shared.u32 [data], %r0;", "mbarrier.arrive.shared::cta.b64 _, [bar1];",
+         *_backoff_wait(0, 1, 13), "mbarrier.arrive.shared::cta.b64 _, [bar1];"]]),
+    "backoff-wrong-parity": ((1, 1), [
+        ["mbarrier.arrive.shared::cta.b64 _, [bar0];", *_backoff_wait(1, 0, 10), "ld.shared.u32 %r5, [data];",
+         "mbarrier.arrive.shared::cta.b64 _, [bar0];", *_backoff_wait(1, 1, 11)],
+        [*_backoff_wait(0, 0, 12), "st.shared.u32 [data], %r0;", "mbarrier.arrive.shared::cta.b64 _, [bar1];",
+         *_backoff_wait(0, 0, 13), "mbarrier.arrive.shared::cta.b64 _, [bar1];"]]),
     # A non-spinning test_wait: the thread goes on either way.
     "test-wait-once": ((1, 1), [
         ["mbarrier.test_wait.parity.shared::cta.b64 %p40, [bar0], 0;", "@%p40 bra DONE;",

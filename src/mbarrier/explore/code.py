@@ -86,6 +86,7 @@ class Ins:
     sync_all: str | None = None                    # waits for every thread of its "cta", "warp", "cluster"
     size: int | None = None                        # bytes accessed, when constant
     spin: bool = False                             # a wait whose failure leads straight back to it
+    spin_local: bool = False                       # or back to it through local code only (back-off)
     reads: frozenset[int] = frozenset()            # register slots the instruction reads
     pure: bool = False                             # a function of its register operands (Facts.pure)
     mb_expect: bool = False                        # an arrive.expect_tx (it raises the tx-count too)
@@ -343,6 +344,7 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
     for x in ins:
         if x.kind == MB and x.mb_op in ("test_wait", "try_wait"):
             x.spin = _is_spin(code, x)
+            x.spin_local = x.spin or _loops_locally(code, x)
     return code
 
 
@@ -401,6 +403,50 @@ def _is_spin(code: Code, w: Ins) -> bool:
             _abstract_step(code, x, env, result)
         pc += 1
     return False
+
+
+def _loops_locally(code: Code, w: Ins, limit: int = 512) -> bool:
+    """Does every path from a False result of wait `w` stay in local instructions until it comes back to
+    `w`? Branches on registers not derived from the result (retry counters, `%globaltimer` back-off,
+    libcu++'s `barrier::wait_parity`) go both ways. A thread there can do nothing visible before the wait
+    returns True (a local cycle that never returns to it does nothing visible either)."""
+    if w.wait_dst is None:
+        return False
+    work: list[tuple[int, dict[int, tuple[object, ...]]]] = [(w.pc + 1, {w.wait_dst: ("res", False)})]
+    seen: set[tuple[int, tuple[tuple[int, tuple[object, ...]], ...]]] = set()
+    while work:
+        pc, env = work.pop()
+        if pc == w.pc:
+            continue
+        key = (pc, tuple(sorted(env.items())))
+        if key in seen:
+            continue
+        seen.add(key)
+        if len(seen) > limit or pc >= len(code.ins):
+            return False
+        x = code.ins[pc]
+        if x.kind not in (LOCAL, BRANCH):
+            return False
+        decided = _guard_value(x, env, False)
+        if x.kind == BRANCH:
+            taken = x.target if x.target is not None and x.target >= 0 else None
+            if taken is None:
+                return False
+            if x.guard is None or decided is True:
+                work.append((taken, env))
+            elif decided is False:
+                work.append((pc + 1, env))
+            else:
+                work += [(taken, env), (pc + 1, env)]
+            continue
+        env = dict(env)
+        if decided is None and x.guard is not None:
+            for d in x.defs:  # it may or may not write them
+                env.pop(d, None)
+        elif decided is not False:
+            _abstract_step(code, x, env, False)
+        work.append((pc + 1, env))
+    return True
 
 
 def _guard_value(x: Ins, env: dict[int, tuple[object, ...]], result: bool) -> bool | None:

@@ -7,7 +7,8 @@ before any agent of the set moves. Freezing just the seed over-approximates that
 seed serves every agent the closure adds.
 
 A thread's *region* is what it can execute from its pc without passing a *gate*: a spin-wait
-(`Ins.spin`: a test_wait/try_wait whose False result loops straight back to it) on a barrier of its own
+(`Ins.spin_local`: a test_wait/try_wait whose False result leads back to it through local instructions
+only, retry counters and timer back-off included) on a barrier of its own
 CTA, with a known parity in {0, 1} and a guard known to be on, that it cannot pass before the seed moves,
 or a counted `bar.sync id, count` (known id and count, guard known to be on) that cannot complete before
 the seed moves (below). A wait can be passed when
@@ -352,7 +353,7 @@ class Frozen:
         is not one (or is passable whatever happens: rule (d)). `env`: the register values at x."""
         if x.kind == BAR:
             return self.bar_gate(fp, t, x, pc, True, env, node)
-        if x.kind != MB or not x.spin:
+        if x.kind != MB or not x.spin_local:
             return None
         code = fp.code
         if x.guard is not None:
