@@ -104,6 +104,8 @@ class Explorer:
         for f in module.functions:
             if f.body is not None and f.name in m.functions:
                 self.codes[f.name] = analyse(f, m.functions[f.name], symbols)
+        for c in self.codes.values():  # a module's own function of a built-in's name runs its PTX
+            c.calls = c.calls or any(name in self.codes for name in c.callees)
         kernel = m.threads[0].func.name
         self.code: Code = self.codes[kernel]
         self.fp = AllFootprints({name: Footprints(m, c) for name, c in self.codes.items()})

@@ -27,6 +27,7 @@ from mbarrier.sim.compile import (
     declared_names,
     named_in,
 )
+from mbarrier.sim.isa.control import BUILTIN_CALLS
 from mbarrier.sim.registry import REGISTRY, Access, CopyKind, Kind, Space, facts_of
 from mbarrier.sim.types import TYPES
 
@@ -99,6 +100,10 @@ class Ins:
     lanes_arg: int | None = None                   # a warp collective's membermask register slot
     opcode: str = ""                               # the full opcode with its qualifiers (`setp.eq.s32`)
     imms: tuple[int | None, ...] = ()              # each operand's integer immediate, None where not one
+    # shfl.sync: its mode (".idx", ".up", ".down", ".bfly"), the slot of its value destination (None:
+    # `_` or an operand the checker does not take apart) and its a, b, c operands as (slot, constant)
+    shfl: tuple[str, int | None, tuple[int | None, int] | None, tuple[int | None, int] | None,
+                tuple[int | None, int] | None] | None = None
 
 
 @dataclass
@@ -115,6 +120,13 @@ class Code:
     # (`whole_ids`), and the cut holds while no counted arrival can reach one of them (`explore.por`).
     cta_barriers_whole: bool = True
     whole_ids: frozenset[int] | None = None   # None: no counted bar.sync/bar.arrive in the function
+    # Per shfl mode, the `a` operand of every shfl.sync of that mode: a lane takes its value from whichever
+    # of them the source lane meets (the simulator pairs lanes by mode and mask, not by instruction).
+    shfl_sources: dict[str, list[tuple[int | None, int] | None]] = field(default_factory=dict)
+    # The functions it calls ("" for an indirect call); `calls`: some call may run PTX (not a built-in of
+    # the simulator, `BUILTIN_CALLS`), whose collectives the shfl evaluation cannot see.
+    callees: frozenset[str] = frozenset()
+    calls: bool = False
 
     def fixed(self, pc: int, slot: int) -> bool:
         return slot not in self.reach_defs[pc]
@@ -214,6 +226,24 @@ def _value(s: ast.Instruction, index: int | None, regs: dict[str, int],
     return None
 
 
+def _callee(s: ast.Instruction) -> str:
+    """A call's target function ("" when it is not named: an indirect call)."""
+    ops = [o for o in s.operands if not isinstance(o, ast.ParenList)]
+    return ops[0].name if ops and isinstance(ops[0], ast.Name) else ""
+
+
+def _shfl(s: ast.Instruction, regs: dict[str, int]) -> tuple[
+        str, int | None, tuple[int | None, int] | None, tuple[int | None, int] | None,
+        tuple[int | None, int] | None]:
+    """A shfl.sync's mode, value destination slot and a, b, c operands (`Ins.shfl`)."""
+    modes = [q for q in s.qualifiers if q in (".up", ".down", ".bfly", ".idx")]
+    dst = s.operands[0]
+    name = dst.text.split("|")[0].strip() if isinstance(dst, ast.Expr) else \
+        dst.name if isinstance(dst, ast.Name) else None
+    return (modes[0] if len(modes) == 1 else "", regs.get(name) if name is not None else None,
+            _value(s, 1, regs, None), _value(s, 2, regs, None), _value(s, 3, regs, None))
+
+
 def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[str, int],
               reg_bits: list[int]) -> Ins:
     """The checker's view of one instruction, from its facts in the registry. `reg_bits`: the width of
@@ -262,6 +292,8 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         if x.sync_all is None and f.sync.lanes is not None:  # a register mask: all lanes where it is ~0
             found = _value(s, f.sync.lanes, regs, None)
             x.lanes_arg = found[0] if found is not None else None
+        if s.opcode == "shfl" and len(s.operands) == 5:
+            x.shfl = _shfl(s, regs)
         if x.kind == BAR:
             x.bar_id = _value(s, 0, regs, None)
             x.bar_count = _value(s, 1, regs, None) if f.sync.counted else None
@@ -341,6 +373,11 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
         code.cta_barriers_whole = code.cta_barriers_whole and None not in ids
         code.whole_ids = frozenset(i for i in ids if i is not None)
     code.token_slots = frozenset(s for x in ins if x.mb_op in ("arrive", "arrive_drop") for s in x.defs)
+    for x in ins:
+        if x.shfl is not None:
+            code.shfl_sources.setdefault(x.shfl[0], []).append(x.shfl[2])
+    code.callees = frozenset(_callee(s) for s, _ in _slot_maps(fn) if s.opcode == "call")
+    code.calls = not code.callees <= BUILTIN_CALLS
     for x in ins:
         if x.kind == MB and x.mb_op in ("test_wait", "try_wait"):
             x.spin = _is_spin(code, x)

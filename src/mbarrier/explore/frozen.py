@@ -84,6 +84,10 @@ ARRIVE, TX_UP, TX_DOWN = range(3)
 # yet landed, so none comes from the thread whose copy is the frozen seed.
 ARRIVE_ON = 3
 Source = tuple[int, int, Key, int]  # (node of the unrolled future, what, barrier, count)
+Count = tuple[int, int | None, int | None]  # what (ARRIVE_ON as ARRIVE), cta, offset: a key of `exact`
+# A source as counted once per thread: one instruction (node) may act on several barriers (a multicast's
+# complete_tx on each CTA of its mask), each its own source.
+Counted = tuple[int, int, Key]
 AT_BAR = -2  # the node of the gate of a thread waiting at a counted bar.sync now (its pc is past it)
 # A thread's bar arrivals in its region, and per id the most it can make before the barrier completes
 # (`bar_arrivals`).
@@ -120,6 +124,10 @@ class Segment:
     arrivals: list[Source]
     exits: bool  # whether the thread may exit in it
     bars: list[BarUse]
+    # `arrivals` summed per barrier (without and with the ARRIVE_ON ones, which a `mute` thread leaves
+    # out), and the keys `_add` marks counted: computed once, `_sums`.
+    sums: tuple[dict[Count, int], dict[Count, int], frozenset[Counted]] | None = field(
+        default=None, repr=False, compare=False)
 
 
 class Plan:
@@ -456,9 +464,9 @@ class Frozen:
         whose region has no exit). Along any sequence of steps outside the stubborn set that thread
         stays alive, so no exit there is the CTA's last and a copy landing or a remote access commutes
         with every exit: their liveness items need not conflict."""
-        exact: dict[tuple[int, int | None, int | None], int] = {}
+        exact: dict[Count, int] = {}
         tally = Tally()
-        live: list[tuple[int, Plan, set[tuple[int, int]], set[int]]] = []
+        live: list[tuple[int, Plan, set[Counted], set[int]]] = []
         pure: dict[int, list[tuple[int, Plan]]] = {}  # plans without sources, by their shape's id
         s = agents[seed]
         # Operations that wait for the seed (a pending arrive-on watching a copy that is the seed) cannot
@@ -491,9 +499,9 @@ class Frozen:
             if plan.pure:
                 pure.setdefault(id(plan.shape), []).append((i, plan))
                 continue
-            counted: set[tuple[int, int]] = set()
+            counted: set[Counted] = set()
             if plan.start.arrivals:
-                _add(plan.start, counted, exact, a is mute)
+                _add_start(plan.start, counted, exact, a is mute)
             if plan.start_counts or plan.start_own:
                 tally.start(len(live), a.cta.index, plan)
             live.append((i, plan, counted, set()))
@@ -619,25 +627,53 @@ def _order(plan: Plan, opened: set[int] | frozenset[int]) -> list[Gate]:
     return out
 
 
-def _add(seg: Segment, counted: set[tuple[int, int]], exact: dict[tuple[int, int | None, int | None], int],
+def _sums(seg: Segment) -> tuple[dict[Count, int], dict[Count, int], frozenset[Counted]]:
+    """A segment's sources summed per barrier, each (node, what, barrier) once: for any thread, and for
+    a `mute` one (its ARRIVE_ON sources left out); and the keys they mark counted."""
+    if seg.sums is None:
+        every: dict[Count, int] = {}
+        muted: dict[Count, int] = {}
+        keys: set[Counted] = set()
+        for node, what, k, n in seg.arrivals:
+            if (node, what, k) in keys:
+                continue
+            keys.add((node, what, k))
+            key = (ARRIVE if what == ARRIVE_ON else what, k[0], k[1] if k[0] is not None else None)
+            every[key] = min(every.get(key, 0) + n, INF)
+            if what != ARRIVE_ON:
+                muted[key] = min(muted.get(key, 0) + n, INF)
+        seg.sums = (every, muted, frozenset(keys))
+    return seg.sums
+
+
+def _add_start(seg: Segment, counted: set[Counted], exact: dict[Count, int], mute: bool) -> None:
+    """`_add` for a thread's first segment (nothing of the thread counted yet), by its sums."""
+    every, muted, keys = _sums(seg)
+    for key, n in (muted if mute else every).items():
+        exact[key] = min(exact.get(key, 0) + n, INF)
+    counted.update(keys)
+
+
+def _add(seg: Segment, counted: set[Counted], exact: dict[Count, int],
          mute: bool) -> set[tuple[int | None, int | None]]:
-    """Add a segment's sources into `exact` (by what, cta, offset), each instruction of a thread once;
-    the barriers whose sources changed ((cta, None) or (None, None) where unknown). `mute`: the thread
-    issued the frozen seed, a cp.async: its arrive-ons wait for the seed."""
+    """Add a segment's sources into `exact` (by what, cta, offset), each instruction of a thread once per
+    barrier it acts on; the barriers whose sources changed ((cta, None) or (None, None) where unknown).
+    `mute`: the thread issued the frozen seed, a cp.async: its arrive-ons wait for the seed."""
     touched: set[tuple[int | None, int | None]] = set()
-    for pc, what, (cta, off), n in seg.arrivals:
-        if (pc, what) in counted or (mute and what == ARRIVE_ON):
+    for pc, what, k, n in seg.arrivals:
+        if (pc, what, k) in counted or (mute and what == ARRIVE_ON):
             continue
-        counted.add((pc, what))
+        counted.add((pc, what, k))
         if what == ARRIVE_ON:
             what = ARRIVE
+        cta, off = k
         key = (what, cta, off if cta is not None else None)
         exact[key] = min(exact.get(key, 0) + n, INF)
         touched.add(key[1:])
     return touched
 
 
-def _passable(m: Machine, g: Gate, exact: dict[tuple[int, int | None, int | None], int]) -> bool:
+def _passable(m: Machine, g: Gate, exact: dict[Count, int]) -> bool:
     b = m.ctas[g.cta].barriers.get(g.off)
     if b is None or not b.valid:
         return True  # (d): the wait raises, so it runs

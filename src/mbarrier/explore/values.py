@@ -8,7 +8,8 @@ instructions reachable from the thread's pc: the state at an instruction maps ea
 still change to its value on *every* path from the pc to it (absent when paths disagree or it is
 unknown). Pure local instructions (register arithmetic, `mov`, `cvt`, `setp`, `selp`, `ld.param`...)
 are evaluated by running their compiled step on a scratch copy of the thread whose unknown registers
-hold a value that raises when used; anything else that writes a register makes it unknown. Guards known
+hold a value that raises when used; a shfl.sync gives its value where every outcome gives the same
+(`_shfl`); anything else that writes a register makes it unknown. Guards known
 in a state decide branches, so paths that cannot be taken add nothing.
 """
 
@@ -20,7 +21,7 @@ from typing import NoReturn
 
 from mbarrier.explore.code import LOCAL, MB, Addr, Code, Ins
 from mbarrier.sim.compile import SPECIAL_DYNAMIC
-from mbarrier.sim.machine import Machine, Thread
+from mbarrier.sim.machine import EXITED, Machine, Thread
 
 Env = dict[int, object]
 
@@ -217,6 +218,62 @@ def _shadow(t: Thread) -> Thread:
     return shadow
 
 
+def _shfl(code: Code, t: Thread, pc: int, env: Env, x: Ins) -> int | None:
+    """The value a future shfl.sync gives the thread, where every outcome gives the same: the thread's own
+    `a` (a lane outside the source range, or a source lane that has exited or does not take part, gives
+    the executing lane its own value: PTX ISA, shfl.sync), or the source lane's, where that lane's `a`
+    operands at every shfl.sync of this mode can no longer change (`Code.fixed` at its pc) and equal the
+    thread's own: a warp-uniform value such as `tid.x / 32`, read from lane 0 as
+    `__shfl_sync(~0, threadIdx.x / 32, 0)` (CUTLASS's canonical_warp_idx_sync) does. None: unknown."""
+    assert x.shfl is not None
+    mode, _, a, b, c = x.shfl
+    args = [_operand(code, t, pc, env, o) for o in (a, b, c)]
+    own, bval, cval = args
+    if not (isinstance(own, int) and isinstance(bval, int) and isinstance(cval, int)):
+        return None
+    own &= 0xFFFFFFFF
+    lane = t.lane
+    clamp, seg = cval & 0x1F, (cval >> 8) & 0x1F
+    max_lane = (lane & seg) | (clamp & ~seg & 0x1F)
+    if mode == ".up":
+        j, ok = lane - bval, lane - bval >= max_lane
+    elif mode == ".down":
+        j, ok = lane + bval, lane + bval <= max_lane
+    elif mode == ".bfly":
+        j, ok = lane ^ bval, (lane ^ bval) <= max_lane
+    elif mode == ".idx":
+        j = (lane & seg) | (bval & ~seg & 0x1F)
+        ok = j <= max_lane
+    else:
+        return None
+    if not ok or j == lane:
+        return own
+    w = t.warp
+    src = None if w is None else next((th for th in w.threads if th.lane == j), None)
+    if src is None or src.status == EXITED:
+        return own
+    if code.calls or src.func is not t.func or src.frames:
+        return None
+    for o in code.shfl_sources.get(mode, [None]):
+        if o is None:
+            return None
+        slot, const = o
+        if slot is not None:
+            if not code.fixed(src.pc, slot):
+                return None
+            const = src.regs[slot]  # type: ignore[assignment]
+        if not isinstance(const, int) or const & 0xFFFFFFFF != own:
+            return None
+    return own
+
+
+def _operand(code: Code, t: Thread, pc: int, env: Env, o: tuple[int | None, int] | None) -> object | None:
+    if o is None:
+        return None
+    slot, const = o
+    return const if slot is None else value(code, t, pc, env, slot)
+
+
 def _transfer(m: Machine, code: Code, t: Thread, shadow: Thread, x: Ins, pc: int, env: Env) -> Env:
     if not x.defs:
         return env
@@ -227,6 +284,11 @@ def _transfer(m: Machine, code: Code, t: Thread, shadow: Thread, x: Ins, pc: int
     for d in x.defs:
         out.pop(d, None)
     if x.guard is not None and guard is None:
+        return out
+    if x.shfl is not None:
+        got = _shfl(code, t, pc, env, x)
+        if got is not None and x.shfl[1] is not None:
+            out[x.shfl[1]] = got
         return out
     if x.kind == MB:
         if x.mb_op in ("arrive", "arrive_drop") and len(x.defs) == 1 and x.addr is not None:

@@ -284,6 +284,10 @@ def _activemask(g: Gen, ins: ast.Instruction) -> None:
     g.assign(ins.operands[0], "m.activemask(t)", TYPES[".b32"], masked=True)
 
 
+# Calls the simulator runs itself when the module has no body of that name (below): no PTX runs in them.
+BUILTIN_CALLS = frozenset({"__assertfail", "vprintf"})
+
+
 @instruction("call", facts=Kind.CALL)
 def _call(g: Gen, ins: ast.Instruction) -> None:
     """call{.uni} (results), func, (arguments): the arguments are copied into the callee's parameters
