@@ -486,6 +486,42 @@ def _loops_locally(code: Code, w: Ins, limit: int = 512) -> bool:
     return True
 
 
+def success_reads(code: Code, w: Ins) -> frozenset[int]:
+    """The registers a thread may read after wait `w` returns True before it writes them: along the
+    success path while the wait's result decides it, then whatever is live where that path leaves local
+    instructions (`liveregs.live_registers`). A spin-wait's failed tries are not run by the checker
+    (`explore.spin`), so what they write must be none of these."""
+    from mbarrier.explore.liveregs import live_registers  # it builds on this module
+
+    env: dict[int, tuple[object, ...]] = {w.wait_dst: ("res", False)} if w.wait_dst is not None else {}
+    reads: set[int] = set()
+    done: set[int] = set()
+    pc = w.pc + 1
+    for _ in range(64):
+        if pc >= len(code.ins):
+            return frozenset(reads)
+        x = code.ins[pc]
+        decided = _guard_value(x, env, True)
+        if x.kind not in (LOCAL, BRANCH) or (x.kind == BRANCH and x.guard is not None and decided is None):
+            break
+        if decided is not False:
+            reads |= x.reads - done
+        if x.kind == BRANCH:
+            if x.guard is None or decided is True:
+                pc = x.target if x.target is not None and x.target >= 0 else pc + 1
+            else:
+                pc += 1
+            continue
+        if decided is True:
+            done |= x.defs
+            _abstract_step(code, x, env, True)
+        elif decided is None:
+            for d in x.defs:
+                env.pop(d, None)
+        pc += 1
+    return frozenset(reads | (live_registers(code)[pc] - done))
+
+
 def _guard_value(x: Ins, env: dict[int, tuple[object, ...]], result: bool) -> bool | None:
     if x.guard is None:
         return True

@@ -10,7 +10,7 @@ from typing import Any
 
 from mbarrier.core.barrier import Barrier
 from mbarrier.core.violations import Violation
-from mbarrier.explore.code import BRANCH, LOCAL, MB, Code, Ins
+from mbarrier.explore.code import BRANCH, LOCAL, MB, Code, Ins, success_reads
 from mbarrier.explore.liveregs import LiveRegs
 from mbarrier.sim.address import CTA_BITS, OWN, shared_address
 from mbarrier.sim.errors import SimError
@@ -36,6 +36,7 @@ class Spins:
         self._cache: OrderedDict[tuple[object, ...], bool] = OrderedDict()
         self._regs = LiveRegs()
         self._memo: dict[int, list[Any]] = {}  # by thread: [its snapshot entry, its `_site`, spins back]
+        self._success: dict[int, tuple[Ins, frozenset[int]]] = {}  # by wait
 
     def _ins(self, t: Thread) -> Ins:
         return self.codes[t.func.name].ins[t.pc]
@@ -60,8 +61,9 @@ class Spins:
         return t.cta.index, off, t.cta.barriers.get(off)
 
     def spins_back(self, t: Thread, x: Ins) -> bool:
-        """Would a False result of the wait at t.pc lead back to it through local instructions only?
-        Runs the thread's local steps on a scratch copy of its registers (the machine is not touched)."""
+        """Would a False result of the wait at t.pc lead back to it through local instructions only, writing
+        no register the thread reads after a success? Runs the thread's local steps on a scratch copy of
+        its registers (the machine is not touched)."""
         if x.wait_dst is None:
             return False
         shadow = Thread.__new__(Thread)
@@ -72,7 +74,10 @@ class Spins:
         shadow.pc = x.pc + 1
         for _ in range(10_000):
             if shadow.pc == x.pc:
-                return True
+                # Blocked, the thread runs no failed try: what a try writes must not be read after success.
+                changed = {i for i, (a, b) in enumerate(zip(t.regs, shadow.regs, strict=True))
+                           if type(a) is not type(b) or a != b}
+                return not changed - {x.wait_dst} & self._after(self.codes[t.func.name], x)
             y = self._ins(shadow)
             if not (y.kind in (LOCAL, BRANCH) or not holds(shadow, y)):
                 return False
@@ -81,6 +86,13 @@ class Spins:
             except (SimError, Violation):
                 return False
         return True  # a local loop that never returns: the thread hangs there just the same
+
+    def _after(self, code: Code, x: Ins) -> frozenset[int]:
+        """The registers read after the wait x succeeds before being written (`code.success_reads`)."""
+        found = self._success.get(id(x))
+        if found is None or found[0] is not x:
+            found = self._success[id(x)] = (x, success_reads(code, x))
+        return found[1]
 
     def blocked(self, t: Thread, probes: dict[tuple[int, str, object], bool | None] | None = None,
                 entry: object = None) -> tuple[int, int] | None:
