@@ -13,7 +13,7 @@ import pytest
 from mbarrier import sim
 from mbarrier.examples import family
 from mbarrier.explore.check import Explorer, Options, check, shared_symbols
-from mbarrier.explore.footprints import READ
+from mbarrier.explore.footprints import JOIN, READ, TX, WRITE, XJ, conflict
 from mbarrier.explore.frozen import Gate
 from mbarrier.explore.por import stubborn
 from mbarrier.sim.machine import Thread
@@ -169,6 +169,41 @@ HAND = {
          "mbarrier.arrive.shared::cta.b64 _, [bar0];", *_backoff_wait(1, 1, 11)],
         [*_backoff_wait(0, 0, 12), "st.shared.u32 [data], %r0;", "mbarrier.arrive.shared::cta.b64 _, [bar1];",
          *_backoff_wait(0, 0, 13), "mbarrier.arrive.shared::cta.b64 _, [bar1];"]]),
+    # The cuda::barrier TMA style: thread 0 arms bar0 (count 3) with arrive.expect_tx and copies; threads 1
+    # and 2 arrive and wait on their tokens, then read. arrive.expect_tx commutes with plain arrivals (XJ),
+    # the landing too while the tx-count stays above 0 (TX); with the copy first it cannot (WRITE).
+    "token-tma": ((3, 1), [
+        ["ld.param.u64 %rd1, [src];", "mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar0], 16;",
+         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [data], [%rd1], 16, [bar0];"],
+        *[[f"mbarrier.arrive.shared::cta.b64 %rd{i}, [bar0];", f"V{i}:",
+           f"mbarrier.test_wait.shared::cta.b64 %p{30 + i}, [bar0], %rd{i};", f"@!%p{30 + i} bra V{i};",
+           "ld.shared.u32 %r5, [data];"] for i in (1, 2)]]),
+    "token-tma-copy-first": ((3, 1), [
+        ["ld.param.u64 %rd1, [src];",
+         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [data], [%rd1], 16, [bar0];",
+         "mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar0], 16;"],
+        *[[f"mbarrier.arrive.shared::cta.b64 %rd{i}, [bar0];", f"V{i}:",
+           f"mbarrier.test_wait.shared::cta.b64 %p{30 + i}, [bar0], %rd{i};", f"@!%p{30 + i} bra V{i};",
+           "ld.shared.u32 %r5, [data];"] for i in (1, 2)]]),
+    # Two copies of 16 bytes against an expect_tx of 16: the phase completes when the first lands and the
+    # arrivals are in, so a reader may read while the second still writes (a race), or the second's bytes
+    # leave the tx-count below 0 first (no completion: a deadlock).
+    "token-tma-two-copies": ((3, 1), [
+        ["ld.param.u64 %rd1, [src];", "mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar0], 16;",
+         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [data], [%rd1], 16, [bar0];",
+         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [data], [%rd1], 16, [bar0];"],
+        *[[f"mbarrier.arrive.shared::cta.b64 %rd{i}, [bar0];", f"V{i}:",
+           f"mbarrier.test_wait.shared::cta.b64 %p{30 + i}, [bar0], %rd{i};", f"@!%p{30 + i} bra V{i};",
+           "ld.shared.u32 %r5, [data];"] for i in (1, 2)]]),
+    # Two producers arm the same phase with arrive.expect_tx and copy; the readers arrive with tokens.
+    "token-tma-two-producers": ((4, 1), [
+        ["ld.param.u64 %rd1, [src];", "mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar0], 16;",
+         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [data], [%rd1], 16, [bar0];"],
+        ["ld.param.u64 %rd1, [src];", "mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar0], 16;",
+         "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [data+16], [%rd1], 16, [bar0];"],
+        *[[f"mbarrier.arrive.shared::cta.b64 %rd{i}, [bar0];", f"V{i}:",
+           f"mbarrier.test_wait.shared::cta.b64 %p{30 + i}, [bar0], %rd{i};", f"@!%p{30 + i} bra V{i};",
+           "ld.shared.u32 %r5, [data+16];"] for i in (1, 2)]]),
     # A non-spinning test_wait: the thread goes on either way.
     "test-wait-once": ((1, 1), [
         ["mbarrier.test_wait.parity.shared::cta.b64 %p40, [bar0], 0;", "@%p40 bra DONE;",
@@ -305,6 +340,49 @@ def test_token_waits_cost_states_linear_in_the_threads(tmp_path: Path) -> None:
     # The arrivals commute and each thread's wait cannot pass before the last arrival: one order is
     # explored (it was every subset of the arrived threads: 18, 29, 48, 83 states for 3..6 threads).
     module = load(tmp_path, TOKEN_WAITS)
+    states = [check(module, grid=1, block=n, args={"src": sim.Buffer(64)}).stats.states for n in (3, 4, 5, 6)]
+    steps = {b - a for a, b in zip(states, states[1:], strict=False)}
+    assert len(steps) == 1 and steps.pop() <= 8, states
+
+
+def test_modes_that_commute() -> None:
+    # Plain arrivals (JOIN) commute with arrive.expect_tx (XJ) and with a landing that keeps the
+    # tx-count above 0 (TX); XJ with XJ; a landing with nothing else on its barrier.
+    commuting = {(JOIN, JOIN), (READ, READ), (JOIN, XJ), (XJ, XJ), (JOIN, TX)}
+    for a in (READ, WRITE, JOIN, XJ, TX):
+        for b in (READ, WRITE, JOIN, XJ, TX):
+            assert conflict(a, b) == ((a, b) not in commuting and (b, a) not in commuting), (a, b)
+
+
+# Thread 0 arms bar0 (count: the block) with arrive.expect_tx and a bulk copy; every other thread arrives
+# and waits on its token (the cuda::barrier TMA style).
+TOKEN_TMA = HEAD + """\tmov.u32 %r0, %tid.x;
+\tmov.u32 %r1, %ntid.x;
+\tsetp.ne.u32 %p0, %r0, 0;
+\t@%p0 bra SYNC;
+\tmbarrier.init.shared::cta.b64 [bar0], %r1;
+SYNC:
+\tbar.sync 0;
+\t@%p0 bra CONSUME;
+\tld.param.u64 %rd1, [src];
+\tmbarrier.arrive.expect_tx.shared::cta.b64 _, [bar0], 16;
+\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [data], [%rd1], 16, [bar0];
+\tret;
+CONSUME:
+\tmbarrier.arrive.shared::cta.b64 %rd1, [bar0];
+V:
+\tmbarrier.test_wait.shared::cta.b64 %p1, [bar0], %rd1;
+\t@!%p1 bra V;
+\tld.shared.u32 %r2, [data];
+\tret;
+}
+"""
+
+
+def test_token_arrivals_beside_a_tma_copy_cost_states_linear_in_the_threads(tmp_path: Path) -> None:
+    # The readers' arrivals commute with the producer's arrive.expect_tx and with the copy's landing: one
+    # order is explored (it was every subset of them: 27, 47, 83, 151 states for 3..6 threads).
+    module = load(tmp_path, TOKEN_TMA)
     states = [check(module, grid=1, block=n, args={"src": sim.Buffer(64)}).stats.states for n in (3, 4, 5, 6)]
     steps = {b - a for a, b in zip(states, states[1:], strict=False)}
     assert len(steps) == 1 and steps.pop() <= 8, states

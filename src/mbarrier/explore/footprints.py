@@ -13,12 +13,14 @@ address the analysis cannot know). Modes: READ, WRITE, JOIN for arrivals at bar.
 and warp collectives, which commute with each other (the arrived set is the same in any order) but not with
 reads of it, exits or counted bars, and LEAVE for what an exit does to those and to its CTA's liveness
 (exits commute with each other), and WHOLE for an arrival without a thread count on a barrier id (these
-commute with each other, not with counted arrivals there).
+commute with each other, not with counted arrivals there), XJ for an arrive.expect_tx (it commutes with
+plain arrivals and other arrive.expect_tx, `of_ins`), and TX for a copy's complete-tx where it commutes
+with plain arrivals (`landing_mode`).
 
 Two items conflict when their objects may be the same and their modes are not both READ, both JOIN,
-both LEAVE or both WHOLE. Waits are READs of their mbarrier, so waits commute with each other; plain
-arrivals are JOINs; every other mbarrier operation is a WRITE. Operations on different barriers or bytes
-never conflict.
+both LEAVE, both WHOLE or both XJ, nor JOIN and XJ, nor JOIN and TX. Waits are READs of their mbarrier, so
+waits commute with each other; plain arrivals are JOINs; every other mbarrier operation is a WRITE (or an
+XJ, or a TX). Operations on different barriers or bytes never conflict.
 """
 
 from __future__ import annotations
@@ -50,7 +52,9 @@ from mbarrier.sim.address import CTA_MASK, OWN, shared_address
 from mbarrier.sim.machine import ARRIVALS, EXITED, Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
 
-READ, WRITE, JOIN, LEAVE, WHOLE = 0, 1, 2, 3, 4
+READ, WRITE, JOIN, LEAVE, WHOLE, TX, XJ = 0, 1, 2, 3, 4, 5, 6
+# The pairs of different modes that commute (products 10, 12, 30: no other pair has one of them).
+_COMMUTING = frozenset({JOIN * TX, JOIN * XJ})
 Item = tuple[tuple[object, ...], int]
 Future = dict[object, list[Item]]
 
@@ -63,7 +67,9 @@ def group(items: Iterable[Item]) -> Future:
 
 
 def conflict(a: int, b: int) -> bool:
-    return not (a == b and a != WRITE)
+    if a == b:
+        return a == WRITE or a == TX
+    return a * b not in _COMMUTING
 
 
 class Footprints:
@@ -135,8 +141,14 @@ class Footprints:
         if k == MB:
             # Plain arrivals commute with each other: the counts add up the same in any order, and
             # when one of them would complete the phase in between, both orders raise a violation
-            # (the later one underflows pending or arrives before the phase was waited for).
-            mode = READ if x.mb_op in ("test_wait", "try_wait") else JOIN if x.mb_plain else WRITE
+            # (the later one underflows pending or arrives before the phase was waited for). So do
+            # arrive.expect_tx (XJ) with them and with each other: each lowers the pending count by one
+            # (and raises the tx-count), so neither order completes the phase in between while two
+            # arrivals are pending, and with one pending the later one raises a violation in both
+            # orders (9.7.13.15.6, 9.7.13.15.4). Not with a complete-tx (XJ conflicts with TX): a copy
+            # that landed early leaves the tx-count at minus the bytes an arrive.expect_tx brings.
+            mode = READ if x.mb_op in ("test_wait", "try_wait") else JOIN if x.mb_plain else \
+                XJ if x.mb_expect and x.mb_op in ("arrive", "arrive_drop") else WRITE
             items = self.barrier_items(t, x.addr, mode, pc, future, env)
             if x.mb_op in ("init", "inval"):
                 items += self._mem(t, x.addr, 8, WRITE, pc, future, env)
@@ -203,6 +215,12 @@ class Footprints:
         if k == BULK:
             size = self._size(t, x, pc, future, env)
             src = self._mem(t, x.addr2, size, READ, pc, future, env) if x.reads_source else []
+            if not future and not x.multicast:
+                # The issue itself only appends the copy to its thread's open group: the destination,
+                # the source and the mbarrier are the copy's, when it lands (`copy_items`); a future
+                # issue stands for that landing too.
+                dst = self._mem(t, x.addr, size, WRITE, pc, future, env)
+                return [it for it in dst if it[0][0] == "live"] + [(("bulk", t.aid), JOIN)]
             if x.multicast:
                 dst = self._multicast(t, x, size, pc, future, env)
             else:
@@ -321,7 +339,7 @@ class Footprints:
     def current(self, a: Thread | Copy) -> list[Item]:
         """The footprint of the agent's next step (exact: addresses from its registers now)."""
         if isinstance(a, Copy):
-            return copy_items(a)
+            return copy_items(a, self.m.inflight)
         return self.of_ins(a, self.code.ins[a.pc], a.pc, False)
 
     def left_behind(self, t: Thread) -> list[Item]:
@@ -378,10 +396,10 @@ class Footprints:
         return succ[:1] if bool(g) != x.guard[1] else succ[1:]
 
 
-def copy_items(c: Copy) -> list[Item]:
+def copy_items(c: Copy, inflight: list[Copy]) -> list[Item]:
     """What an in-flight copy (or a pending cp.async arrive-on) does when it lands. A wgmma.mma_async
     reads the bytes of its operands and completes to its warp (which the warp's wgmma.wait_group
-    reads)."""
+    reads). `inflight`: every copy in flight (`landing_mode`)."""
     if c.mma is not None:
         assert c.dst_cta is not None
         cta = c.dst_cta.index
@@ -414,8 +432,28 @@ def copy_items(c: Copy) -> list[Item]:
     else:
         items += _chunks("sm", c.dst_cta.index, c.dst, c.size, WRITE) + [(("live", c.dst_cta.index), READ)]
     if c.bar_cta is not None:
-        items.append((("mb", c.bar_cta.index, c.bar_off), WRITE))
+        items.append((("mb", c.bar_cta.index, c.bar_off), landing_mode(c, inflight)))
     return items
+
+
+def landing_mode(c: Copy, inflight: list[Copy]) -> int:
+    """TX where the copy's complete-tx commutes with every sequence of plain arrivals on its barrier, else
+    WRITE. A phase completes when the pending count and the tx-count are both 0 (9.7.13.15.6): arrivals
+    never complete it while the tx-count is not 0, and the landing never completes it while an arrival is
+    pending, so the two orders of an arrival and the landing differ only where the tx-count is 0 before
+    both (the arrival may then complete the phase and the bytes fall into the next one). The operations
+    that may move the tx-count before this copy lands, outside a stubborn set that holds this copy or a
+    plain arrival on the barrier, are arrive.expect_tx (XJ conflicts with TX, but not with JOIN: they
+    only raise it) and the landings of the other copies in flight to the barrier (complete_tx and
+    expect_tx are WRITEs; a copy issued later is a WRITE in its issuer's future). So the tx-count cannot
+    be 0 when this copy lands if it is now above the bytes of every other copy in flight to the barrier."""
+    assert c.bar_cta is not None
+    b = c.bar_cta.barriers.get(c.bar_off)
+    if b is None or not b.valid or c.size <= 0:
+        return WRITE
+    others = sum(o.size for o in inflight if o is not c and o.bar_cta is c.bar_cta and o.bar_off == c.bar_off
+                 and o.kind not in ARRIVALS and o.mma is None)
+    return TX if b.tx > others else WRITE
 
 
 def _validity(items: list[Item]) -> list[Item]:

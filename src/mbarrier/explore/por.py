@@ -42,6 +42,7 @@ class AllFootprints:
 
     def __init__(self, fps: dict[str, Footprints]) -> None:
         self.fps = fps
+        self.machine = next(iter(fps.values())).m
         self._anything: Future = {"any": [(("any",), WRITE)]}
         self.frozen = Frozen()
         # Futures grouped by object and indexed for the closure's queries, by the item list they come
@@ -84,7 +85,7 @@ class AllFootprints:
         `entry`: the thread's entry in a snapshot the machine equals now (`explore.snapshot`): the same
         entry is the same thread state, so the kept items stand without reading the registers."""
         if isinstance(a, Copy):
-            return copy_items(a)
+            return copy_items(a, self.machine.inflight)
         last = self._current.get(a.aid)
         if entry is not None and last is not None and last[4] is entry:
             return last[3]  # only kept for the instructions below
@@ -105,7 +106,7 @@ class AllFootprints:
         """The future of an agent the frozen analysis leaves alone: a copy's landing, or anything for a
         thread inside a call (its return is not modelled)."""
         if isinstance(a, Copy):
-            return FutureIndex(group(copy_items(a)))
+            return FutureIndex(group(copy_items(a, self.machine.inflight)))
         assert a.frames
         return self._anything_index
 
