@@ -107,6 +107,11 @@ class Barrier:
         return self._tx
 
     @property
+    def waited(self) -> bool:
+        """Whether a wait has observed the last completed phase (arrive-on checks it, 9.7.13.15.4)."""
+        return self._waited
+
+    @property
     def word(self) -> int:
         """The 64-bit object exactly as sm_90 stores it (memory contents when not valid)."""
         if not self._valid:

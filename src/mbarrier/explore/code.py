@@ -127,6 +127,9 @@ class Code:
     # the simulator, `BUILTIN_CALLS`), whose collectives the shfl evaluation cannot see.
     callees: frozenset[str] = frozenset()
     calls: bool = False
+    # Every byte count an expect_tx, complete_tx or arrive.expect_tx of the function may use (immediates,
+    # and registers whose every write is a mov of one); None when one is not known so.
+    tx_amounts: frozenset[int] | None = frozenset()
 
     def fixed(self, pc: int, slot: int) -> bool:
         return slot not in self.reach_defs[pc]
@@ -325,12 +328,40 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
     return x
 
 
+def _tx_facts(s: ast.Instruction, regs: dict[str, int], movs: dict[int, set[int | None]],
+              amounts: list[tuple[int | None, int] | None]) -> None:
+    """Collect what `Code.tx_amounts` needs from one instruction: the immediates each register is
+    written, and the byte-count operand of an instruction that moves a tx-count (9.7.13.15.11-.13)."""
+    f = facts_of(s)
+    if f.writes and s.operands:
+        imm = s.operands[1] if s.opcode == "mov" and len(s.operands) == 2 else None
+        for n in _names(s.operands[0]):
+            if n in regs:
+                movs.setdefault(regs[n], set()).add(imm.value if isinstance(imm, ast.Imm) else None)
+    mb = f.mbarrier
+    if mb is not None and (mb.op in ("expect_tx", "complete_tx") or mb.expect_tx):
+        amounts.append(_value(s, mb.count, regs, None))
+
+
+def _tx_amounts(movs: dict[int, set[int | None]],
+                amounts: list[tuple[int | None, int] | None]) -> frozenset[int] | None:
+    out: set[int | None] = set()
+    for a in amounts:
+        if a is None:
+            return None
+        out |= {a[1]} if a[0] is None else movs.get(a[0], {None})
+    return None if None in out else frozenset(v for v in out if v is not None)
+
+
 def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[str, int]) -> Code:
     """Build the checker's view of a kernel: instructions, control flow, reachable register writes."""
     ins: list[Ins] = []
     reg_bits = [ty.bits for ty in compiled.reg_types]
     owned: set[int] = set()  # registers asynchronous operations own (wgmma.mma_async's accumulators)
+    movs: dict[int, set[int | None]] = {}   # register slot -> the immediates written to it (None: other)
+    amounts: list[tuple[int | None, int] | None] = []
     for i, (s, regs) in enumerate(_slot_maps(fn)):
+        _tx_facts(s, regs, movs, amounts)
         for k in facts_of(s).async_registers:
             owned.update(regs[n] for n in _names(s.operands[k]) if n in regs)
         if i in compiled.unsupported:
@@ -373,6 +404,7 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
         code.cta_barriers_whole = code.cta_barriers_whole and None not in ids
         code.whole_ids = frozenset(i for i in ids if i is not None)
     code.token_slots = frozenset(s for x in ins if x.mb_op in ("arrive", "arrive_drop") for s in x.defs)
+    code.tx_amounts = _tx_amounts(movs, amounts)
     for x in ins:
         if x.shfl is not None:
             code.shfl_sources.setdefault(x.shfl[0], []).append(x.shfl[2])

@@ -85,6 +85,8 @@ ARRIVE, TX_UP, TX_DOWN = range(3)
 ARRIVE_ON = 3
 Source = tuple[int, int, Key, int]  # (node of the unrolled future, what, barrier, count)
 Count = tuple[int, int | None, int | None]  # what (ARRIVE_ON as ARRIVE), cta, offset: a key of `exact`
+# Sources outside the frozen seed, by Count: ARRIVE/TX_UP/TX_DOWN counts, INF: unbounded.
+Exact = dict[Count, int]
 # A source as counted once per thread: one instruction (node) may act on several barriers (a multicast's
 # complete_tx on each CTA of its mask), each its own source.
 Counted = tuple[int, int, Key]
@@ -453,7 +455,7 @@ class Frozen:
     def futures(self, m: Machine, fps: dict[str, Footprints], agents: list[Thread | Copy], seed: int,
                 cuts: list[frozenset[str] | None], blocked_on: dict[int, tuple[int, int]],
                 check: Callable[[], None] | None = None, entries: Sequence[object] | None = None
-                ) -> tuple[list[list[Item] | None], frozenset[int], list[BarFuture | None]]:
+                ) -> tuple[list[list[Item] | None], frozenset[int], list[BarFuture | None], Exact]:
         """For each agent: its item list while agents[seed] is frozen ([] for the seed itself, None where
         the caller keeps its own future: copies, threads inside calls, threads inside a cut barrier), and
         its arrivals at counted bar.sync barriers (None where the caller keeps its own future).
@@ -464,7 +466,7 @@ class Frozen:
         whose region has no exit). Along any sequence of steps outside the stubborn set that thread
         stays alive, so no exit there is the CTA's last and a copy landing or a remote access commutes
         with every exit: their liveness items need not conflict."""
-        exact: dict[Count, int] = {}
+        exact: Exact = {}
         tally = Tally()
         live: list[tuple[int, Plan, set[Counted], set[int]]] = []
         pure: dict[int, list[tuple[int, Plan]]] = {}  # plans without sources, by their shape's id
@@ -584,7 +586,7 @@ class Frozen:
                 immortal.add(agents[i].cta.index)  # type: ignore[union-attr]
             out[i] = found[0]
             bars[i] = found[2]
-        return out, frozenset(immortal), bars
+        return out, frozenset(immortal), bars, exact
 
 
 def _retry(waiting: dict[tuple[int, int], dict[GateKind, list[tuple[int, Gate]]]],

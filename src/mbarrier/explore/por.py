@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
-from mbarrier.explore.code import BAR, MMA, Ins
+from mbarrier.explore.code import BAR, MMA, Code, Ins
 from mbarrier.explore.footprints import (
     JOIN,
     WRITE,
@@ -26,8 +26,9 @@ from mbarrier.explore.footprints import (
     group,
     matches,
 )
-from mbarrier.explore.frozen import INF, PLANS_KEPT, BarFuture, Frozen
+from mbarrier.explore.frozen import INF, PLANS_KEPT, BarFuture, Exact, Frozen
 from mbarrier.explore.liveregs import Getter
+from mbarrier.explore.quiet import Quiet, tx_bound
 from mbarrier.explore.tally import UNCOUNTED
 from mbarrier.sim.machine import Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, InCollective
@@ -45,6 +46,7 @@ class AllFootprints:
         self.machine = next(iter(fps.values())).m
         self._anything: Future = {"any": [(("any",), WRITE)]}
         self.frozen = Frozen()
+        self.tx_amount = tx_bound(f.code for f in fps.values())
         # Futures grouped by object and indexed for the closure's queries, by the item list they come
         # from (the plans' lists: as many kept).
         self._indexes: OrderedDict[int, tuple[list[Item], FutureIndex]] = OrderedDict()
@@ -102,6 +104,10 @@ class AllFootprints:
         self._current[a.aid] = (x, getter(a.regs), getter, items, entry)
         return items
 
+    def code_of(self, a: Thread | Copy) -> Code | None:
+        """The code a thread runs (None for a copy)."""
+        return self.fps[a.func.name].code if isinstance(a, Thread) else None
+
     def future(self, a: Copy | Thread) -> FutureIndex:
         """The future of an agent the frozen analysis leaves alone: a copy's landing, or anything for a
         thread inside a call (its return is not modelled)."""
@@ -119,29 +125,30 @@ class AllFootprints:
         bar.sync barriers that cannot complete meanwhile (a thread waiting at one has none). `check` is
         called between two threads' plans (it raises to abandon the work: a bound was hit). `entries`:
         the threads' entries (by id) in a snapshot the machine equals now (`Frozen.plan`)."""
-        indexes, immortal, counted = self.frozen_indexes(m, agents, seed, blocked_on, check, entries)
+        indexes, immortal, counted, _ = self.frozen_indexes(m, agents, seed, blocked_on, check, entries)
         return [ix.future for ix in indexes], immortal, counted
 
     def frozen_indexes(self, m: Machine, agents: list[Thread | Copy], seed: int,
                        blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None = None,
                        entries: Sequence[object] | None = None
-                       ) -> tuple[list[FutureIndex], frozenset[int], Counted]:
-        """`frozen_futures`, each future indexed for the closure (`FutureIndex`)."""
-        cuts, lists, immortal, bars, counted = self._futures(m, agents, seed, blocked_on, True, check,
-                                                             entries)
+                       ) -> tuple[list[FutureIndex], frozenset[int], Counted, Quiet]:
+        """`frozen_futures`, each future indexed for the closure (`FutureIndex`); also which mbarrier
+        operations cannot complete a phase before the seed moves (`explore.quiet`)."""
+        cuts, lists, immortal, bars, counted, exact = self._futures(m, agents, seed, blocked_on, True, check,
+                                                                    entries)
         if not counted.whole_cut_holds(self.fps):
-            cuts, lists, immortal, bars, counted = self._futures(m, agents, seed, blocked_on, False, check,
-                                                                 entries)
+            cuts, lists, immortal, bars, counted, exact = self._futures(m, agents, seed, blocked_on, False,
+                                                                        check, entries)
         indexed = self.indexed
         out = [(_NOTHING if bcut is None else self.future(b)) if items is None else indexed(items)
                for b, bcut, items in zip(agents, cuts, lists, strict=True)]
-        return out, immortal, counted
+        return out, immortal, counted, Quiet(m, self.tx_amount, exact)
 
     def _futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
                  blocked_on: dict[int, tuple[int, int]], whole: bool, check: Callable[[], None] | None,
                  entries: Sequence[object] | None
                  ) -> tuple[list[frozenset[str] | None], list[list[Item] | None], frozenset[int],
-                            list[BarFuture | None], Counted]:
+                            list[BarFuture | None], Counted, Exact]:
         """The frozen futures with the barrier cuts (`whole`: also at whole-CTA bar.sync where counted
         barriers exist too, which `Counted.whole_cut_holds` must confirm afterwards)."""
         s = agents[seed]
@@ -167,9 +174,9 @@ class AllFootprints:
                     if cut and b.wait is not None and _stuck(s, b, cut):
                         cut = None  # inside a barrier that cannot complete before the seed moves
             cuts.append(cut)
-        lists, immortal, bars = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on, check,
-                                                    entries)
-        return cuts, lists, immortal, bars, Counted(agents, bars)
+        lists, immortal, bars, exact = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on, check,
+                                                           entries)
+        return cuts, lists, immortal, bars, Counted(agents, bars), exact
 
 
 def _stuck(seed: Thread | Copy, t: Thread, cut: frozenset[str]) -> bool:
@@ -428,7 +435,7 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
     seeds.sort(key=lambda i: (not _cheap_copy(agents[i]), len(current(agents[i]))))
     best: list[int] | None = None
     for seed in seeds[:max_seeds]:
-        indexes, immortal, counted = fp.frozen_indexes(m, agents, seed, blocked_on, check, entries)
+        indexes, immortal, counted, quiet = fp.frozen_indexes(m, agents, seed, blocked_on, check, entries)
         index = Index(indexes, immortal)
         in_set = {seed}
         work = [seed]
@@ -438,7 +445,10 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
         while work:
             i = work.pop()
             a = agents[i]
-            items = counted.adjust(i, current(a)) if enabled.get(i) else awaited(m, a, blocked_on.get(i))
+            if enabled.get(i):
+                items = quiet.adjust(a, fp.code_of(a), counted.adjust(i, current(a)))
+            else:
+                items = awaited(m, a, blocked_on.get(i))
             key = tuple(items)
             found = asked.get(key)
             if found is None:

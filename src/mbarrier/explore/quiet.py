@@ -1,0 +1,126 @@
+"""mbarrier operations that cannot complete a phase before the stubborn set's seed moves: they commute
+with every step outside the set, so their barrier item conflicts with nothing (`explore.por`).
+
+An arrive-on, expect_tx, complete_tx or a bulk copy's landing changes a barrier's pending count and
+tx-count by amounts that add up the same in any order (9.7.13.15.5-.7, .11-.13); only a *phase
+completion* (pending count and tx-count both 0, 9.7.13.15.6) between two of them tells the orders apart
+(the later one lands in the next phase, with another token and another race clock). The frozen futures
+(`explore.frozen`) bound what every agent outside the seed can do before the seed moves: the arrivals
+and tx-count moves in their regions, per barrier (`exact`). If those, together with the agent's own
+operation now, cannot complete the barrier's current phase, then along any sequence of outside steps
+neither order of the operation and an outside step completes it, so both orders reach the same barrier
+state with the same tokens and the same joined clocks; no wait's answer changes either (waits ask only
+whether a phase completed). The count bounds also rule out the pending-count underflow (9.7.13.15.7)
+in either order. Two more conditions:
+- an arrive-on reads whether the previous phase was waited for (the checker's phase rule, 9.7.13.15.4),
+  which a successful wait outside may set: arrivals qualify only when it is set already (nothing but a
+  completion clears it);
+- an operation that moves the tx-count must not leave its range (9.7.13.15.5, +-(2^20-1)) in one order
+  only: the tx-count now plus every move outside and its own, each at most the largest byte count a
+  thread's instruction names (`Code.tx_amounts`) or the bytes a copy writes into the CTA's shared
+  memory, stays inside it (an unknown byte count, or unboundedly many moves, keep the item).
+This is the mbarrier counterpart of `por.Counted` for counted bar.sync barriers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from mbarrier.explore.code import BULK, MB, Code
+from mbarrier.explore.footprints import Item
+from mbarrier.explore.frozen import ARRIVE, INF, TX_DOWN, TX_UP, Exact
+from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
+from mbarrier.spec import limits
+
+
+class Quiet:
+    """Which agents' barrier operations now cannot complete their phase before the seed moves."""
+
+    def __init__(self, m: Machine, amount: int | None, exact: Exact) -> None:
+        """`amount`: the largest byte count a thread's tx-count operation may name (`tx_bound`)."""
+        self.m = m
+        self.amount = amount
+        self.exact = exact
+
+    def _have(self, what: int, cta: int, off: int) -> int:
+        e = self.exact
+        return e.get((what, cta, off), 0) + e.get((what, cta, None), 0) + e.get((what, None, None), 0)
+
+    def silent(self, a: Thread | Copy, code: Code | None, cta: int, off: int) -> bool:
+        """Whether agent a's next step, an operation on the barrier at (cta, off), cannot complete its
+        phase, with everything outside the seed, before the seed moves (the module docstring)."""
+        own = _own(a, code)
+        if own is None:
+            return False
+        home = self.m.ctas[cta]
+        b = home.barriers.get(off)
+        if b is None or not b.valid:
+            return False
+        arrivals, up, down = own
+        if arrivals and not b.waited:
+            return False
+        ups, downs = self._have(TX_UP, cta, off), self._have(TX_DOWN, cta, off)
+        if (up or down) and not self._no_overflow(b.tx, ups + downs, home.size):
+            return False
+        if self._have(ARRIVE, cta, off) + arrivals < b.pending:
+            return True
+        if b.tx > 0:
+            return downs + down == 0
+        if b.tx < 0:
+            return ups + up == 0
+        return False
+
+    def _no_overflow(self, tx: int, moves: int, smem: int) -> bool:
+        """Whether no order of the outside moves and this one can leave the tx-count's range: each moves
+        it by at most the largest amount a thread names, or by what a copy writes into the CTA's shared
+        memory (at most its size)."""
+        if self.amount is None or moves >= INF:
+            return False
+        step = max(self.amount, smem)
+        return abs(tx) + (moves + 2) * step <= limits.TX_MAX
+
+    def adjust(self, a: Thread | Copy, code: Code | None, items: list[Item]) -> list[Item]:
+        """Agent a's current items without the barrier item of an operation that cannot complete."""
+        for k, (obj, _mode) in enumerate(items):
+            if obj[0] != "mb":
+                continue
+            cta, off = obj[1], obj[2]
+            if isinstance(cta, int) and isinstance(off, int) and self.silent(a, code, cta, off):
+                return items[:k] + items[k + 1:]
+            return items
+        return items
+
+
+def tx_bound(codes: Iterable[Code]) -> int | None:
+    """The largest byte count any of the functions' tx-count operations may name (None: one is not
+    known, `Code.tx_amounts`)."""
+    top = 0
+    for c in codes:
+        if c.tx_amounts is None:
+            return None
+        top = max(top, *c.tx_amounts) if c.tx_amounts else top
+    return top
+
+
+def _own(a: Thread | Copy, code: Code | None) -> tuple[int, int, int] | None:
+    """What agent a's next step does to its barrier: (arrivals, tx-count moves up, moves down); None
+    when it is not an operation this covers (waits, init and inval, an unknown count)."""
+    if isinstance(a, Copy):
+        if a.mma is not None or a.bar_cta is None:
+            return None
+        return (1, 0, 0) if a.kind in ARRIVALS else (0, 0, 1)
+    assert code is not None
+    x = code.ins[a.pc]
+    if x.kind == BULK and x.bar is not None:
+        return (0, 0, 1)  # the issue: its barrier item stands for the landing's complete_tx
+    if x.kind != MB:
+        return None
+    if x.mb_op in ("expect_tx", "complete_tx"):
+        return (0, 1, 0) if x.mb_op == "expect_tx" else (0, 0, 1)
+    if x.mb_op not in ("arrive", "arrive_drop") or x.count is None:
+        return None
+    slot, const = x.count
+    v = const if slot is None else a.regs[slot]
+    if not isinstance(v, int):
+        return None
+    return (v & 0xFFFFFFFF, 1 if x.mb_expect else 0, 0)
