@@ -71,7 +71,8 @@ def grouped(locations: list[Location], local: list[tuple[str, str]], per: int, n
     lines = [f"#define EN ({enabled})  /* thread THR can step */",
              "active [NP] proctype thread() {"]
     lines += [f"\t{t} {n}[TPP];" for t, n in local]
-    lines += [f"\t{pc_type} pc[TPP] = {code[locations[0].label]};  /* 0: exited */", "\tbyte thr_;",
+    lines += [f"\t{pc_type} pc[TPP] = {code[locations[0].label]};  /* 0: exited */",
+              f"\t{'byte' if per <= 256 else 'short'} thr_;",
               "\tdo", "\t:: atomic {", "\t\tif"]
     for i in range(per):
         lines += ["#undef THR", f"#define THR {i}", f"\t\t:: EN -> thr_ = {i}"]
