@@ -14,7 +14,7 @@ from mbarrier import sim
 from mbarrier.explore.check import Explorer, Options, check
 from mbarrier.explore.code import MB, Code
 from mbarrier.explore.liveregs import live_registers as live_sets
-from mbarrier.explore.values import MAX_PER_PC, unroll
+from mbarrier.explore.values import MAX_PER_PC, Shared, unroll
 
 from .helpers import differential, load
 
@@ -171,3 +171,16 @@ def test_a_loop_too_long_to_unroll_is_merged_and_stays_finite(tmp_path: Path) ->
     assert max(per_pc.values()) <= MAX_PER_PC + 1
     arrives = [n for n in range(len(g.pcs)) if fp.code.ins[g.pcs[n]].mb_op == "arrive"]
     assert any(g.on_cycle[n] for n in arrives)   # the merged iterations: any number of arrivals
+
+
+def test_equal_envs_and_edges_are_one_object(tmp_path: Path) -> None:
+    ex = _explorer(tmp_path, 4)
+    t = ex.m.threads[1]
+    fp = ex.fp.fps[t.func.name]
+    shared = Shared()
+    g1, g2 = (unroll(ex.m, fp.code, t, _live(fp.code), lambda j, env: fp.successors(t, j, t.pc, env), shared)
+              for _ in range(2))
+    assert all(a is b for a, b in zip(g1.envs, g2.envs, strict=True))   # the first unrolling's
+    assert all(a is b for a, b in zip(g1.succ, g2.succ, strict=True))
+    by_value = {tuple(sorted((s, type(v).__name__, v) for s, v in e.items())) for e in g1.envs}
+    assert len({id(e) for e in g1.envs}) == len(by_value) < len(g1.envs)   # equal ones shared, others apart

@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING
 from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, EXIT, MB, Addr, Ins
 from mbarrier.explore.liveregs import Getter, LiveRegs
 from mbarrier.explore.tally import BarUse, Tally, bar_arrivals, bar_use
-from mbarrier.explore.values import Env, FutureToken, Unrolled, unroll, value
+from mbarrier.explore.values import Env, FutureToken, Shared, Unrolled, unroll, value
 from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar
 
@@ -156,9 +156,9 @@ class Plan:
             self.start = Segment([], (replace(blocked, node=node),), [], False, [])
         elif (g := frozen.bar_gate(fp, t, x, t.pc, False, None, first)) is not None:
             # It arrives; the rest waits.
-            self.start = Segment(fp.current(t) + fp.left_behind(t), (g,), [], False, here)
+            self.start = Segment(frozen.interned(fp.current(t) + fp.left_behind(t)), (g,), [], False, here)
         else:
-            self.start = self._walk([], self._next(first), fp.current(t) + fp.left_behind(t),
+            self.start = self._walk([], self._next(first), frozen.interned(fp.current(t) + fp.left_behind(t)),
                                     frozen.arrival(fp, t, x, t.pc, False, None, first, graph.on_cycle[first]),
                                     here, x.kind == EXIT)
         todo = list(self.start.gates)
@@ -236,7 +236,7 @@ class Plan:
     def behind(self, g: Gate) -> Segment:
         return self.after[g.node]
 
-    def _next(self, n: int) -> list[int]:
+    def _next(self, n: int) -> tuple[int, ...]:
         fp, code, t, pc, graph = self.fp, self.fp.code, self.t, self.pc, self.graph
         x = code.ins[graph.pcs[n]]
         env = graph.envs[n]
@@ -245,10 +245,10 @@ class Plan:
                 (n == graph.start and self.standing)
                 or (x.guard is None or value(code, t, pc, env, x.guard[0]) is not None)
                 and fp.guard_may(t, x, pc, env)):
-            return []
+            return ()
         return graph.succ[n]
 
-    def _walk(self, roots: list[int], todo: list[int], items: list[Item], arrivals: list[Source],
+    def _walk(self, roots: list[int], todo: Iterable[int], items: list[Item], arrivals: list[Source],
               bars: list[BarUse], exits: bool) -> Segment:
         """Every node of `roots` (entered unconditionally) and every node reachable from `todo` up to the
         next gates (a bar.sync gate's own arrival included), with what the caller already holds."""
@@ -275,7 +275,7 @@ class Plan:
             x = code.ins[graph.pcs[n]]
             env = graph.envs[n]
             if fp.guard_may(t, x, pc, env):
-                items.extend(fp.of_ins(t, x, pc, True, env))
+                items.extend(self.frozen.interned(fp.of_ins(t, x, pc, True, env)))
                 arrivals.extend(self.frozen.arrival(fp, t, x, pc, True, env, n, graph.on_cycle[n]))
                 exits = exits or x.kind == EXIT
                 if x.kind == BAR:
@@ -287,6 +287,7 @@ PLANS_KEPT = 2048
 # Unrolled futures kept: more than the threads of a 384-thread CTA, whose barriers release a warpgroup
 # at once (with 128, a state's 128 new positions evicted the flows its other cuts' plans needed).
 FLOWS_KEPT = 512
+ITEMS_KEPT = 8192
 
 
 class Frozen:
@@ -299,6 +300,9 @@ class Frozen:
         # Register values per (thread, pc, live registers): shared by the plans of every cut; only the
         # latest few are kept (a plan keeps what it needs).
         self._flows: OrderedDict[tuple[object, ...], Unrolled] = OrderedDict()
+        self._shared = Shared()  # the flows' equal envs and edges, one object each
+        # The plans' equal items, one object each (emptied when it holds more than ITEMS_KEPT).
+        self._items: dict[Item, Item] = {}
         self.regs = LiveRegs()  # a plan depends on nothing else of the register file
         # By thread: the key and plan `plan` last gave, with the getter of its live registers.
         # With the thread's snapshot entry (`plan`'s `entry`).
@@ -347,8 +351,8 @@ class Frozen:
                 check()
             graph = self._flows.get(where)
             if graph is None:
-                graph = self._flows[where] = unroll(fp.m, fp.code, t, rel,
-                                                    lambda j, env: fp.successors(t, j, t.pc, env))
+                graph = self._flows[where] = unroll(
+                    fp.m, fp.code, t, rel, lambda j, env: fp.successors(t, j, t.pc, env), self._shared)
                 if len(self._flows) > FLOWS_KEPT:
                     self._flows.popitem(last=False)
             p = self._plans[key] = Plan(self, fp, t, cut, blocked, graph)
@@ -356,6 +360,14 @@ class Frozen:
                 self._plans.popitem(last=False)
         self._last[t.aid] = (fp, t.pc, regs, cut, why, p, getter, entry)
         return p
+
+    def interned(self, items: list[Item]) -> list[Item]:
+        """`items`, each the equal one already kept where there is one (the plans of a thread's successive
+        pcs, and of alike threads, name the same objects again and again)."""
+        kept = self._items
+        if len(kept) > ITEMS_KEPT:
+            kept.clear()
+        return [kept.setdefault(it, it) for it in items]
 
     # -- one instruction ------------------------------------------------------------------------------
     def gate(self, fp: Footprints, t: Thread, x: Ins, pc: int, env: Env, node: int) -> Gate | None:

@@ -329,21 +329,22 @@ class FutureIndex:
         for kind, items in fut.items():
             if kind in ("any", "live"):
                 continue
-            for obj, mode in items:
+            for it in items:  # the items themselves are kept, not copies
+                obj, mode = it
                 if kind in ("sm", "gm"):
                     bs = _buckets(obj)
                     if bs is None:
-                        self.wild.setdefault(kind, []).append((obj, mode))
+                        self.wild.setdefault(kind, []).append(it)
                     else:
                         space = obj[:2] if kind == "sm" else (kind,)
                         for b in bs:
-                            self.mem.setdefault(space + (b,), []).append((obj, mode))
+                            self.mem.setdefault(space + (b,), []).append(it)
                     continue
                 if None in obj:
-                    self.wild.setdefault(kind, []).append((obj, mode))
+                    self.wild.setdefault(kind, []).append(it)
                 else:
                     self.exact.setdefault(obj, []).append(mode)
-                self.by_kind.setdefault(kind, []).append((obj, mode))
+                self.by_kind.setdefault(kind, []).append(it)
 
     def hits(self, items: list[Item], immortal: frozenset[int]) -> bool:
         """Whether any of `items` conflicts with this future (liveness of `immortal` CTAs left out)."""

@@ -15,7 +15,7 @@ in a state decide branches, so paths that cannot be taken add nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -73,11 +73,11 @@ class Unrolled:
     pc are merged (only those on which every path agrees stay known: the data-flow analysis of
     Kildall, as before this unrolling) into one node that stands for the rest, so the graph is finite
     and over-approximates every path. `on_cycle[n]`: the node lies on a cycle of the graph (an arrival
-    there may happen any number of times)."""
+    there may happen any number of times). Equal envs and successor tuples are one object (`Shared`)."""
 
     pcs: list[int] = field(default_factory=list)
     envs: list[Env] = field(default_factory=list)
-    succ: list[list[int]] = field(default_factory=list)
+    succ: list[tuple[int, ...]] = field(default_factory=list)
     on_cycle: list[bool] = field(default_factory=list)
     start: int = 0
 
@@ -86,13 +86,39 @@ MAX_NODES = 4096
 MAX_PER_PC = 64
 
 
+class Shared:
+    """Envs and successor tuples of the unrolled futures a search keeps (`Frozen`'s flows), one object for
+    equal ones: a thread's futures from successive pcs, and successive nodes where no live register
+    changes, repeat them. Each table is emptied when it holds more than KEPT (what the kept futures hold
+    stays theirs)."""
+
+    KEPT = 4096
+    __slots__ = ("edges", "envs")
+
+    def __init__(self) -> None:
+        self.envs: dict[int, Env] = {}  # by the hash of the env's key in `unroll`
+        self.edges: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+    def edge(self, e: list[int]) -> tuple[int, ...]:
+        t = tuple(e)
+        return self.edges.setdefault(t, t)
+
+
 def unroll(m: Machine, code: Code, t: Thread, live: list[tuple[int, ...]],
-           succ: Callable[[int, Env], tuple[int, ...]]) -> Unrolled:
+           succ: Callable[[int, Env], tuple[int, ...]], shared: Shared | None = None) -> Unrolled:
     """The nodes reachable from the thread's pc. `live[pc]`: the registers some path from pc may read
     before writing them (the others cannot matter there); `succ(j, env)` gives the successors of
-    instruction j in state env (known guards followed)."""
+    instruction j in state env (known guards followed). Equal envs and successor tuples are those of
+    `shared` where it has them (an env is never changed once made)."""
     pc = t.pc
     g = Unrolled()
+    out_edges: list[list[int]] = []
+    sh = Shared() if shared is None else shared
+    envs = sh.envs
+    if len(envs) > Shared.KEPT:
+        envs.clear()
+    if len(sh.edges) > Shared.KEPT:
+        sh.edges.clear()
     index: dict[tuple[object, ...], int] = {}
     per_pc: dict[int, list[int]] = {}
     merged: dict[int, int] = {}   # pc -> the node that stands for every further path through it
@@ -112,7 +138,8 @@ def unroll(m: Machine, code: Code, t: Thread, live: list[tuple[int, ...]],
                 g.envs[w] = keep
                 work.append(w)   # fewer known values: more successors
             return w
-        key = (j, *sorted((s, type(v).__name__, _hashable(v)) for s, v in env.items()))
+        ek = tuple(sorted((s, type(v).__name__, _hashable(v)) for s, v in env.items()))
+        key = (j, ek)
         n = index.get(key)
         if n is not None:
             return n
@@ -122,10 +149,17 @@ def unroll(m: Machine, code: Code, t: Thread, live: list[tuple[int, ...]],
             for other in same_pc:
                 e = g.envs[other]
                 env = {s: v for s, v in env.items() if s in e and _same(e[s], v)}
+        else:
+            h = hash(ek)
+            found = envs.get(h)
+            if found is not None and _equal(found, env):
+                env = found
+            else:
+                envs[h] = env
         n = len(g.pcs)
         g.pcs.append(j)
         g.envs.append(env)
-        g.succ.append([])
+        out_edges.append([])
         if widen:
             merged[j] = n
         else:
@@ -140,10 +174,12 @@ def unroll(m: Machine, code: Code, t: Thread, live: list[tuple[int, ...]],
         n = work.pop()
         j, env = g.pcs[n], g.envs[n]
         out = _transfer(m, code, t, shadow, code.ins[j], pc, env)
+        edges = out_edges[n]
         for s in succ(j, env):
             k = node(s, out)
-            if k not in g.succ[n]:
-                g.succ[n].append(k)
+            if k not in edges:
+                edges.append(k)
+    g.succ = [sh.edge(e) for e in out_edges]
     g.on_cycle = _on_cycle(g.succ)
     return g
 
@@ -156,7 +192,7 @@ def _hashable(v: object) -> object:
     return v
 
 
-def _on_cycle(succ: list[list[int]]) -> list[bool]:
+def _on_cycle(succ: Sequence[Sequence[int]]) -> list[bool]:
     """For each node, whether it lies on a cycle: Tarjan's strongly connected components, iteratively."""
     n = len(succ)
     index = [-1] * n
@@ -207,6 +243,11 @@ def _on_cycle(succ: list[list[int]]) -> list[bool]:
 
 def _same(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b
+
+
+def _equal(a: Env, b: Env) -> bool:
+    """The same registers with the same values (of the same types: True is not 1 here)."""
+    return len(a) == len(b) and all(s in b and _same(b[s], v) for s, v in a.items())
 
 
 def _shadow(t: Thread) -> Thread:
