@@ -356,9 +356,17 @@ def _var(g: Gen, op: ast.Operand) -> tuple[int, int]:
     return var.address, var.size
 
 
-# setmaxnreg waits for the lanes of its warp and relates the warps of a warpgroup: for the checker an
-# instruction it cannot see into (it blocks on other warps' progress), so no reduction moves past it.
-@instruction("setmaxnreg", facts=Kind.OPAQUE, warpgroup=True)
+def setmaxnreg_facts(_ins: ast.Instruction) -> Facts:
+    """setmaxnreg: a collective of its whole warp (every lane waits for the others, all alike), which
+    relates the warps of a warpgroup only through its rules (`sim.warpgroup`). Those checks commute:
+    two warps' setmaxnreg, or one warp's and a sibling warp's last exit, end in the same state in either
+    order, and where the warps' sequences disagree both orders fault (at the later setmaxnreg, or at the
+    exit when the setmaxnreg came first). So the checker sees a warp collective, not an opaque step."""
+    return Facts(Kind.COLLECTIVE, "setmaxnreg", warpgroup=True,
+                 sync=SyncUse("warp", True, whole=True, uniform=True))
+
+
+@instruction("setmaxnreg", facts=setmaxnreg_facts)
 def _setmaxnreg(g: Gen, ins: ast.Instruction) -> None:
     """setmaxnreg.{inc,dec}.sync.aligned.u32 n (PTX ISA, Miscellaneous Instructions: setmaxnreg): the
     register budget it moves between warpgroups changes nothing a simulated thread observes, but its
