@@ -184,3 +184,49 @@ def test_equal_envs_and_edges_are_one_object(tmp_path: Path) -> None:
     assert all(a is b for a, b in zip(g1.succ, g2.succ, strict=True))
     by_value = {tuple(sorted((s, type(v).__name__, v) for s, v in e.items())) for e in g1.envs}
     assert len({id(e) for e in g1.envs}) == len(by_value) < len(g1.envs)   # equal ones shared, others apart
+
+
+# The consumer's wait in libcu++'s style (`barrier::wait_parity`): it counts its failed tries and, past
+# 16, backs off on %globaltimer. Each try's count would be a node of its own at every pc of the loop,
+# and past MAX_PER_PC the merge forgets the later iterations' parity and address: what the failure path
+# computes stays unknown instead (`Code.backoff`).
+BACKOFF = """CW:
+	mov.u32 %r31, 0;
+	mov.u64 %rd1, %globaltimer;
+CTRY:
+	mbarrier.try_wait.parity.shared::cta.b64 %p5, [%r14], %r9;
+	@%p5 bra CGOT;
+	add.u32 %r31, %r31, 1;
+	setp.lt.u32 %p6, %r31, 16;
+	@%p6 bra CTRY;
+	mov.u64 %rd2, %globaltimer;
+	sub.s64 %rd3, %rd2, %rd1;
+	setp.lt.s64 %p7, %rd3, 4000000;
+	@%p7 bra CTRY;
+	nanosleep.u32 1000;
+	bra.uni CTRY;
+CGOT:
+"""
+
+
+def test_a_back_off_wait_keeps_each_iterations_parity_and_address(tmp_path: Path) -> None:
+    spin = "CW:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p5, [%r14], %r9;\n\t@!%p5 bra CW;\n"
+    regs = ".reg .b32 %r<40>;"
+    text = ring(1).replace(spin, BACKOFF).replace(regs, regs + "\n\t.reg .b64 %rd<4>;")
+    assert "CGOT" in text
+    module = load(tmp_path, text)
+    m = sim.launch(module, grid=1, block=2, args={"n": 8})
+    ex = Explorer(m, module, Options(walks=0))
+    for t in m.threads:
+        ex.eager(t, [])
+    t = ex.m.threads[1]
+    fp = ex.fp.fps[t.func.name]
+    g = unroll(ex.m, fp.code, t, _live(fp.code), lambda j, env: fp.successors(t, j, t.pc, env))
+    waits = [(fp.code.ins[g.pcs[n]], g.envs[n]) for n in range(len(g.pcs))
+             if fp.code.ins[g.pcs[n]].kind == MB and fp.code.ins[g.pcs[n]].mb_op == "try_wait"]
+    gates = [ex.fp.frozen.gate(fp, t, x, t.pc, env, 0) for x, env in waits]
+    assert None not in gates   # every iteration's wait is a gate: parity and address known
+    full = {(gt.off, gt.parity) for gt in gates if gt is not None}
+    base = min(off for off, _ in full)
+    assert full == {(base, 0), (base + 8, 0), (base, 1), (base + 8, 1)}
+    differential(module, block=2, args={"n": 3})

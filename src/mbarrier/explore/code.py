@@ -115,6 +115,9 @@ class Code:
     succ: list[tuple[int, ...]] = field(default_factory=list)
     reach_defs: list[frozenset[int]] = field(default_factory=list)
     token_slots: frozenset[int] = frozenset()
+    # The instructions on the failure paths of the waits that loop back to themselves through local code
+    # (retry counters, timer back-off): `explore.values` leaves what they compute unknown.
+    backoff: frozenset[int] = frozenset()
     # bar.sync can cut futures short only when every bar instruction without a thread count is a
     # whole-CTA bar.sync; where some have a count, those without one must name immediate ids
     # (`whole_ids`), and the cut holds while no counted arrival can reach one of them (`explore.por`).
@@ -413,7 +416,10 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
     for x in ins:
         if x.kind == MB and x.mb_op in ("test_wait", "try_wait"):
             x.spin = _is_spin(code, x)
-            x.spin_local = x.spin or _loops_locally(code, x)
+            back = _loops_locally(code, x)
+            x.spin_local = x.spin or back is not None
+            if back is not None:
+                code.backoff |= back
     return code
 
 
@@ -474,13 +480,14 @@ def _is_spin(code: Code, w: Ins) -> bool:
     return False
 
 
-def _loops_locally(code: Code, w: Ins, limit: int = 512) -> bool:
-    """Does every path from a False result of wait `w` stay in local instructions until it comes back to
-    `w`? Branches on registers not derived from the result (retry counters, `%globaltimer` back-off,
-    libcu++'s `barrier::wait_parity`) go both ways. A thread there can do nothing visible before the wait
-    returns True (a local cycle that never returns to it does nothing visible either)."""
+def _loops_locally(code: Code, w: Ins, limit: int = 512) -> frozenset[int] | None:
+    """The instructions of the paths from a False result of wait `w`, when every one of them stays in
+    local instructions until it comes back to `w` (else None). Branches on registers not derived from the
+    result (retry counters, `%globaltimer` back-off, libcu++'s `barrier::wait_parity`) go both ways. A
+    thread there can do nothing visible before the wait returns True (a local cycle that never returns
+    to it does nothing visible either)."""
     if w.wait_dst is None:
-        return False
+        return None
     work: list[tuple[int, dict[int, tuple[object, ...]]]] = [(w.pc + 1, {w.wait_dst: ("res", False)})]
     seen: set[tuple[int, tuple[tuple[int, tuple[object, ...]], ...]]] = set()
     while work:
@@ -492,15 +499,15 @@ def _loops_locally(code: Code, w: Ins, limit: int = 512) -> bool:
             continue
         seen.add(key)
         if len(seen) > limit or pc >= len(code.ins):
-            return False
+            return None
         x = code.ins[pc]
         if x.kind not in (LOCAL, BRANCH):
-            return False
+            return None
         decided = _guard_value(x, env, False)
         if x.kind == BRANCH:
             taken = x.target if x.target is not None and x.target >= 0 else None
             if taken is None:
-                return False
+                return None
             if x.guard is None or decided is True:
                 work.append((taken, env))
             elif decided is False:
@@ -515,7 +522,7 @@ def _loops_locally(code: Code, w: Ins, limit: int = 512) -> bool:
         elif decided is not False:
             _abstract_step(code, x, env, False)
         work.append((pc + 1, env))
-    return True
+    return frozenset(pc for pc, _ in seen)
 
 
 def success_reads(code: Code, w: Ins) -> frozenset[int]:

@@ -339,7 +339,9 @@ def _transfer(m: Machine, code: Code, t: Thread, shadow: Thread, x: Ins, pc: int
                 out[next(iter(x.defs))] = FutureToken(Addr(None, (base + a.offset) & a.mask, a.space))
         return out
     # Evaluated: functions of their register operands (`Facts.pure`), and ld.param (analyse marks it LOCAL).
-    if x.kind != LOCAL or not (x.pure or x.op == "ld"):
+    # Not on a wait's failure path (`Code.backoff`): a retry count there would give each try nodes of its
+    # own, and the merge past MAX_PER_PC forgets every value at the pc (the wait's parity and address).
+    if x.kind != LOCAL or not (x.pure or x.op == "ld") or x.pc in code.backoff:
         return out
     text = code.fn.sites[x.pc].text
     if any(name in text for name in SPECIAL_DYNAMIC):
