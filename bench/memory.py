@@ -20,7 +20,7 @@ The peak is what a bound on memory must allow for: the search's frontier (the st
 snapshot) is largest in the middle of the search, not at its end.
 
 Under the table, for each traced run, where the bytes lie near the peak: tracemalloc's statistics by
-file, taken between two states whenever the traced bytes grew by 5% since the last such picture (the
+file, taken between two states whenever the traced bytes grew by 10% since the last such picture (the
 last one is shown; `near` its bytes). With several trip counts (`--trips 4,8,16`: the states grow about
 linearly with them) also the least-squares line of the peak against the states: its slope is the
 *marginal* cost of a state (what one more state adds), its intercept the *fixed* part (what the search
@@ -57,7 +57,7 @@ def _rss() -> int:
 
 # The files whose bytes the breakdown names: the package's modules by dotted name, the rest by file name.
 _SRC = os.sep + "mbarrier" + os.sep
-GROWTH = 1.05  # a new picture of the traced bytes by file when they grew by this factor since the last
+GROWTH = 1.1  # a new picture of the traced bytes by file when they grew by this factor since the last
 
 
 def _module(filename: str) -> str:
@@ -238,7 +238,7 @@ def main() -> None:
             "",
             *rows,
             "",
-            "Traced bytes by module near the peak (the last picture taken when they had grown by 5%):",
+            "Traced bytes by module near the peak (the last picture taken when they had grown by 10%):",
             "",
             *[f"* {line}" for line in near],
             "",
