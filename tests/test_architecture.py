@@ -144,6 +144,13 @@ LONG_BY_DESIGN = {
     "ptx/parser.py": "one recursive-descent parser of PTX's grammar, one method per production",
     "sim/races.py": "RaceMachine: each machine operation with its happens-before edges, one method a "
                     "kind of step (tensor-copy and wgmma accesses already live in race_tensor/race_wgmma)",
+    "explore/code.py": "the checker's view of a function and the static facts read from it in one pass "
+                       "(kinds, control flow, liveness, spin-waits and first tries); splitting the wait "
+                       "analysis out needs Ins and Code in a module of their own",
+    "explore/frozen.py": "the frozen futures' passability fixpoint with the plans, segments and gates it "
+                         "opens, one analysis over one plan cache",
+    "explore/check.py": "Explorer: the search loop, a state's expansion and its findings share the machine, "
+                        "the frontier, the statistics and the bounds",
     "ptx/validate.py": "ptxas's checks of one instruction in ptxas's order, sharing one line's state; "
                        "splitting out the operand matching is left to the lint work under way (issue 18)",
 }

@@ -12,8 +12,7 @@ import pytest
 
 from mbarrier import sim
 from mbarrier.explore.check import Explorer, Options
-from mbarrier.explore.code import MB
-from mbarrier.explore.liveregs import live_registers
+from mbarrier.explore.code import MB, live_registers
 from mbarrier.explore.values import unroll
 
 from .helpers import differential, load, outcome

@@ -13,7 +13,7 @@ import pytest
 from mbarrier import sim
 from mbarrier.explore.check import Explorer, Options, check
 from mbarrier.explore.code import MB, Code
-from mbarrier.explore.liveregs import live_registers as live_sets
+from mbarrier.explore.code import live_registers as live_sets
 from mbarrier.explore.values import MAX_PER_PC, Shared, unroll
 
 from .helpers import differential, load

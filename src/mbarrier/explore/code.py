@@ -88,6 +88,7 @@ class Ins:
     size: int | None = None                        # bytes accessed, when constant
     spin: bool = False                             # a wait whose failure leads straight back to it
     spin_local: bool = False                       # or back to it through local code only (back-off)
+    retry_at: int | None = None                    # a first try whose failure goes on to this spin-wait
     reads: frozenset[int] = frozenset()            # register slots the instruction reads
     pure: bool = False                             # a function of its register operands (Facts.pure)
     mb_expect: bool = False                        # an arrive.expect_tx (it raises the tx-count too)
@@ -133,6 +134,7 @@ class Code:
     # Every byte count an expect_tx, complete_tx or arrive.expect_tx of the function may use (immediates,
     # and registers whose every write is a mov of one); None when one is not known so.
     tx_amounts: frozenset[int] | None = frozenset()
+    live: list[set[int]] = field(default_factory=list)   # registers live at each pc (`live_registers`)
 
     def fixed(self, pc: int, slot: int) -> bool:
         return slot not in self.reach_defs[pc]
@@ -413,6 +415,7 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
             code.shfl_sources.setdefault(x.shfl[0], []).append(x.shfl[2])
     code.callees = frozenset(_callee(s) for s, _ in _slot_maps(fn) if s.opcode == "call")
     code.calls = not code.callees <= BUILTIN_CALLS
+    code.live = live_registers(code)
     for x in ins:
         if x.kind == MB and x.mb_op in ("test_wait", "try_wait"):
             x.spin = _is_spin(code, x)
@@ -420,6 +423,10 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
             x.spin_local = x.spin or back is not None
             if back is not None:
                 code.backoff |= back
+    for x in ins:
+        if x.kind == MB and x.mb_op in ("test_wait", "try_wait") and not x.spin_local:
+            x.retry_at = _first_try(code, x)
+            x.spin_local = x.retry_at is not None
     return code
 
 
@@ -525,13 +532,146 @@ def _loops_locally(code: Code, w: Ins, limit: int = 512) -> frozenset[int] | Non
     return frozenset(pc for pc, _ in seen)
 
 
+def _first_try(code: Code, w: Ins) -> int | None:
+    """The spin-wait a first try `w` hands over to, when it is one: every path from a False result of `w`
+    reaches, through local instructions, one spin-wait (`Ins.spin_local`) on the same operands (address
+    and token or parity, registers none of those paths writes), and after a success both go on, through
+    local instructions, to one instruction where nothing either way wrote is live. Then a thread blocked
+    at `w` until it would succeed (`explore.spin`) does what it does when it fails there first and
+    succeeds at that spin-wait: libcu++'s `barrier::wait` tries once before its back-off loop."""
+    if w.wait_dst is None or w.addr is None:
+        return None
+    found = _failure_paths(code, w)
+    if found is None or len(found[0]) != 1:
+        return None
+    target, written = next(iter(found[0])), found[1]
+    t = code.ins[target]
+    if (target == w.pc or not t.spin_local or t.addr != w.addr or t.wait_arg != w.wait_arg
+            or t.wait_parity != w.wait_parity or t.guard is not None):
+        return None
+    if {r for r in (w.addr.base, w.wait_arg[0]) if r is not None} & written:
+        return None
+    loop = _failure_paths(code, t)
+    mine, theirs = _success_path(code, w), _success_path(code, t)
+    if loop is None or loop[0] != {target} or mine is None or theirs is None:
+        return None
+    # Where the two success paths join (the first instruction of w's on t's), and what each wrote before.
+    on_theirs = [pc for pc, _ in theirs]
+    join = next((k for k, (pc, _) in enumerate(mine) if pc in on_theirs), None)
+    if join is None:
+        return None
+    here = mine[join][0]
+    before = {d for _, defs in mine[:join] for d in defs}
+    before |= {d for _, defs in theirs[:on_theirs.index(here)] for d in defs}
+    if (written | loop[1] | before | {w.wait_dst, t.wait_dst}) & code.live[here]:
+        return None
+    return target
+
+
+def _failure_paths(code: Code, w: Ins) -> tuple[set[int], set[int]] | None:
+    """The waits every path from a False result of wait `w` reaches through local instructions (`w`
+    itself for a spin), and the registers written on the way (its result among them); None when a path
+    meets anything else."""
+    assert w.wait_dst is not None
+    todo: list[tuple[int, dict[int, tuple[object, ...]]]] = [(w.pc + 1, {w.wait_dst: ("res", False)})]
+    seen: set[tuple[int, tuple[tuple[int, tuple[object, ...]], ...]]] = set()
+    written: set[int] = {w.wait_dst}
+    waits: set[int] = set()
+    while todo:
+        pc, env = todo.pop()
+        key = (pc, tuple(sorted(env.items())))
+        if key in seen:
+            continue
+        seen.add(key)
+        if len(seen) > 256 or pc >= len(code.ins):
+            return None
+        x = code.ins[pc]
+        if x.kind == MB and x.mb_op in ("test_wait", "try_wait"):
+            waits.add(pc)
+            continue
+        if x.kind not in (LOCAL, BRANCH):
+            return None
+        decided = _guard_value(x, env, False)
+        if x.kind == BRANCH:
+            taken = x.target if x.target is not None and x.target >= 0 else None
+            if taken is None:
+                return None
+            if x.guard is None or decided is True:
+                todo.append((taken, env))
+            elif decided is False:
+                todo.append((pc + 1, env))
+            else:
+                todo += [(taken, env), (pc + 1, env)]
+            continue
+        if decided is not False:
+            written |= x.defs
+        env = dict(env)
+        if decided is None and x.guard is not None:
+            for d in x.defs:
+                env.pop(d, None)
+        elif decided is not False:
+            _abstract_step(code, x, env, False)
+        todo.append((pc + 1, env))
+    return waits, written
+
+
+def _success_path(code: Code, w: Ins) -> list[tuple[int, frozenset[int]]] | None:
+    """The instructions the success path of wait `w` runs while they are local and the result decides its
+    branches, each with the registers it writes, up to the first other one (which ends the list); None
+    when it is longer than 64."""
+    env: dict[int, tuple[object, ...]] = {w.wait_dst: ("res", False)} if w.wait_dst is not None else {}
+    out: list[tuple[int, frozenset[int]]] = []
+    pc = w.pc + 1
+    for _ in range(64):
+        if pc >= len(code.ins):
+            return None
+        x = code.ins[pc]
+        decided = _guard_value(x, env, True)
+        if x.kind not in (LOCAL, BRANCH) or (x.kind == BRANCH and x.guard is not None and decided is None):
+            out.append((pc, frozenset()))
+            return out
+        out.append((pc, x.defs if decided is not False else frozenset()))
+        if x.kind == BRANCH:
+            if x.guard is None or decided is True:
+                pc = x.target if x.target is not None and x.target >= 0 else pc + 1
+            else:
+                pc += 1
+            continue
+        if decided is not False:
+            env = dict(env)
+            if decided is None:
+                for d in x.defs:
+                    env.pop(d, None)
+            else:
+                _abstract_step(code, x, env, True)
+        pc += 1
+    return None
+
+
+def live_registers(code: Code) -> list[set[int]]:
+    """For each pc, the registers some path from it may read before writing them (guards, addresses
+    and operands; a guarded write may not happen, so it does not end a register's life)."""
+    n = len(code.ins)
+    live: list[set[int]] = [set(x.reads) for x in code.ins]
+    changed = True
+    while changed:
+        changed = False
+        for pc in range(n - 1, -1, -1):
+            x = code.ins[pc]
+            cur = live[pc]
+            before = len(cur)
+            for s in code.succ[pc]:
+                cur |= live[s] if x.guard is not None else live[s] - x.defs
+            if len(cur) != before:
+                changed = True
+    return live
+
+
 def success_reads(code: Code, w: Ins) -> frozenset[int]:
     """The registers a thread may read after wait `w` returns True before it writes them: along the
     success path while the wait's result decides it, then whatever is live where that path leaves local
-    instructions (`liveregs.live_registers`). A spin-wait's failed tries are not run by the checker
+    instructions (`live_registers`). A spin-wait's failed tries are not run by the checker
     (`explore.spin`), so what they write must be none of these."""
-    from mbarrier.explore.liveregs import live_registers  # it builds on this module
-
     env: dict[int, tuple[object, ...]] = {w.wait_dst: ("res", False)} if w.wait_dst is not None else {}
     reads: set[int] = set()
     done: set[int] = set()
@@ -558,7 +698,7 @@ def success_reads(code: Code, w: Ins) -> frozenset[int]:
             for d in x.defs:
                 env.pop(d, None)
         pc += 1
-    return frozenset(reads | (live_registers(code)[pc] - done))
+    return frozenset(reads | (code.live[pc] - done))
 
 
 def _guard_value(x: Ins, env: dict[int, tuple[object, ...]], result: bool) -> bool | None:

@@ -20,28 +20,9 @@ class LiveRegs:
     def of(self, code: Code) -> tuple[list[tuple[int, ...]], list[Getter]]:
         found = self._by_code.get(id(code))
         if found is None or found[0] is not code:
-            rel = [tuple(sorted(live)) for live in live_registers(code)]
+            rel = [tuple(sorted(live)) for live in code.live]
             found = self._by_code[id(code)] = (code, rel, [_getter(r) for r in rel])
         return found[1], found[2]
-
-
-def live_registers(code: Code) -> list[set[int]]:
-    """For each pc, the registers some path from it may read before writing them (guards, addresses
-    and operands; a guarded write may not happen, so it does not end a register's life)."""
-    n = len(code.ins)
-    live: list[set[int]] = [set(x.reads) for x in code.ins]
-    changed = True
-    while changed:
-        changed = False
-        for pc in range(n - 1, -1, -1):
-            x = code.ins[pc]
-            cur = live[pc]
-            before = len(cur)
-            for s in code.succ[pc]:
-                cur |= live[s] if x.guard is not None else live[s] - x.defs
-            if len(cur) != before:
-                changed = True
-    return live
 
 
 def _getter(slots: tuple[int, ...]) -> Getter:

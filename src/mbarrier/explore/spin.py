@@ -66,6 +66,8 @@ class Spins:
         its registers (the machine is not touched)."""
         if x.wait_dst is None:
             return False
+        if x.retry_at is not None:
+            return True  # a first try: failing, the thread goes on to a spin on the same (`Ins.retry_at`)
         shadow = Thread.__new__(Thread)
         for name in ("aid", "func", "code", "cta", "warp", "lane", "tid", "time", "effects", "status", "cc"):
             setattr(shadow, name, getattr(t, name))

@@ -1,0 +1,108 @@
+"""A wait tried once before a spin-wait on the same operands (libcu++'s `barrier::wait`: one try, then its
+back-off loop) is blocked like the spin itself when both success paths join where nothing either way
+wrote is live (`code._first_try`, `explore.spin`): the first try's failure was a visible step that
+conflicted with every arrival, and the states grew with the subsets of threads. Same verdicts and kinds
+as without reductions (PTX ISA 9.7.13.15.16: try_wait only reads the phase), states linear."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mbarrier import sim
+from mbarrier.explore.check import Options, check, shared_symbols
+from mbarrier.explore.code import MB, analyse
+from mbarrier.ptx import ast
+
+from .helpers import differential, load, outcome
+
+KERNEL = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 src, .param .u64 out)
+{{
+	.reg .pred %p<8>;
+	.reg .b32 %r<20>;
+	.reg .b64 %rd<12>;
+	.shared .align 16 .b8 tile[256];
+	.shared .align 8 .b64 bar;
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, %ntid.x;
+	setp.ne.u32 %p1, %r1, 0;
+	@%p1 bra SYNC;
+	add.u32 %r3, %r2, {extra};
+	mbarrier.init.shared::cta.b64 [bar], %r3;
+SYNC:
+	bar.sync 0;
+	mov.u32 %r4, 64;
+	@%p1 bra ARRIVE;
+	ld.param.u64 %rd1, [src];
+	cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [tile], [%rd1], %r4, [bar];
+	mbarrier.arrive.expect_tx.shared::cta.b64 %rd2, [bar], %r4;
+	bra.uni FIRST;
+ARRIVE:
+	mbarrier.arrive.shared::cta.b64 %rd2, [bar];
+FIRST:
+	mbarrier.try_wait.shared::cta.b64 %p2, [bar], %rd2;
+	@%p2 bra {success};
+	mov.u32 %r5, 0;
+LOOP:
+	add.u32 %r5, %r5, 1;
+	mbarrier.try_wait.shared::cta.b64 %p3, [bar], %rd2;
+	@!%p3 bra LOOP;
+	bra.uni DONE;
+FAST:
+	mov.u32 %r5, 7;
+DONE:
+	and.b32 %r6, %r{lane}, 15;
+	shl.b32 %r7, %r6, 2;
+	mov.u32 %r8, tile;
+	add.u32 %r9, %r8, %r7;
+	ld.shared.u32 %r10, [%r9];
+	ld.param.u64 %rd6, [out];
+	mul.wide.u32 %rd7, %r1, 4;
+	add.u64 %rd8, %rd6, %rd7;
+	st.global.u32 [%rd8], %r10;
+	ret;
+}}
+"""
+
+
+def kernel(tmp_path: Path, extra: int = 0, success: str = "DONE", lane: int = 1) -> ast.Module:
+    return load(tmp_path, KERNEL.format(extra=extra, success=success, lane=lane))
+
+
+def _retry_at(module: ast.Module) -> list[int | None]:
+    m = sim.launch(module, grid=1, block=2)
+    code = analyse(module.functions[0], m.functions["k"], shared_symbols(m))
+    return [x.retry_at for x in code.ins if x.kind == MB and x.mb_op == "try_wait"]
+
+
+def test_the_first_try_hands_over_to_the_loop(tmp_path: Path) -> None:
+    first, loop = _retry_at(kernel(tmp_path))
+    assert first is not None and loop is None
+
+
+@pytest.mark.parametrize("success, lane", [("FAST", 5), ("DONE", 5)])
+def test_no_hand_over_where_the_paths_differ_after_success(tmp_path: Path, success: str, lane: int) -> None:
+    # FAST writes r5, which DONE reads: a success at the first try is not a success at the loop; with
+    # DONE, the retry count r5 is read after the loop's success.
+    assert _retry_at(kernel(tmp_path, success=success, lane=lane))[0] is None
+
+
+ANSWERS = {0: ("verified", frozenset()), 1: ("finding", frozenset({"deadlock"}))}  # count one too high
+
+
+@pytest.mark.parametrize("extra", sorted(ANSWERS))
+@pytest.mark.parametrize("threads", [2, 3])
+def test_same_answers_as_without_reductions(tmp_path: Path, extra: int, threads: int) -> None:
+    on, _ = differential(kernel(tmp_path, extra=extra), block=threads)
+    assert outcome(on) == ANSWERS[extra]
+
+
+def test_states_linear_in_the_threads(tmp_path: Path) -> None:
+    k = kernel(tmp_path)
+    states = [check(k, grid=1, block=n, options=Options(walks=0)).stats.states for n in (4, 8, 16)]
+    assert states[2] - states[1] <= 2 * (states[1] - states[0]) + 4, states
+    assert states[2] < 40 * 16, states
