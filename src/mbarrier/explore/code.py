@@ -487,7 +487,7 @@ def _is_spin(code: Code, w: Ins) -> bool:
     return False
 
 
-def _loops_locally(code: Code, w: Ins, limit: int = 512) -> frozenset[int] | None:
+def _loops_locally(code: Code, w: Ins) -> frozenset[int] | None:
     """The instructions of the paths from a False result of wait `w`, when every one of them stays in
     local instructions until it comes back to `w` (else None). Branches on registers not derived from the
     result (retry counters, `%globaltimer` back-off, libcu++'s `barrier::wait_parity`) go both ways. A
@@ -495,41 +495,8 @@ def _loops_locally(code: Code, w: Ins, limit: int = 512) -> frozenset[int] | Non
     to it does nothing visible either)."""
     if w.wait_dst is None:
         return None
-    work: list[tuple[int, dict[int, tuple[object, ...]]]] = [(w.pc + 1, {w.wait_dst: ("res", False)})]
-    seen: set[tuple[int, tuple[tuple[int, tuple[object, ...]], ...]]] = set()
-    while work:
-        pc, env = work.pop()
-        if pc == w.pc:
-            continue
-        key = (pc, tuple(sorted(env.items())))
-        if key in seen:
-            continue
-        seen.add(key)
-        if len(seen) > limit or pc >= len(code.ins):
-            return None
-        x = code.ins[pc]
-        if x.kind not in (LOCAL, BRANCH):
-            return None
-        decided = _guard_value(x, env, False)
-        if x.kind == BRANCH:
-            taken = x.target if x.target is not None and x.target >= 0 else None
-            if taken is None:
-                return None
-            if x.guard is None or decided is True:
-                work.append((taken, env))
-            elif decided is False:
-                work.append((pc + 1, env))
-            else:
-                work += [(taken, env), (pc + 1, env)]
-            continue
-        env = dict(env)
-        if decided is None and x.guard is not None:
-            for d in x.defs:  # it may or may not write them
-                env.pop(d, None)
-        elif decided is not False:
-            _abstract_step(code, x, env, False)
-        work.append((pc + 1, env))
-    return frozenset(pc for pc, _ in seen)
+    found = _failure_paths(code, w)
+    return found[2] if found is not None and found[0] <= {w.pc} else None
 
 
 def _first_try(code: Code, w: Ins) -> int | None:
@@ -568,10 +535,11 @@ def _first_try(code: Code, w: Ins) -> int | None:
     return target
 
 
-def _failure_paths(code: Code, w: Ins) -> tuple[set[int], set[int]] | None:
+def _failure_paths(code: Code, w: Ins, limit: int = 512
+                   ) -> tuple[set[int], set[int], frozenset[int]] | None:
     """The waits every path from a False result of wait `w` reaches through local instructions (`w`
-    itself for a spin), and the registers written on the way (its result among them); None when a path
-    meets anything else."""
+    itself for a spin), the registers written on the way (its result among them) and the instructions
+    on the way; None when a path meets anything else."""
     assert w.wait_dst is not None
     todo: list[tuple[int, dict[int, tuple[object, ...]]]] = [(w.pc + 1, {w.wait_dst: ("res", False)})]
     seen: set[tuple[int, tuple[tuple[int, tuple[object, ...]], ...]]] = set()
@@ -583,7 +551,7 @@ def _failure_paths(code: Code, w: Ins) -> tuple[set[int], set[int]] | None:
         if key in seen:
             continue
         seen.add(key)
-        if len(seen) > 256 or pc >= len(code.ins):
+        if len(seen) > limit or pc >= len(code.ins):
             return None
         x = code.ins[pc]
         if x.kind == MB and x.mb_op in ("test_wait", "try_wait"):
@@ -612,7 +580,7 @@ def _failure_paths(code: Code, w: Ins) -> tuple[set[int], set[int]] | None:
         elif decided is not False:
             _abstract_step(code, x, env, False)
         todo.append((pc + 1, env))
-    return waits, written
+    return waits, written, frozenset(pc for pc, _ in seen if pc not in waits)
 
 
 def _success_path(code: Code, w: Ins) -> list[tuple[int, frozenset[int]]] | None:
