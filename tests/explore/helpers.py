@@ -40,3 +40,44 @@ def differential(module: ast.Module, *, block: int, grid: int = 1, cluster: int 
         [(f.kind, f.rule) for f in on.findings], [(f.kind, f.rule) for f in off.findings])
     assert on.stats.states <= off.stats.states
     return on, off
+
+
+# A block whose every thread arrives on `bar` (expected: the block plus `{extra}`) and, at DONE, reads its
+# word of the 64 bytes thread 0 copies into `tile` (`%rd1`: the source, `%r4`: the bytes), for format()
+# with `extra` and `lane` (the register DONE indexes by: 1 for the thread index). Between them go the
+# producer's copy (from ARRIVE's branch) and the arrivals and waits under test.
+BLOCK_ARRIVES_HEAD = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 src, .param .u64 out)
+{{
+	.reg .pred %p<8>;
+	.reg .b32 %r<20>;
+	.reg .b64 %rd<12>;
+	.shared .align 16 .b8 tile[256];
+	.shared .align 8 .b64 bar;
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, %ntid.x;
+	setp.ne.u32 %p1, %r1, 0;
+	@%p1 bra SYNC;
+	add.u32 %r3, %r2, {extra};
+	mbarrier.init.shared::cta.b64 [bar], %r3;
+SYNC:
+	bar.sync 0;
+	mov.u32 %r4, 64;
+	@%p1 bra ARRIVE;
+	ld.param.u64 %rd1, [src];
+"""
+BLOCK_ARRIVES_TAIL = """DONE:
+	and.b32 %r6, %r{lane}, 15;
+	shl.b32 %r7, %r6, 2;
+	mov.u32 %r8, tile;
+	add.u32 %r9, %r8, %r7;
+	ld.shared.u32 %r10, [%r9];
+	ld.param.u64 %rd6, [out];
+	mul.wide.u32 %rd7, %r1, 4;
+	add.u64 %rd8, %rd6, %rd7;
+	st.global.u32 [%rd8], %r10;
+	ret;
+}}
+"""

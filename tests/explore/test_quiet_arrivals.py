@@ -16,30 +16,9 @@ import pytest
 from mbarrier.explore.check import Options, check
 from mbarrier.ptx import ast
 
-from .helpers import differential, load, outcome
+from .helpers import BLOCK_ARRIVES_HEAD, BLOCK_ARRIVES_TAIL, differential, load, outcome
 
-KERNEL = """.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 src, .param .u64 out)
-{{
-	.reg .pred %p<8>;
-	.reg .b32 %r<20>;
-	.reg .b64 %rd<12>;
-	.shared .align 16 .b8 tile[256];
-	.shared .align 8 .b64 bar;
-	mov.u32 %r1, %tid.x;
-	mov.u32 %r2, %ntid.x;
-	setp.ne.u32 %p1, %r1, 0;
-	@%p1 bra SYNC;
-	add.u32 %r3, %r2, {extra};
-	mbarrier.init.shared::cta.b64 [bar], %r3;
-SYNC:
-	bar.sync 0;
-	mov.u32 %r4, 64;
-	@%p1 bra ARRIVE;
-	ld.param.u64 %rd1, [src];
-{producer}
+KERNEL = BLOCK_ARRIVES_HEAD + """{producer}
 ARRIVE:
 	mbarrier.arrive.shared::cta.b64 %rd2, [bar];
 {after}
@@ -57,19 +36,7 @@ WAIT:
 	@%p4 bra WAIT;
 	nanosleep.u32 100;
 	bra.uni WAIT;
-DONE:
-	and.b32 %r6, %r1, 15;
-	shl.b32 %r7, %r6, 2;
-	mov.u32 %r8, tile;
-	add.u32 %r9, %r8, %r7;
-	ld.shared.u32 %r10, [%r9];
-	ld.param.u64 %rd6, [out];
-	mul.wide.u32 %rd7, %r1, 4;
-	add.u64 %rd8, %rd6, %rd7;
-	st.global.u32 [%rd8], %r10;
-	ret;
-}}
-"""
+""" + BLOCK_ARRIVES_TAIL.replace("{lane}", "1")
 
 EXPECT = "\tmbarrier.expect_tx.relaxed.cta.shared::cta.b64 [bar], %r4;"
 COPY = "\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [tile], [%rd1], %r4, [bar];"
