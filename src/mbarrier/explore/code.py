@@ -519,7 +519,7 @@ def _first_try(code: Code, w: Ins) -> int | None:
     if {r for r in (w.addr.base, w.wait_arg[0]) if r is not None} & written:
         return None
     loop = _failure_paths(code, t)
-    mine, theirs = _success_path(code, w), _success_path(code, t)
+    mine, theirs = _success_writes(code, w), _success_writes(code, t)
     if loop is None or loop[0] != {target} or mine is None or theirs is None:
         return None
     # Where the two success paths join (the first instruction of w's on t's), and what each wrote before.
@@ -583,22 +583,21 @@ def _failure_paths(code: Code, w: Ins, limit: int = 512
     return waits, written, frozenset(pc for pc, _ in seen if pc not in waits)
 
 
-def _success_path(code: Code, w: Ins) -> list[tuple[int, frozenset[int]]] | None:
-    """The instructions the success path of wait `w` runs while they are local and the result decides its
-    branches, each with the registers it writes, up to the first other one (which ends the list); None
-    when it is longer than 64."""
+def _success_path(code: Code, w: Ins) -> tuple[list[tuple[int, bool | None]], int, bool]:
+    """The success path of wait `w` while its instructions are local and the result decides its branches:
+    each instruction run with whether its guard holds (None: unknown), the pc where it stops, and
+    whether it stopped there by leaving local instructions (not at the end of the code or after 64)."""
     env: dict[int, tuple[object, ...]] = {w.wait_dst: ("res", False)} if w.wait_dst is not None else {}
-    out: list[tuple[int, frozenset[int]]] = []
+    out: list[tuple[int, bool | None]] = []
     pc = w.pc + 1
     for _ in range(64):
         if pc >= len(code.ins):
-            return None
+            return out, pc, False
         x = code.ins[pc]
         decided = _guard_value(x, env, True)
         if x.kind not in (LOCAL, BRANCH) or (x.kind == BRANCH and x.guard is not None and decided is None):
-            out.append((pc, frozenset()))
-            return out
-        out.append((pc, x.defs if decided is not False else frozenset()))
+            return out, pc, True
+        out.append((pc, decided))
         if x.kind == BRANCH:
             if x.guard is None or decided is True:
                 pc = x.target if x.target is not None and x.target >= 0 else pc + 1
@@ -613,7 +612,17 @@ def _success_path(code: Code, w: Ins) -> list[tuple[int, frozenset[int]]] | None
             else:
                 _abstract_step(code, x, env, True)
         pc += 1
-    return None
+    return out, pc, False
+
+
+def _success_writes(code: Code, w: Ins) -> list[tuple[int, frozenset[int]]] | None:
+    """`_success_path` as the pcs it passes, each with what it may write, its stop last (None: it did not
+    leave local instructions)."""
+    path, end, left = _success_path(code, w)
+    if not left:
+        return None
+    writes = [(pc, code.ins[pc].defs if d is not False else frozenset()) for pc, d in path]
+    return writes + [(end, frozenset())]
 
 
 def live_registers(code: Code) -> list[set[int]]:
@@ -640,33 +649,17 @@ def success_reads(code: Code, w: Ins) -> frozenset[int]:
     success path while the wait's result decides it, then whatever is live where that path leaves local
     instructions (`live_registers`). A spin-wait's failed tries are not run by the checker
     (`explore.spin`), so what they write must be none of these."""
-    env: dict[int, tuple[object, ...]] = {w.wait_dst: ("res", False)} if w.wait_dst is not None else {}
+    path, end, _ = _success_path(code, w)
     reads: set[int] = set()
     done: set[int] = set()
-    pc = w.pc + 1
-    for _ in range(64):
-        if pc >= len(code.ins):
-            return frozenset(reads)
+    for pc, decided in path:
         x = code.ins[pc]
-        decided = _guard_value(x, env, True)
-        if x.kind not in (LOCAL, BRANCH) or (x.kind == BRANCH and x.guard is not None and decided is None):
-            break
         if decided is not False:
             reads |= x.reads - done
-        if x.kind == BRANCH:
-            if x.guard is None or decided is True:
-                pc = x.target if x.target is not None and x.target >= 0 else pc + 1
-            else:
-                pc += 1
-            continue
-        if decided is True:
+        if decided is True and x.kind != BRANCH:
             done |= x.defs
-            _abstract_step(code, x, env, True)
-        elif decided is None:
-            for d in x.defs:
-                env.pop(d, None)
-        pc += 1
-    return frozenset(reads | (code.live[pc] - done))
+    live = code.live[end] - done if end < len(code.ins) else set()
+    return frozenset(reads | live)
 
 
 def _guard_value(x: Ins, env: dict[int, tuple[object, ...]], result: bool) -> bool | None:
