@@ -12,7 +12,7 @@ import pytest
 
 from mbarrier import sim
 from mbarrier.explore.check import Explorer, Options
-from mbarrier.explore.code import MB, live_registers
+from mbarrier.explore.code import BRANCH, LOCAL, MB, live_registers
 from mbarrier.explore.values import unroll
 
 from .helpers import differential, load, outcome
@@ -62,8 +62,9 @@ def _inits_in_future(tmp_path: Path, src: str, tid: int) -> int:
     module = load(tmp_path, KERNEL.format(src=src, count=2))
     m = sim.launch(module, grid=1, block=4)
     ex = Explorer(m, module, Options(walks=0))
-    for t in m.threads:
-        ex.eager(t, [])   # each at its shfl, the registers it reads computed
+    for t in m.threads:  # each at its shfl, the registers it reads computed (the search runs the
+        while ex.ins(t).kind in (LOCAL, BRANCH):  # shfl eagerly too: futures from before one need this)
+            ex.step(t, [])
     t = m.threads[tid]
     fp = ex.fp.fps[t.func.name]
     live = [tuple(sorted(s)) for s in live_registers(fp.code)]

@@ -28,7 +28,7 @@ from operator import attrgetter
 from mbarrier.core.violations import Violation
 from mbarrier.explore import snapshot
 from mbarrier.explore.budget import MAX_MEMORY, MAX_STATES, OUT_OF_MEMORY, BoundHit, Budget
-from mbarrier.explore.code import BRANCH, LOCAL, Code, Ins, analyse
+from mbarrier.explore.code import BRANCH, LOCAL, WARP, Code, Ins, analyse
 from mbarrier.explore.deadlock import explain
 from mbarrier.explore.footprints import Footprints
 from mbarrier.explore.frontier import Entry, Frontier
@@ -51,7 +51,7 @@ from mbarrier.explore.who import Layout
 from mbarrier.ptx import ast
 from mbarrier.sim.errors import KernelFault, SimError
 from mbarrier.sim.launch import pick_kernel
-from mbarrier.sim.machine import DONE, EXITED, RUNNABLE, Copy, Machine, Thread
+from mbarrier.sim.machine import BLOCKED, DONE, EXITED, RUNNABLE, Copy, Machine, Thread
 from mbarrier.sim.machine.wgmma import WGMMA as _WGMMA
 from mbarrier.sim.race_report import Race
 from mbarrier.sim.races import track
@@ -63,6 +63,8 @@ Spinning = dict[int, tuple[int, int]]  # a spinning thread's aid -> the (cta, of
 FIRST_WALKS = 3  # random walks before the search (within Options.walk_first seconds)
 FOUND = "found"  # stopped_by: random walks had found bugs, the search ran Options.followup seconds more
 LOCAL_LOOP_LIMIT = 1_000_000
+# The checker's kinds of instruction that run eagerly (`Explorer.is_local`).
+_EAGER = (LOCAL, BRANCH, WARP)
 
 
 class _Stop(Exception):
@@ -142,8 +144,19 @@ class Explorer:
         return holds(t, x)
 
     def is_local(self, t: Thread) -> bool:
+        """Whether t's next step runs eagerly, as part of the step before it: an instruction no other
+        agent observes, one its guard skips, or an arrival at a warp collective (elect, vote, shfl,
+        match, redux, bar.warp.sync, setmaxnreg). Such an arrival is never disabled and commutes with
+        every step of every other agent: with the other lanes' arrivals (the arrived set is the same in
+        any order, and the collective completes at the last of them), with an exit of a lane of its warp
+        (it lowers the count the collective needs, which cannot complete without this arrival either
+        way), and nothing else reads what it changes (its warp's pending collectives; its lanes'
+        registers and, for bar.warp.sync, their clocks, when it completes; setmaxnreg's warpgroup checks
+        commute too, `sim.isa.control.setmaxnreg_facts`). So the thread alone is a persistent set there:
+        no interleaving's deadlock, violation or race is lost. (The PTX ISA's `.sync` collectives wait
+        for the lanes of their membermask and exchange registers only; `sim.machine.control.coll`.)"""
         x = self.ins(t)
-        return x.kind in (LOCAL, BRANCH) or not self.guard_on(t, x)
+        return x.kind in _EAGER or not self.guard_on(t, x)
 
     def enabled(self, snap: snapshot.Snapshot | None = None) -> tuple[list[Thread | Copy], Spinning]:
         """The agents that can step now (sorted by id) and the spinning threads' barriers. `snap`: a
@@ -164,10 +177,16 @@ class Explorer:
         aids.append(a.aid)
         a.code[a.pc](self.m, a)
 
-    def eager(self, t: Thread, aids: list[int]) -> None:
+    def eager(self, t: Thread, aids: list[int], released: set[int] | None = None) -> None:
+        """Run t's eager steps (`is_local`); `released` gets the lanes a warp collective it completed
+        released (`settle` runs theirs)."""
         n = 0
         while t.status == RUNNABLE and self.is_local(t):
+            w = t.warp if released is not None and self.ins(t).kind == WARP else None
+            waiting = [th for th in w.threads if th.status == BLOCKED] if w is not None else ()
             self.step(t, aids)
+            if released is not None:
+                released.update(th.aid for th in waiting if th.status == RUNNABLE)
             n += 1
             if n > LOCAL_LOOP_LIMIT:
                 raise _LocalSteps(f"thread {t.aid} ran {LOCAL_LOOP_LIMIT:,} instructions in a row without "
@@ -176,17 +195,23 @@ class Explorer:
         self.stats.local_steps += n
 
     def settle(self, aids: list[int], woken: set[int]) -> None:
-        """Run the local instructions of the threads that stepped or were released from a barrier (in aid
-        order). Every other runnable thread already stands at a visible instruction: the root ran every
-        thread's local steps and each transition settles the threads it touched."""
+        """Run the eager steps of the threads that stepped or were released from a barrier (in aid
+        order), then of the lanes those steps released from a warp collective (added to `woken`), until
+        none is left. Every other runnable thread already stands at a visible instruction: the root ran
+        every thread's eager steps and each transition settles the threads it touched."""
         if not self.reduce:
             return
         threads = self.m.threads
-        for aid in sorted(woken.union(aids)):
-            if aid < self.nthreads:
-                t = threads[aid]
-                if t.status == RUNNABLE and self.is_local(t):
-                    self.eager(t, aids)
+        todo = sorted(woken.union(aids))
+        while todo:
+            released: set[int] = set()
+            for aid in todo:
+                if aid < self.nthreads:
+                    t = threads[aid]
+                    if t.status == RUNNABLE and self.is_local(t):
+                        self.eager(t, aids, released)
+            woken.update(released)
+            todo = sorted(released)
 
     def fire(self, agents: list[Thread | Copy], aids: list[int]) -> set[int]:
         """One transition: the agents' steps (several only for a warp in warp mode), then local steps.
@@ -286,9 +311,7 @@ class Explorer:
         last_progress = stats.started
         init_aids: list[int] = []
         try:
-            if self.reduce:
-                for t in m.threads:
-                    self.eager(t, init_aids)
+            self.settle(init_aids, {t.aid for t in m.threads})
         except _Found as f:
             return self._result([f.finding], False, "")
         except (Violation, KernelFault) as v:
