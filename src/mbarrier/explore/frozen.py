@@ -64,7 +64,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, EXIT, MB, Addr, Ins
+from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, EXIT, MB, Addr, Code, Ins
 from mbarrier.explore.liveregs import Getter, LiveRegs
 from mbarrier.explore.tally import BarUse, Tally, bar_arrivals, bar_use
 from mbarrier.explore.values import Env, FutureToken, Shared, Unrolled, unroll, value
@@ -137,7 +137,9 @@ class Plan:
     the unrolled future, `values.Unrolled`, which is dropped afterwards)."""
 
     def __init__(self, frozen: Frozen, fp: Footprints, t: Thread, cut: frozenset[str], blocked: Gate | None,
-                 graph: Unrolled):
+                 graph: Unrolled, walks: dict[tuple[int, bool], Segment]):
+        """`walks`: the segments behind gates (by node and bar) of the plans of this future and cut that
+        stand alike, shared: they do not depend on where the thread is blocked now."""
         self.fp = fp
         self.frozen = frozen
         self.t = t
@@ -165,12 +167,15 @@ class Plan:
         while todo:
             g = todo.pop()
             if g.node not in self.after:
-                if g.node == AT_BAR:
-                    seg = self._walk([], [first], [], [], [], False)
-                elif g.bar:   # its arrival lies before the gate
-                    seg = self._walk([], self._next(g.node), [], [], [], False)
-                else:         # passing the wait is the first step behind the gate
-                    seg = self._walk([g.node], self._next(g.node), [], [], [], False)
+                seg = walks.get((g.node, g.bar))
+                if seg is None:
+                    if g.node == AT_BAR:
+                        seg = self._walk([], [first], [], [], [], False)
+                    elif g.bar:   # its arrival lies before the gate
+                        seg = self._walk([], self._next(g.node), [], [], [], False)
+                    else:         # passing the wait is the first step behind the gate
+                        seg = self._walk([g.node], self._next(g.node), [], [], [], False)
+                    walks[(g.node, g.bar)] = seg
                 self.after[g.node] = seg
                 todo.extend(seg.gates)
         self.bar_paths = self._bar_paths()
@@ -299,7 +304,8 @@ class Frozen:
         self._plans: OrderedDict[tuple[object, ...], Plan] = OrderedDict()
         # Register values per (thread, pc, live registers): shared by the plans of every cut; only the
         # latest few are kept (a plan keeps what it needs).
-        self._flows: OrderedDict[tuple[object, ...], Unrolled] = OrderedDict()
+        # With each, the barrier kinds its nodes may meet (`_meets`).
+        self._flows: OrderedDict[tuple[object, ...], tuple[Unrolled, frozenset[str]]] = OrderedDict()
         self._shared = Shared()  # the flows' equal envs and edges, one object each
         # The plans' equal items, one object each (emptied when it holds more than ITEMS_KEPT).
         self._items: dict[Item, Item] = {}
@@ -308,6 +314,8 @@ class Frozen:
         # With the thread's snapshot entry (`plan`'s `entry`).
         self._last: dict[int, tuple[Footprints, int, tuple[object, ...], frozenset[str], object, Plan,
                                     Getter, object]] = {}
+        # The segments behind gates, shared by the plans of one future, cut and standing (`Plan`).
+        self._walks: OrderedDict[tuple[object, ...], dict[tuple[int, bool], Segment]] = OrderedDict()
         # Plans' gate shapes, one object per shape (`Plan.pure`): the fixpoint groups pure plans by it.
         self._shapes: dict[Shape, Shape] = {}
 
@@ -349,14 +357,28 @@ class Frozen:
         if p is None:
             if check is not None:
                 check()
-            graph = self._flows.get(where)
-            if graph is None:
-                graph = self._flows[where] = unroll(
-                    fp.m, fp.code, t, rel, lambda j, env: fp.successors(t, j, t.pc, env), self._shared)
+            flow = self._flows.get(where)
+            if flow is None:
+                graph = unroll(fp.m, fp.code, t, rel, lambda j, env: fp.successors(t, j, t.pc, env),
+                               self._shared)
+                flow = self._flows[where] = (graph, _meets(fp.code, graph))
                 if len(self._flows) > FLOWS_KEPT:
                     self._flows.popitem(last=False)
-            p = self._plans[key] = Plan(self, fp, t, cut, blocked, graph)
-            if len(self._plans) > PLANS_KEPT:
+            # Only the cut's kinds that some barrier of the future meets matter (`Plan._next`): plans
+            # under cuts equal on those are one plan (the seed's warp or CTA changes the cut, rarely them).
+            graph, met = flow
+            alike = (cut & met, blocked) + where
+            p = self._plans.get(alike)
+            if p is None:
+                family = (cut & met, blocked is None or not blocked.bar) + where
+                walks = self._walks.get(family)
+                if walks is None:
+                    walks = self._walks[family] = {}
+                    while len(self._walks) > PLANS_KEPT:
+                        self._walks.popitem(last=False)
+                p = self._plans[alike] = Plan(self, fp, t, cut & met, blocked, graph, walks)
+            self._plans[key] = p
+            while len(self._plans) > PLANS_KEPT:
                 self._plans.popitem(last=False)
         self._last[t.aid] = (fp, t.pc, regs, cut, why, p, getter, entry)
         return p
@@ -474,10 +496,10 @@ class Frozen:
         `cuts[i]` is agent i's barrier cut (None: its future is empty, it waits inside a cut barrier).
 
         Also the CTAs that cannot die before the seed moves: those with a live thread that cannot exit
-        meanwhile (the seed when its next step is not an exit, a thread inside a cut barrier, a thread
-        whose region has no exit). Along any sequence of steps outside the stubborn set that thread
-        stays alive, so no exit there is the CTA's last and a copy landing or a remote access commutes
-        with every exit: their liveness items need not conflict."""
+        meanwhile (a thread inside a cut barrier, a thread whose region has no exit; the seed when its next
+        step is not an exit, which the caller adds: `seed_lives`). Along any sequence of steps outside the
+        stubborn set that thread stays alive, so no exit there is the CTA's last and a copy landing or a
+        remote access commutes with every exit: their liveness items need not conflict."""
         exact: Exact = {}
         tally = Tally()
         live: list[tuple[int, Plan, set[Counted], set[int]]] = []
@@ -573,11 +595,9 @@ class Frozen:
         out[seed] = []
         bars: list[BarFuture | None] = [None] * len(agents)
         bars[seed] = ([], {})
-        immortal: set[int] = set()
-        if isinstance(s, Thread) and fps[s.func.name].code.ins[s.pc].kind != EXIT and not s.frames:
-            immortal.add(s.cta.index)
-        for a, cut in zip(agents, cuts, strict=True):
-            if cut is None and isinstance(a, Thread):
+        immortal: set[int] = set()  # the seed's own part is the caller's (`seed_lives`)
+        for i, (a, cut) in enumerate(zip(agents, cuts, strict=True)):
+            if cut is None and isinstance(a, Thread) and i != seed:
                 immortal.add(a.cta.index)
         # The pure plans' gates open as the fixpoint answers: once per shape.
         done: list[tuple[int, Plan, set[int] | frozenset[int]]] = [(i, p, o) for i, p, _, o in live]
@@ -599,6 +619,29 @@ class Frozen:
             out[i] = found[0]
             bars[i] = found[2]
         return out, frozenset(immortal), bars, exact
+
+
+def _meets(code: Code, graph: Unrolled) -> frozenset[str]:
+    """Every barrier kind (`Footprints.meets`) a node of the future may meet: an instruction's
+    `sync_all`, or "warp" for a warp collective with a membermask register."""
+    kinds: set[str] = set()
+    for j in set(graph.pcs):
+        x = code.ins[j]
+        if x.sync_all is not None:
+            kinds.add(x.sync_all)
+        elif x.lanes_arg is not None:
+            kinds.add("warp")
+    return frozenset(kinds)
+
+
+def seed_lives(fps: dict[str, Footprints], s: Thread | Copy, cut: frozenset[str] | None) -> int | None:
+    """The CTA the seed keeps alive until it moves (`Frozen.futures`'s immortal CTAs): a thread's, when
+    its next step is not an exit or it waits inside a cut barrier; None for a copy."""
+    if not isinstance(s, Thread):
+        return None
+    if cut is None or (fps[s.func.name].code.ins[s.pc].kind != EXIT and not s.frames):
+        return s.cta.index
+    return None
 
 
 def _retry(waiting: dict[tuple[int, int], dict[GateKind, list[tuple[int, Gate]]]],

@@ -26,7 +26,8 @@ from mbarrier.explore.footprints import (
     group,
     matches,
 )
-from mbarrier.explore.frozen import INF, PLANS_KEPT, BarFuture, Exact, Frozen
+from mbarrier.explore.frozen import INF, PLANS_KEPT, BarFuture, Exact, Frozen, seed_lives
+from mbarrier.explore.lastfrozen import LastFrozen
 from mbarrier.explore.liveregs import Getter
 from mbarrier.explore.quiet import Quiet, tx_bound
 from mbarrier.explore.tally import UNCOUNTED
@@ -56,6 +57,8 @@ class AllFootprints:
         # The closure's queries (item tuples) by number, for the futures' answers (`FutureIndex.memo`);
         # numbers are never reused, so the latest QUERIES_KEPT suffice.
         self._queries: dict[tuple[Item, ...], int] = {}
+        self._last = LastFrozen()  # the last state's futures, while only the seed moves
+        self._last_index: Index | None = None
         self._next_query = 0
 
     def query(self, items: tuple[Item, ...]) -> int:
@@ -104,6 +107,13 @@ class AllFootprints:
         self._current[a.aid] = (x, getter(a.regs), getter, items, entry)
         return items
 
+    def index(self, futures: list[FutureIndex], immortal: frozenset[int]) -> Index:
+        """The `Index` of a state's futures: the last one while they are the same list (`LastFrozen`)."""
+        last = self._last_index
+        if last is None or last.futures is not futures or last.immortal != immortal:
+            last = self._last_index = Index(futures, immortal)
+        return last
+
     def code_of(self, a: Thread | Copy) -> Code | None:
         """The code a thread runs (None for a copy)."""
         return self.fps[a.func.name].code if isinstance(a, Thread) else None
@@ -134,15 +144,24 @@ class AllFootprints:
                        ) -> tuple[list[FutureIndex], frozenset[int], Counted, Quiet]:
         """`frozen_futures`, each future indexed for the closure (`FutureIndex`); also which mbarrier
         operations cannot complete a phase before the seed moves (`explore.quiet`)."""
-        cuts, lists, immortal, bars, counted, exact = self._futures(m, agents, seed, blocked_on, True, check,
-                                                                    entries)
-        if not counted.whole_cut_holds(self.fps):
-            cuts, lists, immortal, bars, counted, exact = self._futures(m, agents, seed, blocked_on, False,
-                                                                        check, entries)
-        indexed = self.indexed
-        out = [(_NOTHING if bcut is None else self.future(b)) if items is None else indexed(items)
-               for b, bcut, items in zip(agents, cuts, lists, strict=True)]
-        return out, immortal, counted, Quiet(m, self.tx_amount, exact)
+        last = self._last
+        if entries is not None and last.stands(m, agents, seed, blocked_on, entries):
+            out, others, counted, quiet, seed_cut = last.result  # type: ignore[misc]
+        else:
+            cuts, lists, others, bars, counted, exact = self._futures(m, agents, seed, blocked_on, True,
+                                                                      check, entries)
+            if not counted.whole_cut_holds(self.fps):
+                cuts, lists, others, bars, counted, exact = self._futures(m, agents, seed, blocked_on, False,
+                                                                          check, entries)
+            indexed = self.indexed
+            out = [(_NOTHING if bcut is None else self.future(b)) if items is None else indexed(items)
+                   for b, bcut, items in zip(agents, cuts, lists, strict=True)]
+            quiet, seed_cut = Quiet(m, self.tx_amount, exact), cuts[seed]
+            if entries is not None:
+                last.keep(m, agents, seed, blocked_on, entries, (out, others, counted, quiet, seed_cut))
+        home = seed_lives(self.fps, agents[seed], seed_cut)
+        immortal = others if home is None or home in others else others | {home}
+        return out, immortal, counted, quiet
 
     def _futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
                  blocked_on: dict[int, tuple[int, int]], whole: bool, check: Callable[[], None] | None,
@@ -395,10 +414,11 @@ class Index:
         self.anything = [j for j, f in enumerate(futures) if f.anything]
         # Only futures that touch something can conflict (threads waiting at a closed gate touch nothing).
         self.touching = [(j, f) for j, f in enumerate(futures) if f.kinds and not f.anything]
+        self._answers: dict[int, set[int]] = {}  # by query number: the index is kept while the futures stand
 
     def conflicting(self, items: Iterable[Item], query: int | None = None) -> set[int]:
-        """The agents whose futures conflict with `items`; `query`: their number (`AllFootprints.query`),
-        under which each future keeps its answer."""
+        """The agents whose futures conflict with `items` (a set the caller must not change); `query`:
+        their number (`AllFootprints.query`), under which the index and each future keep the answer."""
         items = list(items)
         if any(obj[0] == "any" for obj, _ in items):
             return set(range(self.n))
@@ -407,6 +427,10 @@ class Index:
         if query is None:
             out.update(j for j, f in self.touching if f.hits(items, immortal))
             return out
+        found = self._answers.get(query)
+        if found is not None:
+            return found
+        self._answers[query] = out
         qk = (query, immortal)
         for j, f in self.touching:
             hit = f.memo.get(qk)
@@ -437,7 +461,7 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
     best: list[int] | None = None
     for seed in seeds[:max_seeds]:
         indexes, immortal, counted, quiet = fp.frozen_indexes(m, agents, seed, blocked_on, check, entries)
-        index = Index(indexes, immortal)
+        index = fp.index(indexes, immortal)
         in_set = {seed}
         work = [seed]
         count = 1
