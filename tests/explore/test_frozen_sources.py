@@ -1,10 +1,30 @@
 """The gate fixpoint's tally of sources (`explore.frozen._add`): one instruction that acts on several
 barriers (a multicast bulk copy's complete_tx on each CTA of its ctaMask) is a source for each of them,
-while the same instruction met again in another segment of the thread's future is counted once."""
+while the same instruction met again in another segment of the thread's future is counted once. And its
+test of a gate (`explore.frozen._passable`): the bytes the sources can still move against the tx-count."""
 
 from __future__ import annotations
 
-from mbarrier.explore.frozen import ARRIVE, ARRIVE_ON, INF, TX_DOWN, Segment, _add, _add_start
+from pathlib import Path
+
+from mbarrier import sim
+from mbarrier.core import Barrier
+from mbarrier.explore.frozen import (
+    ARRIVE,
+    ARRIVE_ON,
+    INF,
+    TX_DOWN,
+    TX_UP,
+    Gate,
+    Segment,
+    _add,
+    _add_start,
+    _passable,
+)
+
+from .helpers import load
+
+EMPTY = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n"
 
 
 def _segment(*arrivals: tuple[int, int, tuple[int | None, int | None], int]) -> Segment:
@@ -46,3 +66,27 @@ def test_a_mute_thread_leaves_its_arrive_ons_out() -> None:
     exact = {}
     _add_start(_segment((4, ARRIVE_ON, (0, 8), 1)), set(), exact, False)
     assert exact == {(ARRIVE, 0, 8): 1}
+
+
+def test_a_gate_opens_only_when_the_sources_bring_the_bytes_its_phase_still_needs(tmp_path: Path) -> None:
+    """9.7.13.15.6: a phase completes when its pending count and its tx-count are both 0. A phase armed for
+    256 bytes (two multicast halves of 128) stays closed with one half outside the frozen seed."""
+    m = sim.launch(load(tmp_path, EMPTY))
+    armed = Barrier()
+    armed.init(1)
+    armed.arrive(expect_tx=256)              # pending 0, tx-count 256
+    early = Barrier()
+    early.init(1)
+    early.complete_tx(64)                    # a copy landed first: pending 1, tx-count -64
+    m.ctas[0].barriers.update({16: armed, 24: early})
+    full, ahead = Gate(0, 0, 0, 16, 0), Gate(0, 0, 0, 24, 0)
+    assert not _passable(m, full, {})
+    assert not _passable(m, full, {(TX_DOWN, 0, 16): 128})
+    assert _passable(m, full, {(TX_DOWN, 0, 16): 256})
+    assert _passable(m, full, {(TX_DOWN, 0, 16): 128, (TX_DOWN, 0, None): 128})  # an unknown offset counts
+    assert _passable(m, full, {(TX_DOWN, None, None): INF})
+    assert not _passable(m, full, {(TX_UP, 0, 16): INF})  # bytes the wrong way
+    assert _passable(m, Gate(0, 0, 0, 16, 1), {})         # (a): the other parity passes now
+    assert not _passable(m, ahead, {(ARRIVE, 0, 24): 1, (TX_UP, 0, 24): 32})
+    assert not _passable(m, ahead, {(TX_UP, 0, 24): 64})  # no arrival
+    assert _passable(m, ahead, {(ARRIVE, 0, 24): 1, (TX_UP, 0, 24): 64})

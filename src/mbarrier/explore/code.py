@@ -93,7 +93,9 @@ class Ins:
     pure: bool = False                             # a function of its register operands (Facts.pure)
     mb_expect: bool = False                        # an arrive.expect_tx (it raises the tx-count too)
     count: tuple[int | None, int] | None = (None, 1)   # an arrive's count: (slot, 0) or (None, constant)
+    tx_arg: tuple[int | None, int] | None = None       # expect_tx/complete_tx/arrive.expect_tx: its bytes
     size_arg: tuple[int | None, int] | None = None     # a copy's byte count, when not constant: (slot, 0)
+    tmap: Addr | None = None                       # a tensor load's tensor map (its box gives the bytes)
     reads_source: bool = True                      # a copy that reads memory (st.async takes a value)
     noinc: bool = False                            # no increment at issue: .noinc, tcgen05.commit
     multicast: bool = False                        # a .multicast::cluster copy
@@ -279,6 +281,8 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         x.mb_op, x.mb_plain, x.mb_expect = mb.op, mb.plain, mb.expect_tx
         if mb.op in ("arrive", "arrive_drop"):  # .expect_tx arrives with count 1: its operand is bytes
             x.count = (None, 1) if mb.expect_tx else _value(s, mb.count, regs, (None, 1))
+        if mb.expect_tx or mb.op in ("expect_tx", "complete_tx"):
+            x.tx_arg = _value(s, mb.count, regs, None)
         x.addr = _access(s, mb.address, regs, symbols, reg_bits)
         if mb.result is not None:
             dst = s.operands[mb.result]
@@ -330,6 +334,10 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         x.size = c.dst.size if c.size is None else _imm(s, c.size)
         if x.size is None:
             x.size_arg = _value(s, c.size, regs, None)
+        if c.kind == CopyKind.TENSOR and c.src is not None and c.src.operand < len(s.operands):
+            op = s.operands[c.src.operand]  # [tensorMap, {coordinates}]: the map's address
+            if isinstance(op, ast.Address):
+                x.tmap = _addr(ast.Address(op.base, op.offset, op.pos), regs, symbols, c.src.space, reg_bits)
     return x
 
 

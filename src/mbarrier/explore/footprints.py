@@ -26,6 +26,7 @@ XJ, or a TX). Operations on different barriers or bytes never conflict.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 from mbarrier.explore.code import (
     ATOM,
@@ -48,9 +49,13 @@ from mbarrier.explore.code import (
     Ins,
 )
 from mbarrier.explore.values import Env, value
-from mbarrier.sim.address import CTA_MASK, OWN, shared_address
+from mbarrier.sim.address import CTA_MASK, OWN, PARAM_GENERIC, is_param_generic, shared_address
+from mbarrier.sim.errors import SimError
 from mbarrier.sim.machine import ARRIVALS, EXITED, Copy, Machine, Thread
+from mbarrier.sim.tensorcopy import Plan, PlanError, box_plan
+from mbarrier.sim.tensormap import TensorMapError, decode
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
+from mbarrier.spec.tensormap import TENSOR_MAP_SIZE
 
 READ, WRITE, JOIN, LEAVE, WHOLE, TX, XJ = 0, 1, 2, 3, 4, 5, 6
 # The pairs of different modes that commute (products 10, 12, 30: no other pair has one of them).
@@ -104,7 +109,9 @@ class Footprints:
         return (ctas[rank].index, off) if rank < len(ctas) else (None, None)
 
     def _mem(self, t: Thread, a: Addr | None, size: int | None, mode: int, pc: int,
-             future: bool, env: Env | None = None) -> list[Item]:
+             future: bool, env: Env | None = None, box: Plan | None = None) -> list[Item]:
+        """The bytes at an address operand (`box`: a tensor load's box, which spans whole swizzle
+        patterns of shared memory from it)."""
         if a is None:
             return [(("sm", None, None, None), mode), (("gm", None, None), mode)]
         v = self._value(t, a, pc, future, env)
@@ -113,7 +120,7 @@ class Footprints:
         sh = self._shared(t, a.space, v)
         if sh is None:
             return _chunks("gm", None, v, size, mode)
-        items = _chunks("sm", sh[0], sh[1], size, mode)
+        items = _landing(sh[0], sh[1], size, box, mode)
         if a.space == "generic" and v is None:
             items.append((("gm", None, None), mode))
         if sh[0] != t.cta.index:
@@ -213,22 +220,26 @@ class Footprints:
                 items += self._arrivals(t, x, JOIN, pc, future, env)
             return items
         if k == BULK:
-            size = self._size(t, x, pc, future, env)
-            src = self._mem(t, x.addr2, size, READ, pc, future, env) if x.reads_source else []
+            box = self.tensor_box(t, x, pc, future, env)
+            size = box.box_bytes if box is not None else self.copy_size(t, x, pc, future, env)
+            if box is not None:
+                src: list[Item] = [(("gm", None, None), READ)]  # the tensor (its map: read-only)
+            else:
+                src = self._mem(t, x.addr2, size, READ, pc, future, env) if x.reads_source else []
             if not future and not x.multicast:
                 # The issue itself only appends the copy to its thread's open group: the destination,
                 # the source and the mbarrier are the copy's, when it lands (`copy_items`); a future
                 # issue stands for that landing too.
-                dst = self._mem(t, x.addr, size, WRITE, pc, future, env)
+                dst = self._mem(t, x.addr, size, WRITE, pc, future, env, box)
                 return [it for it in dst if it[0][0] == "live"] + [(("bulk", t.aid), JOIN)]
             if x.multicast:
-                dst = self._multicast(t, x, size, pc, future, env)
+                dst = self._multicast(t, x, size, pc, future, env, box)
             else:
-                dst = self._mem(t, x.addr, size, WRITE, pc, future, env) + self.barrier_items(
+                dst = self._mem(t, x.addr, size, WRITE, pc, future, env, box) + self.barrier_items(
                     t, x.bar, WRITE, pc, future, env)
             return dst + src + [(("bulk", t.aid), JOIN)]
         if k == BULK_STORE:
-            size = self._size(t, x, pc, future, env)
+            size = self.copy_size(t, x, pc, future, env)
             return (self._mem(t, x.addr, size, WRITE, pc, future, env)
                     + self._mem(t, x.addr2, size, READ, pc, future, env) + [(("bulk", t.aid), JOIN)])
         return []
@@ -257,8 +268,8 @@ class Footprints:
         arrived = len(nb.arrived) if nb is not None else 0
         return [(("bid", cta, ident), JOIN if arrived + 2 <= count else WRITE)]
 
-    def _multicast(self, t: Thread, x: Ins, size: int | None, pc: int, future: bool, env: Env | None
-                   ) -> list[Item]:
+    def _multicast(self, t: Thread, x: Ins, size: int | None, pc: int, future: bool, env: Env | None,
+                   box: Plan | None = None) -> list[Item]:
         """A .multicast::cluster copy's landings: the same offsets (of its destination and its mbarrier) in
         every CTA of the cluster its ctaMask names (every CTA of the cluster where the mask is not known;
         a rank beyond the cluster faults at the issue), each with that CTA's liveness."""
@@ -269,7 +280,7 @@ class Footprints:
         items: list[Item] = []
         for r in ranks:
             cta = ctas[r].index
-            items += _chunks("sm", cta, None if dst is None else dst & CTA_MASK, size, WRITE)
+            items += _landing(cta, None if dst is None else dst & CTA_MASK, size, box, WRITE)
             items.append((("mb", cta, None if bar is None else bar & CTA_MASK), WRITE))
             if cta != t.cta.index:
                 items.append((("live", cta), READ))
@@ -322,8 +333,12 @@ class Footprints:
         return items + [(("sm", cta, None, None), READ), (("live", cta), READ),
                         (("wg", cta, warp), JOIN)]
 
-    def _size(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int | None:
-        """A bulk copy's size: its immediate, or its register's value where known (nvcc puts it in one)."""
+    def copy_size(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int | None:
+        """A bulk copy's size: its immediate, or its register's value where known (nvcc puts it in one);
+        a tensor load's, the bytes of its box where known (`tensor_box`)."""
+        if x.tmap is not None:
+            box = self.tensor_box(t, x, pc, future, env)
+            return None if box is None else box.box_bytes
         if x.size is not None:
             return x.size
         found = x.size_arg
@@ -334,6 +349,22 @@ class Footprints:
             return const
         v = t.regs[slot] if not future else value(self.code, t, pc, env, slot)
         return v if isinstance(v, int) else None
+
+    def tensor_box(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> Plan | None:
+        """A tensor load's box (`tensorcopy.box_plan`: its bytes and its span whatever the coordinates)
+        where its tensor map lies in kernel parameter memory at a known address: kernel parameters are
+        read-only (PTX ISA 5.1.6.1), so the copy reads the map there now. None otherwise (a map in global
+        memory may change before the copy reads it: tensormap.replace, stores)."""
+        if x.tmap is None:
+            return None
+        v = self._value(t, x.tmap, pc, future, env)
+        if v is None or not is_param_generic(v):
+            return None
+        try:
+            data = bytes(self.m.params.read(v - PARAM_GENERIC, TENSOR_MAP_SIZE))
+        except SimError:
+            return None  # the issue faults
+        return _box(data)
 
     # -- agents --------------------------------------------------------------------------------------
     def current(self, a: Thread | Copy) -> list[Item]:
@@ -424,6 +455,8 @@ def copy_items(c: Copy, inflight: list[Copy]) -> list[Item]:
     kind, scta, saddr = c.src
     if kind == "global":
         items += _chunks("gm", None, saddr, c.src_size, READ)
+    elif kind == "tensor" and c.plan is not None and (span := c.plan.global_span()) is not None:
+        items += _chunks("gm", None, span[0], span[1] - span[0], READ)  # a tensor load reads its box there
     elif kind == "shared":
         assert scta is not None
         items += _chunks("sm", scta.index, saddr, c.size, READ)  # (st.async/red.async carry a value)
@@ -460,6 +493,25 @@ def _validity(items: list[Item]) -> list[Item]:
     """The validity of the mbarriers `items` name (`("mbv", cta, offset)`): what init and inval change and
     cp.async.mbarrier.arrive.noinc's issue reads; arrivals and waits leave it alone."""
     return [(("mbv",) + obj[1:], mode) if obj[0] == "mb" else (obj, mode) for obj, mode in items]
+
+
+@lru_cache(maxsize=64)
+def _box(data: bytes) -> Plan | None:
+    """The box of the tensor map in these bytes; None where the copy's issue raises instead."""
+    try:
+        tm = decode(data)
+        tm.validate()
+        return box_plan(tm)
+    except (TensorMapError, PlanError):
+        return None
+
+
+def _landing(cta: int | None, off: int | None, size: int | None, box: Plan | None, mode: int) -> list[Item]:
+    """The shared bytes a copy writes from offset `off` of a CTA: `size` of them, or a tensor box's span."""
+    if box is not None and off is not None:
+        lo, hi = box.shared_span(off)
+        return _chunks("sm", cta, lo, hi - lo, mode)
+    return _chunks("sm", cta, off, size, mode)
 
 
 def _chunks(space: str, cta: int | None, addr: int | None, size: int | None, mode: int) -> list[Item]:

@@ -19,11 +19,16 @@ the seed moves (below). A wait can be passed when
       operations on it in the regions of all non-frozen threads (their count operand; infinitely many
       when the count is unknown or the arrival sits on a cycle of the thread's unrolled future,
       `values.Unrolled`), plus pending cp.async.mbarrier.arrive
-      agents, reach its pending count, and its tx-count is 0 or some operation outside may move it
-      towards 0 (a complete_tx, a bulk copy in flight or issued in a region, for a positive count; an
-      expect_tx or arrive.expect_tx for a negative one). Amounts of bytes are not compared: any such
-      operation counts, which over-approximates completion, the sound direction (9.7.13.15.6: a phase
-      completes when its pending count and its tx-count are both 0);
+      agents, reach its pending count, and the operations outside that move its tx-count towards 0
+      can together move it by at least its size (for a positive count: complete_tx, bulk copies in
+      flight or issued in a region, each of its byte count in every CTA a multicast names; for a
+      negative one: expect_tx and arrive.expect_tx). Moves the other way are ignored, and a byte count
+      that is not known (or an operation that may repeat, on a cycle of the unrolled future) counts as
+      infinitely many bytes: this over-approximates completion, the sound direction (9.7.13.15.6: a
+      phase completes when its pending count and its tx-count are both 0). A copy whose size is not
+      known moves at most its CTA's shared memory (one writing past it faults first); a tensor load's
+      box is known from a tensor map in kernel parameter memory (`Footprints.tensor_box`). So a phase
+      armed for both halves of a 2-CTA multicast stays closed while only one half can land;
   (c) something may re-initialize or invalidate the barrier (init/inval on it, or an arrive-like,
       init or inval operation whose address is unknown, or an instruction the checker cannot see into);
   (d) the barrier is not a valid object now (the wait would raise, so it runs), the parity is not 0 or
@@ -454,11 +459,12 @@ class Frozen:
             n = INF if repeats else self._count(fp, t, x, pc, future, env)
             out = [(node, ARRIVE, k, n)]
             if x.mb_expect:
-                out.append((node, TX_UP, k, 1))
+                out.append((node, TX_UP, k, _bytes(fp.operand(t, x.tx_arg, pc, future, env), repeats)))
             return out
         if x.kind == MB and x.mb_op in ("expect_tx", "complete_tx"):
             what = TX_UP if x.mb_op == "expect_tx" else TX_DOWN
-            return [(node, what, _target(fp, t, x.addr, pc, future, env), 1)]
+            n = _bytes(fp.operand(t, x.tx_arg, pc, future, env), repeats)
+            return [(node, what, _target(fp, t, x.addr, pc, future, env), n)]
         if x.kind == MB and x.mb_op in ("init", "inval"):
             k = _target(fp, t, x.addr, pc, future, env)
         elif x.kind == CP_MB:
@@ -466,8 +472,14 @@ class Frozen:
                 [_target(fp, t, x.bar, pc, future, env)]  # tcgen05.commit's multicast: each CTA of its mask
             return [(node, ARRIVE_ON, k, INF if repeats else 1) for k in targets]
         elif x.kind == BULK:
-            # complete_tx on landing, in every CTA a multicast names
-            return [(node, TX_DOWN, k, 1) for k in fp.barriers_of(t, x, pc, future, env)]
+            # complete_tx of its bytes on landing, in every CTA a multicast names; where they are not
+            # known, at most the CTA's shared memory (a copy that would write past it faults first)
+            size = fp.copy_size(t, x, pc, future, env)
+            out = []
+            for k in fp.barriers_of(t, x, pc, future, env):
+                most = fp.m.ctas[k[0]].size if size is None and k[0] is not None else size
+                out.append((node, TX_DOWN, k, _bytes(most, repeats)))
+            return out
         elif x.kind == ATOM and x.op not in ("atom", "red"):
             k = (None, None)  # an instruction the checker cannot see into: it may do anything
         else:
@@ -514,9 +526,9 @@ class Frozen:
                 continue
             if isinstance(a, Copy):
                 if a.bar_cta is not None and id(a) not in behind:
-                    what = ARRIVE if a.kind in ARRIVALS else TX_DOWN  # a bulk copy
-                    k = (what, a.bar_cta.index, a.bar_off)
-                    exact[k] = exact.get(k, 0) + 1
+                    arrives = a.kind in ARRIVALS  # else a bulk copy: complete_tx of its bytes
+                    k = (ARRIVE if arrives else TX_DOWN, a.bar_cta.index, a.bar_off)
+                    exact[k] = min(exact.get(k, 0) + (1 if arrives else a.size), INF)
                 continue
             cut = cuts[i]
             if cut is None:
@@ -741,11 +753,17 @@ def _passable(m: Machine, g: Gate, exact: dict[Count, int]) -> bool:
 
     if g.parity is not None and g.parity != b.phase & 1:
         return True  # (a)
-    # (b), (c): enough arrivals for the pending count, and a way for the tx-count to reach 0 (any
-    # operation moving it the right way: amounts are not counted). Resets count as all of these.
+    # (b), (c): enough arrivals for the pending count, and enough bytes moving the tx-count the right way
+    # to bring it to 0. Resets count as all of these.
     if have(ARRIVE) < b.pending:
         return False
-    return b.tx == 0 or have(TX_DOWN if b.tx > 0 else TX_UP) > 0
+    return have(TX_DOWN) >= b.tx if b.tx > 0 else have(TX_UP) >= -b.tx
+
+
+def _bytes(n: int | None, repeats: bool) -> int:
+    """The most bytes one tx-count operation (at one node of a future) may move: its byte count, INF when
+    that is not known or the node repeats."""
+    return INF if n is None or repeats else n
 
 
 def _target(fp: Footprints, t: Thread, a: Addr | None, pc: int, future: bool, env: Env | None) -> Key:

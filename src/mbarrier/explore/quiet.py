@@ -16,9 +16,10 @@ in either order. Two more conditions:
   which a successful wait outside may set: arrivals qualify only when it is set already (nothing but a
   completion clears it);
 - an operation that moves the tx-count must not leave its range (9.7.13.15.5, +-(2^20-1)) in one order
-  only: the tx-count now plus every move outside and its own, each at most the largest byte count a
-  thread's instruction names (`Code.tx_amounts`) or the bytes a copy writes into the CTA's shared
-  memory, stays inside it (an unknown byte count, or unboundedly many moves, keep the item).
+  only: the tx-count now plus the bytes of every move outside (`exact` sums them, `explore.frozen`) and
+  its own, at most the largest byte count a thread's instruction names (`Code.tx_amounts`) or the bytes
+  a copy writes into the CTA's shared memory, stays inside it (an unknown byte count, or unboundedly
+  many moves, keep the item).
 This is the mbarrier counterpart of `por.Counted` for counted bar.sync barriers.
 """
 
@@ -71,13 +72,13 @@ class Quiet:
         return False
 
     def _no_overflow(self, tx: int, moves: int, smem: int) -> bool:
-        """Whether no order of the outside moves and this one can leave the tx-count's range: each moves
-        it by at most the largest amount a thread names, or by what a copy writes into the CTA's shared
-        memory (at most its size)."""
+        """Whether no order of the outside moves (`moves`: their bytes together) and this one can leave
+        the tx-count's range: this one moves it by at most the largest amount a thread names, or by what
+        a copy writes into the CTA's shared memory (at most its size)."""
         if self.amount is None or moves >= INF:
             return False
         step = max(self.amount, smem)
-        return abs(tx) + (moves + 2) * step <= limits.TX_MAX
+        return abs(tx) + moves + 2 * step <= limits.TX_MAX
 
     def adjust(self, a: Thread | Copy, code: Code | None, items: list[Item]) -> list[Item]:
         """Agent a's current items without the barrier item of an operation that cannot complete."""

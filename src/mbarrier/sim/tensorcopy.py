@@ -212,6 +212,16 @@ def tile_plan(tm: TensorMap, coords: tuple[int, ...]) -> Plan:
                 oob_fill(tm), bits)
 
 
+def box_plan(tm: TensorMap) -> Plan:
+    """The plan of a map's box at coordinates (and im2col offsets) 0: what every copy of the box has in
+    common, whatever its coordinates: the bytes it completes on an mbarrier (`box_bytes`) and the shared
+    memory it spans from a destination (`shared_span`). Raises PlanError as `tile_plan` does."""
+    rank = tm.tensorRank
+    if tm.mode == "tiled":
+        return tile_plan(tm, (0,) * rank)
+    return im2col_plan(tm, (0,) * rank, (0,) * (rank - 2))
+
+
 def _row_position(row: int, counts: list[int]) -> list[int]:
     """Where the box's `row`-th row lies: its index in dimensions 1 and up (dimension 0 is the row)."""
     k, rest = [0] * len(counts), row
