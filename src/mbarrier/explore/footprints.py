@@ -198,7 +198,8 @@ class Footprints:
             return (self._mem(t, x.addr, x.size, WRITE, pc, future, env)
                     + self._mem(t, x.addr2, x.size, READ, pc, future, env)
                     + [(("cp", t.aid), JOIN)])
-        # A thread's copies: `("cp", aid)` its cp.async copies (and their arrive-on), `("bulk", aid)`
+        # A thread's copies: `("cp", aid)` its cp.async copies (and the issue of an arrive-on watching
+        # them; the pending arrive-on itself is in no group, `copy_items`), `("bulk", aid)`
         # its bulk copies, `("cpx", aid)` its cp.async copies that no arrive-on tracks. Issuing a copy
         # and a copy landing are JOINs: they commute with each other (a landing touches only its own
         # copy's status, an issue only appends to the open group). What observes them READs: the
@@ -438,20 +439,20 @@ def copy_items(c: Copy, inflight: list[Copy]) -> list[Item]:
         # exit-with-copies-in-flight), so its CTA is alive when it does.
         out: list[Item] = [(("wg", cta, c.thread.aid // 32), JOIN)]
         return out + [(("sm", cta, lo, hi), READ) for lo, hi in c.mma.reads]
-    group = "cp" if c.kind in ("cp.async", "cp.async.mbarrier.arrive") else "bulk"
+    if c.kind in ARRIVALS:
+        # A pending arrive-on (cp.async.mbarrier.arrive's, tcgen05.commit's) arrives in its barrier's CTA,
+        # which must still run (else exit-with-copies-in-flight): it does not commute with an exit that
+        # may be that CTA's last. It is in none of its thread's copy groups, so no wait_group or wait_all
+        # waits for it, and it changes no other arrive-on's dependencies: nothing that reads the
+        # thread's copies (`("cp", aid)`) observes it.
+        assert c.bar_cta is not None
+        return [(("mb", c.bar_cta.index, c.bar_off), JOIN), (("live", c.bar_cta.index), READ)]
+    group = "cp" if c.kind == "cp.async" else "bulk"
     items: list[Item] = [((group, c.thread.aid), JOIN)]
     if c.kind == "cp.async" and not c.watchers:
         # Untracked (no cp.async.mbarrier.arrive watches it yet): what its thread's exit checks. A copy
         # only ever becomes tracked, so a tracked one's landing commutes with the exit.
         items.append((("cpx", c.thread.aid), JOIN))
-    if c.kind == "cp.async.mbarrier.arrive":
-        # It arrives in its barrier's CTA, which must still run (else exit-with-copies-in-flight): it
-        # does not commute with an exit that may be that CTA's last.
-        assert c.bar_cta is not None
-        return items + [(("mb", c.bar_cta.index, c.bar_off), JOIN), (("live", c.bar_cta.index), READ)]
-    if c.kind in ARRIVALS:  # tcgen05.commit's arrive-on: it watches nothing, and reads its CTA's liveness too
-        assert c.bar_cta is not None
-        return [(("mb", c.bar_cta.index, c.bar_off), JOIN), (("live", c.bar_cta.index), READ)]
     kind, scta, saddr = c.src
     if kind == "global":
         items += _chunks("gm", None, saddr, c.src_size, READ)

@@ -69,12 +69,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, EXIT, MB, Addr, Code, Ins
+from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, CP_WAIT, EXIT, MB, Addr, Code, Ins
 from mbarrier.explore.liveregs import Getter, LiveRegs
 from mbarrier.explore.tally import BarUse, Tally, bar_arrivals, bar_use
 from mbarrier.explore.values import Env, FutureToken, Shared, Unrolled, unroll, value
 from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
-from mbarrier.sim.waits import AtBar
+from mbarrier.sim.waits import AtBar, ForCopies
 
 if TYPE_CHECKING:
     from mbarrier.explore.footprints import Footprints, Item
@@ -88,14 +88,21 @@ ARRIVE, TX_UP, TX_DOWN = range(3)
 # A cp.async.mbarrier.arrive's arrive-on, counted as ARRIVE; it watches its thread's cp.async copies not
 # yet landed, so none comes from the thread whose copy is the frozen seed.
 ARRIVE_ON = 3
+# The issue of a cp.async.mbarrier.arrive without .noinc raises the pending count by one (counted apart:
+# it never helps a phase complete, it only bounds the count's growth for `explore.quiet`).
+INC = 4
 Source = tuple[int, int, Key, int]  # (node of the unrolled future, what, barrier, count)
 Count = tuple[int, int | None, int | None]  # what (ARRIVE_ON as ARRIVE), cta, offset: a key of `exact`
-# Sources outside the frozen seed, by Count: ARRIVE/TX_UP/TX_DOWN counts, INF: unbounded.
+# Sources outside the frozen seed, by Count: ARRIVE/TX_UP/TX_DOWN/INC counts, INF: unbounded.
 Exact = dict[Count, int]
 # A source as counted once per thread: one instruction (node) may act on several barriers (a multicast's
 # complete_tx on each CTA of its mask), each its own source.
 Counted = tuple[int, int, Key]
 AT_BAR = -2  # the node of the gate of a thread waiting at a counted bar.sync now (its pc is past it)
+# A copy gate's offset (no barrier's), and what it waits for: every cp.async copy of its thread
+# (cp.async.wait_all commits the open group first), or every committed group (cp.async.wait_group 0).
+COPIES = -1
+ALL, COMMITTED = 1, 2
 # A thread's bar arrivals in its region, and per id the most it can make before the barrier completes
 # (`bar_arrivals`).
 BarFuture = tuple[list[BarUse], dict[int | None, int]]
@@ -108,7 +115,9 @@ class Gate:
     """A spin-wait a thread may be unable to pass: node `node` of its unrolled future (`values.Unrolled`)
     at `pc`, on barrier (cta, off), waiting with `parity` (None: the wait the thread is blocked at now, or
     a token wait (`gate`), which passes only when the current phase completes). With `bar`: a counted
-    bar.sync on barrier id `off` of CTA `cta` (node AT_BAR: the one the thread waits at now)."""
+    bar.sync on barrier id `off` of CTA `cta` (node AT_BAR: the one the thread waits at now). With
+    `copies`: a cp.async.wait_all (ALL) or cp.async.wait_group 0 (COMMITTED) of the thread (`off` is
+    COPIES), shut only for the thread whose cp.async copy is the seed (`shut`)."""
 
     node: int
     pc: int
@@ -116,6 +125,7 @@ class Gate:
     off: int
     parity: int | None
     bar: bool = False
+    copies: int = 0
     kind: GateKind = field(init=False, repr=False, compare=False)  # gates alike pass or not together
 
     def __post_init__(self) -> None:
@@ -161,8 +171,9 @@ class Plan:
         if blocked is not None:   # the wait it is blocked at is the first node of its future
             node = AT_BAR if blocked.bar else first
             self.start = Segment([], (replace(blocked, node=node),), [], False, [])
-        elif (g := frozen.bar_gate(fp, t, x, t.pc, False, None, first)) is not None:
-            # It arrives; the rest waits.
+        elif (g := frozen.bar_gate(fp, t, x, t.pc, False, None, first)
+              or frozen.copy_gate(fp, t, x, t.pc, None, first)) is not None:
+            # It arrives, or waits for its copies; the rest waits.
             self.start = Segment(frozen.interned(fp.current(t) + fp.left_behind(t)), (g,), [], False, here)
         else:
             self.start = self._walk([], self._next(first), frozen.interned(fp.current(t) + fp.left_behind(t)),
@@ -176,7 +187,7 @@ class Plan:
                 if seg is None:
                     if g.node == AT_BAR:
                         seg = self._walk([], [first], [], [], [], False)
-                    elif g.bar:   # its arrival lies before the gate
+                    elif g.bar or (g.copies and g.node == first):  # its arrival (wait, standing) lies before
                         seg = self._walk([], self._next(g.node), [], [], [], False)
                     else:         # passing the wait is the first step behind the gate
                         seg = self._walk([g.node], self._next(g.node), [], [], [], False)
@@ -402,6 +413,8 @@ class Frozen:
         is not one (or is passable whatever happens: rule (d)). `env`: the register values at x."""
         if x.kind == BAR:
             return self.bar_gate(fp, t, x, pc, True, env, node)
+        if x.kind == CP_WAIT:
+            return self.copy_gate(fp, t, x, pc, env, node)
         if x.kind != MB or not x.spin_local:
             return None
         code = fp.code
@@ -448,6 +461,20 @@ class Frozen:
             return None
         return Gate(node, x.pc, t.cta.index, ident, None, True)
 
+    def copy_gate(self, fp: Footprints, t: Thread, x: Ins, pc: int, env: Env | None,
+                  node: int) -> Gate | None:
+        """The gate a cp.async.wait_all or cp.async.wait_group 0 is (at `node`; `env` None: the one the
+        thread stands at now), or None: another wait (a bulk group's, or one that may leave groups
+        pending), or its guard not known to be on."""
+        which = copy_wait(x)
+        if not which:
+            return None
+        if x.guard is not None:
+            g = t.regs[x.guard[0]] if env is None else value(fp.code, t, pc, env, x.guard[0])
+            if g is None or bool(g) == x.guard[1]:
+                return None
+        return Gate(node, x.pc, t.cta.index, COPIES, None, copies=which)
+
     def arrival(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env | None, node: int,
                 repeats: bool) -> list[Source]:
         """What instruction x (at `node` of the unrolled future) may do towards completing (or resetting) a
@@ -470,7 +497,9 @@ class Frozen:
         elif x.kind == CP_MB:
             targets = fp.barriers_of(t, x, pc, future, env) if x.multicast else \
                 [_target(fp, t, x.bar, pc, future, env)]  # tcgen05.commit's multicast: each CTA of its mask
-            return [(node, ARRIVE_ON, k, INF if repeats else 1) for k in targets]
+            n = INF if repeats else 1
+            kinds = (ARRIVE_ON,) if x.noinc else (ARRIVE_ON, INC)
+            return [(node, what, k, n) for k in targets for what in kinds]
         elif x.kind == BULK:
             # complete_tx of its bytes on landing, in every CTA a multicast names; where they are not
             # known, at most the CTA's shared memory (a copy that would write past it faults first)
@@ -521,6 +550,13 @@ class Frozen:
         # happen before it moves.
         behind = {id(w) for w in s.watchers} if isinstance(s, Copy) else set()
         mute = s.thread if isinstance(s, Copy) and s.kind == "cp.async" else None
+        # Its copy gates that wait for the seed stay shut: wait_all always, wait_group 0 where the seed's
+        # group is committed already (groups retire in order, each once all its copies landed).
+        held = mute is not None and any(c is s for g in mute.cp_groups for c in g)
+
+        def shut(i: int, g: Gate) -> bool:
+            return agents[i] is mute and (g.copies == ALL or held)
+
         for i, a in enumerate(agents):
             if i == seed:
                 continue
@@ -544,7 +580,7 @@ class Frozen:
                 why = w.ident
             plan = self.plan(fps[a.func.name], a, cut, why, check,
                              None if entries is None else entries[a.aid])
-            if plan.pure:
+            if plan.pure and a is not mute:
                 pure.setdefault(id(plan.shape), []).append((i, plan))
                 continue
             counted: set[Counted] = set()
@@ -562,6 +598,8 @@ class Frozen:
         memo: dict[GateKind, bool] = {}  # per gate kind, until sources change
 
         def passable(g: Gate) -> bool:
+            if g.copies:
+                return True  # but for the `mute` thread's, which never reach this (`shut`)
             ok = memo.get(g.kind)
             if ok is None:
                 ok = memo[g.kind] = tally.passable(m, g) if g.bar else _passable(m, g, exact)
@@ -570,7 +608,8 @@ class Frozen:
         first: dict[GateKind, list[tuple[int, Gate]]] = {}
         for li, entry in enumerate(live):
             for g in entry[1].start.gates:
-                first.setdefault(g.kind, []).append((li, g))
+                if not (g.copies and shut(entry[0], g)):
+                    first.setdefault(g.kind, []).append((li, g))
         todo: list[tuple[int, Gate]] = []
         for gk, members in first.items():  # every group asked once: those closed wait
             g = members[0][1]
@@ -581,7 +620,7 @@ class Frozen:
         while todo:
             li, g = todo.pop()
             i, plan, counted, opened = live[li]
-            if g.node in opened:
+            if g.node in opened or (g.copies and shut(i, g)):
                 continue
             if not passable(g):
                 (bar_waiting if g.bar else waiting).setdefault((g.cta, g.off), {}).setdefault(
@@ -738,7 +777,8 @@ def _add(seg: Segment, counted: set[Counted], exact: dict[Count, int],
         cta, off = k
         key = (what, cta, off if cta is not None else None)
         exact[key] = min(exact.get(key, 0) + n, INF)
-        touched.add(key[1:])
+        if what != INC:  # no gate waits for a rise of the pending count
+            touched.add(key[1:])
     return touched
 
 
@@ -771,3 +811,25 @@ def _target(fp: Footprints, t: Thread, a: Addr | None, pc: int, future: bool, en
         return (None, None)
     obj = fp.barrier_items(t, a, 0, pc, future, env)[0][0]
     return obj[1], obj[2]  # type: ignore[return-value]
+
+
+def copy_wait(x: Ins) -> int:
+    """What a cp.async wait waits for (9.7.9.25): ALL (cp.async.wait_all), COMMITTED (cp.async.wait_group
+    0), or 0 (another: a bulk group's, or one that may leave groups pending)."""
+    if x.opcode == "cp.async.wait_all":
+        return ALL
+    if x.opcode == "cp.async.wait_group" and x.imms[:1] == (0,):
+        return COMMITTED
+    return 0
+
+
+def held_by(t: Thread, seed: Thread | Copy) -> bool:
+    """Whether thread t, blocked at a cp.async.wait_group n (or wait_all: n = 0), waits for the seed, one
+    of its cp.async copies: the seed's group lies before its n most recent (groups retire in order, each
+    once all its copies landed), so t stays blocked until the seed lands."""
+    w = t.wait
+    if not isinstance(w, ForCopies) or w.which != "cp.async" or not isinstance(seed, Copy) \
+            or seed.thread is not t:
+        return False
+    groups = t.cp_groups
+    return any(c is seed for g in groups[:len(groups) - w.pending] for c in g)

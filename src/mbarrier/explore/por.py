@@ -26,7 +26,7 @@ from mbarrier.explore.footprints import (
     group,
     matches,
 )
-from mbarrier.explore.frozen import INF, PLANS_KEPT, BarFuture, Exact, Frozen, seed_lives
+from mbarrier.explore.frozen import INF, PLANS_KEPT, BarFuture, Exact, Frozen, held_by, seed_lives
 from mbarrier.explore.lastfrozen import LastFrozen
 from mbarrier.explore.liveregs import Getter
 from mbarrier.explore.quiet import Quiet, tx_bound
@@ -192,6 +192,8 @@ class AllFootprints:
                         cut -= {"cta"}
                     if cut and b.wait is not None and _stuck(s, b, cut):
                         cut = None  # inside a barrier that cannot complete before the seed moves
+                elif b.wait is not None and held_by(b, s):
+                    cut = None  # waiting for its copies, the seed among them
             cuts.append(cut)
         lists, immortal, bars, exact = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on, check,
                                                            entries)
@@ -459,7 +461,7 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
     # engine, which its whole warp waits for, among the threads).
     seeds.sort(key=lambda i: (not _cheap_copy(agents[i]), len(current(agents[i]))))
     best: list[int] | None = None
-    for seed in seeds[:max_seeds]:
+    for seed in _seeds(agents, seeds, max_seeds):
         indexes, immortal, counted, quiet = fp.frozen_indexes(m, agents, seed, blocked_on, check, entries)
         index = fp.index(indexes, immortal)
         in_set = {seed}
@@ -492,6 +494,27 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
         if len(best) == 1:
             break
     return best if best is not None else []
+
+
+def _seeds(agents: list[Thread | Copy], seeds: list[int], n: int) -> list[int]:
+    """The seeds to try, in order (the closure stops at a set of one): the first n, then up to n more,
+    each of a kind none before it had (copies of one kind from one line, threads at one pc). Alike
+    agents close alike (the pending arrive-ons of a warp's lanes), so where the first n are all of one
+    kind another kind may give a smaller set."""
+    out = seeds[:n]
+    kinds = {_kind(agents[i]) for i in out}
+    for i in seeds[n:]:
+        k = _kind(agents[i])
+        if k not in kinds:
+            kinds.add(k)
+            out.append(i)
+            if len(out) == 2 * n:
+                break
+    return out
+
+
+def _kind(a: Thread | Copy) -> tuple[object, ...]:
+    return (a.kind, a.site.line) if isinstance(a, Copy) else (a.func.name, a.pc)
 
 
 def _cheap_copy(a: Thread | Copy) -> bool:

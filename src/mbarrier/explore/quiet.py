@@ -20,6 +20,11 @@ in either order. Two more conditions:
   its own, at most the largest byte count a thread's instruction names (`Code.tx_amounts`) or the bytes
   a copy writes into the CTA's shared memory, stays inside it (an unknown byte count, or unboundedly
   many moves, keep the item).
+The issue of a `cp.async.mbarrier.arrive` without `.noinc` raises the pending count by one (9.7.13.15.15)
+and completes nothing. It commutes with every sequence of outside steps when those cannot bring the
+pending count to 0 even without it (their arrivals stay below it: no completion and no underflow in
+either order) and cannot push it past its maximum with it (the outside increments, `frozen.INC`, and its
+own stay within 2^20-1, 9.7.13.15.7).
 This is the mbarrier counterpart of `por.Counted` for counted bar.sync barriers.
 """
 
@@ -27,9 +32,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mbarrier.explore.code import BULK, MB, Code
+from mbarrier.explore.code import BULK, CP_MB, MB, Code
 from mbarrier.explore.footprints import Item
-from mbarrier.explore.frozen import ARRIVE, INF, TX_DOWN, TX_UP, Exact
+from mbarrier.explore.frozen import ARRIVE, INC, INF, TX_DOWN, TX_UP, Exact
 from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
 from mbarrier.spec import limits
 
@@ -57,6 +62,9 @@ class Quiet:
         b = home.barriers.get(off)
         if b is None or not b.valid:
             return False
+        if own == RAISE:
+            return (self._have(ARRIVE, cta, off) < b.pending
+                    and b.pending + 1 + self._have(INC, cta, off) <= limits.PENDING_MAX)
         arrivals, up, down = own
         if arrivals and not b.waited:
             return False
@@ -103,15 +111,21 @@ def tx_bound(codes: Iterable[Code]) -> int | None:
     return top
 
 
+# What the issue of a cp.async.mbarrier.arrive without .noinc does: it raises the pending count.
+RAISE = (-1, 0, 0)
+
+
 def _own(a: Thread | Copy, code: Code | None) -> tuple[int, int, int] | None:
-    """What agent a's next step does to its barrier: (arrivals, tx-count moves up, moves down); None
-    when it is not an operation this covers (waits, init and inval, an unknown count)."""
+    """What agent a's next step does to its barrier: (arrivals, tx-count moves up, moves down), or RAISE;
+    None when it is not an operation this covers (waits, init and inval, an unknown count)."""
     if isinstance(a, Copy):
         if a.mma is not None or a.bar_cta is None:
             return None
         return (1, 0, 0) if a.kind in ARRIVALS else (0, 0, 1)
     assert code is not None
     x = code.ins[a.pc]
+    if x.kind == CP_MB and not x.noinc and not x.multicast:
+        return RAISE
     if x.kind == BULK and x.bar is not None:
         return (0, 0, 1)  # the issue: its barrier item stands for the landing's complete_tx
     if x.kind != MB:
