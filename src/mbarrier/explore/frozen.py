@@ -34,6 +34,17 @@ the seed moves (below). A wait can be passed when
   (d) the barrier is not a valid object now (the wait would raise, so it runs), the parity is not 0 or
       1 (it raises too), or anything about the wait is unknown.
 
+(a) holds only where no wait on the same barrier comes first on every path to this one with the current
+phase's parity (or without a parity: the wait the thread is blocked at now, a token wait): such a wait
+passes only once the current phase completed, so the barrier is at least one phase further when the
+thread gets here, and a wait with the other parity then passes only once that next phase completes too:
+
+  (e) (b) with one arrival more (every phase expects at least one, 9.7.13.15.14), or (c), or (d).
+
+Without (e) a consumer's next-round wait looked passable while its first wait was not yet passed, and its
+releases further on opened the producer's gates, whose next copies counted towards the current phase
+(`Gate.prior`, `Plan._priors`).
+
 Waits never change a phase, its counts or the object's validity, so they never make a gate passable
 (and neither does a wait whose address is unknown). A thread blocked *now* at a wait (the checker's
 `blocked_on`) passes exactly when the phase completes: (b) or (c). So does a future token wait whose token
@@ -81,7 +92,8 @@ if TYPE_CHECKING:
 
 INF = 1 << 60  # "arbitrarily many arrivals"
 Key = tuple[int | None, int | None]  # (cta index, offset) of a barrier; None: unknown
-GateKind = tuple[int, int, int | None, bool]  # a gate's (cta, offset or id, parity, bar): alike gates
+# A gate's (cta, offset or id, parity, bar, prior): alike gates pass or not together.
+GateKind = tuple[int, int, int | None, bool, frozenset[int]]
 # What an operation may do to a barrier's current phase: arrive (lower pending by n), raise or lower the
 # tx-count; a reset (init, inval, an unknown instruction) is all three, infinitely.
 ARRIVE, TX_UP, TX_DOWN = range(3)
@@ -117,7 +129,9 @@ class Gate:
     a token wait (`gate`), which passes only when the current phase completes). With `bar`: a counted
     bar.sync on barrier id `off` of CTA `cta` (node AT_BAR: the one the thread waits at now). With
     `copies`: a cp.async.wait_all (ALL) or cp.async.wait_group 0 (COMMITTED) of the thread (`off` is
-    COPIES), shut only for the thread whose cp.async copy is the seed (`shut`)."""
+    COPIES), shut only for the thread whose cp.async copy is the seed (`shut`). `prior`: the parities of
+    the waits on the same mbarrier that every path of the thread's future passes before this one
+    (PRIOR_COMPLETES for one without a parity), `Plan._priors`."""
 
     node: int
     pc: int
@@ -126,10 +140,15 @@ class Gate:
     parity: int | None
     bar: bool = False
     copies: int = 0
+    prior: frozenset[int] = frozenset()
     kind: GateKind = field(init=False, repr=False, compare=False)  # gates alike pass or not together
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", (self.cta, self.off, self.parity, self.bar))
+        object.__setattr__(self, "kind", (self.cta, self.off, self.parity, self.bar, self.prior))
+
+
+PRIOR_COMPLETES = 2  # in `Gate.prior`: a wait that passes only once the phase current now completed
+Passed = frozenset[tuple[int, int, int]]  # waits passed before a gate: (cta, offset, parity or the above)
 
 
 @dataclass
@@ -194,6 +213,7 @@ class Plan:
                     walks[(g.node, g.bar)] = seg
                 self.after[g.node] = seg
                 todo.extend(seg.gates)
+        self._priors()
         self.bar_paths = self._bar_paths()
         # The start's arrivals per id and the (id, count) pairs they give (the fixpoint's tally of every
         # state starts from these).
@@ -253,6 +273,49 @@ class Plan:
             best[n] = acc
             state[n] = 2
         return best[graph.start]
+
+    def _priors(self) -> None:
+        """Give each mbarrier gate the parities of the waits on its barrier that every path to it passes
+        first (`Gate.prior`): the intersection over the gates it lies behind (a greatest fixpoint, over
+        the gates of a loop too). The segments get new gates where they change (walks are shared)."""
+        segs: dict[int | None, Segment] = {None: self.start}
+        for node, seg in self.after.items():
+            segs[node] = seg
+        gates = {g.node: g for seg in segs.values() for g in seg.gates}
+        parents: dict[int, list[int | None]] = {}
+        for where, seg in segs.items():
+            for g in seg.gates:
+                parents.setdefault(g.node, []).append(where)
+        passed: dict[int, Passed | None] = dict.fromkeys(parents)  # None: not known yet (everything)
+        changed = True
+        while changed:
+            changed = False
+            for node, froms in parents.items():
+                acc: Passed | None = None
+                for where in froms:
+                    if where is None:
+                        here: Passed = frozenset()
+                    else:
+                        before = passed[where]
+                        if before is None:
+                            continue
+                        g = gates[where]
+                        here = before if g.bar or g.copies else before | {
+                            (g.cta, g.off, PRIOR_COMPLETES if g.parity is None else g.parity)}
+                    acc = here if acc is None else acc & here
+                if acc is not None and acc != passed[node]:
+                    passed[node] = acc
+                    changed = True
+        for where, seg in segs.items():
+            new = []
+            for g in seg.gates:
+                prior = frozenset(p for c, o, p in passed[g.node] or () if (c, o) == (g.cta, g.off))
+                new.append(replace(g, prior=prior) if prior and not g.bar and g.parity is not None else g)
+            if any(a is not b for a, b in zip(new, seg.gates, strict=True)):
+                if where is None:
+                    self.start = replace(seg, gates=tuple(new))
+                else:
+                    self.after[where] = replace(seg, gates=tuple(new))
 
     def behind(self, g: Gate) -> Segment:
         return self.after[g.node]
@@ -791,11 +854,17 @@ def _passable(m: Machine, g: Gate, exact: dict[Count, int]) -> bool:
         return exact.get((what, g.cta, g.off), 0) + exact.get((what, g.cta, None), 0) + exact.get(
             (what, None, None), 0)
 
+    need = b.pending
     if g.parity is not None and g.parity != b.phase & 1:
-        return True  # (a)
+        if b.phase & 1 not in g.prior and PRIOR_COMPLETES not in g.prior:
+            return True  # (a)
+        # (e): behind a wait on this barrier that passes only once the current phase completed, so this
+        # one needs the next phase to complete too: one arrival more at least (the expected count never
+        # drops below 1, arrive_drop's included: 9.7.13.15.14)
+        need += 1
     # (b), (c): enough arrivals for the pending count, and enough bytes moving the tx-count the right way
     # to bring it to 0. Resets count as all of these.
-    if have(ARRIVE) < b.pending:
+    if have(ARRIVE) < need:
         return False
     return have(TX_DOWN) >= b.tx if b.tx > 0 else have(TX_UP) >= -b.tx
 
