@@ -33,7 +33,7 @@ from mbarrier.sim.types import TYPES
 
 # Kinds of instructions the checker distinguishes.
 LOCAL, BRANCH, EXIT, MB, LOAD, STORE, ATOM, BAR, CLUSTER, WARP, CP_ASYNC, CP_WAIT, CP_MB, BULK, \
-    BULK_STORE, WARP_READ, MMA = range(17)
+    BULK_STORE, WARP_READ, MMA, MATRIX = range(18)
 
 # The checker's kind of each kind of the registry. What no other agent observes (`Facts.private`, and a
 # commit of the thread's own copies) runs eagerly: LOCAL. What the checker cannot see into is ATOM with an
@@ -46,6 +46,8 @@ _KINDS: dict[Kind, int] = {
 _COPIES = {CopyKind.CP_ASYNC: CP_ASYNC, CopyKind.BULK: BULK, CopyKind.BULK_STORE: BULK_STORE,
            CopyKind.STORE_ASYNC: BULK, CopyKind.TENSOR: BULK, CopyKind.TENSOR_STORE: BULK_STORE,
            CopyKind.LAUNCH_CONTROL: BULK}
+# The warp-level matrix loads and stores, by opcode: whether it writes shared memory.
+_MATRIX = {"ldmatrix": False, "stmatrix": True}
 # Spaces of address operands as the footprints know them (a .local address is looked up as generic).
 _SPACE = {Space.CTA: "cta", Space.CLUSTER: "cluster", Space.GLOBAL: "global", Space.PARAM: "param",
           Space.LOCAL: "generic", Space.GENERIC: "generic"}
@@ -100,6 +102,7 @@ class Ins:
     noinc: bool = False                            # no increment at issue: .noinc, tcgen05.commit
     multicast: bool = False                        # a .multicast::cluster copy
     mask_arg: tuple[int | None, int] | None = None     # its ctaMask: (slot, 0) or (None, constant)
+    stores: bool = False                           # MATRIX: stmatrix (it writes the rows), not ldmatrix
     lanes_arg: int | None = None                   # a warp collective's membermask register slot
     opcode: str = ""                               # the full opcode with its qualifiers (`setp.eq.s32`)
     imms: tuple[int | None, ...] = ()              # each operand's integer immediate, None where not one
@@ -137,6 +140,8 @@ class Code:
     # and registers whose every write is a mov of one); None when one is not known so.
     tx_amounts: frozenset[int] | None = frozenset()
     live: list[set[int]] = field(default_factory=list)   # registers live at each pc (`live_registers`)
+    # Those of them whose values may reach what the futures evaluate (`relevant_registers`).
+    relevant: list[set[int]] = field(default_factory=list)
 
     def fixed(self, pc: int, slot: int) -> bool:
         return slot not in self.reach_defs[pc]
@@ -312,6 +317,11 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
             x.bar_waits = f.sync.waits
     elif f.kind == Kind.MMA:
         x.sync_all = "warp"  # wgmma.mma_async and wait_group: every lane of the warp meets there
+    elif f.kind == Kind.OPAQUE and f.name in _MATRIX:
+        # ldmatrix/stmatrix (sim.isa.matrix): `.sync.aligned` warp collectives of every lane of the warp
+        # at one instruction, whose last arrival reads (writes) the rows the lanes' addresses name, in the
+        # CTA's own shared memory (a generic address outside its window faults): no mbarrier, no copy.
+        x.kind, x.sync_all, x.stores = MATRIX, "warp", _MATRIX[f.name]
     elif f.copy is not None:
         c = f.copy
         if f.kind == Kind.COPY_ARRIVE:
@@ -410,12 +420,6 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
         succ.append(tuple(p for p in nxt if p <= n))
     code = Code(compiled, ins, succ)
     code.reach_defs = _reach_defs(code)
-    plain = [x for x in ins if x.kind == BAR and not x.counted]
-    code.cta_barriers_whole = all(x.sync_all == "cta" for x in plain)
-    if any(x.kind == BAR and x.counted for x in ins):
-        ids = [x.bar_id[1] if x.bar_id is not None and x.bar_id[0] is None else None for x in plain]
-        code.cta_barriers_whole = code.cta_barriers_whole and None not in ids
-        code.whole_ids = frozenset(i for i in ids if i is not None)
     code.token_slots = frozenset(s for x in ins if x.mb_op in ("arrive", "arrive_drop") for s in x.defs)
     code.tx_amounts = _tx_amounts(movs, amounts)
     for x in ins:
@@ -424,6 +428,14 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
     code.callees = frozenset(_callee(s) for s, _ in _slot_maps(fn) if s.opcode == "call")
     code.calls = not code.callees <= BUILTIN_CALLS
     code.live = live_registers(code)
+    plain = [x for x in ins if x.kind == BAR and not x.counted]
+    code.cta_barriers_whole = all(x.sync_all == "cta" for x in plain)
+    if any(x.kind == BAR and x.counted for x in ins):
+        ids = [None if x.bar_id is None else x.bar_id[1] if x.bar_id[0] is None else
+               _constant(code, x.bar_id[0]) for x in plain]
+        code.cta_barriers_whole = code.cta_barriers_whole and None not in ids
+        code.whole_ids = frozenset(i for i in ids if i is not None)
+    code.relevant = relevant_registers(code)
     for x in ins:
         if x.kind == MB and x.mb_op in ("test_wait", "try_wait"):
             x.spin = _is_spin(code, x)
@@ -650,6 +662,65 @@ def live_registers(code: Code) -> list[set[int]]:
             if len(cur) != before:
                 changed = True
     return live
+
+
+def _constant(code: Code, slot: int) -> int | None:
+    """The one value register `slot` holds wherever it is read, when every write of it is an unguarded
+    `mov` of one immediate and no path from the function's entry reads it before such a write (inline
+    asm's `mov.u32 %r501, 15; bar.sync %r501;`); None otherwise."""
+    if slot in code.live[0]:
+        return None
+    found = {x.imms[1] if x.op == "mov" and x.guard is None and len(x.imms) == 2 else None
+             for x in code.ins if slot in x.defs}
+    return found.pop() if len(found) == 1 and None not in found else None
+
+
+def operand_slots(x: Ins) -> set[int]:
+    """The registers of x whose values the futures read (`explore.footprints`, `explore.frozen`,
+    `explore.tally`, `explore.quiet`, `explore.values`): its guard, addresses (a tensor map's too), wait
+    operand, counts, byte counts, ctaMask, membermask and shfl operands. Data operands (stored values,
+    matrix fragments, accumulators) are none of these."""
+    out: set[int] = set()
+    if x.guard is not None:
+        out.add(x.guard[0])
+    for a in (x.addr, x.addr2, x.bar, x.tmap):
+        if a is not None and a.base is not None:
+            out.add(a.base)
+    for o in (x.wait_arg, x.count, x.bar_id, x.bar_count, x.size_arg, x.mask_arg, x.tx_arg):
+        if o is not None and o[0] is not None:
+            out.add(o[0])
+    if x.lanes_arg is not None:
+        out.add(x.lanes_arg)
+    if x.shfl is not None:
+        out.update(o[0] for o in x.shfl[2:] if o is not None and o[0] is not None)
+    return out
+
+
+def relevant_registers(code: Code) -> list[set[int]]:
+    """For each pc, the live registers (`live_registers`) whose values may reach an operand the futures
+    read (`operand_slots`) before they are written: directly, or through instructions whose results reach
+    one (all their reads count then). A thread's future depends on nothing else of its register file:
+    the other registers hold data (loaded values, fragments, accumulators) that no address, guard,
+    parity or count computed on any path from pc reads, so `explore.values` need not carry them."""
+    n = len(code.ins)
+    uses = [operand_slots(x) for x in code.ins]
+    rel: list[set[int]] = [set(u) for u in uses]
+    changed = True
+    while changed:
+        changed = False
+        for pc in range(n - 1, -1, -1):
+            x = code.ins[pc]
+            cur = rel[pc]
+            before = len(cur)
+            out: set[int] = set()
+            for s in code.succ[pc]:
+                out |= rel[s]
+            if x.defs & out:
+                cur |= x.reads
+            cur |= out if x.guard is not None else out - x.defs
+            if len(cur) != before:
+                changed = True
+    return rel
 
 
 def success_reads(code: Code, w: Ins) -> frozenset[int]:

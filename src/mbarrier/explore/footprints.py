@@ -39,6 +39,7 @@ from mbarrier.explore.code import (
     CP_WAIT,
     EXIT,
     LOAD,
+    MATRIX,
     MB,
     MMA,
     STORE,
@@ -185,6 +186,8 @@ class Footprints:
             return [(("warp", cta, t.aid // 32), READ)]
         if k == MMA:
             return self._mma(t, x, future)
+        if k == MATRIX:
+            return self._matrix(t, x, future)
         if k == EXIT:
             # Exits commute with each other (LEAVE): each lowers the live counts the bar.sync, cluster
             # and warp-collective checks compare with, and those releases are monotone, so two exits
@@ -333,6 +336,20 @@ class Footprints:
             return items + [(("wg", cta, warp), READ)]
         return items + [(("sm", cta, None, None), READ), (("live", cta), READ),
                         (("wg", cta, warp), JOIN)]
+
+    def _matrix(self, t: Thread, x: Ins, future: bool) -> list[Item]:
+        """ldmatrix/stmatrix: a lane's arrival JOINs its warp's collective; the arrival that completes it
+        reads (writes) every lane's rows: somewhere in the CTA's shared memory (the row addresses are 32
+        lanes' values). In the future any arrival may be the last."""
+        cta = t.cta.index
+        items: list[Item] = [(("warp", cta, t.aid // 32), JOIN)]
+        w = t.warp
+        if not future and w is not None:
+            entry = w.pending.get((x.op, 0xFFFFFFFF))
+            arrived = len(entry.parts) if entry is not None else 0
+            if arrived + 1 < sum(1 for th in w.threads if th.status != EXITED):
+                return items
+        return items + [(("sm", cta, None, None), WRITE if x.stores else READ)]
 
     def copy_size(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int | None:
         """A bulk copy's size: its immediate, or its register's value where known (nvcc puts it in one);

@@ -83,7 +83,7 @@ from typing import TYPE_CHECKING
 from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, CP_WAIT, EXIT, MB, Addr, Code, Ins
 from mbarrier.explore.liveregs import Getter, LiveRegs
 from mbarrier.explore.tally import BarUse, Tally, bar_arrivals, bar_use
-from mbarrier.explore.values import Env, FutureToken, Shared, Unrolled, unroll, value
+from mbarrier.explore.values import Env, FutureToken, Shared, Unrolled, resume, unroll, value
 from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, ForCopies
 
@@ -386,9 +386,11 @@ class Frozen:
         # With each, the barrier kinds its nodes may meet (`_meets`).
         self._flows: OrderedDict[tuple[object, ...], tuple[Unrolled, frozenset[str]]] = OrderedDict()
         self._shared = Shared()  # the flows' equal envs and edges, one object each
+        # By thread: the key of its latest flow, whose graph its next pcs' futures are read off (`resume`).
+        self._latest: dict[int, tuple[object, ...]] = {}
         # The plans' equal items, one object each (emptied when it holds more than ITEMS_KEPT).
         self._items: dict[Item, Item] = {}
-        self.regs = LiveRegs()  # a plan depends on nothing else of the register file
+        self.regs = LiveRegs(relevant=True)  # a plan depends on nothing else of the register file
         # By thread: the key and plan `plan` last gave, with the getter of its live registers.
         # With the thread's snapshot entry (`plan`'s `entry`).
         self._last: dict[int, tuple[Footprints, int, tuple[object, ...], frozenset[str], object, Plan,
@@ -438,9 +440,14 @@ class Frozen:
                 check()
             flow = self._flows.get(where)
             if flow is None:
-                graph = unroll(fp.m, fp.code, t, rel, lambda j, env: fp.successors(t, j, t.pc, env),
-                               self._shared)
+                last_key = self._latest.get(t.aid)
+                before = None if last_key is None else self._flows.get(last_key)
+                graph = None if before is None else resume(before[0], fp.code, t, rel)
+                if graph is None:
+                    graph = unroll(fp.m, fp.code, t, rel, lambda j, env: fp.successors(t, j, t.pc, env),
+                                   self._shared)
                 flow = self._flows[where] = (graph, _meets(fp.code, graph))
+                self._latest[t.aid] = where
                 if len(self._flows) > FLOWS_KEPT:
                     self._flows.popitem(last=False)
             # Only the cut's kinds that some barrier of the future meets matter (`Plan._next`): plans

@@ -12,15 +12,18 @@ Getter = Callable[[list[object]], tuple[object, ...]]
 
 
 class LiveRegs:
-    """Per function, per pc: its live registers and a getter of their values (computed once)."""
+    """Per function, per pc: its live registers and a getter of their values (computed once).
+    `relevant`: only those whose values may reach what the futures evaluate (`code.relevant_registers`):
+    all a thread's future and its next step's footprint depend on."""
 
-    def __init__(self) -> None:
+    def __init__(self, relevant: bool = False) -> None:
         self._by_code: dict[int, tuple[Code, list[tuple[int, ...]], list[Getter]]] = {}
+        self._relevant = relevant
 
     def of(self, code: Code) -> tuple[list[tuple[int, ...]], list[Getter]]:
         found = self._by_code.get(id(code))
         if found is None or found[0] is not code:
-            rel = [tuple(sorted(live)) for live in code.live]
+            rel = [tuple(sorted(live)) for live in (code.relevant if self._relevant else code.live)]
             found = self._by_code[id(code)] = (code, rel, [_getter(r) for r in rel])
         return found[1], found[2]
 

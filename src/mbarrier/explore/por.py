@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
-from mbarrier.explore.code import BAR, MMA, Code, Ins
+from mbarrier.explore.code import BAR, MATRIX, MMA, Code, Ins
 from mbarrier.explore.footprints import (
     JOIN,
     WRITE,
@@ -86,7 +86,8 @@ class AllFootprints:
     def current(self, a: Thread | Copy, entry: object = None) -> list[Item]:
         """The footprint of an agent's next step. A thread's is kept with the values of the registers live
         at its pc, for the steps whose footprint reads nothing else (bar.sync/bar.arrive read the
-        barrier's arrivals, wgmma its warp's): most threads stand still from one state to the next.
+        barrier's arrivals, wgmma, ldmatrix and stmatrix their warp's): most threads stand still from one
+        state to the next.
         `entry`: the thread's entry in a snapshot the machine equals now (`explore.snapshot`): the same
         entry is the same thread state, so the kept items stand without reading the registers."""
         if isinstance(a, Copy):
@@ -96,7 +97,7 @@ class AllFootprints:
             return last[3]  # only kept for the instructions below
         fp = self.fps[a.func.name]
         x = fp.code.ins[a.pc]
-        if x.kind == BAR or x.kind == MMA:
+        if x.kind in (BAR, MMA, MATRIX):
             return fp.current(a)
         if last is not None and last[0] is x and last[1] == last[2](a.regs):
             if entry is not None:

@@ -80,6 +80,9 @@ class Unrolled:
     succ: list[tuple[int, ...]] = field(default_factory=list)
     on_cycle: list[bool] = field(default_factory=list)
     start: int = 0
+    pc: int = 0                  # the pc it was unrolled from: its envs leave out what is fixed there
+    at: dict[int, list[int]] = field(default_factory=dict)   # the nodes of each pc
+    widened: bool = False        # some pc's values were merged (MAX_PER_PC, MAX_NODES)
 
 
 MAX_NODES = 4096
@@ -181,7 +184,30 @@ def unroll(m: Machine, code: Code, t: Thread, live: list[tuple[int, ...]],
                 edges.append(k)
     g.succ = [sh.edge(e) for e in out_edges]
     g.on_cycle = _on_cycle(g.succ)
+    g.pc, g.at, g.widened = pc, per_pc, bool(merged)
     return g
+
+
+def resume(g: Unrolled, code: Code, t: Thread, live: list[tuple[int, ...]]) -> Unrolled | None:
+    """The same thread's future from where it stands now, read off `g` (unrolled at an earlier pc of its
+    path, with the same `live` sets), or None. Where `g` merged no values, a node at the thread's pc whose
+    env holds exactly the thread's registers (those live there that may change after `g.pc`) roots the
+    graph `unroll` would build now: each node's successors follow from its pc and env alone (registers
+    fixed at `g.pc` hold the same values now, and those fixed only later are in the env), and no merging
+    happens in a part of a graph that had none."""
+    if g.widened:
+        return None
+    pc = t.pc
+    nodes = g.at.get(pc)
+    if not nodes:
+        return None
+    regs = t.regs
+    want = [s for s in live[pc] if not code.fixed(g.pc, s)]
+    for n in nodes:
+        env = g.envs[n]
+        if len(env) == len(want) and all(s in env and _same(env[s], regs[s]) for s in want):
+            return Unrolled(g.pcs, g.envs, g.succ, g.on_cycle, n, g.pc, g.at, False)
+    return None
 
 
 def _hashable(v: object) -> object:
