@@ -1,11 +1,13 @@
 """What the stubborn sets keep from one state to the next (`explore.lastfrozen`, `Frozen.plan`) changes
-no search: with the last state's futures reused while only the seed moved, and plans shared by cuts that
+no search: with the last state's futures reused while only the seed moved (or patched where the seed
+changed and only the last seed moved, neither holding a source), and plans shared by cuts that
 differ only in barrier kinds their future never meets (and by where the thread is blocked), every shape
 takes the same stubborn sets, states and findings as with everything computed afresh."""
 
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +15,9 @@ from mbarrier import sim
 from mbarrier.examples.shapes import SHAPES
 from mbarrier.explore import check as check_module
 from mbarrier.explore import frozen, lastfrozen, por
-from mbarrier.explore.check import Options, check_machine
+from mbarrier.explore.check import Options, check, check_machine
+
+from .helpers import load
 
 ALL_KINDS = frozenset({"cta", "warp", "cluster"})
 
@@ -47,8 +51,10 @@ def test_kept_futures_and_shared_plans_change_no_search(name: str, monkeypatch: 
     kept = _search(name)
     # Afresh: nothing reused across states, every cut its own plan, no segment shared between plans.
     monkeypatch.setattr(lastfrozen.LastFrozen, "stands", lambda *a: False)
+    monkeypatch.setattr(lastfrozen.LastFrozen, "moved_seed", lambda *a: None)
     monkeypatch.setattr(frozen, "_meets", lambda code, graph: ALL_KINDS)
-    monkeypatch.setattr(por.AllFootprints, "index", lambda self, futures, immortal: por.Index(futures, immortal))
+    monkeypatch.setattr(por.AllFootprints, "index",
+                        lambda self, futures, immortal: por.Index(futures, immortal))
     original_plan = frozen.Plan
 
     def fresh_plan(*args: object) -> frozen.Plan:
@@ -90,3 +96,92 @@ def test_the_kept_futures_stand_only_while_nothing_but_the_seed_moved() -> None:
     last.keep(m, agents, 3, {5: (0, 0)}, entries, "futures")
     seed.cl_arrived = not seed.cl_arrived  # the seed's cluster arrival changes the others' cuts
     assert not last.stands(m, agents, 3, {5: (0, 0)}, entries)
+
+
+# Thread 0 stores, then copies into the stage and arrives (its copy's issue touches more than a load, so
+# a reader becomes the next seed); threads 1 and 2 read other words, then wait for the phase. When the
+# seed moves from thread 0 (its future now holds the copy and the arrival) to a reader, the readers'
+# answers must not be kept: thread 0's sources open their gate.
+STORE_THEN_ARRIVE = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 src)
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<4>;
+	.shared .align 8 .b64 bar;
+	.shared .align 16 .b32 data[16];
+	mov.u32 %r1, %tid.x;
+	setp.ne.u32 %p1, %r1, 0;
+	@%p1 bra SYNC;
+	mbarrier.init.shared.b64 [bar], 1;
+SYNC:
+	bar.sync 0;
+	@%p1 bra READ;
+	ld.param.u64 %rd1, [src];
+	cvta.to.global.u64 %rd2, %rd1;
+	st.shared.u32 [data], 1;
+	cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [data+32], [%rd2], 16, [bar];
+	mbarrier.arrive.expect_tx.shared.b64 %rd3, [bar], 16;
+	ret;
+READ:
+	ld.shared.u32 %r3, [data+16];
+	ld.shared.u32 %r4, [data+20];
+WAIT:
+	mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
+	@!%p2 bra WAIT;
+	ld.shared.u32 %r5, [data+32];
+	ret;
+}
+"""
+
+
+@pytest.mark.parametrize("name,warps", [("ring", 2), ("ring_bug_count", 2), ("cluster", 0), ("named", 2),
+                                        ("cpasync", 0), ("branch_bug_skip", 2), ("store_then_arrive", 0)])
+def test_each_kept_or_patched_answer_equals_the_one_computed_afresh(
+        name: str, warps: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every time a state's futures come from the last state's (kept whole, or patched for a new seed),
+    they equal what the frozen analysis computes from scratch: each agent's future, the bar.sync tally,
+    the sources outside the seed and the CTAs kept alive."""
+    compared = {"kept": 0, "patched": 0}
+    stands, patched = lastfrozen.LastFrozen.stands, por.AllFootprints._patched
+
+    def summary(k: por.Kept) -> tuple[object, ...]:
+        c = k.counted
+        return ([ix.future for ix in k.indexes], k.immortal, k.fix.exact, c.total, c.counts, c.unknown,
+                c.mixed, c.own, k.cuts)
+
+    def afresh(fp: por.AllFootprints, m: object, agents: list, seed: int, blocked: dict,  # type: ignore[type-arg]
+               whole: bool, entries: object) -> por.Kept:
+        return fp._futures(m, agents, seed, blocked, whole, None, entries)  # type: ignore[arg-type]
+
+    def checked_patched(fp: por.AllFootprints, m: object, agents: list, seed: int, blocked: dict,  # type: ignore[type-arg]
+                        check: object, entries: object) -> por.Kept | None:
+        k = patched(fp, m, agents, seed, blocked, check, entries)  # type: ignore[arg-type]
+        if k is not None:
+            compared["patched"] += 1
+            assert summary(k) == summary(afresh(fp, m, agents, seed, blocked, k.whole, entries))
+        return k
+
+    monkeypatch.setattr(por.AllFootprints, "_patched", checked_patched)
+    original_frozen_indexes = por.AllFootprints.frozen_indexes
+
+    def checked(fp: por.AllFootprints, m: object, agents: list, seed: int, blocked: dict,  # type: ignore[type-arg]
+                check: object = None, entries: object = None) -> object:
+        if entries is not None and stands(fp._last, m, agents, seed, blocked, entries):  # type: ignore[arg-type]
+            k = fp._last.result
+            assert k is not None
+            compared["kept"] += 1
+            assert summary(k) == summary(afresh(fp, m, agents, seed, blocked, k.whole, entries))
+        return original_frozen_indexes(fp, m, agents, seed, blocked, check, entries)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(por.AllFootprints, "frozen_indexes", checked)
+    if name == "store_then_arrive":
+        r = check(load(tmp_path, STORE_THEN_ARRIVE), block=3, options=Options(walks=0))
+        assert r.verdict == "verified"
+    else:
+        shape = SHAPES[name]
+        shape = (shape.with_consumers(warps) if warps else shape).sized(*([2] * len(shape.trips)))
+        check_machine(shape.launch(), sim.load(shape.path), Options(walks=0, max_states=1500))
+    assert compared["kept"] > 0 and compared["patched"] > 0

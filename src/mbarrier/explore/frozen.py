@@ -179,6 +179,7 @@ class Plan:
         self.t = t
         self.pc = t.pc
         self.cut = cut
+        self.meets = cut  # the barrier kinds its future meets (`_meets`: the cut holds no others)
         self.graph = graph
         self.after: dict[int, Segment] = {}
         # By opened gates: items, whether it may exit, its bar arrivals and their count per id.
@@ -419,7 +420,7 @@ class Frozen:
         `entry`: the thread's entry in a snapshot the machine equals now (`explore.snapshot`): the same
         entry is the same thread state (pc, function, registers), so its registers need no reading."""
         last = self._last.get(t.aid)
-        if last is not None and last[3] == cut and last[4] == why:
+        if last is not None and last[4] == why and (last[3] == cut or cut & last[5].meets == last[5].cut):
             if entry is not None and last[7] is entry:
                 return last[5]
             if last[1] == t.pc and last[0] is fp and last[2] == last[6](t.regs):
@@ -463,6 +464,7 @@ class Frozen:
                     while len(self._walks) > PLANS_KEPT:
                         self._walks.popitem(last=False)
                 p = self._plans[alike] = Plan(self, fp, t, cut & met, blocked, graph, walks)
+                p.meets = met
             self._plans[key] = p
             while len(self._plans) > PLANS_KEPT:
                 self._plans.popitem(last=False)
@@ -596,11 +598,22 @@ class Frozen:
         v = value(fp.code, t, pc, env, slot) if future else t.regs[slot]
         return v & 0xFFFFFFFF if isinstance(v, int) else INF
 
+    def agent_plan(self, fps: dict[str, Footprints], a: Thread, i: int, cut: frozenset[str],
+                   blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None,
+                   entries: Sequence[object] | None) -> Plan:
+        """Agent i's plan (a thread outside calls): blocked at its spin-wait (`blocked_on`), at a counted
+        bar.sync, or standing."""
+        why: object = blocked_on.get(i)
+        w = a.wait
+        if isinstance(w, AtBar) and (nb := a.cta.bars.get(w.ident)) is not None and nb.count is not None:
+            why = w.ident
+        return self.plan(fps[a.func.name], a, cut, why, check, None if entries is None else entries[a.aid])
+
     # -- the fixpoint ---------------------------------------------------------------------------------
     def futures(self, m: Machine, fps: dict[str, Footprints], agents: list[Thread | Copy], seed: int,
                 cuts: list[frozenset[str] | None], blocked_on: dict[int, tuple[int, int]],
                 check: Callable[[], None] | None = None, entries: Sequence[object] | None = None
-                ) -> tuple[list[list[Item] | None], frozenset[int], list[BarFuture | None], Exact]:
+                ) -> Fixpoint:
         """For each agent: its item list while agents[seed] is frozen ([] for the seed itself, None where
         the caller keeps its own future: copies, threads inside calls, threads inside a cut barrier), and
         its arrivals at counted bar.sync barriers (None where the caller keeps its own future).
@@ -613,6 +626,7 @@ class Frozen:
         remote access commutes with every exit: their liveness items need not conflict."""
         exact: Exact = {}
         tally = Tally()
+        plans: list[Plan | None] = [None] * len(agents)
         live: list[tuple[int, Plan, set[Counted], set[int]]] = []
         pure: dict[int, list[tuple[int, Plan]]] = {}  # plans without sources, by their shape's id
         s = agents[seed]
@@ -644,12 +658,7 @@ class Frozen:
                     exact[(what, None, None)] = INF  # inside a call: may do anything
                 tally.unknown.add(a.cta.index)
                 continue
-            why: object = blocked_on.get(i)
-            w = a.wait
-            if isinstance(w, AtBar) and (nb := a.cta.bars.get(w.ident)) is not None and nb.count is not None:
-                why = w.ident
-            plan = self.plan(fps[a.func.name], a, cut, why, check,
-                             None if entries is None else entries[a.aid])
+            plan = plans[i] = self.agent_plan(fps, a, i, cut, blocked_on, check, entries)
             if plan.pure and a is not mute:
                 pure.setdefault(id(plan.shape), []).append((i, plan))
                 continue
@@ -716,30 +725,60 @@ class Frozen:
         out[seed] = []
         bars: list[BarFuture | None] = [None] * len(agents)
         bars[seed] = ([], {})
-        immortal: set[int] = set()  # the seed's own part is the caller's (`seed_lives`)
+        lives: list[int | None] = [None] * len(agents)  # the seed's own part is the caller's (`seed_lives`)
         for i, (a, cut) in enumerate(zip(agents, cuts, strict=True)):
             if cut is None and isinstance(a, Thread) and i != seed:
-                immortal.add(a.cta.index)
+                lives[i] = a.cta.index
         # The pure plans' gates open as the fixpoint answers: once per shape.
         done: list[tuple[int, Plan, set[int] | frozenset[int]]] = [(i, p, o) for i, p, _, o in live]
         for alike in pure.values():
             common = _opened(alike[0][1], passable)
             done.extend((i, p, common) for i, p in alike)
         for i, plan, nodes in done:
-            found = plan.futures.get(key := frozenset(nodes)) if nodes else plan.start_future
-            if found is None:
-                items, exits, uses = list(plan.start.items), plan.start.exits, list(plan.start.bars)
-                for g in _order(plan, nodes):
-                    seg = plan.behind(g)
-                    items.extend(seg.items)
-                    exits = exits or seg.exits
-                    uses.extend(seg.bars)
-                found = plan.futures[key] = (items, exits, (uses, bar_arrivals(uses, plan.bar_paths)))
+            found = _future(plan, nodes)
             if not found[1]:
-                immortal.add(agents[i].cta.index)  # type: ignore[union-attr]
+                lives[i] = agents[i].cta.index  # type: ignore[union-attr]
             out[i] = found[0]
             bars[i] = found[2]
-        return out, frozenset(immortal), bars, exact
+        return Fixpoint(out, lives, bars, exact, plans, passable)
+
+
+def _future(plan: Plan, nodes: set[int] | frozenset[int]) -> tuple[list[Item], bool, BarFuture]:
+    """A plan's items, whether it may exit and its bar arrivals with the gates at `nodes` opened."""
+    found = plan.futures.get(key := frozenset(nodes)) if nodes else plan.start_future
+    if found is None:
+        items, exits, uses = list(plan.start.items), plan.start.exits, list(plan.start.bars)
+        for g in _order(plan, nodes):
+            seg = plan.behind(g)
+            items.extend(seg.items)
+            exits = exits or seg.exits
+            uses.extend(seg.bars)
+        found = plan.futures[key] = (items, exits, (uses, bar_arrivals(uses, plan.bar_paths)))
+    return found
+
+
+@dataclass
+class Fixpoint:
+    """`Frozen.futures`' answer: per agent its items (`lists`), the CTA it keeps alive (`lives`: a thread
+    inside a cut barrier or whose future has no exit; never the seed's, `seed_lives`), its bar arrivals
+    (`bars`) and plan (`plans`: threads outside calls but the seed); the sources outside the seed
+    (`exact`) and whether a gate opens with them (`passable`)."""
+
+    lists: list[list[Item] | None]
+    lives: list[int | None]
+    bars: list[BarFuture | None]
+    exact: Exact
+    plans: list[Plan | None]
+    passable: Callable[[Gate], bool]
+
+    def immortal(self) -> frozenset[int]:
+        alive = set(self.lives)  # in C: a state has as many entries as agents
+        alive.discard(None)
+        return frozenset(alive)  # type: ignore[arg-type]
+
+    def pure_future(self, plan: Plan) -> tuple[list[Item], bool, BarFuture]:
+        """The future of a plan without sources under these answers (its gates open as they say)."""
+        return _future(plan, _opened(plan, self.passable))
 
 
 def _meets(code: Code, graph: Unrolled) -> frozenset[str]:

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import attrgetter, is_
+from typing import Generic, TypeVar
 
 from mbarrier.sim.machine import Copy, Machine, Thread
 
+T = TypeVar("T")
 _COUNTS = attrgetter("valid", "phase", "pending", "tx")  # what the futures' fixpoint reads of a barrier
 
 
@@ -32,7 +34,7 @@ def barrier_counts(m: Machine) -> tuple[object, ...]:
             tuple((c.pc, c.status, tuple(map(id, c.watchers))) for c in m.inflight))
 
 
-class LastFrozen:
+class LastFrozen(Generic[T]):
     """The inputs and result of the last frozen-futures computation."""
 
     def __init__(self) -> None:
@@ -42,7 +44,7 @@ class LastFrozen:
         self._blocked: dict[int, tuple[int, int]] = {}
         self._counts: tuple[object, ...] = ()
         self._seed_state: tuple[object, ...] = ()
-        self.result: object = None
+        self.result: T | None = None
 
     @staticmethod
     def _seed_of(s: Thread | Copy) -> tuple[object, ...]:
@@ -65,8 +67,24 @@ class LastFrozen:
             return False
         return barrier_counts(m) == self._counts
 
+    def moved_seed(self, m: Machine, agents: list[Thread | Copy], seed: int,
+                   blocked_on: dict[int, tuple[int, int]], entries: Sequence[object]) -> int | None:
+        """The last seed's index when the seed changed and nothing but the last seed (a thread) moved
+        since (the same agents, threads' waits, barrier counts, every other thread's entry); else None."""
+        if self.result is None or seed == self._seed or len(agents) != len(self._agents):
+            return None
+        if not all(map(is_, agents, self._agents)) or len(entries) != len(self._entries):
+            return None
+        was = agents[self._seed]
+        if not isinstance(was, Thread):
+            return None
+        same = sum(map(is_, entries, self._entries)) + (entries[was.aid] is not self._entries[was.aid])
+        if same != len(entries) or blocked_on != self._blocked or barrier_counts(m) != self._counts:
+            return None
+        return self._seed
+
     def keep(self, m: Machine, agents: list[Thread | Copy], seed: int,
-             blocked_on: dict[int, tuple[int, int]], entries: Sequence[object], result: object) -> None:
+             blocked_on: dict[int, tuple[int, int]], entries: Sequence[object], result: T) -> None:
         self._agents, self._seed, self._entries = list(agents), seed, entries
         self._blocked = dict(blocked_on)
         self._counts = barrier_counts(m)

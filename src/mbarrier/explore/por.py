@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from itertools import compress
+from operator import is_not
 
 from mbarrier.explore.code import BAR, MATRIX, MMA, Code, Ins
 from mbarrier.explore.footprints import (
@@ -26,7 +29,7 @@ from mbarrier.explore.footprints import (
     group,
     matches,
 )
-from mbarrier.explore.frozen import INF, PLANS_KEPT, BarFuture, Exact, Frozen, held_by, seed_lives
+from mbarrier.explore.frozen import INF, PLANS_KEPT, BarFuture, Fixpoint, Frozen, held_by, seed_lives
 from mbarrier.explore.lastfrozen import LastFrozen
 from mbarrier.explore.liveregs import Getter
 from mbarrier.explore.quiet import Quiet, tx_bound
@@ -57,7 +60,7 @@ class AllFootprints:
         # The closure's queries (item tuples) by number, for the futures' answers (`FutureIndex.memo`);
         # numbers are never reused, so the latest QUERIES_KEPT suffice.
         self._queries: dict[tuple[Item, ...], int] = {}
-        self._last = LastFrozen()  # the last state's futures, while only the seed moves
+        self._last: LastFrozen[Kept] = LastFrozen()  # the last state's futures, while only the seed moves
         self._last_index: Index | None = None
         self._next_query = 0
 
@@ -146,31 +149,76 @@ class AllFootprints:
         """`frozen_futures`, each future indexed for the closure (`FutureIndex`); also which mbarrier
         operations cannot complete a phase before the seed moves (`explore.quiet`)."""
         last = self._last
-        if entries is not None and last.stands(m, agents, seed, blocked_on, entries):
-            out, others, counted, quiet, seed_cut = last.result  # type: ignore[misc]
-        else:
-            cuts, lists, others, bars, counted, exact = self._futures(m, agents, seed, blocked_on, True,
-                                                                      check, entries)
-            if not counted.whole_cut_holds(self.fps):
-                cuts, lists, others, bars, counted, exact = self._futures(m, agents, seed, blocked_on, False,
-                                                                          check, entries)
-            indexed = self.indexed
-            out = [(_NOTHING if bcut is None else self.future(b)) if items is None else indexed(items)
-                   for b, bcut, items in zip(agents, cuts, lists, strict=True)]
-            quiet, seed_cut = Quiet(m, self.tx_amount, exact), cuts[seed]
-            if entries is not None:
-                last.keep(m, agents, seed, blocked_on, entries, (out, others, counted, quiet, seed_cut))
-        home = seed_lives(self.fps, agents[seed], seed_cut)
+        kept: Kept | None = None
+        if entries is not None:
+            if last.stands(m, agents, seed, blocked_on, entries):
+                kept = last.result
+            else:
+                kept = self._patched(m, agents, seed, blocked_on, check, entries)
+        if kept is None:
+            kept = self._futures(m, agents, seed, blocked_on, True, check, entries)
+            if not kept.counted.whole_cut_holds(self.fps):
+                kept = self._futures(m, agents, seed, blocked_on, False, check, entries)
+        if entries is not None:
+            last.keep(m, agents, seed, blocked_on, entries, kept)
+        home = seed_lives(self.fps, agents[seed], kept.cuts[seed])
+        others = kept.immortal
         immortal = others if home is None or home in others else others | {home}
-        return out, immortal, counted, quiet
+        return kept.indexes, immortal, kept.counted, kept.quiet
 
     def _futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
                  blocked_on: dict[int, tuple[int, int]], whole: bool, check: Callable[[], None] | None,
-                 entries: Sequence[object] | None
-                 ) -> tuple[list[frozenset[str] | None], list[list[Item] | None], frozenset[int],
-                            list[BarFuture | None], Counted, Exact]:
+                 entries: Sequence[object] | None) -> Kept:
         """The frozen futures with the barrier cuts (`whole`: also at whole-CTA bar.sync where counted
-        barriers exist too, which `Counted.whole_cut_holds` must confirm afterwards)."""
+        barriers exist too, which `Counted.whole_cut_holds` must confirm afterwards), indexed."""
+        cuts = self._cuts(agents, seed, whole)
+        fix = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on, check, entries)
+        indexed = self.indexed
+        indexes = [(_NOTHING if bcut is None else self.future(b)) if items is None else indexed(items)
+                   for b, bcut, items in zip(agents, cuts, fix.lists, strict=True)]
+        return Kept(cuts, whole, fix, indexes, Counted(agents, fix.bars), Quiet(m, self.tx_amount, fix.exact),
+                    fix.immortal())
+
+    def _patched(self, m: Machine, agents: list[Thread | Copy], seed: int,
+                 blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None,
+                 entries: Sequence[object]) -> Kept | None:
+        """The last state's futures with the seed changed, when only the last seed moved since and
+        neither seed's plan holds a source (arrival, tx-count change, reset, bar arrival): then the
+        sources outside the seed, so every gate's answer, are the same; only the two seeds' futures
+        change (the new one is frozen, the old one's follows from the answers). None otherwise."""
+        k = self._last.result
+        old = self._last.moved_seed(m, agents, seed, blocked_on, entries)
+        if old is None or k is None:
+            return None
+        was = agents[old]
+        p1 = k.fix.plans[seed]
+        if p1 is None or not p1.pure or not isinstance(was, Thread) or was.frames:
+            return None
+        cuts = self._cuts(agents, seed, k.whole)
+        cut = cuts[old]
+        if not _same_plans(cuts, k, {seed, old}):
+            return None
+        lists, lives, bars, plans = list(k.fix.lists), list(k.fix.lives), list(k.fix.bars), list(k.fix.plans)
+        lists[seed], lives[seed], bars[seed], plans[seed] = [], None, ([], {}), None
+        indexes = list(k.indexes)
+        indexes[seed] = _NOTHING
+        if cut is None:  # it waits inside a barrier the new seed must reach: no future, its CTA lives
+            lists[old], bars[old], plans[old] = None, None, None
+            lives[old], indexes[old] = was.cta.index, _NOTHING
+        else:
+            p0 = self.frozen.agent_plan(self.fps, was, old, cut, blocked_on, check, entries)
+            if not p0.pure:
+                return None
+            items, exits, bar_future = k.fix.pure_future(p0)
+            lists[old], bars[old], plans[old] = items, bar_future, p0
+            lives[old] = None if exits else was.cta.index
+            indexes[old] = self.indexed(items)
+        fix = replace(k.fix, lists=lists, lives=lives, bars=bars, plans=plans)
+        # Neither seed's bar arrivals nor sources changed: the tally and the quiet counts stand.
+        return Kept(cuts, k.whole, fix, indexes, k.counted, k.quiet, fix.immortal())
+
+    def _cuts(self, agents: list[Thread | Copy], seed: int, whole: bool) -> list[frozenset[str] | None]:
+        """Each agent's barrier cut (`frozen`): None where it waits inside a barrier the seed must reach."""
         s = agents[seed]
         st = s if isinstance(s, Thread) else None
         fps = self.fps
@@ -196,9 +244,35 @@ class AllFootprints:
                 elif b.wait is not None and held_by(b, s):
                     cut = None  # waiting for its copies, the seed among them
             cuts.append(cut)
-        lists, immortal, bars, exact = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on, check,
-                                                           entries)
-        return cuts, lists, immortal, bars, Counted(agents, bars), exact
+        return cuts
+
+
+def _same_plans(cuts: list[frozenset[str] | None], k: Kept, skip: set[int]) -> bool:
+    """Whether every agent (but `skip`) whose cut changed from `k`'s keeps its plan: the cuts differ only
+    in barrier kinds its future never meets (`Plan.meets`)."""
+    for i in compress(range(len(cuts)), map(is_not, cuts, k.cuts)):
+        new, was = cuts[i], k.cuts[i]
+        if i in skip or new == was:
+            continue
+        p = k.fix.plans[i]
+        if new is None or was is None or p is None or new & p.meets != p.cut:
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class Kept:
+    """One state's frozen futures as the closure reads them, kept for the next (`LastFrozen`): the cuts
+    (computed with `whole`), the fixpoint's answer, each agent's indexed future, the bar.sync tally, the
+    quiet operations' counts and the CTAs the agents but the seed keep alive."""
+
+    cuts: list[frozenset[str] | None]
+    whole: bool
+    fix: Fixpoint
+    indexes: list[FutureIndex]
+    counted: Counted
+    quiet: Quiet
+    immortal: frozenset[int]
 
 
 def _stuck(seed: Thread | Copy, t: Thread, cut: frozenset[str]) -> bool:
