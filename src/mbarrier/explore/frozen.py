@@ -19,7 +19,9 @@ the seed moves (below). A wait can be passed when
       operations on it in the regions of all non-frozen threads (their count operand; infinitely many
       when the count is unknown or the arrival sits on a cycle of the thread's unrolled future,
       `values.Unrolled`), plus pending cp.async.mbarrier.arrive
-      agents, reach its pending count, and the operations outside that move its tx-count towards 0
+      agents, reach its pending count (a cp.async.mbarrier.arrive without .noinc in a region counts
+      none: its issue raises the pending count before its arrive-on lowers it, 9.7.13.15.15, so the
+      pair never brings the count nearer 0), and the operations outside that move its tx-count towards 0
       can together move it by at least its size (for a positive count: complete_tx, bulk copies in
       flight or issued in a region, each of its byte count in every CTA a multicast names; for a
       negative one: expect_tx and arrive.expect_tx). Moves the other way are ignored, and a byte count
@@ -100,8 +102,9 @@ ARRIVE, TX_UP, TX_DOWN = range(3)
 # A cp.async.mbarrier.arrive's arrive-on, counted as ARRIVE; it watches its thread's cp.async copies not
 # yet landed, so none comes from the thread whose copy is the frozen seed.
 ARRIVE_ON = 3
-# The issue of a cp.async.mbarrier.arrive without .noinc raises the pending count by one (counted apart:
-# it never helps a phase complete, it only bounds the count's growth for `explore.quiet`).
+# The issue of a cp.async.mbarrier.arrive without .noinc raises the pending count by one, before its
+# arrive-on lowers it: the pair is no arrival for the current phase, only a rise (which bounds the
+# count's growth for `explore.quiet`).
 INC = 4
 Source = tuple[int, int, Key, int]  # (node of the unrolled future, what, barrier, count)
 Count = tuple[int, int | None, int | None]  # what (ARRIVE_ON as ARRIVE), cta, offset: a key of `exact`
@@ -570,7 +573,9 @@ class Frozen:
             targets = fp.barriers_of(t, x, pc, future, env) if x.multicast else \
                 [_target(fp, t, x.bar, pc, future, env)]  # tcgen05.commit's multicast: each CTA of its mask
             n = INF if repeats else 1
-            kinds = (ARRIVE_ON,) if x.noinc else (ARRIVE_ON, INC)
+            # Without .noinc the issue raises the pending count its arrive-on lowers later: the pair never
+            # brings a phase nearer completion (only the arrive-ons pending now do), just bounds its rise.
+            kinds = (ARRIVE_ON,) if x.noinc else (INC,)
             return [(node, what, k, n) for k in targets for what in kinds]
         elif x.kind == BULK:
             # complete_tx of its bytes on landing, in every CTA a multicast names; where they are not
