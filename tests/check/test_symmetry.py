@@ -230,10 +230,9 @@ def _after_one_step_of(mod: ast.Module, firsts: tuple[int, ...]) -> list[tuple[o
     aids: list[int] = []
     for t in m.threads:
         e.eager(t, aids)
-    for t in m.threads:  # thread 0 initializes, then everyone meets at bar.sync
-        while t.status == 0 and e.ins(t).op != "bar.sync":
-            e.fire([t], aids)
-        e.fire([t], aids)
+    # Thread 0 initializes; every arrival at bar.sync runs eagerly (`explore.wholebar`), thread 0's last.
+    e.fire([m.threads[0]], aids)
+    assert not any(t.wait for t in m.threads)  # everyone is past bar.sync
     start = snapshot.save(m, e.tokens)
     out = []
     for first in firsts:

@@ -311,12 +311,13 @@ def _futures(ex: Explorer, seed: int) -> tuple[list[Thread], list[dict[object, l
 
 
 def _to_bar_sync_done(ex: Explorer) -> None:
-    """Thread 0 initializes, then every thread passes bar.sync (all arrive, then the eager steps)."""
+    """Thread 0 initializes, then every thread passes bar.sync (all arrive, then the eager steps; where
+    the arrivals run eagerly, `explore.wholebar`, the second init's transition completes it)."""
     m = ex.m
     _advance(ex, 0, 2)  # the two inits
     for t in m.threads:
-        if t.status == 0:
-            ex.fire([t], [])  # bar.sync
+        if t.status == 0 and ex.ins(t).op == "bar.sync":
+            ex.fire([t], [])
 
 
 # Every thread arrives on bar0 (count: the block) and waits for the phase its token names.

@@ -28,7 +28,7 @@ from operator import attrgetter
 from mbarrier.core.violations import Violation
 from mbarrier.explore import snapshot
 from mbarrier.explore.budget import MAX_MEMORY, MAX_STATES, OUT_OF_MEMORY, BoundHit, Budget
-from mbarrier.explore.code import BRANCH, LOCAL, WARP, Code, Ins, analyse
+from mbarrier.explore.code import BAR, BRANCH, LOCAL, WARP, Code, Ins, analyse
 from mbarrier.explore.deadlock import explain
 from mbarrier.explore.footprints import Footprints
 from mbarrier.explore.frontier import Entry, Frontier
@@ -48,6 +48,7 @@ from mbarrier.explore.spin import Spins, holds
 from mbarrier.explore.symmetry import Symmetry
 from mbarrier.explore.walks import Walks
 from mbarrier.explore.who import Layout
+from mbarrier.explore.wholebar import WholeBars
 from mbarrier.ptx import ast
 from mbarrier.sim.errors import KernelFault, SimError
 from mbarrier.sim.launch import pick_kernel
@@ -111,6 +112,7 @@ class Explorer:
         kernel = m.threads[0].func.name
         self.code: Code = self.codes[kernel]
         self.fp = AllFootprints({name: Footprints(m, c) for name, c in self.codes.items()})
+        self.whole = WholeBars(self.fp.fps)
         self.spins = Spins(m, self.codes)
         self.stats = Stats()
         self.tokens = {name: c.token_slots for name, c in self.codes.items() if c.token_slots}
@@ -145,18 +147,19 @@ class Explorer:
 
     def is_local(self, t: Thread) -> bool:
         """Whether t's next step runs eagerly, as part of the step before it: an instruction no other
-        agent observes, one its guard skips, or an arrival at a warp collective (elect, vote, shfl,
-        match, redux, bar.warp.sync, setmaxnreg). Such an arrival is never disabled and commutes with
-        every step of every other agent: with the other lanes' arrivals (the arrived set is the same in
-        any order, and the collective completes at the last of them), with an exit of a lane of its warp
-        (it lowers the count the collective needs, which cannot complete without this arrival either
-        way), and nothing else reads what it changes (its warp's pending collectives; its lanes'
+        agent observes, one its guard skips, an arrival at a warp collective (elect, vote, shfl,
+        match, redux, bar.warp.sync, setmaxnreg) or one at a whole-CTA bar.sync that no counted arrival
+        can reach (`explore.wholebar`). An arrival at a warp collective is never disabled and commutes
+        with every step of every other agent: with the other lanes' arrivals (the arrived set is the
+        same in any order, and the collective completes at the last of them), with an exit of a lane of
+        its warp (it lowers the count the collective needs, which cannot complete without this arrival
+        either way), and nothing else reads what it changes (its warp's pending collectives; its lanes'
         registers and, for bar.warp.sync, their clocks, when it completes; setmaxnreg's warpgroup checks
         commute too, `sim.isa.control.setmaxnreg_facts`). So the thread alone is a persistent set there:
         no interleaving's deadlock, violation or race is lost. (The PTX ISA's `.sync` collectives wait
         for the lanes of their membermask and exchange registers only; `sim.machine.control.coll`.)"""
         x = self.ins(t)
-        return x.kind in _EAGER or not self.guard_on(t, x)
+        return x.kind in _EAGER or not self.guard_on(t, x) or (x.kind == BAR and self.whole.eager(t, x))
 
     def enabled(self, snap: snapshot.Snapshot | None = None) -> tuple[list[Thread | Copy], Spinning]:
         """The agents that can step now (sorted by id) and the spinning threads' barriers. `snap`: a
@@ -178,12 +181,11 @@ class Explorer:
         a.code[a.pc](self.m, a)
 
     def eager(self, t: Thread, aids: list[int], released: set[int] | None = None) -> None:
-        """Run t's eager steps (`is_local`); `released` gets the lanes a warp collective it completed
-        released (`settle` runs theirs)."""
+        """Run t's eager steps (`is_local`); `released` gets the threads a warp collective or bar.sync it
+        completed released (`settle` runs theirs)."""
         n = 0
         while t.status == RUNNABLE and self.is_local(t):
-            w = t.warp if released is not None and self.ins(t).kind == WARP else None
-            waiting = [th for th in w.threads if th.status == BLOCKED] if w is not None else ()
+            waiting = self._waiting(t) if released is not None else ()
             self.step(t, aids)
             if released is not None:
                 released.update(th.aid for th in waiting if th.status == RUNNABLE)
@@ -194,11 +196,23 @@ class Explorer:
                                   "never end)")
         self.stats.local_steps += n
 
+    def _waiting(self, t: Thread) -> list[Thread]:
+        """The threads t's eager step may release: its warp's lanes blocked in a collective, or the
+        threads waiting at its bar.sync."""
+        x = self.ins(t)
+        if x.kind == WARP and t.warp is not None:
+            return [th for th in t.warp.threads if th.status == BLOCKED]
+        if x.kind == BAR and (i := self.whole.ident(t, x)) is not None:
+            nb = t.cta.bars.get(i)
+            return list(nb.arrived) if nb is not None else []
+        return []
+
     def settle(self, aids: list[int], woken: set[int]) -> None:
         """Run the eager steps of the threads that stepped or were released from a barrier (in aid
-        order), then of the lanes those steps released from a warp collective (added to `woken`), until
-        none is left. Every other runnable thread already stands at a visible instruction: the root ran
-        every thread's eager steps and each transition settles the threads it touched."""
+        order), then of the threads those steps released from a warp collective or bar.sync (added to
+        `woken`) or made eager, until none is left. Every other runnable thread already stands at a visible
+        instruction: the root ran every thread's eager steps and each transition settles the threads it
+        touched."""
         if not self.reduce:
             return
         threads = self.m.threads
@@ -211,7 +225,11 @@ class Explorer:
                     if t.status == RUNNABLE and self.is_local(t):
                         self.eager(t, aids, released)
             woken.update(released)
-            todo = sorted(released)
+            # Then the threads touched that became eager meanwhile: a bar.sync arrival is eager only while
+            # no lane is inside a collective (`explore.wholebar`), which the others' steps may complete.
+            todo = sorted(released) or [
+                a for a in sorted(woken.union(aids)) if a < self.nthreads and threads[a].status == RUNNABLE
+                and self.is_local(threads[a])]
 
     def fire(self, agents: list[Thread | Copy], aids: list[int]) -> set[int]:
         """One transition: the agents' steps (several only for a warp in warp mode), then local steps.
