@@ -16,6 +16,7 @@ from mbarrier.examples.shapes import SHAPES
 from mbarrier.explore import check as check_module
 from mbarrier.explore import frozen, lastfrozen, por
 from mbarrier.explore.check import Options, check, check_machine
+from mbarrier.sim.machine import Copy, Thread
 
 from .helpers import load
 
@@ -185,3 +186,27 @@ def test_each_kept_or_patched_answer_equals_the_one_computed_afresh(
         shape = (shape.with_consumers(warps) if warps else shape).sized(*([2] * len(shape.trips)))
         check_machine(shape.launch(), sim.load(shape.path), Options(walks=0, max_states=1500))
     assert compared["kept"] > 0 and compared["patched"] > 0
+
+
+def test_a_new_seed_whose_future_holds_a_source_is_not_patched(tmp_path: Path) -> None:
+    """Thread 0 will arrive on bar0; threads 1 and 2 read, then wait for it. With thread 1 as the seed the
+    fixpoint counts thread 0's arrival; with thread 0 as the seed it must not (thread 0 is frozen), so the
+    last answers cannot be patched for the new seed although nothing moved: thread 2's gate closes."""
+    from mbarrier.explore import snapshot
+
+    from .test_por_mbarrier import _explorer, _to_bar_sync_done, _wait
+
+    reader = ["ld.shared.u32 %r5, [data+4];", *_wait(0, 0, 20), "ld.shared.u32 %r6, [data];"]
+    ex = _explorer(tmp_path, (1, 1), [["mbarrier.arrive.shared::cta.b64 _, [bar0];"], reader, list(reader)])
+    _to_bar_sync_done(ex)
+    m = ex.m
+    entries = snapshot.thread_states(snapshot.save(m, ex.tokens))
+    everyone = [t for t in m.threads if t.status != 3]
+    _, spinning = ex.enabled()
+    blocked = {i: spinning[t.aid] for i, t in enumerate(everyone) if t.aid in spinning}
+    agents: list[Thread | Copy] = list(everyone)
+    ex.fp.frozen_indexes(m, agents, 1, blocked, None, entries)  # thread 1 the seed: thread 0's arrival counts
+    got = ex.fp.frozen_indexes(m, agents, 0, blocked, None, entries)[0]
+    fresh = ex.fp._futures(m, agents, 0, blocked, True, None, entries).indexes
+    assert [ix.future for ix in got] == [ix.future for ix in fresh]
+    assert not any(obj[0] == "sm" and obj[2] == 0 for items in got[2].future.values() for obj, _ in items)
