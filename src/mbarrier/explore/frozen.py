@@ -371,7 +371,10 @@ class Plan:
         return Segment(items, tuple(gates.values()), arrivals, exits, bars)
 
 
-PLANS_KEPT = 2048
+# Plans (under two keys each: their cut and the kinds their future meets), walks and gate shapes kept.
+# 1,024 rather than 2,048: the same time on the ring and warpgroup shapes, a third less memory per state
+# (docs/performance.md).
+PLANS_KEPT = 1024
 # Unrolled futures kept: more than the threads of a 384-thread CTA, whose barriers release a warpgroup
 # at once (with 128, a state's 128 new positions evicted the flows its other cuts' plans needed).
 FLOWS_KEPT = 512
