@@ -85,7 +85,7 @@ from typing import TYPE_CHECKING
 from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, CP_WAIT, EXIT, MB, Addr, Code, Ins
 from mbarrier.explore.liveregs import Getter, LiveRegs
 from mbarrier.explore.tally import BarUse, Tally, bar_arrivals, bar_use
-from mbarrier.explore.values import Env, FutureToken, Shared, Unrolled, resume, unroll, value
+from mbarrier.explore.values import Env, FutureToken, Shared, Unrolled, future_start, resume, unroll, value
 from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, ForCopies
 
@@ -615,7 +615,9 @@ class Frozen:
         w = a.wait
         if isinstance(w, AtBar) and (nb := a.cta.bars.get(w.ident)) is not None and nb.count is not None:
             why = w.ident
-        return self.plan(fps[a.func.name], a, cut, why, check, None if entries is None else entries[a.aid])
+        fp = fps[a.func.name]
+        return self.plan(fp, future_start(fp.code, a), cut, why, check,
+                         None if entries is None else entries[a.aid])
 
     # -- the fixpoint ---------------------------------------------------------------------------------
     def futures(self, m: Machine, fps: dict[str, Footprints], agents: list[Thread | Copy], seed: int,

@@ -22,6 +22,7 @@ from typing import NoReturn
 from mbarrier.explore.code import LOCAL, MB, Addr, Code, Ins
 from mbarrier.sim.compile import SPECIAL_DYNAMIC
 from mbarrier.sim.machine import EXITED, Machine, Thread
+from mbarrier.sim.waits import InCollective
 
 Env = dict[int, object]
 
@@ -274,6 +275,22 @@ def _same(a: object, b: object) -> bool:
 def _equal(a: Env, b: Env) -> bool:
     """The same registers with the same values (of the same types: True is not 1 here)."""
     return len(a) == len(b) and all(s in b and _same(b[s], v) for s, v in a.items())
+
+
+def future_start(code: Code, t: Thread) -> Thread:
+    """The thread as its future starts. A lane blocked inside a warp collective (`InCollective`) already
+    stands past it (the simulator moves pc first, `sim.isa.control.collective`), but the registers the
+    collective writes hold their old values until it completes: its future starts at the collective
+    itself, whose transfer (`_transfer`) gives those registers the values every outcome agrees on, or
+    none. That future holds the lane's arrival a second time, a harmless extra. Other threads, and a
+    collective that writes no register (bar.warp.sync, setmaxnreg), start where they stand."""
+    if not isinstance(t.wait, InCollective) or not code.ins[t.pc - 1].defs:
+        return t
+    view = Thread.__new__(Thread)
+    for name in Thread.__slots__:
+        setattr(view, name, getattr(t, name))
+    view.pc = t.pc - 1
+    return view
 
 
 def _shadow(t: Thread) -> Thread:
