@@ -348,8 +348,8 @@ def test_token_waits_cost_states_linear_in_the_threads(tmp_path: Path) -> None:
 
 def test_modes_that_commute() -> None:
     # Plain arrivals (JOIN) commute with arrive.expect_tx (XJ) and with a landing that keeps the
-    # tx-count above 0 (TX); XJ with XJ; a landing with nothing else on its barrier.
-    commuting = {(JOIN, JOIN), (READ, READ), (JOIN, XJ), (XJ, XJ), (JOIN, TX)}
+    # tx-count above 0 (TX); XJ with XJ; two such landings with each other (`landing_mode`).
+    commuting = {(JOIN, JOIN), (READ, READ), (JOIN, XJ), (XJ, XJ), (JOIN, TX), (TX, TX)}
     for a in (READ, WRITE, JOIN, XJ, TX):
         for b in (READ, WRITE, JOIN, XJ, TX):
             assert conflict(a, b) == ((a, b) not in commuting and (b, a) not in commuting), (a, b)

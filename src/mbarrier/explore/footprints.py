@@ -15,12 +15,12 @@ reads of it, exits or counted bars, and LEAVE for what an exit does to those and
 (exits commute with each other), and WHOLE for an arrival without a thread count on a barrier id (these
 commute with each other, not with counted arrivals there), XJ for an arrive.expect_tx (it commutes with
 plain arrivals and other arrive.expect_tx, `of_ins`), and TX for a copy's complete-tx where it commutes
-with plain arrivals (`landing_mode`).
+with plain arrivals and with the other TX landings (`landing_mode`).
 
 Two items conflict when their objects may be the same and their modes are not both READ, both JOIN,
-both LEAVE, both WHOLE or both XJ, nor JOIN and XJ, nor JOIN and TX. Waits are READs of their mbarrier, so
-waits commute with each other; plain arrivals are JOINs; every other mbarrier operation is a WRITE (or an
-XJ, or a TX). Operations on different barriers or bytes never conflict.
+both LEAVE, both WHOLE, both XJ or both TX, nor JOIN and XJ, nor JOIN and TX. Waits are READs of their
+mbarrier, so waits commute with each other; plain arrivals are JOINs; every other mbarrier operation is a
+WRITE (or an XJ, or a TX). Operations on different barriers or bytes never conflict.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def group(items: Iterable[Item]) -> Future:
 
 def conflict(a: int, b: int) -> bool:
     if a == b:
-        return a == WRITE or a == TX
+        return a == WRITE  # TX with TX too commutes (`landing_mode`)
     return a * b not in _COMMUTING
 
 
@@ -497,7 +497,11 @@ def landing_mode(c: Copy, inflight: list[Copy]) -> int:
     plain arrival on the barrier, are arrive.expect_tx (XJ conflicts with TX, but not with JOIN: they
     only raise it) and the landings of the other copies in flight to the barrier (complete_tx and
     expect_tx are WRITEs; a copy issued later is a WRITE in its issuer's future). So the tx-count cannot
-    be 0 when this copy lands if it is now above the bytes of every other copy in flight to the barrier."""
+    be 0 when this copy lands if it is now above the bytes of every other copy in flight to the barrier.
+    Two TX landings commute too: while either is in flight the tx-count stays above 0 whatever else lands
+    (each one's own bound), so neither completes the phase before the other lands; both fall into the same
+    phase in either order, and the state after both is the same (their bytes, the tx-count, the clocks the
+    completion releases). Two multicast halves on one `full` armed for both are such a pair."""
     assert c.bar_cta is not None
     b = c.bar_cta.barriers.get(c.bar_off)
     if b is None or not b.valid or c.size <= 0:

@@ -374,8 +374,12 @@ def key(s: Snapshot) -> tuple[Any, ...]:
     are, not by issue order; runnable-list order and effect counters left out). Threads enter it by the
     64-bit hash of their canonical state (`_thread_state`), taken once when the thread changed."""
     threads, copies, ctas, clusters, warps, gmem = s[:6]
+    hb = s[10]
     tk = tuple(map(_HASH, chain.from_iterable(threads)))
-    ck = tuple(sorted((copy_id(c), status, deps) for c, _, status, deps, _ in copies))
+    # With race tracking, each copy with its tracker's agent (`RaceState.copy_agent`: named by its issue,
+    # not by the machine's issue order, which the key leaves out too).
+    hid = hb.hid if isinstance(hb, RaceState) else {}
+    ck = tuple(sorted((copy_id(c), status, deps, hid.get(c.aid, -1)) for c, _, status, deps, _ in copies))
     cta_k = tuple((smem, tuple(sorted((off, b.key()) for off, b, _ in barriers)),
                    tuple(sorted((i, tuple(sorted(x.aid for x in arrived)), count)
                                 for i, arrived, count in bars)))
@@ -385,5 +389,4 @@ def key(s: Snapshot) -> tuple[Any, ...]:
                               for k, _, need, parts in pending)), nreg)
                 for pending, nreg in warps) if any(p or n for p, n in warps) else ()
     g_k = tuple(tuple(sorted(pages)) for pages in gmem)
-    hb = s[10]
     return tk, ck, cta_k, cl_k, w_k, g_k, hb.key() if isinstance(hb, RaceState) else None

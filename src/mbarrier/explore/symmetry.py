@@ -26,6 +26,7 @@ a real path that `mbarrier run --schedule` replays.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mbarrier.explore import snapshot
@@ -168,20 +169,24 @@ class Symmetry:
         for pos, old in enumerate(new):
             ren[old] = pos
         tk = tuple(locs[old] for old in new)
-        _, ck, cta_k, cl_k, _, g_k, _ = plain
-        ck2 = tuple(sorted(((cid[0], ren[cid[1]], *cid[2:]), status, deps)
-                           for cid, status, deps in ck))
+        _, _, cta_k, cl_k, _, g_k, _ = plain
+        hb = snap[10]
+        race = isinstance(hb, RaceState)
+        # Each copy with its tracker agent renamed (`snapshot.key`), a tuple (`_renamer`).
+        r = _renamer(hb, ren) if race else None
+        ck2 = tuple(sorted(((cid[0], ren[c.thread.aid], *cid[2:]), status, deps,
+                            None if r is None else r(hb.hid[c.aid]))
+                           for c, _, status, deps, _ in snap[1] for cid in (snapshot.copy_id(c),)))
         cta2 = tuple((smem, barriers, tuple(sorted((i, tuple(sorted(ren[a] for a in arrived)), count)
                                                    for i, arrived, count in bars)))
                      for smem, barriers, bars in cta_k)
         wk = self._warp_key(snap[4], ren)
-        hb = snap[10]
         hk = None
-        if isinstance(hb, RaceState):
+        if race:
             if len(self._agents) > _CACHE_LIMIT:
                 self._agents.clear()
             rid = self._rens.setdefault(tuple(ren), len(self._rens))
-            hk = hb_key(hb, ren, self.lane_of, snap[8], (self._agents, rid))
+            hk = hb_key(hb, ren, self.lane_of, (self._agents, rid))
         return (tk, ck2, cta2, cl_k, wk, g_k, hk), plain
 
     def _warp_key(self, warps: tuple[Any, ...], ren: list[int]) -> tuple[object, ...]:
@@ -226,16 +231,30 @@ def _unname(part: object) -> object:
 AgentCache = dict[tuple[int, int], tuple[Agent, tuple[object, ...]]]
 
 
-def hb_key(hb: RaceState, ren: list[int], lane_of: list[int], top: int,
+def _renamer(hb: RaceState, ren: list[int]) -> Callable[[int], object]:
+    """Tracker agent ids renamed: a thread's by `ren`, a copy engine's by its issue under `ren` (its issuer
+    renamed, the issuer's clock then: `RaceState.copy_agent`); -1, no agent, stays -1."""
+    n, issues, first = len(ren), hb.issues, hb.first_copy
+
+    def r(a: int) -> object:
+        if 0 <= a < n:
+            return ren[a]
+        if a < 0:
+            return a
+        issuer, clk = issues[a - first]
+        return ("c", ren[issuer], clk)
+    return r
+
+
+def hb_key(hb: RaceState, ren: list[int], lane_of: list[int],
            cache: tuple[AgentCache, int] | None = None) -> tuple[object, ...]:
-    """`RaceState.key()` with each thread agent renamed by `ren` (copy engines, ids `len(ren)` up to `top`,
-    keep theirs; -1, no agent, stays -1). `cache`: renamed agents by (agent object, renaming id): an
-    agent a snapshot holds never changes (the tracker copies it first), and renamings repeat."""
-    ext = ren + list(range(len(ren), top)) + [-1]
-    r = ext.__getitem__
+    """`RaceState.key()` with each agent renamed (`_renamer`). `cache`: renamed agents by (agent object,
+    renaming id): an agent a snapshot holds never changes (the tracker copies it first), and renamings
+    repeat."""
+    r = _renamer(hb, ren)
 
     # Unordered collections are frozensets (equal as sets, hashed without sorting): the key is only hashed.
-    def vc(d: VC) -> frozenset[tuple[int, int]]:
+    def vc(d: VC) -> frozenset[tuple[object, int]]:
         return frozenset(zip(map(r, d), d.values(), strict=True))
 
     def vcs(d: dict[tuple[int, int], VC]) -> frozenset[object]:
@@ -243,7 +262,7 @@ def hb_key(hb: RaceState, ren: list[int], lane_of: list[int], top: int,
 
     def agent(a: Agent) -> tuple[object, ...]:
         return (r(a.me), vc(a.vc), a.clk, vc(a.frel) if a.frel is not None else None, vc(a.facq),
-                vc(a.cp_issued), tuple((k, tuple(map(tuple, v))) for k, v in a.groups.items()))
+                vc(a.cp_issued), tuple((k, tuple(tuple(map(r, g)) for g in v)) for k, v in a.groups.items()))
 
     def shadow(s: Shadow) -> frozenset[object]:
         return frozenset((addr, r(c[0]), c[1],
@@ -256,7 +275,7 @@ def hb_key(hb: RaceState, ren: list[int], lane_of: list[int], top: int,
 
     def warp(a: int) -> int:
         """bar.warp.sync accumulators are keyed by their warp's first aid: the first aid of its image."""
-        b = r(a)
+        b = ren[a]
         return b - lane_of[b]
 
     agents: frozenset[object]

@@ -20,10 +20,11 @@ if TYPE_CHECKING:
 class CopyInfo:
     """What the explanations need about a copy engine."""
 
-    __slots__ = ("kind", "thread", "line", "barrier", "phase", "tracked", "lanes")
+    __slots__ = ("aid", "kind", "thread", "line", "barrier", "phase", "tracked", "lanes")
 
-    def __init__(self, kind: str, thread: int, line: int, barrier: str | None,
+    def __init__(self, aid: int, kind: str, thread: int, line: int, barrier: str | None,
                  lanes: tuple[int, ...] = ()) -> None:
+        self.aid = aid                                  # the machine's agent id (the schedule's name)
         self.kind = kind
         self.lanes = lanes                              # wgmma.mma_async: the issuing warp's threads
         self.thread = thread
@@ -33,7 +34,7 @@ class CopyInfo:
         self.tracked: tuple[str, int] | None = None     # cp.async: (barrier, line) of its mbarrier.arrive
 
     def clone(self) -> CopyInfo:
-        out = CopyInfo(self.kind, self.thread, self.line, self.barrier, self.lanes)
+        out = CopyInfo(self.aid, self.kind, self.thread, self.line, self.barrier, self.lanes)
         out.phase, out.tracked = self.phase, self.tracked
         return out
 
@@ -99,12 +100,14 @@ _RACES: dict[str, type[Race]] = {c.rule: c for c in (DataRace, ProxyFence, Mbarr
 
 
 def _who(m: RaceMachine, aid: int) -> str:
+    """An agent of the tracker in words: a thread, or a copy engine (its tracker id is not the machine's,
+    `RaceState.copy_agent`: named by the machine's)."""
+    info = m.hb.copies.get(aid)
+    if info is not None:
+        return f"{info.kind} c{info.aid} (issued by thread {info.thread} at line {info.line})"
     a = m.agent(aid)
     if a is not None:
         return a.name
-    info = m.hb.copies.get(aid)
-    if info is not None:
-        return f"{info.kind} c{aid} (issued by thread {info.thread} at line {info.line})"
     return f"agent {aid}"
 
 def _where(m: RaceMachine, info: Info, addr: int) -> str:
@@ -169,7 +172,8 @@ def _access_of(m: RaceMachine, info: Info) -> RaceAccess:
     aid, site, flags, space, cta, addr, size, what = info
     s: Site = site  # type: ignore[assignment]
     op = what or (("atomic " if flags & ATOMIC else "") + ("write" if flags & WRITE else "read"))
-    copy = aid - len(m.threads) if aid in m.hb.copies else None
+    engine = m.hb.copies.get(aid)
+    copy = engine.aid - len(m.threads) if engine is not None else None
     return RaceAccess(_thread_of(m, aid), _who(m, aid), copy, s.line, s.text, op, space,
                       None if cta < 0 else cta, addr, size)
 

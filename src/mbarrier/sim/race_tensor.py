@@ -27,9 +27,9 @@ def tensor_accesses(check: Check, shadow: Callable[[int], Shadow], c: Copy, cag:
     gw = 0 if load else WRITE | (ATOMIC if c.kind.startswith("cp.reduce") else 0)
     for at, g, n in plan.runs(c.dst if load else c.src[2], load):
         if g >= 0:
-            ginfo: Info = (c.aid, c.site, ASYNC | gw, "global", -1, g, n, "")
+            ginfo: Info = (cag.me, c.site, ASYNC | gw, "global", -1, g, n, "")
             gdata = gread(g, n) if gw == WRITE else None
             check(shadow(-1), g, n, cag, ginfo, 2 if gw else 1, cag.pvcg, gdata)
-        sinfo: Info = (c.aid, c.site, ASYNC | (WRITE if load else 0), "shared", cta.index, at, n, "")
+        sinfo: Info = (cag.me, c.site, ASYNC | (WRITE if load else 0), "shared", cta.index, at, n, "")
         sdata = bytes(cta.smem[at:at + n]) if load else None
         check(shadow(cta.index), at, n, cag, sinfo, 2 if load else 1, cag.pvc, sdata)

@@ -23,15 +23,16 @@ if TYPE_CHECKING:
 def issued(m: RaceMachine, c: Copy) -> Copy:
     """The engine `c` just issued: its clock is the join of its lanes' (each lane's clock advances)."""
     assert c.mma is not None
+    h = m.hb.copy_agent(c, c.thread.aid, m.hb.agent(c.thread.aid).clk)
     vc: VC = {}
     for aid in c.mma.lanes:
         join(vc, m.hb.agent(aid).tick())
-    vc[c.aid] = 2
-    cag = m.hb.add(Agent(c.aid, vc))
+    vc[h] = 2
+    cag = m.hb.add(Agent(h, vc))
     cag.pvc = m.hb.proxy_fences.visible(vc)
-    m.hb.add_copy(c.aid, CopyInfo(c.kind, c.thread.aid, c.site.line, None, c.mma.lanes))
+    m.hb.add_copy(h, CopyInfo(c.aid, c.kind, c.thread.aid, c.site.line, None, c.mma.lanes))
     key = _op(m, c)
-    m.hb.wg_ops[key] = m.hb.wg_ops.get(key, ()) + (c.aid,)
+    m.hb.wg_ops[key] = m.hb.wg_ops.get(key, ()) + (h,)
     return c
 
 
@@ -44,10 +45,10 @@ def _op(m: RaceMachine, c: Copy) -> tuple[int, int, int]:
 
 def read(m: RaceMachine, c: Copy, cta: Cta, chunks: list[int]) -> None:
     """The engine read these 16-byte chunks of `cta`'s shared memory (at its clock 1, async proxy)."""
-    cag = m.hb.agents[c.aid]
+    cag = m.hb.agents[m.hb.hid[c.aid]]
     shadow = m.hb.shadow(cta.index)
     for at in dict.fromkeys(chunks):
-        info: Info = (c.aid, c.site, ASYNC, "shared", cta.index, at, 16, "the read of wgmma.mma_async")
+        info: Info = (cag.me, c.site, ASYNC, "shared", cta.index, at, 16, "the read of wgmma.mma_async")
         m._check(shadow, at, 16, cag, info, 1, cag.pvc)
 
 

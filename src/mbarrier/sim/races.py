@@ -87,6 +87,12 @@ class RaceState:
         self.own_copies: set[int] = set()
         # The shares (engine ids) of each warpgroup MMA: (CTA, the warpgroup's first thread, rank).
         self.wg_ops: dict[tuple[int, int, int], tuple[int, ...]] = {}
+        # Copy engines' ids (`copy_agent`): by (issuer, the issuer's clock at the issue), and that issue
+        # by id less `first_copy`, shared by every clone; and by the machine's id of each copy in flight.
+        self.names: dict[tuple[int, int], int] = {}
+        self.issues: list[tuple[int, int]] = []
+        self.first_copy = len(m.threads)
+        self.hid: dict[int, int] = {}
 
     def agent(self, aid: int) -> Agent:
         """An agent's state to change: copied first if a snapshot shares it (copy on write)."""
@@ -162,6 +168,19 @@ class RaceState:
         self.copies[aid] = info
         self.own_copies.add(aid)
 
+    def copy_agent(self, c: Copy, issuer: int, clk: int) -> int:
+        """The tracker's id of a copy engine just issued by thread `issuer` at its clock `clk`: the same
+        id for the same issue in every run and search branch, whatever other copies were issued before
+        (the machine numbers copies in issue order, across threads). So states that differ only in the
+        order two threads issued their copies have equal clocks and keys (`key`)."""
+        name = (issuer, clk)
+        found = self.names.get(name)
+        if found is None:
+            found = self.names[name] = self.first_copy + len(self.issues)
+            self.issues.append(name)
+        self.hid[c.aid] = found
+        return found
+
     def clone(self) -> RaceState:
         """An independent copy (for the checker's snapshots). What this state owns becomes shared with
         the copy; either side copies a part before changing it."""
@@ -187,6 +206,8 @@ class RaceState:
         out.own_copies = set()
         self.own_copies = set()
         out.wg_ops = dict(self.wg_ops)
+        out.names, out.issues, out.first_copy = self.names, self.issues, self.first_copy
+        out.hid = dict(self.hid)
         return out
 
     def key(self) -> tuple[object, ...]:
@@ -422,23 +443,24 @@ class RaceMachine(Machine):
         """The copy (`c`, else the latest) just issued: ordered after everything its thread did so far."""
         c = self.inflight[-1] if c is None else c
         ag = self.hb.agent(t.aid)
+        h = self.hb.copy_agent(c, t.aid, ag.clk)
         snap = ag.tick()
-        snap[c.aid] = 2
-        cag = self.hb.add(Agent(c.aid, snap))
+        snap[h] = 2
+        cag = self.hb.add(Agent(h, snap))
         if bulk:
             cag.proxy(self.hb.proxy_fences, snap)
         bar = None
         if c.bar_cta is not None:
             bar = c.bar_cta.barriers[c.bar_off].name if c.bar_off in c.bar_cta.barriers else None
-        self.hb.add_copy(c.aid, CopyInfo(c.kind, t.aid, c.site.line, bar))
+        self.hb.add_copy(h, CopyInfo(c.aid, c.kind, t.aid, c.site.line, bar))
         return c
 
     def cp_async(self, t: Thread, dst: int, src: int, size: int, src_size: int) -> None:
         Machine.cp_async(self, t, dst, src, size, src_size)
-        c = self._issued(t, False)
+        h = self.hb.hid[self._issued(t, False).aid]
         ag = self.hb.agent(t.aid)
-        ag.cp_issued[c.aid] = 2
-        ag.groups["cp.async"][-1].append(c.aid)
+        ag.cp_issued[h] = 2
+        ag.groups["cp.async"][-1].append(h)
 
     def bulk_copy(self, t: Thread, dst_space: str, src_space: str, dst: int, src: int, size: int,
                   bar: int, cta_mask: int | None = None) -> None:
@@ -473,17 +495,17 @@ class RaceMachine(Machine):
 
     def tensor_store(self, t: Thread, *args: object) -> None:
         Machine.tensor_store(self, t, *args)  # type: ignore[arg-type]
-        self.hb.agent(t.aid).groups["bulk"][-1].append(self._issued(t, True).aid)
+        self.hb.agent(t.aid).groups["bulk"][-1].append(self.hb.hid[self._issued(t, True).aid])
 
     def bulk_store(self, t: Thread, dst: int, src: int, size: int) -> None:
         Machine.bulk_store(self, t, dst, src, size)
         c = self._issued(t, True)
-        self.hb.agent(t.aid).groups["bulk"][-1].append(c.aid)
+        self.hb.agent(t.aid).groups["bulk"][-1].append(self.hb.hid[c.aid])
 
     def bulk_reduce(self, t: Thread, dst: int, src: int, size: int, op: str, ty: str) -> None:
         Machine.bulk_reduce(self, t, dst, src, size, op, ty)
         c = self._issued(t, True)
-        self.hb.agent(t.aid).groups["bulk"][-1].append(c.aid)
+        self.hb.agent(t.aid).groups["bulk"][-1].append(self.hb.hid[c.aid])
 
     def cp_mb_arrive(self, t: Thread, space: str, addr: int, noinc: bool) -> None:
         Machine.cp_mb_arrive(self, t, space, addr, noinc)
@@ -491,11 +513,12 @@ class RaceMachine(Machine):
         ag = self.hb.agent(t.aid)
         self._mb_access(ag, self._site(t), cta, off, THREAD | ATOMIC, "cp.async.mbarrier.arrive")
         a = self.inflight[-1]
+        h = self.hb.copy_agent(a, t.aid, ag.clk)
         snap = ag.tick()
-        snap[a.aid] = 2
-        arr = self.hb.add(Agent(a.aid, snap))
+        snap[h] = 2
+        arr = self.hb.add(Agent(h, snap))
         arr.cp_issued = dict(ag.cp_issued)  # rule 2: every cp.async the thread requested before it
-        self.hb.add_copy(a.aid, CopyInfo(a.kind, t.aid, a.site.line, b.name))
+        self.hb.add_copy(h, CopyInfo(a.aid, a.kind, t.aid, a.site.line, b.name))
         for c in ag.cp_issued:
             if self.hb.copies[c].tracked is None:
                 self.hb.copy_info(c).tracked = (b.name or f"{off:#x}", a.site.line)
@@ -532,25 +555,27 @@ class RaceMachine(Machine):
         return race_wgmma.retired(self, t, Machine._wg_retire(self, t, n))
 
     def finish_async(self, c: Copy) -> None:
-        if c.mma is not None:
-            Machine.finish_async(self, c)
-            return
         hb = self.hb
-        cag = hb.agents[c.aid]
+        if c.mma is not None:
+            Machine.finish_async(self, c)  # its engine's reads (`race_wgmma.read`)
+            hb.hid.pop(c.aid)
+            return
+        h = hb.hid.pop(c.aid)  # its last step
+        cag = hb.agents[h]
         bar_cta, off = c.bar_cta, c.bar_off
         bc = self._clocks(bar_cta, off) if bar_cta is not None else None
-        if bc is not None and hb.copies[c.aid].phase != bc.phase:
-            hb.copy_info(c.aid).phase = bc.phase
+        if bc is not None and hb.copies[h].phase != bc.phase:
+            hb.copy_info(h).phase = bc.phase
         Machine.finish_async(self, c)
         if c.kind in ARRIVALS:
             assert bar_cta is not None and bc is not None
             self._mb_access(cag, c.site, bar_cta, off, ATOMIC, "the arrive-on of " + c.kind)
             # A wait that sees the phase complete is ordered after the copies tracked (9.7.13.15.15) and
             # after this arrive-on itself, which the completion counted (an inval may follow it).
-            done = {**cag.cp_issued, c.aid: cag.clk}
+            done = {**cag.cp_issued, h: cag.clk}
             join(bc.acc_cta, done)
             join(bc.acc_cluster, done)
-            bc.arrivers.add(c.aid)
+            bc.arrivers.add(h)
             self._rolled(bar_cta, off)
             return
         bulk = c.kind.startswith(("cp.async.bulk", "cp.reduce.async.bulk", "clusterlaunchcontrol"))
@@ -559,7 +584,7 @@ class RaceMachine(Machine):
         if c.plan is not None:
             tensor_accesses(self._check, hb.shadow, c, cag, self.gmem.read)
         elif kind != "value":  # st.async/red.async carry their value from the issue
-            rinfo: Info = (c.aid, c.site, proxy, "global" if kind == "global" else "shared",
+            rinfo: Info = (h, c.site, proxy, "global" if kind == "global" else "shared",
                            -1 if scta is None else scta.index, saddr, c.size, "")
             self._check(hb.shadow(-1 if kind == "global" else scta.index),  # type: ignore[union-attr]
                         saddr, c.src_size if kind == "global" else c.size, cag, rinfo, 1,
@@ -567,7 +592,7 @@ class RaceMachine(Machine):
         dcta = c.dst_cta
         if c.plan is None:
             reduce = ATOMIC if c.kind.startswith("cp.reduce") else 0  # element-wise atomic reductions
-            winfo: Info = (c.aid, c.site, proxy | WRITE | reduce, "global" if dcta is None else "shared",
+            winfo: Info = (h, c.site, proxy | WRITE | reduce, "global" if dcta is None else "shared",
                            -1 if dcta is None else dcta.index, c.dst, c.size, "")
             # What the copy wrote (it has landed): kept only for plain bulk copies (hb: twins).
             data = None
@@ -578,9 +603,9 @@ class RaceMachine(Machine):
                         cag.pvcg if dcta is None else cag.pvc, data)
         if bar_cta is not None and bc is not None:
             self._mb_access(cag, c.site, bar_cta, off, ATOMIC | proxy, "the complete-tx of " + c.kind, 2)
-            join(bc.acc_cta, {c.aid: 2})
-            join(bc.acc_cluster, {c.aid: 2})
-            bc.arrivers.add(c.aid)
+            join(bc.acc_cta, {h: 2})
+            join(bc.acc_cluster, {h: 2})
+            bc.arrivers.add(h)
             self._rolled(bar_cta, off)
 
     # -- barriers and fences -------------------------------------------------------------------------
