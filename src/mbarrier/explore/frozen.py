@@ -85,8 +85,18 @@ from typing import TYPE_CHECKING
 from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, CP_WAIT, EXIT, MB, Addr, Code, Ins
 from mbarrier.explore.liveregs import Getter, LiveRegs
 from mbarrier.explore.tally import BarUse, Tally, bar_arrivals, bar_use
-from mbarrier.explore.values import Env, FutureToken, Shared, Unrolled, future_start, resume, unroll, value
-from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
+from mbarrier.explore.values import (
+    Env,
+    FutureToken,
+    Shared,
+    Unrolled,
+    future_start,
+    resume,
+    unroll,
+    unroll_lanes,
+    value,
+)
+from mbarrier.sim.machine import ARRIVALS, EXITED, Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, ForCopies
 
 if TYPE_CHECKING:
@@ -373,19 +383,26 @@ class Plan:
 
 # Plans (under two keys each: their cut and the kinds their future meets), walks and gate shapes kept.
 # 1,024 rather than 2,048: the same time on the ring and warpgroup shapes, a third less memory per state
-# (docs/performance.md).
+# (docs/performance.md). At least PLANS_PER_THREAD per thread of the machine: with fewer, one state's
+# plans evict each other (768 threads: every state rebuilt every future, 20 CPU s each).
 PLANS_KEPT = 1024
+PLANS_PER_THREAD = 4
 # Unrolled futures kept: more than the threads of a 384-thread CTA, whose barriers release a warpgroup
-# at once (with 128, a state's 128 new positions evicted the flows its other cuts' plans needed).
+# at once (with 128, a state's 128 new positions evicted the flows its other cuts' plans needed); at
+# least FLOWS_PER_THREAD per thread of the machine.
 FLOWS_KEPT = 512
+FLOWS_PER_THREAD = 2
 ITEMS_KEPT = 8192
 
 
 class Frozen:
     """The passability fixpoint (see the module docstring), with per-thread plans cached."""
 
-    def __init__(self) -> None:
-        # Plans by cut and thread situation: the latest PLANS_KEPT (a search meets new register values at
+    def __init__(self, threads: int = 0) -> None:
+        """`threads`: how many the machine has (the caches keep at least a few entries per thread)."""
+        self.plans_kept = max(PLANS_KEPT, PLANS_PER_THREAD * threads)
+        self.flows_kept = max(FLOWS_KEPT, FLOWS_PER_THREAD * threads)
+        # Plans by cut and thread situation: the latest `plans_kept` (a search meets new register values at
         # every level, so an unbounded cache would grow with the states, not with the program).
         self._plans: OrderedDict[tuple[object, ...], Plan] = OrderedDict()
         # Register values per (thread, pc, live registers): shared by the plans of every cut; only the
@@ -395,6 +412,8 @@ class Frozen:
         self._shared = Shared()  # the flows' equal envs and edges, one object each
         # By thread: the key of its latest flow, whose graph its next pcs' futures are read off (`resume`).
         self._latest: dict[int, tuple[object, ...]] = {}
+        # (warp, pc) where its lanes' futures could not be unrolled in one walk (`_unroll`).
+        self._apart: set[tuple[int, int]] = set()
         # The plans' equal items, one object each (emptied when it holds more than ITEMS_KEPT).
         self._items: dict[Item, Item] = {}
         self.regs = LiveRegs(relevant=True)  # a plan depends on nothing else of the register file
@@ -413,7 +432,7 @@ class Frozen:
         key = (tuple(start), tuple(after))
         found = self._shapes.get(key)
         if found is None:
-            if len(self._shapes) >= PLANS_KEPT:
+            if len(self._shapes) >= self.plans_kept:
                 self._shapes.clear()  # plans keep theirs: equal shapes then merely stop being grouped
             found = self._shapes[key] = key
         return found
@@ -451,11 +470,10 @@ class Frozen:
                 before = None if last_key is None else self._flows.get(last_key)
                 graph = None if before is None else resume(before[0], fp.code, t, rel)
                 if graph is None:
-                    graph = unroll(fp.m, fp.code, t, rel, lambda j, env: fp.successors(t, j, t.pc, env),
-                                   self._shared)
+                    graph = self._unroll(fp, t, rel, getter)
                 flow = self._flows[where] = (graph, _meets(fp.code, graph))
                 self._latest[t.aid] = where
-                if len(self._flows) > FLOWS_KEPT:
+                while len(self._flows) > self.flows_kept:
                     self._flows.popitem(last=False)
             # Only the cut's kinds that some barrier of the future meets matter (`Plan._next`): plans
             # under cuts equal on those are one plan (the seed's warp or CTA changes the cut, rarely them).
@@ -467,15 +485,47 @@ class Frozen:
                 walks = self._walks.get(family)
                 if walks is None:
                     walks = self._walks[family] = {}
-                    while len(self._walks) > PLANS_KEPT:
+                    while len(self._walks) > self.plans_kept:
                         self._walks.popitem(last=False)
                 p = self._plans[alike] = Plan(self, fp, t, cut & met, blocked, graph, walks)
                 p.meets = met
             self._plans[key] = p
-            while len(self._plans) > PLANS_KEPT:
+            while len(self._plans) > self.plans_kept:
                 self._plans.popitem(last=False)
         self._last[t.aid] = (fp, t.pc, regs, cut, why, p, getter, entry)
         return p
+
+    def _unroll(self, fp: Footprints, t: Thread, rel: list[tuple[int, ...]], getter: Getter) -> Unrolled:
+        """Thread t's unrolled future (`values.unroll`). With it, in one walk (`values.unroll_lanes`),
+        those of the lanes of its warp at its pc whose futures are not kept, kept for their plans: at the
+        first state every thread needs one, and a walk per thread cost 20 CPU s with 768 threads."""
+        w = t.warp
+        apart = (id(w), t.pc)
+        if w is not None and apart not in self._apart:
+            lanes = [t]
+            wheres = []
+            for lane in w.threads:
+                if lane.aid == t.aid or lane.status == EXITED or lane.frames or lane.func is not t.func:
+                    continue
+                s = future_start(fp.code, lane)  # as `agent_plan` will ask for it
+                if s.pc == t.pc:
+                    where = (s.func.name, s.aid, s.pc) + getter(s.regs)
+                    if where not in self._flows:
+                        lanes.append(s)
+                        wheres.append(where)
+            if len(lanes) > 1:
+                graphs = unroll_lanes(fp.m, fp.code, lanes, rel, fp.successors, self._shared)
+                for s, where, g in zip(lanes[1:], wheres, graphs[1:], strict=True):
+                    if g is not None:
+                        self._flows[where] = (g, _meets(fp.code, g))
+                        self._latest[s.aid] = where
+                if None in graphs:
+                    if len(self._apart) >= self.flows_kept:
+                        self._apart.clear()
+                    self._apart.add(apart)  # some lanes part ways: they are unrolled one by one
+                if graphs[0] is not None:
+                    return graphs[0]
+        return unroll(fp.m, fp.code, t, rel, lambda j, env: fp.successors(t, j, t.pc, env), self._shared)
 
     def interned(self, items: list[Item]) -> list[Item]:
         """`items`, each the equal one already kept where there is one (the plans of a thread's successive

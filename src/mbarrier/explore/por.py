@@ -29,7 +29,7 @@ from mbarrier.explore.footprints import (
     group,
     matches,
 )
-from mbarrier.explore.frozen import INF, PLANS_KEPT, BarFuture, Fixpoint, Frozen, held_by, seed_lives
+from mbarrier.explore.frozen import INF, BarFuture, Fixpoint, Frozen, held_by, seed_lives
 from mbarrier.explore.lastfrozen import LastFrozen
 from mbarrier.explore.liveregs import Getter
 from mbarrier.explore.quiet import Quiet, tx_bound
@@ -49,7 +49,7 @@ class AllFootprints:
         self.fps = fps
         self.machine = next(iter(fps.values())).m
         self._anything: Future = {"any": [(("any",), WRITE)]}
-        self.frozen = Frozen()
+        self.frozen = Frozen(len(self.machine.threads))
         self.tx_amount = tx_bound(f.code for f in fps.values())
         # Futures grouped by object and indexed for the closure's queries, by the item list they come
         # from (the plans' lists: as many kept).
@@ -82,7 +82,7 @@ class AllFootprints:
         found = self._indexes.get(id(items))
         if found is None or found[0] is not items:
             found = self._indexes[id(items)] = (items, FutureIndex(group(items)))
-            if len(self._indexes) > PLANS_KEPT:
+            if len(self._indexes) > self.frozen.plans_kept:
                 self._indexes.popitem(last=False)
         return found[1]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from mbarrier.explore.code import LOCAL, MB, Addr, Code, Ins
-from mbarrier.sim.compile import SPECIAL_DYNAMIC
+from mbarrier.sim.compile import SPECIAL_CONSTANTS, SPECIAL_DYNAMIC
 from mbarrier.sim.machine import EXITED, Machine, Thread
 from mbarrier.sim.waits import InCollective
 
@@ -404,3 +404,272 @@ def _transfer(m: Machine, code: Code, t: Thread, shadow: Thread, x: Ins, pc: int
         if not isinstance(v, Unknown):
             out[d] = v
     return out
+
+
+
+class _Missing:
+    """In a lane tuple (`unroll_lanes`): that thread does not know the register there."""
+
+    __slots__ = ()
+
+
+_MISSING = _Missing()
+Lanes = dict[int, tuple[object, ...]]  # registers whose values may differ: each thread's value
+
+
+class _Diverged(Exception):
+    """The threads' runs of `unroll` would part ways: `unroll_lanes` gives up."""
+
+
+class _Parted(Exception):
+    """The threads' guards at a branch differ: `parts` holds the threads (their indexes) of each way."""
+
+    def __init__(self, parts: list[list[int]]) -> None:
+        super().__init__()
+        self.parts = parts
+
+
+# `unroll_lanes` walks again for each part of threads that part ways at a branch, at most this often.
+MAX_PARTS = 8
+
+
+def unroll_lanes(m: Machine, code: Code, ts: Sequence[Thread], live: list[tuple[int, ...]],
+                 succ: Callable[[Thread, int, int, Env], tuple[int, ...]],
+                 shared: Shared | None = None) -> list[Unrolled | None]:
+    """`unroll` of each of `ts` (threads of one function at one pc, outside calls, of one warp), done
+    in one walk for all (`_walk_lanes`): for each thread the graph `unroll(m, code, t, live, lambda j,
+    env: succ(t, j, t.pc, env))` builds, node for node (the same pcs, edges and node numbers, equal
+    envs), or None where this cannot tell (then unroll that thread alone). Threads that part ways at a
+    branch are walked again in groups, one per way (at most MAX_PARTS more walks)."""
+    out: list[Unrolled | None] = [None] * len(ts)
+    todo = [list(range(len(ts)))]
+    walks = 0
+    while todo and walks <= MAX_PARTS:
+        group = todo.pop()
+        if len(group) < 2:
+            continue
+        walks += 1
+        try:
+            graphs = _walk_lanes(m, code, [ts[i] for i in group], live, succ, shared)
+        except _Parted as e:
+            todo.extend([group[k] for k in part] for part in e.parts)
+            continue
+        except (_Diverged, TypeError):  # TypeError: an unhashable value in a key
+            continue
+        for i, g in zip(group, graphs, strict=True):
+            out[i] = g
+    return out
+
+
+def _walk_lanes(m: Machine, code: Code, ts: Sequence[Thread], live: list[tuple[int, ...]],
+                succ: Callable[[Thread, int, int, Env], tuple[int, ...]],
+                shared: Shared | None) -> list[Unrolled]:
+    """`unroll_lanes` for threads that do not part ways (else it raises `_Parted` or `_Diverged`).
+
+    The registers whose values may differ between the threads (`_lane_slots`: those that differ now and
+    whatever the future computes from them, from a special register that differs, or with shfl.sync) are
+    carried as one tuple of the threads' values (`_MISSING` where one does not know it); every other
+    register holds the same value for all, kept once, and an instruction that reads none of the former
+    is evaluated once. The walk is `unroll`'s, so each thread's own run takes the same steps as long as
+    it would make the same choices: the same successors (compared where the guard may differ) and the
+    same answer to "is this node new?" (equal tuples mean equal values for each thread; a new node is
+    looked up among each thread's own). Where they would not, or where `unroll` would merge a pc's
+    values (MAX_PER_PC, MAX_NODES), this raises."""
+    t0, pc = ts[0], ts[0].pc
+    lanes = range(len(ts))
+    vary, reads_lane = _lane_slots(code, ts, pc)
+    sh = Shared() if shared is None else shared
+    if len(sh.edges) > Shared.KEPT:
+        sh.edges.clear()
+    shadows = [_shadow(t) for t in ts]
+    pcs: list[int] = []
+    commons: list[Env] = []
+    vecs: list[Lanes] = []
+    cids: list[int] = []
+    out_edges: list[list[int]] = []
+    per_pc: dict[int, list[int]] = {}
+    index: dict[tuple[object, ...], int] = {}
+    alike: dict[tuple[int, int], list[int]] = {}  # nodes by pc and shared values: a lane's own may match
+    ckeys: dict[tuple[object, ...], int] = {}  # the shared part of a key, numbered
+    cid_of: dict[int, tuple[Env, int]] = {}    # by the id of a shared part kept in `commons`
+    live_sets: dict[int, frozenset[int]] = {}
+    work: list[int] = []
+
+    def node(j: int, common: Env, vec: Lanes) -> int:
+        here = live_sets.get(j)
+        if here is None:
+            here = live_sets[j] = frozenset(live[j])
+        kept = {s: v for s, v in common.items() if s in here}
+        common = common if len(kept) == len(common) else kept   # the same object where nothing dies
+        kept_vec = {s: v for s, v in vec.items() if s in here}
+        vec = vec if len(kept_vec) == len(vec) else kept_vec
+        known = cid_of.get(id(common))
+        if known is not None and known[0] is common:
+            cid = known[1]
+        else:
+            ck = tuple(sorted((s, type(v).__name__, _hashable(v)) for s, v in common.items()))
+            cid = ckeys.setdefault(ck, len(ckeys))
+        key = (j, cid, tuple(sorted((s, v, tuple(map(type, v))) for s, v in vec.items())))
+        n = index.get(key)  # raises TypeError on an unhashable value: the caller gives up
+        if n is not None:
+            return n
+        same_pc = per_pc.setdefault(j, [])
+        if len(same_pc) >= MAX_PER_PC or len(pcs) >= MAX_NODES:
+            raise _Diverged  # `unroll` would merge the values at j
+        others = alike.setdefault((j, cid), [])
+        for o in others:   # a thread whose own values equal those of a node it has would find that node
+            ov = vecs[o]
+            slots = vec.keys() | ov.keys()
+            for i in lanes:
+                if all(_lane_same(vec.get(s), ov.get(s), i) for s in slots):
+                    raise _Diverged
+        n = len(pcs)
+        pcs.append(j)
+        commons.append(common)
+        cid_of[id(common)] = (common, cid)
+        vecs.append(vec)
+        cids.append(cid)
+        out_edges.append([])
+        index[key] = n
+        same_pc.append(n)
+        others.append(n)
+        work.append(n)
+        return n
+
+    def lane_env(common: Env, vec: Lanes, i: int) -> Env:
+        env = dict(common)
+        for s, v in vec.items():
+            if v[i] is not _MISSING:
+                env[s] = v[i]
+        return env
+
+    root = [s for s in live[pc] if not code.fixed(pc, s)]
+    start = node(pc, {s: t0.regs[s] for s in root if s not in vary},
+                 {s: tuple(t.regs[s] for t in ts) for s in root if s in vary})
+    while work:
+        n = work.pop()
+        j, common, vec = pcs[n], commons[n], vecs[n]
+        x = code.ins[j]
+        new_common, new_vec = common, vec
+        if not x.defs:
+            pass
+        elif j in reads_lane or x.shfl is not None:
+            # defs within vary (`_lane_slots`): each thread's own values
+            outs = [_transfer(m, code, ts[i], shadows[i], x, pc, lane_env(common, vec, i)) for i in lanes]
+            new_vec = _defs(vec, x, outs)
+        elif ins := sorted(x.reads & vary):
+            # Threads with equal values in the registers it reads that differ get the same results
+            # (a register fixed at pc is read from the thread, the others from the env).
+            done: dict[tuple[object, ...], Env] = {}
+            outs = []
+            for i in lanes:
+                vals: list[object] = []
+                for s in ins:
+                    if code.fixed(pc, s):
+                        v = ts[i].regs[s]
+                    else:
+                        w = vec.get(s)
+                        v = _MISSING if w is None else w[i]
+                    vals += (type(v), v)
+                got = done.get(key := tuple(vals))
+                if got is None:
+                    got = done[key] = _transfer(m, code, ts[i], shadows[i], x, pc, lane_env(common, vec, i))
+                outs.append(got)
+            new_vec = _defs(vec, x, outs)
+        else:   # a function of registers equal in every thread: once
+            out = _transfer(m, code, t0, shadows[0], x, pc, common)
+            new_common = {s: v for s, v in out.items() if s not in vary}
+            if x.defs & vary:
+                new_vec = dict(vec)
+                for d in x.defs & vary:
+                    if d in out:
+                        new_vec[d] = (out[d],) * len(ts)
+                    else:
+                        new_vec.pop(d, None)
+        if x.guard is not None and x.guard[0] in vary:
+            ways: dict[tuple[int, ...], list[int]] = {}
+            for i in lanes:
+                ways.setdefault(succ(ts[i], j, pc, lane_env(common, vec, i)), []).append(i)
+            if len(ways) > 1:
+                raise _Parted(list(ways.values()))
+            nexts = next(iter(ways))
+        else:
+            nexts = succ(t0, j, pc, common)
+        edges = out_edges[n]
+        for s in nexts:
+            k = node(s, new_common, new_vec)
+            if k not in edges:
+                edges.append(k)
+    succs = [sh.edge(e) for e in out_edges]
+    cycles = _on_cycle(succs)
+    graphs = []
+    for i in lanes:
+        envs: list[Env] = []
+        # Nodes whose values are the same objects share one env (those where no live register changes).
+        kept: dict[tuple[int, int], Env] = {}
+        for common, vec in zip(commons, vecs, strict=True):
+            env = kept.get(key := (id(common), id(vec)))
+            if env is None:
+                env = kept[key] = lane_env(common, vec, i)
+            envs.append(env)
+        graphs.append(Unrolled(pcs, envs, succs, cycles, start, pc, per_pc, False))
+    return graphs
+
+
+def _defs(vec: Lanes, x: Ins, outs: list[Env]) -> Lanes:
+    """`vec` with the registers x writes (all of them among those that differ between the threads) set
+    to each thread's value after it (`outs`: each thread's env)."""
+    out = dict(vec)
+    for d in x.defs:
+        got = tuple(o.get(d, _MISSING) for o in outs)
+        if all(v is _MISSING for v in got):
+            out.pop(d, None)
+        else:
+            out[d] = got
+    return out
+
+
+def _lane_same(a: tuple[object, ...] | None, b: tuple[object, ...] | None, i: int) -> bool:
+    """Whether thread i holds the same value (or none) in two lane tuples of one register (None: no
+    thread knows it there)."""
+    x = _MISSING if a is None else a[i]
+    y = _MISSING if b is None else b[i]
+    return x is y or _same(x, y)
+
+
+def _lane_slots(code: Code, ts: Sequence[Thread], pc: int) -> tuple[frozenset[int], frozenset[int]]:
+    """The register slots whose values may differ between the threads anywhere in their futures from pc,
+    and the instructions reachable from pc that read a special register (`%tid.x`, `%laneid`...) whose
+    value differs (the checker's `Ins.reads` holds declared registers only). The former: those that
+    differ now, and the defs of every instruction reachable from pc that reads one, reads such a
+    special register or is a shfl.sync (its value depends on the lane), to a fixpoint."""
+    regs0 = ts[0].regs
+    differ = [s for s in range(len(regs0)) if any(not _same(t.regs[s], regs0[s]) for t in ts[1:])]
+    vary = {s for s in differ if s >= len(SPECIAL_CONSTANTS)}
+    # Stems: `%tid` for `%tid.x` (also the alias `%tid`); a wider match only evaluates more per thread.
+    names = {SPECIAL_CONSTANTS[s].split(".")[0] for s in differ if s < len(SPECIAL_CONSTANTS)}
+    reach: list[int] = []
+    seen = {pc}
+    todo = [pc]
+    while todo:
+        j = todo.pop()
+        reach.append(j)
+        for k in code.succ[j]:
+            if k not in seen:
+                seen.add(k)
+                todo.append(k)
+    reads_lane = frozenset(j for j in reach if names and "%" in (text := code.fn.sites[j].text)
+                           and any(name in text for name in names))
+    for j in reach:
+        x = code.ins[j]
+        if j in reads_lane or x.shfl is not None:
+            vary |= x.defs
+    changed = True
+    while changed:
+        changed = False
+        for j in reach:
+            x = code.ins[j]
+            if x.defs and x.reads & vary and not x.defs <= vary:
+                vary |= x.defs
+                changed = True
+    return frozenset(vary), reads_lane
