@@ -28,7 +28,7 @@ from operator import attrgetter
 from mbarrier.core.violations import Violation
 from mbarrier.explore import snapshot
 from mbarrier.explore.budget import MAX_MEMORY, MAX_STATES, OUT_OF_MEMORY, BoundHit, Budget
-from mbarrier.explore.code import BAR, BRANCH, LOCAL, WARP, Code, Ins, analyse
+from mbarrier.explore.code import BAR, BRANCH, CP_WAIT, LOCAL, WARP, Code, Ins, analyse
 from mbarrier.explore.deadlock import explain
 from mbarrier.explore.footprints import Footprints
 from mbarrier.explore.frontier import Entry, Frontier
@@ -157,9 +157,11 @@ class Explorer:
         registers and, for bar.warp.sync, their clocks, when it completes; setmaxnreg's warpgroup checks
         commute too, `sim.isa.control.setmaxnreg_facts`). So the thread alone is a persistent set there:
         no interleaving's deadlock, violation or race is lost. (The PTX ISA's `.sync` collectives wait
-        for the lanes of their membermask and exchange registers only; `sim.machine.control.coll`.)"""
+        for the lanes of their membermask and exchange registers only; `sim.machine.control.coll`.)
+        A copy wait whose thread's copies of that kind have all landed (`copies_landed`) runs eagerly too."""
         x = self.ins(t)
-        return x.kind in _EAGER or not self.guard_on(t, x) or (x.kind == BAR and self.whole.eager(t, x))
+        return x.kind in _EAGER or not self.guard_on(t, x) or (x.kind == BAR and self.whole.eager(t, x)) \
+            or (x.kind == CP_WAIT and copies_landed(t, x))
 
     def enabled(self, snap: snapshot.Snapshot | None = None) -> tuple[list[Thread | Copy], Spinning]:
         """The agents that can step now (sorted by id) and the spinning threads' barriers. `snap`: a
@@ -643,3 +645,16 @@ def check_machine(m: Machine, module: ast.Module, options: Options | None = None
 
 
 __all__ = ["CheckResult", "Finding", "Options", "Stats", "Waiter", "check", "check_machine", "DONE"]
+
+
+def copies_landed(t: Thread, x: Ins) -> bool:
+    """Whether copy wait x (cp.async.wait_group/wait_all, 9.7.9.25.3; cp.async.bulk.wait_group, 9.7.9.25.4.3)
+    of thread t cannot block: every copy of its kind the thread issued is done (most threads of a CTA
+    never issue one). Copies never come undone, so the wait passes whenever it runs, and it changes
+    only its own thread's group lists and clock (what it acquires from a done copy is final): it
+    commutes with every other agent's step and runs eagerly, like a local instruction."""
+    if x.opcode.startswith("cp.async.bulk"):
+        groups, open_ = t.bulk_groups, t.bulk_open
+    else:
+        groups, open_ = t.cp_groups, t.cp_open
+    return all(c.status == DONE for c in open_) and all(c.status == DONE for g in groups for c in g)
