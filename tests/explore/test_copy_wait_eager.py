@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mbarrier.explore.check import Explorer, Options
 from mbarrier import sim
+from mbarrier.explore.check import Explorer, Options
 
 from .helpers import differential, load
 
@@ -45,8 +45,8 @@ DONE:
 	ret;
 }}
 """
-CP_ASYNC = ("cp.async.ca.shared.global [%r2], [%rd1], 16;\n\tcp.async.commit_group;", "cp.async.wait_group 0;",
-            "ld.shared.u32 %r3, [%r2];")
+CP_ASYNC = ("cp.async.ca.shared.global [%r2], [%rd1], 16;\n\tcp.async.commit_group;",
+            "cp.async.wait_group 0;", "ld.shared.u32 %r3, [%r2];")
 BULK = ("cp.async.bulk.global.shared::cta.bulk_group [%rd1], [%r2], 16;\n\tcp.async.bulk.commit_group;",
         "cp.async.bulk.wait_group.read 0;", "st.shared.u32 [%r2], %r1;")
 

@@ -36,6 +36,9 @@ class WholeBars:
         self.regs = LiveRegs()
         self._ids: OrderedDict[tuple[object, ...], frozenset[int] | None] = OrderedDict()
         self._reach: dict[tuple[int, int], tuple[Code, tuple[tuple[int | None, int] | None, ...]]] = {}
+        # No function holds a counted bar.sync/bar.arrive, a bar.arrive or a call: no thread may use any
+        # id but at a whole-CTA bar.sync, so `may_use` is False for every thread (not asked 128 times).
+        self._none = not any(c.code.calls or any(_site(x) for x in c.code.ins) for c in fps.values())
 
     def eager(self, t: Thread, x: Ins) -> bool:
         """Whether t's arrival at x (a bar instruction it stands at) runs eagerly (the module's words)."""
@@ -46,7 +49,7 @@ class WholeBars:
         here = AtBar(ident)
         if nb is not None and (nb.count is not None or any(th.wait != here for th in nb.arrived)):
             return False
-        return not any(u.status != EXITED and self.may_use(u, ident) for u in t.cta.threads)
+        return self._none or not any(u.status != EXITED and self.may_use(u, ident) for u in t.cta.threads)
 
     def ident(self, t: Thread, x: Ins) -> int | None:
         """The id of the bar instruction t stands at (its register's value now, where one)."""
@@ -86,7 +89,7 @@ class WholeBars:
             out: list[tuple[int | None, int] | None] = []
             while todo:
                 x = code.ins[todo.pop()]
-                if x.kind == BAR and (x.counted or x.sync_all != "cta"):
+                if _site(x):
                     out.append(x.bar_id)
                 for j in code.succ[x.pc]:
                     if j not in seen:
@@ -108,9 +111,15 @@ class WholeBars:
         out: set[int | None] = set()
         for pc, env in zip(g.pcs, g.envs, strict=True):
             x = code.ins[pc]
-            if x.kind == BAR and (x.counted or x.sync_all != "cta") and fp.guard_may(u, x, u.pc, env):
+            if _site(x) and fp.guard_may(u, x, u.pc, env):
                 out.add(fp.operand(u, x.bar_id, u.pc, True, env))
         found = self._ids[key] = None if None in out else frozenset(i for i in out if i is not None)
         if len(self._ids) > IDS_KEPT:
             self._ids.popitem(last=False)
         return found
+
+
+def _site(x: Ins) -> bool:
+    """A counted bar.sync/bar.arrive or a bar.arrive: a use of a barrier id that is not a whole-CTA
+    bar.sync."""
+    return x.kind == BAR and (x.counted or x.sync_all != "cta")
