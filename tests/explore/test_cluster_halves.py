@@ -135,7 +135,9 @@ def _check(tmp_path: Path, copy: str, bug: str | None, threads: int, rounds: int
 
 
 CASES = ([(copy, bug, 1, 1) for copy in ("bulk", "tensor") for bug in (None, "bytes", "mask", "short")]
-         + [(copy, bug, 1, 2) for copy in ("bulk", "tensor") for bug in (None, "parity")])
+         + [(copy, bug, 1, 2) for copy in ("bulk", "tensor") for bug in (None, "parity")]
+         # three rounds: a round's wait behind the last arrive.expect_tx (`short` takes minutes unreduced)
+         + [("bulk", bug, 1, 3) for bug in (None, "bytes", "parity")])
 
 
 @pytest.mark.parametrize(("copy", "bug", "threads", "rounds"), CASES,
@@ -211,3 +213,16 @@ def test_a_tensor_landing_reads_its_box_in_global_memory(tmp_path: Path) -> None
         reductions=reduce, races=False, max_findings=1000, walks=0)) for reduce in (True, False))
     assert off.verdict == "finding"
     assert outcome(on) == outcome(off)
+
+
+def test_each_round_and_each_consumer_costs_alike_states(tmp_path: Path) -> None:
+    """A round's last arrival on `full` is its producer's arrive.expect_tx, which raises the tx-count
+    again: the phase needs both halves' bytes after it (`frozen`, rule (b)), so a consumer's next-round
+    wait stays shut while one half can land, and its releases stay out of the producers' futures. Each
+    round then costs the same states, 10 more per consumer per CTA (before: 40, 56, 196 per round for 1,
+    2, 4 threads per CTA)."""
+    per_round = []
+    for threads in (1, 2, 4):
+        states = [_check(tmp_path, "tensor", None, threads, rounds, True).stats.states for rounds in (2, 3)]
+        per_round.append(states[1] - states[0])
+    assert per_round[2] - per_round[1] == 2 * (per_round[1] - per_round[0]), per_round

@@ -13,8 +13,10 @@ from mbarrier.explore.frozen import (
     ARRIVE,
     ARRIVE_ON,
     INF,
+    PLAIN,
     TX_DOWN,
     TX_UP,
+    XMIN,
     Gate,
     Segment,
     _add,
@@ -62,10 +64,20 @@ def test_a_mute_thread_leaves_its_arrive_ons_out() -> None:
     assert exact == {(ARRIVE, 0, 8): INF}
     exact = {}
     _add_start(seg, set(), exact, False)
-    assert exact == {(ARRIVE, 0, 8): INF}
+    assert exact == {(ARRIVE, 0, 8): INF, (PLAIN, 0, 8): 1}  # an arrive-on is a plain arrival
     exact = {}
     _add_start(_segment((4, ARRIVE_ON, (0, 8), 1)), set(), exact, False)
-    assert exact == {(ARRIVE, 0, 8): 1}
+    assert exact == {(ARRIVE, 0, 8): 1, (PLAIN, 0, 8): 1}
+
+
+def test_the_fewest_bytes_of_an_arrive_expect_tx_are_kept_not_summed() -> None:
+    start = _segment((3, XMIN, (0, 8), 256), (4, XMIN, (0, 8), 128))
+    exact: dict[tuple[int, int | None, int | None], int] = {}
+    counted: set[tuple[int, int, tuple[int | None, int | None]]] = set()
+    _add_start(start, counted, exact, False)
+    assert exact == {(XMIN, 0, 8): 128}
+    assert _add(_segment((9, XMIN, (0, 8), 64)), counted, exact, False) == {(0, 8)}
+    assert exact == {(XMIN, 0, 8): 64}
 
 
 def test_a_gate_opens_only_when_the_sources_bring_the_bytes_its_phase_still_needs(tmp_path: Path) -> None:
@@ -90,3 +102,24 @@ def test_a_gate_opens_only_when_the_sources_bring_the_bytes_its_phase_still_need
     assert not _passable(m, ahead, {(ARRIVE, 0, 24): 1, (TX_UP, 0, 24): 32})
     assert not _passable(m, ahead, {(TX_UP, 0, 24): 64})  # no arrival
     assert _passable(m, ahead, {(ARRIVE, 0, 24): 1, (TX_UP, 0, 24): 64})
+
+
+def test_a_phase_that_must_take_an_arrive_expect_tx_needs_its_bytes_too(tmp_path: Path) -> None:
+    """The last arrival of a phase whose tx-count is 0 now may be an arrive.expect_tx: it raises the
+    tx-count by its bytes (9.7.13.15.13: the expect-tx before the arrive-on), which must then land before
+    the phase completes (9.7.13.15.6). One half of a 2-CTA multicast is not enough; a plain arrival is."""
+    m = sim.launch(load(tmp_path, EMPTY))
+    idle = Barrier()
+    idle.init(1)                             # pending 1, tx-count 0
+    m.ctas[0].barriers[16] = idle
+    full = Gate(0, 0, 0, 16, 0)
+    arm = {(ARRIVE, 0, 16): 1, (TX_UP, 0, 16): 256, (XMIN, 0, 16): 256}
+    assert not _passable(m, full, arm)
+    assert not _passable(m, full, arm | {(TX_DOWN, 0, 16): 128})
+    assert _passable(m, full, arm | {(TX_DOWN, 0, 16): 256})
+    assert _passable(m, full, arm | {(TX_DOWN, 0, 16): 128, (ARRIVE, 0, None): 1, (PLAIN, 0, None): 1})
+    assert _passable(m, full, arm | {(TX_DOWN, 0, 16): 128, (XMIN, None, None): 0})  # unknown bytes
+    # (e): the phase after this one too: two arrivals, each arming 128 bytes
+    two = {(ARRIVE, 0, 16): 2, (TX_UP, 0, 16): 256, (XMIN, 0, 16): 128}
+    assert not _passable(m, Gate(0, 0, 0, 16, 1, prior=frozenset({0})), two | {(TX_DOWN, 0, 16): 128})
+    assert _passable(m, Gate(0, 0, 0, 16, 1, prior=frozenset({0})), two | {(TX_DOWN, 0, 16): 256})

@@ -30,7 +30,12 @@ the seed moves (below). A wait can be passed when
       phase completes when its pending count and its tx-count are both 0). A copy whose size is not
       known moves at most its CTA's shared memory (one writing past it faults first); a tensor load's
       box is known from a tensor map in kernel parameter memory (`Footprints.tensor_box`). So a phase
-      armed for both halves of a 2-CTA multicast stays closed while only one half can land;
+      armed for both halves of a 2-CTA multicast stays closed while only one half can land. Plain
+      arrivals and arrive.expect_tx are tallied apart: where the pending count needs more arrivals than
+      the plain ones (plain arrives, arrive-ons, resets), the rest are arrive.expect_tx, each raising
+      the tx-count by at least the fewest bytes one of them names before its arrive-on (9.7.13.15.13),
+      and those bytes too must land: a phase whose tx-count is 0 now and whose only arrival left is a
+      producer's arrive.expect_tx for both halves stays closed while one half can land;
   (c) something may re-initialize or invalidate the barrier (init/inval on it, or an arrive-like,
       init or inval operation whose address is unknown, or an instruction the checker cannot see into);
   (d) the barrier is not a valid object now (the wait would raise, so it runs), the parity is not 0 or
@@ -116,9 +121,15 @@ ARRIVE_ON = 3
 # arrive-on lowers it: the pair is no arrival for the current phase, only a rise (which bounds the
 # count's growth for `explore.quiet`).
 INC = 4
+# Of the arrivals (ARRIVE counts them all), those that leave the tx-count alone (plain arrives,
+# arrive-ons, resets: PLAIN); and the fewest bytes an arrive.expect_tx among them raises it by (XMIN,
+# 0 where unknown: combined by min, not summed). A phase that needs more arrivals than the plain ones
+# must take arrive.expect_tx arrivals, whose bytes must land before it completes (rule (b)).
+PLAIN, XMIN = 5, 6
 Source = tuple[int, int, Key, int]  # (node of the unrolled future, what, barrier, count)
 Count = tuple[int, int | None, int | None]  # what (ARRIVE_ON as ARRIVE), cta, offset: a key of `exact`
-# Sources outside the frozen seed, by Count: ARRIVE/TX_UP/TX_DOWN/INC counts, INF: unbounded.
+# Sources outside the frozen seed, by Count: ARRIVE/TX_UP/TX_DOWN/INC/PLAIN counts, INF: unbounded;
+# XMIN a least byte count.
 Exact = dict[Count, int]
 # A source as counted once per thread: one instruction (node) may act on several barriers (a multicast's
 # complete_tx on each CTA of its mask), each its own source.
@@ -612,10 +623,10 @@ class Frozen:
         if x.kind == MB and x.mb_op in ("arrive", "arrive_drop"):
             k = _target(fp, t, x.addr, pc, future, env)
             n = INF if repeats else self._count(fp, t, x, pc, future, env)
-            out = [(node, ARRIVE, k, n)]
-            if x.mb_expect:
-                out.append((node, TX_UP, k, _bytes(fp.operand(t, x.tx_arg, pc, future, env), repeats)))
-            return out
+            if not x.mb_expect:
+                return [(node, ARRIVE, k, n), (node, PLAIN, k, n)]
+            b = fp.operand(t, x.tx_arg, pc, future, env)
+            return [(node, ARRIVE, k, n), (node, TX_UP, k, _bytes(b, repeats)), (node, XMIN, k, b or 0)]
         if x.kind == MB and x.mb_op in ("expect_tx", "complete_tx"):
             what = TX_UP if x.mb_op == "expect_tx" else TX_DOWN
             n = _bytes(fp.operand(t, x.tx_arg, pc, future, env), repeats)
@@ -643,7 +654,7 @@ class Frozen:
             k = (None, None)  # an instruction the checker cannot see into: it may do anything
         else:
             return []
-        return [(node, what, k, INF) for what in (ARRIVE, TX_UP, TX_DOWN)]
+        return [(node, what, k, INF) for what in (ARRIVE, TX_UP, TX_DOWN, PLAIN)]
 
     def _count(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int:
         """The arrive's count operand (1 when absent or with .expect_tx); INF when unknown."""
@@ -706,15 +717,16 @@ class Frozen:
                 continue
             if isinstance(a, Copy):
                 if a.bar_cta is not None and id(a) not in behind:
-                    arrives = a.kind in ARRIVALS  # else a bulk copy: complete_tx of its bytes
-                    k = (ARRIVE if arrives else TX_DOWN, a.bar_cta.index, a.bar_off)
-                    exact[k] = min(exact.get(k, 0) + (1 if arrives else a.size), INF)
+                    # a pending arrive-on (a plain arrival), else a bulk copy: complete_tx of its bytes
+                    kinds = (ARRIVE, PLAIN) if a.kind in ARRIVALS else (TX_DOWN,)
+                    for what in kinds:
+                        put(exact, (what, a.bar_cta.index, a.bar_off), a.size if what == TX_DOWN else 1)
                 continue
             cut = cuts[i]
             if cut is None:
                 continue
             if a.frames:
-                for what in (ARRIVE, TX_UP, TX_DOWN):
+                for what in (ARRIVE, TX_UP, TX_DOWN, PLAIN):
                     exact[(what, None, None)] = INF  # inside a call: may do anything
                 tally.unknown.add(a.cta.index)
                 continue
@@ -915,10 +927,11 @@ def _sums(seg: Segment) -> tuple[dict[Count, int], dict[Count, int], frozenset[C
             if (node, what, k) in keys:
                 continue
             keys.add((node, what, k))
-            key = (ARRIVE if what == ARRIVE_ON else what, k[0], k[1] if k[0] is not None else None)
-            every[key] = min(every.get(key, 0) + n, INF)
-            if what != ARRIVE_ON:
-                muted[key] = min(muted.get(key, 0) + n, INF)
+            for w in (ARRIVE, PLAIN) if what == ARRIVE_ON else (what,):
+                key = (w, k[0], k[1] if k[0] is not None else None)
+                put(every, key, n)
+                if what != ARRIVE_ON:
+                    put(muted, key, n)
         seg.sums = (every, muted, frozenset(keys))
     return seg.sums
 
@@ -927,7 +940,7 @@ def _add_start(seg: Segment, counted: set[Counted], exact: dict[Count, int], mut
     """`_add` for a thread's first segment (nothing of the thread counted yet), by its sums."""
     every, muted, keys = _sums(seg)
     for key, n in (muted if mute else every).items():
-        exact[key] = min(exact.get(key, 0) + n, INF)
+        put(exact, key, n)
     counted.update(keys)
 
 
@@ -941,14 +954,20 @@ def _add(seg: Segment, counted: set[Counted], exact: dict[Count, int],
         if (pc, what, k) in counted or (mute and what == ARRIVE_ON):
             continue
         counted.add((pc, what, k))
-        if what == ARRIVE_ON:
-            what = ARRIVE
         cta, off = k
-        key = (what, cta, off if cta is not None else None)
-        exact[key] = min(exact.get(key, 0) + n, INF)
+        for w in (ARRIVE, PLAIN) if what == ARRIVE_ON else (what,):
+            put(exact, (w, cta, off if cta is not None else None), n)
         if what != INC:  # no gate waits for a rise of the pending count
-            touched.add(key[1:])
+            touched.add((cta, off if cta is not None else None))
     return touched
+
+
+def put(exact: dict[Count, int], key: Count, n: int) -> None:
+    """Add a source's count to `exact` (at most INF); an XMIN, the least byte count, by min."""
+    if key[0] == XMIN:
+        exact[key] = min(exact.get(key, INF), n)
+    else:
+        exact[key] = min(exact.get(key, 0) + n, INF)
 
 
 def _passable(m: Machine, g: Gate, exact: dict[Count, int]) -> bool:
@@ -956,9 +975,10 @@ def _passable(m: Machine, g: Gate, exact: dict[Count, int]) -> bool:
     if b is None or not b.valid:
         return True  # (d): the wait raises, so it runs
 
+    keys = ((g.cta, g.off), (g.cta, None), (None, None))
+
     def have(what: int) -> int:
-        return exact.get((what, g.cta, g.off), 0) + exact.get((what, g.cta, None), 0) + exact.get(
-            (what, None, None), 0)
+        return sum(exact.get((what, *k), 0) for k in keys)
 
     need = b.pending
     if g.parity is not None and g.parity != b.phase & 1:
@@ -968,11 +988,16 @@ def _passable(m: Machine, g: Gate, exact: dict[Count, int]) -> bool:
         # one needs the next phase to complete too: one arrival more at least (the expected count never
         # drops below 1, arrive_drop's included: 9.7.13.15.14)
         need += 1
-    # (b), (c): enough arrivals for the pending count, and enough bytes moving the tx-count the right way
-    # to bring it to 0. Resets count as all of these.
+    # (b), (c): enough arrivals for the pending count, and enough bytes moving the tx-count to bring it to
+    # 0 when the last of them lands: tx + up - down = 0 with up at least what the arrive.expect_tx
+    # arrivals the phase must take raise it by (those beyond the plain arrivals, each by at least the
+    # fewest bytes one names). Resets count as all of these.
     if have(ARRIVE) < need:
         return False
-    return have(TX_DOWN) >= b.tx if b.tx > 0 else have(TX_UP) >= -b.tx
+    forced = need - have(PLAIN)
+    least = min((exact[k] for k in ((XMIN, *k) for k in keys) if k in exact), default=0)
+    low = max(-b.tx, forced * least if forced > 0 else 0)  # the least the tx-count can rise by
+    return have(TX_UP) >= low and have(TX_DOWN) >= b.tx + low
 
 
 def _bytes(n: int | None, repeats: bool) -> int:
