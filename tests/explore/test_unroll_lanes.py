@@ -16,7 +16,7 @@ from mbarrier.examples.shapes import SHAPES
 from mbarrier.explore import frozen, values
 from mbarrier.explore.check import Explorer, Options, check_machine
 from mbarrier.explore.code import Code
-from mbarrier.explore.values import Env, Shared, Unrolled, unroll, unroll_lanes
+from mbarrier.explore.values import MAX_PER_PC, Env, Shared, Unrolled, unroll, unroll_lanes
 from mbarrier.sim.machine import Machine, Thread
 
 from .helpers import load
@@ -93,14 +93,15 @@ def test_the_search_is_the_same_with_lanes_walked_together(name: str) -> None:
 
 
 # 32 lanes: the even ones take one way at the first branch, the odd ones the other; in each part lanes
-# 0-15 and 16-31 loop a different number of times (their trip count is `(tid >> 4) + 1`), each lane
-# computing an address from its tid and a parity from the loop counter; a shfl gives every lane lane 0's
-# counter. Lane 3 alone initializes the barrier.
+# 0-15 and 16-31 loop a different number of times (their trip count is `(tid >> 4) + {extra}`), each
+# lane computing an address from its tid and a parity from the loop counter; a shfl gives every lane
+# lane 0's counter. Lane 3 alone initializes the barrier. With 70 trips the loops are longer than
+# `unroll` follows (MAX_PER_PC): it merges their values.
 PARTS = """.version 8.0
 .target sm_90a
 .address_size 64
 .visible .entry k()
-{
+{{
 	.reg .pred %p<8>;
 	.reg .b32 %r<16>;
 	.shared .align 8 .b8 bar[16];
@@ -108,7 +109,7 @@ PARTS = """.version 8.0
 	mov.u32 %r0, %tid.x;
 	and.b32 %r1, %r0, 1;
 	shr.u32 %r2, %r0, 4;
-	add.u32 %r2, %r2, 1;
+	add.u32 %r2, %r2, {extra};
 	setp.ne.u32 %p0, %r0, 3;
 	@%p0 bra SYNC;
 	mbarrier.init.shared::cta.b64 [bar], 16;
@@ -140,12 +141,13 @@ WAIT:
 	bra.uni ODD;
 DONE:
 	exit;
-}
+}}
 """
 
 
-def test_lanes_that_part_ways_are_walked_in_parts(tmp_path: Path) -> None:
-    module = load(tmp_path, PARTS)
+@pytest.mark.parametrize("extra", [1, 70])
+def test_lanes_that_part_ways_are_walked_in_parts(tmp_path: Path, extra: int) -> None:
+    module = load(tmp_path, PARTS.format(extra=extra))
     m = sim.launch(module, grid=1, block=32)
     ex = Explorer(m, module, Options(walks=0))
     for t in m.threads:
@@ -156,6 +158,7 @@ def test_lanes_that_part_ways_are_walked_in_parts(tmp_path: Path) -> None:
     for t in m.threads:
         at_pc.setdefault(t.pc, []).append(t)
     walked = 0
+    widened = False
     for ts in at_pc.values():
         graphs = unroll_lanes(m, fp.code, ts, live, fp.successors)
         for t, g in zip(ts, graphs, strict=True):
@@ -163,7 +166,9 @@ def test_lanes_that_part_ways_are_walked_in_parts(tmp_path: Path) -> None:
             if g is not None:
                 assert same_graph(g, h), t.tid
                 walked += 1
+                widened |= g.widened
         if len(ts) == 31:   # the lanes but the initializing one, which stands at its init
             shapes = {len(g.pcs) for g in graphs if g is not None}
             assert len(shapes) >= 2, shapes   # even and odd lanes, short and long loops: different graphs
     assert walked >= 24, walked
+    assert widened == (extra > MAX_PER_PC), widened

@@ -473,8 +473,9 @@ def _walk_lanes(m: Machine, code: Code, ts: Sequence[Thread], live: list[tuple[i
     is evaluated once. The walk is `unroll`'s, so each thread's own run takes the same steps as long as
     it would make the same choices: the same successors (compared where the guard may differ) and the
     same answer to "is this node new?" (equal tuples mean equal values for each thread; a new node is
-    looked up among each thread's own). Where they would not, or where `unroll` would merge a pc's
-    values (MAX_PER_PC, MAX_NODES), this raises."""
+    looked up among each thread's own). Where `unroll` merges a pc's values (MAX_PER_PC, MAX_NODES),
+    each thread's values are merged alike. Where the threads would not make the same choices (a guard,
+    a node of its own, a merge that loses some threads' values and not the others'), this raises."""
     t0, pc = ts[0], ts[0].pc
     lanes = range(len(ts))
     vary, reads_lane = _lane_slots(code, ts, pc)
@@ -485,13 +486,15 @@ def _walk_lanes(m: Machine, code: Code, ts: Sequence[Thread], live: list[tuple[i
     pcs: list[int] = []
     commons: list[Env] = []
     vecs: list[Lanes] = []
-    cids: list[int] = []
     out_edges: list[list[int]] = []
     per_pc: dict[int, list[int]] = {}
+    merged: dict[int, int] = {}   # pc -> the node that stands for every further path through it
     index: dict[tuple[object, ...], int] = {}
     alike: dict[tuple[int, int], list[int]] = {}  # nodes by pc and shared values: a lane's own may match
     ckeys: dict[tuple[object, ...], int] = {}  # the shared part of a key, numbered
     cid_of: dict[int, tuple[Env, int]] = {}    # by the id of a shared part kept in `commons`
+    one_common: dict[int, Env] = {}            # by its number: the first shared part with those values
+    one_vec: dict[tuple[object, ...], Lanes] = {}
     live_sets: dict[int, frozenset[int]] = {}
     work: list[int] = []
 
@@ -503,19 +506,32 @@ def _walk_lanes(m: Machine, code: Code, ts: Sequence[Thread], live: list[tuple[i
         common = common if len(kept) == len(common) else kept   # the same object where nothing dies
         kept_vec = {s: v for s, v in vec.items() if s in here}
         vec = vec if len(kept_vec) == len(vec) else kept_vec
+        w = merged.get(j)
+        if w is not None:   # as `unroll`: the merged node keeps the values every path agrees on
+            old = commons[w]
+            keep = {s: v for s, v in old.items() if s in common and _same(common[s], v)}
+            keep_vec, fewer = _meet(vecs[w], vec, len(ts))
+            if len(keep) != len(old):
+                fewer = len(ts)
+            if fewer:
+                if fewer != len(ts):
+                    raise _Diverged   # some threads would walk the node again, the others not
+                commons[w], vecs[w] = keep, keep_vec
+                work.append(w)
+            return w
         known = cid_of.get(id(common))
         if known is not None and known[0] is common:
             cid = known[1]
         else:
             ck = tuple(sorted((s, type(v).__name__, _hashable(v)) for s, v in common.items()))
             cid = ckeys.setdefault(ck, len(ckeys))
-        key = (j, cid, tuple(sorted((s, v, tuple(map(type, v))) for s, v in vec.items())))
-        n = index.get(key)  # raises TypeError on an unhashable value: the caller gives up
+            common = one_common.setdefault(cid, common)  # equal values, one object (one env per lane)
+        vk = tuple(sorted((s, v, tuple(map(type, v))) for s, v in vec.items()))
+        vec = one_vec.setdefault(vk, vec)  # raises TypeError on an unhashable value: the caller gives up
+        key = (j, cid, vk)
+        n = index.get(key)
         if n is not None:
             return n
-        same_pc = per_pc.setdefault(j, [])
-        if len(same_pc) >= MAX_PER_PC or len(pcs) >= MAX_NODES:
-            raise _Diverged  # `unroll` would merge the values at j
         others = alike.setdefault((j, cid), [])
         for o in others:   # a thread whose own values equal those of a node it has would find that node
             ov = vecs[o]
@@ -523,16 +539,25 @@ def _walk_lanes(m: Machine, code: Code, ts: Sequence[Thread], live: list[tuple[i
             for i in lanes:
                 if all(_lane_same(vec.get(s), ov.get(s), i) for s in slots):
                     raise _Diverged
+        same_pc = per_pc.setdefault(j, [])
+        widen = len(same_pc) >= MAX_PER_PC or len(pcs) >= MAX_NODES
+        if widen:   # as `unroll`: one node for the rest, with the values every node at j agrees on
+            for other in same_pc:
+                e = commons[other]
+                common = {s: v for s, v in common.items() if s in e and _same(e[s], v)}
+                vec = _meet(vec, vecs[other], len(ts))[0]
         n = len(pcs)
         pcs.append(j)
         commons.append(common)
-        cid_of[id(common)] = (common, cid)
         vecs.append(vec)
-        cids.append(cid)
         out_edges.append([])
-        index[key] = n
+        if widen:
+            merged[j] = n
+        else:
+            cid_of[id(common)] = (common, cid)
+            index[key] = n
+            others.append(n)
         same_pc.append(n)
-        others.append(n)
         work.append(n)
         return n
 
@@ -612,8 +637,26 @@ def _walk_lanes(m: Machine, code: Code, ts: Sequence[Thread], live: list[tuple[i
             if env is None:
                 env = kept[key] = lane_env(common, vec, i)
             envs.append(env)
-        graphs.append(Unrolled(pcs, envs, succs, cycles, start, pc, per_pc, False))
+        graphs.append(Unrolled(pcs, envs, succs, cycles, start, pc, per_pc, bool(merged)))
     return graphs
+
+
+def _meet(base: Lanes, other: Lanes, lanes: int) -> tuple[Lanes, int]:
+    """`base` keeping, for each thread, only the values `other` holds too (equal, of the same type), as
+    `unroll` merges envs; and how many threads lost one."""
+    out: Lanes = {}
+    lost = [False] * lanes
+    for s, vals in base.items():
+        theirs = other.get(s)
+        kept = []
+        for i, v in enumerate(vals):
+            if v is not _MISSING and (theirs is None or theirs[i] is _MISSING or not _same(theirs[i], v)):
+                lost[i] = True
+                v = _MISSING
+            kept.append(v)
+        if any(v is not _MISSING for v in kept):
+            out[s] = tuple(kept)
+    return out, sum(lost)
 
 
 def _defs(vec: Lanes, x: Ins, outs: list[Env]) -> Lanes:
