@@ -28,9 +28,9 @@ from operator import attrgetter
 from mbarrier.core.violations import Violation
 from mbarrier.explore import snapshot
 from mbarrier.explore.budget import MAX_MEMORY, MAX_STATES, OUT_OF_MEMORY, BoundHit, Budget
-from mbarrier.explore.code import BAR, BRANCH, CP_WAIT, LOCAL, WARP, Code, Ins, analyse
+from mbarrier.explore.code import BAR, BRANCH, CLUSTER, CP_WAIT, LOCAL, MATRIX, MMA, WARP, Code, Ins, analyse
 from mbarrier.explore.deadlock import explain
-from mbarrier.explore.footprints import Footprints
+from mbarrier.explore.footprints import Footprints, completes
 from mbarrier.explore.frontier import Entry, Frontier
 from mbarrier.explore.por import AllFootprints, stubborn
 from mbarrier.explore.results import (
@@ -64,8 +64,31 @@ Spinning = dict[int, tuple[int, int]]  # a spinning thread's aid -> the (cta, of
 FIRST_WALKS = 3  # random walks before the search (within Options.walk_first seconds)
 FOUND = "found"  # stopped_by: random walks had found bugs, the search ran Options.followup seconds more
 LOCAL_LOOP_LIMIT = 1_000_000
-# The checker's kinds of instruction that run eagerly (`Explorer.is_local`).
-_EAGER = (LOCAL, BRANCH, WARP)
+# The checker's kinds of instruction that run eagerly (`Explorer.is_local`), and those whose steps do
+# where they only join (`joins_only`).
+_EAGER = (LOCAL, BRANCH, WARP, MMA)
+_JOINS = (MATRIX, CLUSTER)
+
+
+def joins_only(t: Thread, x: Ins) -> bool:
+    """Whether t's step at x (of a `_JOINS` kind) only joins a meeting that cannot complete without a
+    step of another thread, or waits at barrier.cluster.wait. Then, as for a warp collective's arrival
+    (`Explorer.is_local`), it is never disabled and commutes with every other agent's step: an arrival at
+    ldmatrix or stmatrix (the warp-level matrix load and store, `.sync.aligned`: every lane of the warp)
+    that is not the last of its warp's live lanes, or at barrier.cluster.arrive that is not the last of
+    its cluster's live threads (9.7.13.2), adds itself to the arrived set and nothing else. The last
+    arrival, which alone reads or writes the rows or completes the phase, comes later in every order;
+    an exit only lowers the count that arrival must reach, and cannot complete the meeting before this
+    arrival (arrived + 1 < live before the exit, so arrived < live after it): either order ends in the
+    same state. barrier.cluster.wait commutes with every step (`Footprints.of_ins`: it blocks until its
+    thread's phase completes, or passes because it has). An arrival that faults (barrier.cluster.arrive
+    twice) faults in every order."""
+    if x.kind == CLUSTER:
+        if x.sync_all == "cluster":
+            return True
+        cl = t.cta.cluster
+        return cl.count + 1 < cl.live
+    return not completes(t, x.op)
 
 
 class _Stop(Exception):
@@ -158,10 +181,19 @@ class Explorer:
         commute too, `sim.isa.control.setmaxnreg_facts`). So the thread alone is a persistent set there:
         no interleaving's deadlock, violation or race is lost. (The PTX ISA's `.sync` collectives wait
         for the lanes of their membermask and exchange registers only; `sim.machine.control.coll`.)
-        A copy wait whose thread's copies of that kind have all landed (`copies_landed`) runs eagerly too."""
+        A copy wait whose thread's copies of that kind have all landed (`copies_landed`) runs eagerly too.
+        The same holds for the arrivals that only join (`joins_only`), and for every arrival at
+        wgmma.mma_async and wgmma.wait_group (9.7.15.5.2, 9.7.15.7.3; `sim.machine.wgmma`): the one that
+        completes mma_async issues the warp's operation from its lanes' registers and descriptors (the
+        engine it starts, an agent of its own, reads shared memory when it lands), and the one that
+        completes wait_group retires the groups whose operations are done in every warp, else its lanes
+        block until the engines' landings release them and they meet again. A landing that comes after
+        such a block therefore ends, with the eager meeting it releases, in the state the other order
+        reaches: the block is no visible step (as a spin-wait that would fail is none), and the meeting
+        that retires reads only operations already done, which nothing else changes."""
         x = self.ins(t)
         return x.kind in _EAGER or not self.guard_on(t, x) or (x.kind == BAR and self.whole.eager(t, x)) \
-            or (x.kind == CP_WAIT and copies_landed(t, x))
+            or (x.kind == CP_WAIT and copies_landed(t, x)) or (x.kind in _JOINS and joins_only(t, x))
 
     def enabled(self, snap: snapshot.Snapshot | None = None) -> tuple[list[Thread | Copy], Spinning]:
         """The agents that can step now (sorted by id) and the spinning threads' barriers. `snap`: a
@@ -184,13 +216,15 @@ class Explorer:
 
     def eager(self, t: Thread, aids: list[int], released: set[int] | None = None) -> None:
         """Run t's eager steps (`is_local`); `released` gets the threads a warp collective or bar.sync it
-        completed released (`settle` runs theirs)."""
+        completed released (`settle` runs theirs), and the lanes a wgmma.wait_group it completed left
+        blocked until their operations land (their pc and wait changed: the snapshot must see them)."""
         n = 0
         while t.status == RUNNABLE and self.is_local(t):
             waiting = self._waiting(t) if released is not None else ()
+            mma = waiting and self.ins(t).kind == MMA
             self.step(t, aids)
             if released is not None:
-                released.update(th.aid for th in waiting if th.status == RUNNABLE)
+                released.update(th.aid for th in waiting if mma or th.status == RUNNABLE)
             n += 1
             if n > LOCAL_LOOP_LIMIT:
                 raise _LocalSteps(f"thread {t.aid} ran {LOCAL_LOOP_LIMIT:,} instructions in a row without "
@@ -202,23 +236,24 @@ class Explorer:
         """The threads t's eager step may release: its warp's lanes blocked in a collective, or the
         threads waiting at its bar.sync."""
         x = self.ins(t)
-        if x.kind == WARP and t.warp is not None:
+        if x.kind in (WARP, MMA) and t.warp is not None:
             return [th for th in t.warp.threads if th.status == BLOCKED]
         if x.kind == BAR and (i := self.whole.ident(t, x)) is not None:
             nb = t.cta.bars.get(i)
             return list(nb.arrived) if nb is not None else []
         return []
 
-    def settle(self, aids: list[int], woken: set[int]) -> None:
+    def settle(self, aids: list[int], woken: set[int], start: int = 0) -> None:
         """Run the eager steps of the threads that stepped or were released from a barrier (in aid
         order), then of the threads those steps released from a warp collective or bar.sync (added to
         `woken`) or made eager, until none is left. Every other runnable thread already stands at a visible
         instruction: the root ran every thread's eager steps and each transition settles the threads it
-        touched."""
+        touched. `aids[start:]`: the steps of this transition (a random walk's `aids` holds its whole
+        schedule)."""
         if not self.reduce:
             return
         threads = self.m.threads
-        todo = sorted(woken.union(aids))
+        todo = sorted(woken.union(aids[start:]))
         while todo:
             released: set[int] = set()
             for aid in todo:
@@ -230,20 +265,21 @@ class Explorer:
             # Then the threads touched that became eager meanwhile: a bar.sync arrival is eager only while
             # no lane is inside a collective (`explore.wholebar`), which the others' steps may complete.
             todo = sorted(released) or [
-                a for a in sorted(woken.union(aids)) if a < self.nthreads and threads[a].status == RUNNABLE
-                and self.is_local(threads[a])]
+                a for a in sorted(woken.union(aids[start:]))
+                if a < self.nthreads and threads[a].status == RUNNABLE and self.is_local(threads[a])]
 
     def fire(self, agents: list[Thread | Copy], aids: list[int]) -> set[int]:
         """One transition: the agents' steps (several only for a warp in warp mode), then local steps.
         Returns the aids of the agents it made runnable (threads released from a barrier, copies)."""
         before = set(self.m.runnable)
+        start = len(aids)
         for a in agents:
             self._pre_check(a, aids)
             self.step(a, aids)
             if isinstance(a, Thread) and a.status == EXITED:
                 self._exit_check(a, aids)
         woken = {a.aid for a in set(self.m.runnable).difference(before)}
-        self.settle(aids, woken)
+        self.settle(aids, woken, start)
         for a in agents:  # warpgroup MMA changes the state of a whole warp (sim.machine.wgmma):
             if isinstance(a, Copy) and a.mma is not None:  # a landing leaves its result to each lane
                 woken.update(a.mma.lanes)

@@ -57,6 +57,7 @@ from mbarrier.sim.tensorcopy import Plan, PlanError, box_plan
 from mbarrier.sim.tensormap import TensorMapError, decode
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
 from mbarrier.spec.tensormap import TENSOR_MAP_SIZE
+from mbarrier.spec.wgmma import WARPS_PER_GROUP
 
 READ, WRITE, JOIN, LEAVE, WHOLE, TX, XJ = 0, 1, 2, 3, 4, 5, 6
 # The pairs of different modes that commute (products 10, 12, 30: no other pair has one of them).
@@ -326,12 +327,8 @@ class Footprints:
         be the last."""
         cta, warp = t.cta.index, t.aid // 32
         items: list[Item] = [(("warp", cta, warp), JOIN)]
-        w = t.warp
-        if not future and w is not None:
-            entry = w.pending.get((x.op, 0xFFFFFFFF))
-            arrived = len(entry.parts) if entry is not None else 0
-            if arrived + 1 < sum(1 for th in w.threads if th.status != EXITED):
-                return items
+        if not future and not completes(t, x.op):
+            return items
         if x.op == "wgmma.wait_group":
             return items + [(("wg", cta, warp), READ)]
         return items + [(("sm", cta, None, None), READ), (("live", cta), READ),
@@ -343,12 +340,8 @@ class Footprints:
         lanes' values). In the future any arrival may be the last."""
         cta = t.cta.index
         items: list[Item] = [(("warp", cta, t.aid // 32), JOIN)]
-        w = t.warp
-        if not future and w is not None:
-            entry = w.pending.get((x.op, 0xFFFFFFFF))
-            arrived = len(entry.parts) if entry is not None else 0
-            if arrived + 1 < sum(1 for th in w.threads if th.status != EXITED):
-                return items
+        if not future and not completes(t, x.op):
+            return items
         return items + [(("sm", cta, None, None), WRITE if x.stores else READ)]
 
     def copy_size(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int | None:
@@ -443,6 +436,25 @@ class Footprints:
         if g is None:
             return succ
         return succ[:1] if bool(g) != x.guard[1] else succ[1:]
+
+
+def completes(t: Thread, op: str) -> bool:
+    """Whether t's arrival at the full-mask collective `op` of its warp (wgmma.mma_async, wait_group,
+    ldmatrix, stmatrix) would be the last one it waits for: every other live lane has arrived."""
+    w = t.warp
+    if w is None:
+        return True
+    # The sparse form meets under the dense one's name (`sim.machine.wgmma`).
+    entry = w.pending.get(("wgmma.mma_async" if op.startswith("wgmma.mma_async") else op, 0xFFFFFFFF))
+    arrived = len(entry.parts) if entry is not None else 0
+    return arrived + 1 >= sum(1 for th in w.threads if th.status != EXITED)
+
+
+def warpgroup_lanes(t: Thread) -> list[Thread]:
+    """The threads of t's warpgroup (four contiguous warps of its CTA, 9.7.15.1)."""
+    threads = t.cta.threads
+    first = threads.index(t) // (32 * WARPS_PER_GROUP) * 32 * WARPS_PER_GROUP
+    return threads[first:first + 32 * WARPS_PER_GROUP]
 
 
 def copy_items(c: Copy, inflight: list[Copy]) -> list[Item]:
@@ -593,6 +605,8 @@ def awaited(m: Machine, a: Thread | Copy, mb: tuple[int, int] | None) -> list[It
         return [(("warp", a.cta.index, a.aid // 32), READ)]
     if isinstance(w, ForCopies):
         if w.which == "wgmma.mma_async":
-            return [(("wg", a.cta.index, a.aid // 32), READ)]
+            # Its wait_group returns once every warp's share of the operations it retires is done
+            # (`sim.machine.wgmma._complete`): any warp of its warpgroup may release it.
+            return [(("wg", a.cta.index, th.aid // 32), READ) for th in warpgroup_lanes(a)[::32]]
         return [(("cp", a.aid), READ)]
     return [(("any",), READ)]

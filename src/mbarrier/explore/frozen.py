@@ -102,6 +102,7 @@ from mbarrier.explore.values import (
     value,
 )
 from mbarrier.sim.machine import ARRIVALS, EXITED, Copy, Machine, Thread
+from mbarrier.sim.machine.wgmma import WGMMA, shares
 from mbarrier.sim.waits import AtBar, ForCopies
 
 if TYPE_CHECKING:
@@ -1026,8 +1027,15 @@ def copy_wait(x: Ins) -> int:
 def held_by(t: Thread, seed: Thread | Copy) -> bool:
     """Whether thread t, blocked at a cp.async.wait_group n (or wait_all: n = 0), waits for the seed, one
     of its cp.async copies: the seed's group lies before its n most recent (groups retire in order, each
-    once all its copies landed), so t stays blocked until the seed lands."""
+    once all its copies landed), so t stays blocked until the seed lands. Likewise at wgmma.wait_group n
+    for a seed that is a share (any warp's) of an operation of the groups it retires."""
     w = t.wait
+    if isinstance(w, ForCopies) and w.which == WGMMA and isinstance(seed, Copy) and seed.mma is not None:
+        # A wgmma.wait_group returns once every warp's share of the operations it retires is done
+        # (`sim.machine.wgmma._complete`): the seed, in flight, may be one of them.
+        wgroups = t.wg.groups
+        return any(x is seed for g in wgroups[:max(0, len(wgroups) - w.pending)] for c in g
+                   for x in (c, *shares(t, c)))
     if not isinstance(w, ForCopies) or w.which != "cp.async" or not isinstance(seed, Copy) \
             or seed.thread is not t:
         return False

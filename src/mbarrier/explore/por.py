@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from itertools import compress
 from operator import is_not
 
-from mbarrier.explore.code import BAR, MATRIX, MMA, Code, Ins
+from mbarrier.explore.code import BAR, LOAD, MATRIX, MMA, STORE, Code, Ins
 from mbarrier.explore.footprints import (
     JOIN,
     WRITE,
@@ -63,6 +63,7 @@ class AllFootprints:
         self._last: LastFrozen[Kept] = LastFrozen()  # the last state's futures, while only the seed moves
         self._last_index: Index | None = None
         self._next_query = 0
+        self.single: int | None = None  # the agent (id) of the last stubborn set of one: tried first
 
     def query(self, items: tuple[Item, ...]) -> int:
         """The number of a query (its items): equal items, equal number, while it is kept."""
@@ -535,10 +536,21 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
     # Cheap seeds first: copies and threads whose next step touches few objects (a wgmma.mma_async's
     # engine, which its whole warp waits for, among the threads).
     seeds.sort(key=lambda i: (not _cheap_copy(agents[i]), len(current(agents[i]))))
+    # The thread of the last set of one first where it stands at a plain load or store: the child of the
+    # last state is most often expanded next, and a thread storing word after word is most often alone
+    # again (copies in flight, tried first otherwise, may each close over every thread).
+    tried = _seeds(agents, seeds, max_seeds)
+    again = [i for i in seeds if agents[i].aid == fp.single and _plain(fp, agents[i])]
     best: list[int] | None = None
-    for seed in _seeds(agents, seeds, max_seeds):
+    for seed in again + [i for i in tried if i not in again]:
         indexes, immortal, counted, quiet = fp.frozen_indexes(m, agents, seed, blocked_on, check, entries)
-        index = fp.index(indexes, immortal)
+        index = own = fp.index(indexes, immortal)
+        s = agents[seed]
+        if isinstance(s, Thread) and s.cta.index not in immortal:
+            # The seed is in the set, so along any sequence of steps outside it the seed stays alive, and
+            # so does its CTA: for every other member's conflicts it is immortal. Only the seed's own next
+            # step (an exit, or one inside a call) may be its CTA's last, so it alone asks without that.
+            index = Index(indexes, immortal | {s.cta.index})
         in_set = {seed}
         work = [seed]
         count = 1
@@ -552,7 +564,7 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
             else:
                 items = awaited(m, a, blocked_on.get(i))
             key = tuple(items)
-            found = asked.get(key)
+            found = asked.get(key) if i != seed else own.conflicting(items, fp.query(key))
             if found is None:
                 found = asked[key] = index.conflicting(items, fp.query(key))
             for j in found:
@@ -568,6 +580,7 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
         best = sorted(k for k in in_set if enabled.get(k))
         if len(best) == 1:
             break
+    fp.single = agents[best[0]].aid if best is not None and len(best) == 1 else None
     return best if best is not None else []
 
 
@@ -585,7 +598,19 @@ def _seeds(agents: list[Thread | Copy], seeds: list[int], n: int) -> list[int]:
             out.append(i)
             if len(out) == 2 * n:
                 break
+    # And a thread, where copies (tried first) filled them: a copy that may land after every thread of
+    # its CTA exits conflicts with each thread's exit, while a thread that does not exit next keeps its
+    # CTA alive (`seed_lives`).
+    if not any(isinstance(agents[i], Thread) for i in out):
+        out += [i for i in seeds if isinstance(agents[i], Thread)][:1]
     return out
+
+
+def _plain(fp: AllFootprints, a: Thread | Copy) -> bool:
+    """Whether `a` is a thread standing at a plain load or store (outside calls)."""
+    code = fp.code_of(a)
+    return isinstance(a, Thread) and code is not None and not a.frames \
+        and code.ins[a.pc].kind in (LOAD, STORE)
 
 
 def _kind(a: Thread | Copy) -> tuple[object, ...]:
