@@ -206,3 +206,36 @@ def test_docs_example_runs(tmp_path: Path) -> None:
     script.write_text(block.group(1))
     ns = runpy.run_path(str(script))
     assert np.array_equal(ns["out"], ns["x"] + ns["y"])
+
+
+def _matmul_launch(kernels: dict[str, Any], k: int) -> Any:
+    from mbarrier import triton as mt
+    a, b = np.ones((64, k), np.float16), np.ones((64, k), np.float16)
+    c = np.zeros((64, 64), np.float16)
+    descs = [mt.descriptor(a, [64, 64]), mt.descriptor(b, [64, 64]), mt.descriptor(c, [64, 64])]
+    return mt.launch_from_triton(kernels["matmul"], (1, 1), [*descs, k])
+
+
+def test_check_verifies_tritons_tma_pipeline(kernels: dict[str, Any]) -> None:
+    """Triton's own mbarrier pipeline (TMA loads on `num_stages` barriers, every thread waits, one
+    elected thread issues; a bulk-store epilogue): verified, every interleaving of its 128 threads."""
+    from mbarrier.explore.check import Options, check_machine
+    launch = _matmul_launch(kernels, 128)
+    r = check_machine(launch.machine(), launch.module, Options(walks=0))
+    assert r.verdict == "verified", [(f.kind, f.message) for f in r.findings]
+
+
+def test_check_finds_a_byte_count_planted_in_tritons_ptx(kernels: dict[str, Any]) -> None:
+    """The same PTX with its first expect_tx 4 bytes above what its two loads land: the phase never
+    completes, a deadlock (PTX ISA 9.7.13.15.5, tx-count)."""
+    import re
+
+    from mbarrier.explore.check import Options, check_machine
+    launch = _matmul_launch(kernels, 128)
+    text = kernels["matmul"].asm["ptx"]
+    bad, n = re.subn(r"(mbarrier\.arrive\.expect_tx\.shared\.b64 _, \[%r\d+\], )(\d+);",
+                     lambda mo: f"{mo.group(1)}{int(mo.group(2)) + 4};", text, count=1)
+    assert n == 1
+    module = sim.load_text(bad, "bug.ptx")
+    r = check_machine(sim.launch(module, spec=launch.spec), module, Options(walks=0))
+    assert r.verdict == "finding" and {str(f.kind) for f in r.findings} == {"deadlock"}
