@@ -9,12 +9,16 @@ without the wait that makes it correct; the stores take a state each, the copies
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
 from mbarrier import sim
-from mbarrier.explore.check import Options, check
+from mbarrier.explore import snapshot
+from mbarrier.explore.check import Explorer, Options, check
+from mbarrier.explore.walks import LateCopies, walk
+from mbarrier.sim.races import track
 
 from .helpers import differential, load, outcome
 
@@ -79,3 +83,18 @@ def test_stores_and_exits_beside_copies_stay_linear(tmp_path: Path, threads: int
                   options=Options(walks=0, max_states=5_000))
         assert r.verdict == verdict, (wait, r.verdict)
         assert r.stats.states <= most, (wait, r.stats.states)
+
+
+def test_the_late_copies_walk_keeps_them_in_flight_to_the_exits(tmp_path: Path) -> None:
+    """`walks.LateCopies` lands a copy only when no thread can step: without the wait, every walk of it
+    ends at the finding (the copies are still in flight when the last thread exits)."""
+    module = load(tmp_path, KERNEL.format(wait=WAITS["none"]))
+    m = sim.launch(module, grid=1, block=16, args=ARGS)
+    track(m)
+    ex = Explorer(m, module, Options(walks=0))
+    init: list[int] = []
+    ex.settle(init, {t.aid for t in m.threads})
+    root = snapshot.save(m, ex.tokens)
+    for seed in range(3):
+        f, _, _ = walk(ex, root, init, LateCopies(seed), time.monotonic() + 60)
+        assert f is not None and f.rule == "exit-with-copies-in-flight", f

@@ -15,7 +15,7 @@ from mbarrier.examples.shapes import SHAPES
 from mbarrier.explore import Replay, run
 from mbarrier.explore.check import FOUND, Options, check, check_machine
 from mbarrier.explore.results import SEARCH
-from mbarrier.explore.walks import Bursts, Priorities, Uniform
+from mbarrier.explore.walks import Bursts, LateCopies, Priorities, Uniform
 from mbarrier.sim.machine import Machine
 from mbarrier.sim.races import track
 
@@ -65,7 +65,7 @@ def test_the_search_replaces_a_walks_finding_by_its_shorter_one() -> None:
         (without.stats.states, without.stats.local_steps)   # walks do not count as the search's work
 
 
-@pytest.mark.parametrize("make", [Uniform, Bursts, lambda seed: Priorities(seed, 50)])
+@pytest.mark.parametrize("make", [Uniform, Bursts, lambda seed: Priorities(seed, 50), LateCopies])
 def test_a_scheduler_is_deterministic_and_picks_an_enabled_agent(make: type) -> None:
     m = sim.launch(sim.load(CORPUS / "ring.ptx"), grid=1, block=3)
     agents = list(m.threads)

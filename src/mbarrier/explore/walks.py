@@ -6,7 +6,7 @@ rules, race tracking), until every thread exited, nothing can move (a deadlock),
 length bound. Every walk is a real execution, so whatever it finds is a real bug with a replayable
 schedule; a walk that finds nothing proves nothing: only the exhaustive search may say VERIFIED.
 
-Swarm of schedulers (walk i uses seed i and scheduler i mod 3), since no one scheduler finds every bug
+Swarm of schedulers (walk i uses seed i and scheduler i mod 4), since no one scheduler finds every bug
 quickly:
   * uniform: at every transition a uniformly random enabled agent;
   * bursts: an agent keeps running for a random number of transitions (1..64) while it can, like
@@ -14,7 +14,10 @@ quickly:
   * priorities: PCT (Burckhardt et al., "A Randomized Scheduler with Probabilistic Guarantees of Finding
     Bugs", ASPLOS 2010): random distinct priorities, the highest-priority enabled agent runs, and at `d`
     random points the running agent drops below every other: an ordering bug of depth d is found with
-    probability at least 1/(n k^(d-1)) per walk (n agents, k transitions).
+    probability at least 1/(n k^(d-1)) per walk (n agents, k transitions);
+  * late copies: a uniformly random enabled thread, and an asynchronous agent (a copy landing, a pending
+    arrive-on) only when no thread can step: the copies nobody waits for stay in flight to the end,
+    where a CTA that exits without waiting for them is found (a uniform walk lands them early).
 """
 
 from __future__ import annotations
@@ -89,17 +92,30 @@ class Priorities:
         return best
 
 
-Scheduler = Uniform | Bursts | Priorities
+class LateCopies:
+    name = "late-copies"
+
+    def __init__(self, seed: int) -> None:
+        self.random = random.Random(seed)
+
+    def pick(self, agents: list[Agent], step: int) -> Agent:
+        threads = [a for a in agents if isinstance(a, Thread)] or agents
+        return threads[int(self.random.random() * len(threads))]
+
+
+Scheduler = Uniform | Bursts | Priorities | LateCopies
 
 
 def scheduler(i: int, horizon: int) -> Scheduler:
     """Walk i's scheduler: seed i, the kinds in turn."""
-    kind = i % 3
+    kind = i % 4
     if kind == 0:
         return Uniform(i)
     if kind == 1:
         return Bursts(i)
-    return Priorities(i, horizon)
+    if kind == 2:
+        return Priorities(i, horizon)
+    return LateCopies(i)
 
 
 @dataclass
