@@ -30,8 +30,9 @@ from mbarrier.explore import snapshot
 from mbarrier.explore.budget import MAX_MEMORY, MAX_STATES, OUT_OF_MEMORY, BoundHit, Budget
 from mbarrier.explore.code import BAR, BRANCH, CLUSTER, CP_WAIT, LOCAL, MATRIX, MMA, WARP, Code, Ins, analyse
 from mbarrier.explore.deadlock import explain
-from mbarrier.explore.footprints import Footprints, completes
+from mbarrier.explore.footprints import Footprints
 from mbarrier.explore.frontier import Entry, Frontier
+from mbarrier.explore.joins import joins_only
 from mbarrier.explore.por import AllFootprints, stubborn
 from mbarrier.explore.results import (
     SEARCH,
@@ -65,30 +66,9 @@ FIRST_WALKS = 3  # random walks before the search (within Options.walk_first sec
 FOUND = "found"  # stopped_by: random walks had found bugs, the search ran Options.followup seconds more
 LOCAL_LOOP_LIMIT = 1_000_000
 # The checker's kinds of instruction that run eagerly (`Explorer.is_local`), and those whose steps do
-# where they only join (`joins_only`).
+# where they only join (`joins.joins_only`).
 _EAGER = (LOCAL, BRANCH, WARP, MMA)
 _JOINS = (MATRIX, CLUSTER)
-
-
-def joins_only(t: Thread, x: Ins) -> bool:
-    """Whether t's step at x (of a `_JOINS` kind) only joins a meeting that cannot complete without a
-    step of another thread, or waits at barrier.cluster.wait. Then, as for a warp collective's arrival
-    (`Explorer.is_local`), it is never disabled and commutes with every other agent's step: an arrival at
-    ldmatrix or stmatrix (the warp-level matrix load and store, `.sync.aligned`: every lane of the warp)
-    that is not the last of its warp's live lanes, or at barrier.cluster.arrive that is not the last of
-    its cluster's live threads (9.7.13.2), adds itself to the arrived set and nothing else. The last
-    arrival, which alone reads or writes the rows or completes the phase, comes later in every order;
-    an exit only lowers the count that arrival must reach, and cannot complete the meeting before this
-    arrival (arrived + 1 < live before the exit, so arrived < live after it): either order ends in the
-    same state. barrier.cluster.wait commutes with every step (`Footprints.of_ins`: it blocks until its
-    thread's phase completes, or passes because it has). An arrival that faults (barrier.cluster.arrive
-    twice) faults in every order."""
-    if x.kind == CLUSTER:
-        if x.sync_all == "cluster":
-            return True
-        cl = t.cta.cluster
-        return cl.count + 1 < cl.live
-    return not completes(t, x.op)
 
 
 class _Stop(Exception):
@@ -182,7 +162,7 @@ class Explorer:
         no interleaving's deadlock, violation or race is lost. (The PTX ISA's `.sync` collectives wait
         for the lanes of their membermask and exchange registers only; `sim.machine.control.coll`.)
         A copy wait whose thread's copies of that kind have all landed (`copies_landed`) runs eagerly too.
-        The same holds for the arrivals that only join (`joins_only`), and for every arrival at
+        The same holds for the arrivals that only join (`joins.joins_only`), and for every arrival at
         wgmma.mma_async and wgmma.wait_group (9.7.15.5.2, 9.7.15.7.3; `sim.machine.wgmma`): the one that
         completes mma_async issues the warp's operation from its lanes' registers and descriptors (the
         engine it starts, an agent of its own, reads shared memory when it lands), and the one that

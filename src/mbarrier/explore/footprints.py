@@ -49,15 +49,15 @@ from mbarrier.explore.code import (
     Code,
     Ins,
 )
+from mbarrier.explore.joins import completes, warpgroup_lanes
 from mbarrier.explore.values import Env, value
 from mbarrier.sim.address import CTA_MASK, OWN, PARAM_GENERIC, is_param_generic, shared_address
 from mbarrier.sim.errors import SimError
-from mbarrier.sim.machine import ARRIVALS, EXITED, Copy, Machine, Thread
+from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
 from mbarrier.sim.tensorcopy import Plan, PlanError, box_plan
 from mbarrier.sim.tensormap import TensorMapError, decode
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
 from mbarrier.spec.tensormap import TENSOR_MAP_SIZE
-from mbarrier.spec.wgmma import WARPS_PER_GROUP
 
 READ, WRITE, JOIN, LEAVE, WHOLE, TX, XJ = 0, 1, 2, 3, 4, 5, 6
 # The pairs of different modes that commute (products 10, 12, 30: no other pair has one of them).
@@ -436,25 +436,6 @@ class Footprints:
         if g is None:
             return succ
         return succ[:1] if bool(g) != x.guard[1] else succ[1:]
-
-
-def completes(t: Thread, op: str) -> bool:
-    """Whether t's arrival at the full-mask collective `op` of its warp (wgmma.mma_async, wait_group,
-    ldmatrix, stmatrix) would be the last one it waits for: every other live lane has arrived."""
-    w = t.warp
-    if w is None:
-        return True
-    # The sparse form meets under the dense one's name (`sim.machine.wgmma`).
-    entry = w.pending.get(("wgmma.mma_async" if op.startswith("wgmma.mma_async") else op, 0xFFFFFFFF))
-    arrived = len(entry.parts) if entry is not None else 0
-    return arrived + 1 >= sum(1 for th in w.threads if th.status != EXITED)
-
-
-def warpgroup_lanes(t: Thread) -> list[Thread]:
-    """The threads of t's warpgroup (four contiguous warps of its CTA, 9.7.15.1)."""
-    threads = t.cta.threads
-    first = threads.index(t) // (32 * WARPS_PER_GROUP) * 32 * WARPS_PER_GROUP
-    return threads[first:first + 32 * WARPS_PER_GROUP]
 
 
 def copy_items(c: Copy, inflight: list[Copy]) -> list[Item]:

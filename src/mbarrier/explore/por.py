@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from itertools import compress
 from operator import is_not
 
-from mbarrier.explore.code import BAR, LOAD, MATRIX, MMA, STORE, Code, Ins
+from mbarrier.explore.code import BAR, MATRIX, MMA, Code, Ins
 from mbarrier.explore.footprints import (
     JOIN,
     WRITE,
@@ -33,6 +33,7 @@ from mbarrier.explore.frozen import INF, BarFuture, Fixpoint, Frozen, held_by, s
 from mbarrier.explore.lastfrozen import LastFrozen
 from mbarrier.explore.liveregs import Getter
 from mbarrier.explore.quiet import Quiet, tx_bound
+from mbarrier.explore.seeds import order
 from mbarrier.explore.tally import UNCOUNTED
 from mbarrier.sim.machine import Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, InCollective
@@ -533,16 +534,8 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
     def current(a: Thread | Copy) -> list[Item]:
         return fp.current(a, entries[a.aid] if entries is not None and isinstance(a, Thread) else None)
 
-    # Cheap seeds first: copies and threads whose next step touches few objects (a wgmma.mma_async's
-    # engine, which its whole warp waits for, among the threads).
-    seeds.sort(key=lambda i: (not _cheap_copy(agents[i]), len(current(agents[i]))))
-    # The thread of the last set of one first where it stands at a plain load or store: the child of the
-    # last state is most often expanded next, and a thread storing word after word is most often alone
-    # again (copies in flight, tried first otherwise, may each close over every thread).
-    tried = _seeds(agents, seeds, max_seeds)
-    again = [i for i in seeds if agents[i].aid == fp.single and _plain(fp, agents[i])]
     best: list[int] | None = None
-    for seed in again + [i for i in tried if i not in again]:
+    for seed in order(agents, seeds, max_seeds, lambda a: len(current(a)), fp.single, fp.code_of):
         indexes, immortal, counted, quiet = fp.frozen_indexes(m, agents, seed, blocked_on, check, entries)
         index = own = fp.index(indexes, immortal)
         s = agents[seed]
@@ -582,40 +575,3 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
             break
     fp.single = agents[best[0]].aid if best is not None and len(best) == 1 else None
     return best if best is not None else []
-
-
-def _seeds(agents: list[Thread | Copy], seeds: list[int], n: int) -> list[int]:
-    """The seeds to try, in order (the closure stops at a set of one): the first n, then up to n more,
-    each of a kind none before it had (copies of one kind from one line, threads at one pc). Alike
-    agents close alike (the pending arrive-ons of a warp's lanes), so where the first n are all of one
-    kind another kind may give a smaller set."""
-    out = seeds[:n]
-    kinds = {_kind(agents[i]) for i in out}
-    for i in seeds[n:]:
-        k = _kind(agents[i])
-        if k not in kinds:
-            kinds.add(k)
-            out.append(i)
-            if len(out) == 2 * n:
-                break
-    # And a thread, where copies (tried first) filled them: a copy that may land after every thread of
-    # its CTA exits conflicts with each thread's exit, while a thread that does not exit next keeps its
-    # CTA alive (`seed_lives`).
-    if not any(isinstance(agents[i], Thread) for i in out):
-        out += [i for i in seeds if isinstance(agents[i], Thread)][:1]
-    return out
-
-
-def _plain(fp: AllFootprints, a: Thread | Copy) -> bool:
-    """Whether `a` is a thread standing at a plain load or store (outside calls)."""
-    code = fp.code_of(a)
-    return isinstance(a, Thread) and code is not None and not a.frames \
-        and code.ins[a.pc].kind in (LOAD, STORE)
-
-
-def _kind(a: Thread | Copy) -> tuple[object, ...]:
-    return (a.kind, a.site.line) if isinstance(a, Copy) else (a.func.name, a.pc)
-
-
-def _cheap_copy(a: Thread | Copy) -> bool:
-    return isinstance(a, Copy) and a.mma is None

@@ -1,0 +1,51 @@
+"""The seeds the stubborn closure tries (`por.stubborn`), in order: the closure stops at a set of one, so
+the order decides what a state costs and which set of one is taken."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mbarrier.explore.code import LOAD, STORE, Code
+from mbarrier.sim.machine import Copy, Thread
+
+
+def order(agents: list[Thread | Copy], seeds: list[int], n: int, size: Callable[[Thread | Copy], int],
+          single: int | None, code_of: Callable[[Thread | Copy], Code | None]) -> list[int]:
+    """The seeds (indices into `agents`) to try. Cheap ones first: copies and threads whose next step
+    touches few objects (`size`; a wgmma.mma_async's engine, which its whole warp waits for, among the
+    threads); of those the first n, then up to n more, each of a kind none before it had (copies of one
+    kind from one line, threads at one pc): alike agents close alike (the pending arrive-ons of a warp's
+    lanes), so where the first n are all of one kind another kind may give a smaller set. And a thread,
+    where copies filled them: a copy that may land after every thread of its CTA exits conflicts with each
+    thread's exit, while a thread that does not exit next keeps its CTA alive (`frozen.seed_lives`).
+    Before all of them the agent of the last set of one (`single`) where it is a thread standing at a
+    plain load or store: the child of the last state is most often expanded next, and a thread storing
+    word after word is most often alone again."""
+    seeds = sorted(seeds, key=lambda i: (not _cheap_copy(agents[i]), size(agents[i])))
+    out = seeds[:n]
+    kinds = {_kind(agents[i]) for i in out}
+    for i in seeds[n:]:
+        k = _kind(agents[i])
+        if k not in kinds:
+            kinds.add(k)
+            out.append(i)
+            if len(out) == 2 * n:
+                break
+    if not any(isinstance(agents[i], Thread) for i in out):
+        out += [i for i in seeds if isinstance(agents[i], Thread)][:1]
+    again = [i for i in seeds if agents[i].aid == single and _plain(agents[i], code_of(agents[i]))]
+    return again + [i for i in out if i not in again]
+
+
+def _plain(a: Thread | Copy, code: Code | None) -> bool:
+    """Whether `a` is a thread standing at a plain load or store (outside calls)."""
+    return isinstance(a, Thread) and code is not None and not a.frames \
+        and code.ins[a.pc].kind in (LOAD, STORE)
+
+
+def _kind(a: Thread | Copy) -> tuple[object, ...]:
+    return (a.kind, a.site.line) if isinstance(a, Copy) else (a.func.name, a.pc)
+
+
+def _cheap_copy(a: Thread | Copy) -> bool:
+    return isinstance(a, Copy) and a.mma is None
