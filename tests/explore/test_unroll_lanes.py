@@ -13,7 +13,7 @@ import pytest
 
 from mbarrier import sim
 from mbarrier.examples.shapes import SHAPES
-from mbarrier.explore import frozen, values
+from mbarrier.explore import frozen, values, wholebar
 from mbarrier.explore.check import Explorer, Options, check_machine
 from mbarrier.explore.code import Code
 from mbarrier.explore.values import MAX_PER_PC, Env, Shared, Unrolled, unroll, unroll_lanes
@@ -33,8 +33,8 @@ def same_graph(g: Unrolled, h: Unrolled) -> bool:
 
 @contextmanager
 def compared() -> Iterator[list[int]]:
-    """Every `unroll_lanes` the checker calls, compared lane by lane with `unroll`: yields [lanes whose
-    graphs matched, lanes left to `unroll` alone]."""
+    """Every `unroll_lanes` the checker calls (the frozen futures', `explore.wholebar`'s), compared lane
+    by lane with `unroll`: yields [lanes whose graphs matched, lanes left to `unroll` alone]."""
     counts = [0, 0]
     original = frozen.unroll_lanes
 
@@ -50,14 +50,14 @@ def compared() -> Iterator[list[int]]:
             counts[0] += 1
         return graphs
 
-    frozen.unroll_lanes = checked  # type: ignore[assignment]
+    frozen.unroll_lanes = wholebar.unroll_lanes = checked  # type: ignore[assignment]
     try:
         yield counts
     finally:
-        frozen.unroll_lanes = original  # type: ignore[assignment]
+        frozen.unroll_lanes = wholebar.unroll_lanes = original  # type: ignore[assignment]
 
 
-@pytest.mark.parametrize("name", ["ring", "warpgroup", "pingpong", "cluster", "cpasync", "branch"])
+@pytest.mark.parametrize("name", ["ring", "warpgroup", "pingpong", "cluster", "cpasync", "branch", "named"])
 def test_each_lane_gets_the_graph_unroll_builds_for_it_alone(name: str) -> None:
     s = SHAPES[name]
     s = s.with_consumers(2) if s.warps else s

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from mbarrier.explore.code import BAR, Code, Ins
 from mbarrier.explore.footprints import Footprints
 from mbarrier.explore.liveregs import LiveRegs
-from mbarrier.explore.values import unroll
+from mbarrier.explore.values import unroll, unroll_lanes
 from mbarrier.sim.machine import EXITED, Thread
 from mbarrier.sim.waits import AtBar, InCollective
 
@@ -107,14 +107,29 @@ class WholeBars:
         key = (u.func.name, u.aid, u.pc) + getters[u.pc](u.regs)
         if key in self._ids:
             return self._ids[key]
-        g = unroll(fp.m, code, u, rel, lambda j, env: fp.successors(u, j, u.pc, env))
-        out: set[int | None] = set()
-        for pc, env in zip(g.pcs, g.envs, strict=True):
-            x = code.ins[pc]
-            if _site(x) and fp.guard_may(u, x, u.pc, env):
-                out.add(fp.operand(u, x.bar_id, u.pc, True, env))
-        found = self._ids[key] = None if None in out else frozenset(i for i in out if i is not None)
-        if len(self._ids) > IDS_KEPT:
+        # With u, the lanes of its warp at its pc not asked yet: their futures in one walk (`unroll_lanes`).
+        lanes, keys = [u], [key]
+        for s in () if u.warp is None else u.warp.threads:
+            if (s is not u and s.pc == u.pc and s.func is u.func and s.status != EXITED and not s.frames
+                    and not isinstance(s.wait, InCollective)):
+                k = (s.func.name, s.aid, s.pc) + getters[s.pc](s.regs)
+                if k not in self._ids:
+                    lanes.append(s)
+                    keys.append(k)
+        graphs = unroll_lanes(fp.m, code, lanes, rel, fp.successors) if len(lanes) > 1 else [None]
+        for s, k, g in zip(lanes, keys, graphs, strict=True):
+            if g is None and s is not u:
+                continue
+            if g is None:
+                g = unroll(fp.m, code, u, rel, lambda j, env: fp.successors(u, j, u.pc, env))
+            out: set[int | None] = set()
+            for pc, env in zip(g.pcs, g.envs, strict=True):
+                x = code.ins[pc]
+                if _site(x) and fp.guard_may(s, x, s.pc, env):
+                    out.add(fp.operand(s, x.bar_id, s.pc, True, env))
+            self._ids[k] = None if None in out else frozenset(i for i in out if i is not None)
+        found = self._ids[key]
+        while len(self._ids) > IDS_KEPT:
             self._ids.popitem(last=False)
         return found
 
