@@ -151,6 +151,9 @@ LONG_BY_DESIGN = {
                          "opens, one analysis over one plan cache",
     "explore/check.py": "Explorer: the search loop, a state's expansion and its findings share the machine, "
                         "the frontier, the statistics and the bounds",
+    "explore/values.py": "the futures' constant propagation, of one thread (`unroll`) and of a warp's lanes "
+                         "walked together (`unroll_lanes`), which must build exactly unroll's graph: one "
+                         "node table, one transfer and one merge rule for both",
     "ptx/validate.py": "ptxas's checks of one instruction in ptxas's order, sharing one line's state; "
                        "splitting out the operand matching is left to the lint work under way (issue 18)",
 }

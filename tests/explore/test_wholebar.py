@@ -95,6 +95,22 @@ def test_eager_only_where_no_counted_arrival_can_use_the_id(tmp_path: Path, name
     assert _eager_at_bar_sync_0(tmp_path, named) == eager
 
 
+def test_the_last_arrival_is_eager_whatever_the_futures_behind_the_barrier(tmp_path: Path) -> None:
+    """A thread waiting at `bar.sync 0` takes no step before it completes, so its future (thread 0's
+    counted `bar.sync 0, 2` behind it, `same`) does not keep thread 1's arrival from running eagerly;
+    while thread 0 has not arrived, it does (thread 2's future never uses id 0)."""
+    module = load(tmp_path, _text("same", False, True))
+    m = sim.launch(module, grid=1, block=3)
+    ex = Explorer(m, module, Options(walks=0))
+    t0, t1 = m.threads[:2]
+    for t in (t0, t1):
+        while ex.ins(t).op != "bar.sync":
+            ex.step(t, [])
+    assert not ex.is_local(t1)
+    ex.step(t0, [])
+    assert t0.wait is not None and ex.is_local(t1)
+
+
 def test_whole_cta_arrivals_take_no_state(tmp_path: Path) -> None:
     """The three arrivals at `bar.sync 0` take no state where the named barrier is on id 1, and do where
     it is on id 0 (the same kernel otherwise)."""

@@ -2,8 +2,10 @@
 
 A bar.sync without a thread count waits for every live thread of its CTA. While no counted
 bar.sync/bar.arrive and no bar.arrive can use its id, neither now (the barrier's arrivals so far) nor in
-any future of the CTA's live threads (read from their registers now, `explore.values`), every arrival
-there is one of a thread that then waits until the barrier completes (so it cannot exit meanwhile),
+any future of the CTA's live threads that may step before it completes (read from their registers now,
+`explore.values`; the arriving thread and those already waiting there take no step until it
+completes), every arrival there is one of a thread that then waits until the barrier completes (so it
+cannot exit meanwhile),
 and the barrier cannot complete before a live thread that has not arrived does. Such an arrival
 therefore commutes with every other agent's step: with the other arrivals (the arrived set is the same
 in any order; each releases its clock into the barrier's, which every waiter acquires when it
@@ -49,7 +51,10 @@ class WholeBars:
         here = AtBar(ident)
         if nb is not None and (nb.count is not None or any(th.wait != here for th in nb.arrived)):
             return False
-        return self._none or not any(u.status != EXITED and self.may_use(u, ident) for u in t.cta.threads)
+        # t and the threads already waiting here take no step before the barrier completes, which needs
+        # t's arrival: their futures cannot use the id meanwhile (only those still on their way can).
+        return self._none or not any(u.status != EXITED and u is not t and u.wait != here
+                                     and self.may_use(u, ident) for u in t.cta.threads)
 
     def ident(self, t: Thread, x: Ins) -> int | None:
         """The id of the bar instruction t stands at (its register's value now, where one)."""
