@@ -42,6 +42,28 @@ def differential(module: ast.Module, *, block: int, grid: int = 1, cluster: int 
     return on, off
 
 
+# The head of a kernel (src, out) with a 64-byte `tile` and `bar` in shared memory: thread 0 initializes
+# `bar` with count `{count}` (for format()) and the block meets at `bar.sync 0`, `%p1` set for every thread
+# but thread 0; the body under test follows.
+TILE_BAR_HEAD = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 src, .param .u64 out)
+{{
+	.reg .pred %p<8>;
+	.reg .b32 %r<20>;
+	.reg .b64 %rd<12>;
+	.shared .align 16 .b8 tile[64];
+	.shared .align 8 .b64 bar;
+	mov.u32 %r1, %tid.x;
+	setp.ne.u32 %p1, %r1, 0;
+	@%p1 bra SYNC;
+	mbarrier.init.shared::cta.b64 [bar], {count};
+SYNC:
+	bar.sync 0;
+"""
+
+
 # A block whose every thread arrives on `bar` (expected: the block plus `{extra}`) and, at DONE, reads its
 # word of the 64 bytes thread 0 copies into `tile` (`%rd1`: the source, `%r4`: the bytes), for format()
 # with `extra` and `lane` (the register DONE indexes by: 1 for the thread index). Between them go the

@@ -19,28 +19,12 @@ from mbarrier.explore.run import run
 from mbarrier.explore.schedulers import Replay
 from mbarrier.sim.races import track
 
-from .helpers import differential, load
+from .helpers import TILE_BAR_HEAD, differential, load
 
 # Thread 0 initializes `bar` (count {count}), arms it for {bytes} bytes and issues the 16-byte bulk copies
 # {copies} into `tile` on it, then exits; every other thread (with {arrive}: after a plain arrival) waits
 # for the phase and reads a word of `tile`.
-KERNEL = """.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 src, .param .u64 out)
-{{
-	.reg .pred %p<8>;
-	.reg .b32 %r<20>;
-	.reg .b64 %rd<12>;
-	.shared .align 16 .b8 tile[64];
-	.shared .align 8 .b64 bar;
-	mov.u32 %r1, %tid.x;
-	setp.ne.u32 %p1, %r1, 0;
-	@%p1 bra SYNC;
-	mbarrier.init.shared::cta.b64 [bar], {count};
-SYNC:
-	bar.sync 0;
-	@%p1 bra CONSUME;
+KERNEL = TILE_BAR_HEAD + """	@%p1 bra CONSUME;
 	mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], {bytes};
 	ld.param.u64 %rd1, [src];
 	cvta.to.global.u64 %rd1, %rd1;

@@ -20,28 +20,12 @@ from mbarrier.explore.check import Explorer, Options, check
 from mbarrier.explore.walks import LateCopies, walk
 from mbarrier.sim.races import track
 
-from .helpers import differential, load, outcome
+from .helpers import TILE_BAR_HEAD, differential, load, outcome
 
 # Thread 0 arms `bar` for two 16-byte copies from `src` and issues them; every thread stores two words of
 # its own into `out`, then waits for the phase (`wait`: every thread, `zero`: thread 0 only, else none)
 # and exits. Without a wait the CTA may exit with the copies in flight.
-KERNEL = """.version 8.0
-.target sm_90
-.address_size 64
-.visible .entry k(.param .u64 src, .param .u64 out)
-{{
-	.reg .pred %p<8>;
-	.reg .b32 %r<20>;
-	.reg .b64 %rd<12>;
-	.shared .align 16 .b8 tile[64];
-	.shared .align 8 .b64 bar;
-	mov.u32 %r1, %tid.x;
-	setp.ne.u32 %p1, %r1, 0;
-	@%p1 bra SYNC;
-	mbarrier.init.shared::cta.b64 [bar], 1;
-SYNC:
-	bar.sync 0;
-	@%p1 bra STORE;
+KERNEL = TILE_BAR_HEAD + """	@%p1 bra STORE;
 	ld.param.u64 %rd1, [src];
 	mbarrier.arrive.expect_tx.shared::cta.b64 %rd2, [bar], 32;
 	cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [tile], [%rd1], 16, [bar];
@@ -68,7 +52,7 @@ ARGS: dict[str | int, object] = {"src": sim.Buffer(64), "out": sim.Buffer(256)}
                                              ("none", frozenset({"violation"}))])
 def test_copies_in_flight_beside_exits_same_outcomes(tmp_path: Path, wait: str, kinds: frozenset[str],
                                                      threads: int) -> None:
-    _, off = differential(load(tmp_path, KERNEL.format(wait=WAITS[wait])), block=threads, args=ARGS)
+    _, off = differential(load(tmp_path, KERNEL.format(count=1, wait=WAITS[wait])), block=threads, args=ARGS)
     assert outcome(off)[1] == kinds, outcome(off)
 
 
@@ -79,7 +63,7 @@ def test_stores_and_exits_beside_copies_stay_linear(tmp_path: Path, threads: int
     closed over the copies, the copies over every exit, and the search went through the subsets of the
     exits)."""
     for wait, verdict, most in (("zero", "verified", 3 * threads + 10), ("none", "finding", 10 * threads)):
-        r = check(load(tmp_path, KERNEL.format(wait=WAITS[wait])), grid=1, block=threads, args=ARGS,
+        r = check(load(tmp_path, KERNEL.format(count=1, wait=WAITS[wait])), grid=1, block=threads, args=ARGS,
                   options=Options(walks=0, max_states=5_000))
         assert r.verdict == verdict, (wait, r.verdict)
         assert r.stats.states <= most, (wait, r.stats.states)
@@ -88,7 +72,7 @@ def test_stores_and_exits_beside_copies_stay_linear(tmp_path: Path, threads: int
 def test_the_late_copies_walk_keeps_them_in_flight_to_the_exits(tmp_path: Path) -> None:
     """`walks.LateCopies` lands a copy only when no thread can step: without the wait, every walk of it
     ends at the finding (the copies are still in flight when the last thread exits)."""
-    module = load(tmp_path, KERNEL.format(wait=WAITS["none"]))
+    module = load(tmp_path, KERNEL.format(count=1, wait=WAITS["none"]))
     m = sim.launch(module, grid=1, block=16, args=ARGS)
     track(m)
     ex = Explorer(m, module, Options(walks=0))
