@@ -11,8 +11,7 @@ import pytest
 
 from mbarrier import sim
 from mbarrier.cli import main
-from mbarrier.explore.check import shared_symbols
-from mbarrier.explore.code import ATOM, analyse
+from mbarrier.explore.code import ATOM, analyse, shared_symbols
 
 HEAD = ".version 8.6\n.target sm_90\n.address_size 64\n"
 BODY = """

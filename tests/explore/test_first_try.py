@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from mbarrier import sim
-from mbarrier.explore.check import Options, check, shared_symbols
-from mbarrier.explore.code import MB, analyse
+from mbarrier.explore.check import Options, check
+from mbarrier.explore.code import MB, analyse, shared_symbols
 from mbarrier.ptx import ast
 
 from .helpers import BLOCK_ARRIVES_HEAD, BLOCK_ARRIVES_TAIL, differential, load, outcome

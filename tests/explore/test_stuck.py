@@ -198,3 +198,15 @@ def test_the_words_of_each_way_a_phase_starves() -> None:
     assert one(waits_on="bar", barrier="bar.sync 1", address=1, expected=4, pending=1) == (
         "bar.sync 1 (CTA 0) expects 4 threads but only 3 arrived, and no other can come; threads 1-2 wait "
         "at it")
+
+
+def test_who_could_still_arrive_reads_each_threads_unrolled_future(
+        shape_deadlocks: dict[str, Finding]) -> None:
+    """The ring's consumer warp releases `empty` from lane 0 alone (its guard follows from the lane's
+    registers), and the producer thread is the only one that arrives on `full`: the report names exactly
+    those, not the 31 lanes whose code skips the release."""
+    f = shape_deadlocks["ring_bug_count"]
+    (on_empty,) = f.arrivers["_ZZ4ringE5empty"]
+    (on_full,) = f.arrivers["_ZZ4ringE4full"]
+    assert on_empty.startswith("thread 0 at line ") and "but waits itself" in on_empty
+    assert on_full.startswith("thread 32 at line ") and "but waits itself" in on_full

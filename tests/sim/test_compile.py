@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from mbarrier import explore, sim
-from mbarrier.explore.check import shared_symbols
-from mbarrier.explore.code import analyse
+from mbarrier.explore.code import analyse, shared_symbols
 
 from .helpers import module
 

@@ -11,8 +11,8 @@ import pytest
 
 from mbarrier import examples, sim
 from mbarrier.core.violations import Violation
-from mbarrier.explore.check import Options, check, shared_symbols
-from mbarrier.explore.code import analyse
+from mbarrier.explore.check import Options, check
+from mbarrier.explore.code import analyse, shared_symbols
 from mbarrier.explore.footprints import READ, WRITE, Footprints
 from mbarrier.ptx import ast
 from mbarrier.ptx.parser import parse

@@ -33,6 +33,7 @@ from mbarrier.cli.source import STDIN_NAME, display_name, read_module
 from mbarrier.cli.streams import write_styled
 from mbarrier.explore import RandomScheduler, Replay, ScheduleError, run
 from mbarrier.explore.budget import Budget
+from mbarrier.explore.deadlock import ModuleAhead
 from mbarrier.explore.run import DEFAULT_MAX_STEPS, RunResult
 from mbarrier.explore.schedule import stamp
 from mbarrier.ptx import ast
@@ -336,7 +337,7 @@ def main(args: argparse.Namespace) -> int:
 
         try:
             result = run(m, scheduler, max_steps=args.max_steps, trace=args.trace, monitor=monitor,
-                         budget=Budget(deadline.at, memory_bound(args)))
+                         budget=Budget(deadline.at, memory_bound(args)), ahead=ModuleAhead(module, m))
         except ScheduleError as e:
             raise UsageError(str(e)) from None
         finally:

@@ -28,7 +28,19 @@ from operator import attrgetter
 from mbarrier.core.violations import Violation
 from mbarrier.explore import snapshot
 from mbarrier.explore.budget import MAX_MEMORY, MAX_STATES, OUT_OF_MEMORY, BoundHit, Budget
-from mbarrier.explore.code import BAR, BRANCH, CLUSTER, CP_WAIT, LOCAL, MATRIX, MMA, WARP, Code, Ins, analyse
+from mbarrier.explore.code import (
+    BAR,
+    BRANCH,
+    CLUSTER,
+    CP_WAIT,
+    LOCAL,
+    MATRIX,
+    MMA,
+    WARP,
+    Code,
+    Ins,
+    analyse_module,
+)
 from mbarrier.explore.deadlock import explain
 from mbarrier.explore.footprints import Footprints
 from mbarrier.explore.frontier import Entry, Frontier
@@ -84,19 +96,6 @@ class _LocalSteps(Exception):
     """A bound: a thread ran LOCAL_LOOP_LIMIT instructions that no other agent can observe, in one go."""
 
 
-def shared_symbols(m: Machine) -> dict[str, int]:
-    """Shared variable name -> offset, recovered from the CTA's symbol lookup."""
-    out: dict[str, int] = {}
-    if not m.ctas:
-        return out
-    cta = m.ctas[0]
-    for off in range(cta.size):
-        name = cta.symbols(off)
-        if "+" not in name and not name.startswith("shared[") and name not in out:
-            out[name] = off
-    return out
-
-
 class Explorer:
     """The search over one launched machine."""
 
@@ -105,13 +104,7 @@ class Explorer:
         self.m = m
         self.opts = opts
         self.nthreads = len(m.threads)
-        symbols = shared_symbols(m)
-        self.codes: dict[str, Code] = {}
-        for f in module.functions:
-            if f.body is not None and f.name in m.functions:
-                self.codes[f.name] = analyse(f, m.functions[f.name], symbols)
-        for c in self.codes.values():  # a module's own function of a built-in's name runs its PTX
-            c.calls = c.calls or any(name in self.codes for name in c.callees)
+        self.codes: dict[str, Code] = analyse_module(module, m)
         kernel = m.threads[0].func.name
         self.code: Code = self.codes[kernel]
         self.fp = AllFootprints({name: Footprints(m, c) for name, c in self.codes.items()})
@@ -618,8 +611,9 @@ class Explorer:
         section = checker_rule(DEADLOCK).section
         f = Finding(FindingKind.DEADLOCK, DEADLOCK, section, message, aids, self.nthreads)
         f.waiters, f.arrivers, f.starved, f.layout = waiters, arrivers, starved, Layout.of(self.m)
-        if waiters:
-            f.line, f.text, f.agent = waiters[0].line, waiters[0].text, waiters[0].name
+        if waiters:  # the finding's place: a thread that waits for the headline's barrier
+            first = next((w for w in waiters if starved and w.thread in starved[0].waiters), waiters[0])
+            f.line, f.text, f.agent = first.line, first.text, first.name
         return f
 
     def _result(self, findings: list[Finding], complete: bool, covered: str,

@@ -28,6 +28,7 @@ from mbarrier.sim.compile import (
     named_in,
 )
 from mbarrier.sim.isa.control import BUILTIN_CALLS
+from mbarrier.sim.machine import Machine
 from mbarrier.sim.registry import REGISTRY, Access, CopyKind, Kind, Space, facts_of
 from mbarrier.sim.types import TYPES
 
@@ -841,3 +842,26 @@ def register_flow(fn: ast.Function) -> list[RegisterFlow]:
         clocked = any(n in SPECIAL_DYNAMIC for o in s.operands for n in _identifiers(o))
         out.append(RegisterFlow(frozenset(uses), frozenset(kills), not known, clocked))
     return out
+
+
+def shared_symbols(m: Machine) -> dict[str, int]:
+    """Shared variable name -> offset, recovered from the CTA's symbol lookup."""
+    out: dict[str, int] = {}
+    if not m.ctas:
+        return out
+    cta = m.ctas[0]
+    for off in range(cta.size):
+        name = cta.symbols(off)
+        if "+" not in name and not name.startswith("shared[") and name not in out:
+            out[name] = off
+    return out
+
+
+def analyse_module(module: ast.Module, m: Machine) -> dict[str, Code]:
+    """Each function of the module the machine runs, as the checker sees it."""
+    symbols = shared_symbols(m)
+    codes = {f.name: analyse(f, m.functions[f.name], symbols) for f in module.functions
+             if f.body is not None and f.name in m.functions}
+    for c in codes.values():  # a module's own function of a built-in's name runs its PTX
+        c.calls = c.calls or any(name in codes for name in c.callees)
+    return codes

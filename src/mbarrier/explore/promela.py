@@ -30,7 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mbarrier.explore import promela_arith
-from mbarrier.explore.check import shared_symbols
 from mbarrier.explore.code import (
     BAR,
     BULK,
@@ -43,6 +42,7 @@ from mbarrier.explore.code import (
     Ins,
     _slot_maps,
     analyse,
+    shared_symbols,
 )
 from mbarrier.explore.promela_procs import Location, Step, grouped, me, per_thread
 from mbarrier.explore.promela_text import (

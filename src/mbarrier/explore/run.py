@@ -17,7 +17,7 @@ from mbarrier.core.violations import Violation
 from mbarrier.explore.budget import MAX_STEPS, Budget
 from mbarrier.explore.schedule import ScheduleError, agent_name, encode
 from mbarrier.explore.schedulers import RandomScheduler, Scheduler
-from mbarrier.explore.stuck import Starved, blocked, cause, describe_barrier, starved
+from mbarrier.explore.stuck import Ahead, Starved, blocked, cause, describe_barrier, starved
 from mbarrier.explore.who import Layout
 from mbarrier.sim.compile import Site
 from mbarrier.sim.errors import KernelFault, SimError
@@ -108,12 +108,12 @@ def _stuck(m: Machine) -> list[Stuck]:
 
 def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFAULT_MAX_STEPS,
         trace: bool = False, monitor: Callable[[int], bool] | None = None,
-        budget: Budget | None = None) -> RunResult:
+        budget: Budget | None = None, ahead: Ahead | None = None) -> RunResult:
     """Run until nothing can run (or a violation, an error, the step limit). Deterministic: the same
     scheduler input gives the same run, with or without the trace. About every MONITOR_EVERY steps,
     between two steps: `budget` (time, memory) is checked, a bound hit ends the run there (outcome
     "limit", `stopped_by` naming the bound); then `monitor(steps)` is called, True stops the run there
-    (outcome "interrupted")."""
+    (outcome "interrupted"). `ahead`: for a stuck run's headline (`explore.stuck.starved`)."""
     sched = scheduler or RandomScheduler(0)
     nthreads = len(m.threads)
     runs: list[int] = []  # flat (agent id, steps) pairs
@@ -197,7 +197,7 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
         return RunResult(Outcome.LIMIT, steps, runs, m, message=f"stopped after {steps} steps (the limit)",
                          stuck=_stuck(m), trace=steps_log, stopped_by=MAX_STEPS)
     if any(t.status != EXITED for t in m.threads):
-        found = starved(m, [(t, None) for t in m.threads if t.status != EXITED])
+        found = starved(m, [(t, None) for t in m.threads if t.status != EXITED], ahead)
         return RunResult(Outcome.STUCK, steps, runs, m, message=cause(m, found, Layout.of(m)),
                          stuck=_stuck(m), trace=steps_log, starved=found)
     return RunResult(Outcome.EXITED, steps, runs, m, trace=steps_log)

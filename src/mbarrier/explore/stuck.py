@@ -5,7 +5,8 @@ mbarrier phase starves and of what (its headline)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Protocol
 
 from mbarrier.core.barrier import Barrier
 from mbarrier.explore.who import Layout, plural
@@ -79,6 +80,18 @@ def blocked(m: Machine, t: Thread, wait: Wait | None = None) -> Blocked:
     return Blocked(t.func.sites[t.pc], "running", "still runnable")
 
 
+class Ahead(Protocol):
+    """What a live thread's remaining code may still do (`explore.deadlock.FootprintsAhead`)."""
+
+    def reaches_bar(self, t: Thread, ident: int) -> bool:
+        """Whether it may still arrive at bar.sync/bar.arrive `ident` of its CTA."""
+        ...
+
+    def arrives_on(self, t: Thread, cta: int, off: int) -> bool:
+        """Whether it may still arrive on the mbarrier at shared offset `off` of CTA index `cta`."""
+        ...
+
+
 @dataclass(frozen=True)
 class Starved:
     """A phase of an mbarrier that threads wait for and that can no longer complete (nothing can move):
@@ -99,6 +112,13 @@ class Starved:
     tx: int
     landing: int
     waiters: tuple[int, ...]
+    # A bar.sync barrier that is the consequence of starved mbarrier phases: the live threads it still
+    # lacks, each waiting for such a phase, and those phases' objects.
+    lacking: tuple[int, ...] = ()
+    lacking_on: tuple[str, ...] = ()
+    # An mbarrier phase that misses arrivals no live thread can still make: the parity its waiters want
+    # (None where they differ or wait for tokens).
+    wanted: int | None = None
 
     @property
     def arrived(self) -> int:
@@ -122,8 +142,13 @@ class Starved:
         short = self.short
         who = f"{layout.threads(self.waiters)} {plural(self.waiters, 'waits', 'wait')}"
         if self.waits_on == "bar":
-            return (f"{self.barrier} (CTA {self.cta_name}) expects {n} threads but only {self.arrived} "
+            text = (f"{self.barrier} (CTA {self.cta_name}) expects {n} threads but only {self.arrived} "
                     f"arrived, and no other can come; {who} at it")
+            if self.lacking:
+                verb = plural(self.lacking, "waits", "wait")
+                text += (f"; {layout.threads(self.lacking)}, which it still needs, {verb} on mbarrier "
+                         f"{', '.join(self.lacking_on)}")
+            return text
         if short == "invalid":
             text = f"{obj} is not an initialized object, so no phase of it completes"
         elif short == "bytes" and self.tx < 0:
@@ -141,7 +166,14 @@ class Starved:
             text = f"{obj} expects {_count(n, 'arrival')} in phase {p} but {came}, and no other can come"
             if self.tx > 0:
                 text += f" ({self.tx} transaction bytes are outstanding too)"
-        return f"{text}; {who} for it"
+        text += f"; {who} for it"
+        if self.wanted is not None and p >= 1 and self.wanted == p & 1 and short != "invalid":
+            # 9.7.13.15.16: a parity names the current phase or the one before. Waiting now, this parity
+            # names the phase in progress; asked before phase p - 1 completed, it named the phase before
+            # that and passed at once. Said so that a waiter one whole phase behind shows as such.
+            text += (f" (parity {self.wanted}: the phase in progress, {p}; the same wait issued before "
+                     f"phase {p - 1} completed would have passed at once)")
+        return text
 
 
 def _count(n: int, noun: str) -> str:
@@ -151,20 +183,29 @@ def _count(n: int, noun: str) -> str:
 _BLAME = {"bytes": 0, "arrivals": 1, "no arrival": 2, "invalid": 3}
 
 
-def starved(m: Machine, waits: Sequence[tuple[Thread, Wait | None]]) -> list[Starved]:
+def starved(m: Machine, waits: Sequence[tuple[Thread, Wait | None]], ahead: Ahead | None = None
+            ) -> list[Starved]:
     """The mbarrier phases the threads of a machine where nothing can move wait for, the likeliest cause
     first: a phase whose arrivals all came but whose bytes did not, then one that counted some of its
     arrivals but not all (a wrong count shows as such a phase), then one that counted none; among alike
     ones, the lowest phase first. `waits`:
     each thread that has not exited and what it waits for (None: the machine's `Thread.wait`). A bar.sync
     barrier that counted some threads but not all ranks with the mbarrier phases that did (a release
-    skipped shows as such a barrier)."""
+    skipped shows as such a barrier), unless every thread it still lacks waits for an mbarrier phase
+    that misses arrivals no live thread can still make: then that phase is the cause and the barrier its
+    consequence, ranked after every mbarrier phase. `ahead`: what the live threads' code may still do
+    (without it, no barrier is taken for a consequence)."""
     by_barrier: dict[tuple[int, int], list[int]] = {}
     by_bar: dict[tuple[int, int], list[int]] = {}
+    on_barrier: dict[int, tuple[int, int]] = {}
+    parities: dict[tuple[int, int], set[int | None]] = {}
     for t, wait in waits:
         w = wait if wait is not None else t.wait
         if isinstance(w, OnMbarrier):
             by_barrier.setdefault((w.cta, w.off), []).append(t.aid)
+            on_barrier[t.aid] = (w.cta, w.off)
+            parities.setdefault((w.cta, w.off), set()).add(
+                w.value & 1 if w.parity and isinstance(w.value, int) else None)
         elif isinstance(w, AtBar):
             by_bar.setdefault((t.cta.index, w.ident), []).append(t.aid)
     out: list[Starved] = []
@@ -186,9 +227,40 @@ def starved(m: Machine, waits: Sequence[tuple[Thread, Wait | None]]) -> list[Sta
         else:
             out.append(Starved("mbarrier", cta.symbols(off), off, cta_i, cta.name, True, b.phase, b.expected,
                                b.pending, b.tx, landing, tuple(ids)))
+    if ahead is not None:
+        out = _causes(m, out, on_barrier, parities, ahead)
     # Among alike ones, the phase that lags first: in a pipeline, a stage's `full` completes a phase before
     # its `empty` does; a `full` a phase ahead of its `empty` was consumed but never released.
-    return sorted(out, key=lambda s: (_BLAME[s.short], s.phase, s.waits_on != "mbarrier", s.cta, s.address))
+    return sorted(out, key=lambda s: (bool(s.lacking), _BLAME[s.short], s.phase, s.waits_on != "mbarrier",
+                                      s.cta, s.address))
+
+
+def _causes(m: Machine, found: list[Starved], on_barrier: dict[int, tuple[int, int]],
+            parities: dict[tuple[int, int], set[int | None]], ahead: Ahead) -> list[Starved]:
+    """`found` with the mbarrier phases that miss arrivals no live thread can still make marked (their
+    waiters' parity), and the bar.sync barriers whose every lacking thread waits for such a phase marked
+    as their consequence."""
+    live = [t for t in m.threads if t.status != EXITED]
+    roots: dict[tuple[int, int], str] = {}
+    out: list[Starved] = []
+    for s in found:
+        key = (s.cta, s.address)
+        if s.waits_on == "mbarrier" and s.short in ("arrivals", "no arrival") and not any(
+                on_barrier.get(t.aid) != key and ahead.arrives_on(t, *key) for t in live):
+            roots[key] = s.barrier
+            wanted = parities.get(key, {None})
+            s = replace(s, wanted=next(iter(wanted)) if len(wanted) == 1 else None)
+        out.append(s)
+    for i, s in enumerate(out):
+        if s.waits_on != "bar":
+            continue
+        at = set(s.waiters)
+        lacking = [t.aid for t in m.ctas[s.cta].threads
+                   if t.status != EXITED and t.aid not in at and ahead.reaches_bar(t, s.address)]
+        if lacking and all(on_barrier.get(a) in roots for a in lacking):
+            out[i] = replace(s, lacking=tuple(lacking),
+                             lacking_on=tuple(dict.fromkeys(roots[on_barrier[a]] for a in lacking)))
+    return out
 
 
 def cause(m: Machine, found: Sequence[Starved], layout: Layout) -> str:
