@@ -535,7 +535,8 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
         return fp.current(a, entries[a.aid] if entries is not None and isinstance(a, Thread) else None)
 
     best: list[int] | None = None
-    for seed in order(agents, seeds, max_seeds, lambda a: len(current(a)), fp.single, fp.code_of):
+    sizes = {i: len(current(agents[i])) for i in seeds}
+    for seed in order(agents, seeds, max_seeds, sizes, fp.single, fp.code_of):
         indexes, immortal, counted, quiet = fp.frozen_indexes(m, agents, seed, blocked_on, check, entries)
         index = own = fp.index(indexes, immortal)
         s = agents[seed]
