@@ -11,16 +11,16 @@ from mbarrier.sim.machine import Copy, Thread
 
 def order(agents: list[Thread | Copy], seeds: list[int], n: int, sizes: dict[int, int],
           single: int | None, code_of: Callable[[Thread | Copy], Code | None]) -> list[int]:
-    """The seeds (indices into `agents`) to try. Cheap ones first: copies and threads whose next step
-    touches few objects (`sizes`, by index: the items of its next step; a wgmma.mma_async's engine, which its whole warp waits for, among the
-    threads); of those the first n, then up to n more, each of a kind none before it had (copies of one
-    kind from one line, threads at one pc): alike agents close alike (the pending arrive-ons of a warp's
-    lanes), so where the first n are all of one kind another kind may give a smaller set. And a thread,
-    where copies filled them: a copy that may land after every thread of its CTA exits conflicts with each
-    thread's exit, while a thread that does not exit next keeps its CTA alive (`frozen.seed_lives`).
-    Before all of them the agent of the last set of one (`single`) where it is a thread standing at a
-    plain load or store: the child of the last state is most often expanded next, and a thread storing
-    word after word is most often alone again."""
+    """The seeds (indices into `agents`) to try. Cheap ones first: copies and threads whose next step touches
+    few objects (`sizes`, by index: the items of its next step; a wgmma.mma_async's engine, which its whole
+    warp waits for, among the threads); of those the first n, then up to n more, each of a kind none before it
+    had (copies of one kind from one line, threads at one pc): alike agents close alike (the pending
+    ons of a warp's lanes), so where the first n are all of one kind another kind may give a smaller set. And
+    a thread, where copies filled them: a copy that may land after every thread of its CTA exits conflicts
+    with each thread's exit, while a thread that does not exit next keeps its CTA alive (`frozen.seed_lives`).
+    Before all of them the agent of the last set of one (`single`) where it is a thread standing at a plain
+    load or store: the child of the last state is most often expanded next, and a thread storing word after
+    word is most often alone again."""
     seeds = sorted(seeds, key=lambda i: (not _cheap_copy(agents[i]), sizes[i]))
     out = seeds[:n]
     kinds = {_kind(agents[i]) for i in out}
