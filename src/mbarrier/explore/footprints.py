@@ -470,7 +470,10 @@ def copy_items(c: Copy, inflight: list[Copy]) -> list[Item]:
         items += _chunks("gm", None, span[0], span[1] - span[0], READ)  # a tensor load reads its box there
     elif kind == "shared":
         assert scta is not None
-        items += _chunks("sm", scta.index, saddr, c.size, READ)  # (st.async/red.async carry a value)
+        # (st.async/red.async carry a value.) It reads the CTA's shared memory when it lands, so that CTA
+        # must still run (else exit-with-copies-in-flight, `finish_async`): a bulk store not waited for
+        # does not commute with an exit that may be its CTA's last.
+        items += _chunks("sm", scta.index, saddr, c.size, READ) + [(("live", scta.index), READ)]
     if c.dst_cta is None:
         items += _chunks("gm", None, c.dst, c.size, WRITE)
     else:
