@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from itertools import compress
 from operator import is_not
 
-from mbarrier.explore.code import BAR, MATRIX, MMA, Code, Ins
+from mbarrier.explore.code import BAR, EXIT, MATRIX, MMA, Code, Ins
 from mbarrier.explore.footprints import (
     JOIN,
     WRITE,
@@ -393,6 +393,17 @@ class Counted:
         return out
 
 
+def _outlived_exit(a: Thread, code: Code | None) -> bool:
+    """Whether `a` is a thread whose next step is its exit (outside calls) while another thread of its CTA
+    is alive: that exit is not the CTA's last, so it conflicts with no step that reads the CTA's liveness
+    (a copy's landing or a pending arrive-on in it, a remote access to it). If, along steps outside the
+    set, the other threads exit too and such a step follows, then with the exit first that order ends in
+    a violation (the CTA's last exit with a copy into it in flight, a landing or remote access into an
+    exited CTA: `exit-with-copies-in-flight`, `remote-cta-exited`), a real one: the search then reports a
+    violation of the kernel (docs/checker.md, "Exits that are not their CTA's last")."""
+    return code is not None and not a.frames and a.cta.live >= 2 and code.ins[a.pc].kind == EXIT
+
+
 _BUCKET = 7  # memory ranges are indexed by 128-byte buckets
 QUERIES_KEPT = 4096
 MEMO_KEPT = 16  # answers kept per future
@@ -550,17 +561,26 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
         count = 1
         # Agents alike ask alike (the threads of a warpgroup waiting at one barrier): one query each.
         asked: dict[tuple[Item, ...], set[int]] = {}
+        outlived: dict[int, Index] = {}  # by CTA: the index that also leaves its liveness out
         while work:
             i = work.pop()
             a = agents[i]
+            ask = index if i != seed else own
             if enabled.get(i):
                 items = quiet.adjust(a, fp.code_of(a), counted.adjust(i, current(a)))
+                if isinstance(a, Thread) and _outlived_exit(a, fp.code_of(a)) \
+                        and a.cta.index not in ask.immortal:
+                    cta = a.cta.index
+                    ask = index if cta in index.immortal else outlived.get(cta) or outlived.setdefault(
+                        cta, Index(indexes, index.immortal | {cta}))
             else:
                 items = awaited(m, a, blocked_on.get(i))
             key = tuple(items)
-            found = asked.get(key) if i != seed else own.conflicting(items, fp.query(key))
+            found = asked.get(key) if ask is index else None
             if found is None:
-                found = asked[key] = index.conflicting(items, fp.query(key))
+                found = ask.conflicting(items, fp.query(key))
+                if ask is index:
+                    asked[key] = found
             for j in found:
                 if j not in in_set:
                     in_set.add(j)
