@@ -178,11 +178,20 @@ def test_sleep_sets_on_random_kernels_agree_with_no_reduction_and_wake_states_re
 
 
 def _timeout_after(monkeypatch: pytest.MonkeyPatch, calls: int) -> None:
-    """The time bound is hit at the `calls`+1-th reading of the bounds."""
+    """The time bound is hit at the `calls`+1-th reading of the bounds at the search's own safe points
+    (the readings inside long work, through `budget.pulse`, are not counted: see
+    tests/explore/test_deadline.py)."""
+    import sys
+
     from mbarrier.explore import budget
     seen: list[int] = []
 
     def exceeded(self: budget.Budget) -> str:
+        f = sys._getframe(1)
+        while f is not None:
+            if f.f_code is budget.pulse.__code__:
+                return ""
+            f = f.f_back  # type: ignore[assignment]
         seen.append(1)
         return budget.TIMEOUT if len(seen) > calls else ""
 
@@ -210,4 +219,4 @@ def test_the_bounds_are_checked_inside_a_states_stubborn_set(monkeypatch: pytest
     _timeout_after(monkeypatch, 1)  # the root's pop; then the first plan's check
     r = check(parse_file(CORPUS / "ring.ptx"), grid=2, block=3, options=Options(walks=0, timeout=60.0))
     assert r.stopped_by == "timeout" and r.stats.transitions == 0 and r.stats.enabled == 0
-    assert "1 states were left unexplored" in r.covered
+    assert r.covered.startswith("stopped before the first state was explored (futures of thread "), r.covered

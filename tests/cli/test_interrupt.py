@@ -63,7 +63,9 @@ def test_ctrl_c_during_check_prints_the_partial_report_and_exits_3() -> None:
     assert code == 3, err
     assert out.startswith(f"{RING}: kernel ring_buffer, 1 CTA of 160 threads\n")
     assert "INCOMPLETE: interrupted (Ctrl-C) before every interleaving was explored" in out
-    assert "stopped after" in out and "states were left unexplored" in out
+    # Ctrl-C right after the header may come while the code is analysed, before the first state
+    assert ("stopped after" in out and "states were left unexplored" in out) or (
+        "stopped while analysing the kernel's code" in out) or "stopped before the first state" in out, out
     assert "Traceback" not in err
 
 
@@ -72,7 +74,8 @@ def test_ctrl_c_during_check_json_gives_the_partial_json() -> None:
     assert code == 3, err
     d = json.loads(out)
     assert d["verdict"] == "incomplete" and d["stopped_by"] == "interrupt" and d["findings"] == []
-    assert d["stats"]["states"] >= 1 and "stopped after" in d["covered"]
+    assert (d["stats"]["states"] >= 1 and "stopped after" in d["covered"]) or d["covered"].startswith(
+        ("stopped before the first state was explored", "stopped while analysing the kernel's code")), d
 
 
 def test_ctrl_c_during_run_reports_where_each_thread_was_and_exits_3(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from typing import NoReturn
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -56,7 +57,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mbarrier.cli.streams import guarded
 
     with guarded():
-        return _dispatch(args)
+        code = _dispatch(args)
+    if argv is None and args.command in ("check", "run"):
+        _end(code)
+    return code
+
+
+def _end(code: int) -> NoReturn:
+    """End the program now, its output flushed: the interpreter's own ending would free a large search's
+    objects one by one (a second and more after a check of a kernel of hundreds of threads, past its
+    --timeout). Only for the program (`main()` without arguments), never for a caller of `main(argv)`."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # the reader went away: the exit code is still the verdict's
+            pass
+    os._exit(code)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -71,6 +71,9 @@ class Progress:
         if self.mode == "off" or not self._due():
             return
         elapsed = time.monotonic() - s.started
+        if s.transitions == 0:  # the first state of a large kernel can take a minute: say what it does
+            self._show(f"first state: {s.doing or 'preparing'}{_memory()}, {elapsed:.0f} s")
+            return
         rate = s.states / elapsed if elapsed > 0 else 0.0
         self._show(f"{s.states:,} states ({rate:,.0f}/s), depth {s.depth:,}, queue {s.queue:,}{_memory()}, "
                    f"{elapsed:.0f} s")

@@ -27,7 +27,17 @@ from operator import attrgetter
 
 from mbarrier.core.violations import Violation
 from mbarrier.explore import snapshot
-from mbarrier.explore.budget import MAX_MEMORY, MAX_STATES, OUT_OF_MEMORY, BoundHit, Budget
+from mbarrier.explore.budget import (
+    MAX_MEMORY,
+    MAX_STATES,
+    OUT_OF_MEMORY,
+    BoundHit,
+    Budget,
+    active,
+    doing,
+    pulse,
+    shielded,
+)
 from mbarrier.explore.code import (
     BAR,
     BRANCH,
@@ -99,10 +109,16 @@ class _LocalSteps(Exception):
 class Explorer:
     """The search over one launched machine."""
 
-    def __init__(self, m: Machine, module: ast.Module, opts: Options) -> None:
+    def __init__(self, m: Machine, module: ast.Module, opts: Options, stats: Stats | None = None,
+                 budget: Budget | None = None) -> None:
+        """`stats` and `budget`: the check's (`bounds`), when it started before (the time bound counts
+        from `stats.started`)."""
         snapshot.check_known(m)
         self.m = m
         self.opts = opts
+        self.stats = Stats() if stats is None else stats
+        self.budget = bounds(opts, self.stats) if budget is None else budget
+        doing("analysing the code")
         self.nthreads = len(m.threads)
         self.codes: dict[str, Code] = analyse_module(module, m)
         kernel = m.threads[0].func.name
@@ -110,7 +126,6 @@ class Explorer:
         self.fp = AllFootprints({name: Footprints(m, c) for name, c in self.codes.items()})
         self.whole = WholeBars(self.fp.fps)
         self.spins = Spins(m, self.codes)
-        self.stats = Stats()
         self.tokens = {name: c.token_slots for name, c in self.codes.items() if c.token_slots}
         self.reduce = opts.reductions
         self.sleep_sets = self.reduce and opts.sleep
@@ -122,7 +137,6 @@ class Explorer:
         self.machine_is: snapshot.Snapshot | None = None
         self.stopped_by = ""
         self.bound = ""
-        self.budget = Budget()                # the time and memory bounds (`run` sets them)
         self.unsupported: Finding | None = None
         self.walker: Walks | None = None      # random walks, bugs first (`explore.walks`)
         self.followup: float | None = None    # when a walk found a bug: the search stops at this time
@@ -216,13 +230,13 @@ class Explorer:
             return list(nb.arrived) if nb is not None else []
         return []
 
-    def settle(self, aids: list[int], woken: set[int], start: int = 0) -> None:
+    def settle(self, aids: list[int], woken: set[int], start: int = 0, first: bool = False) -> None:
         """Run the eager steps of the threads that stepped or were released from a barrier (in aid
         order), then of the threads those steps released from a warp collective or bar.sync (added to
         `woken`) or made eager, until none is left. Every other runnable thread already stands at a visible
         instruction: the root ran every thread's eager steps and each transition settles the threads it
         touched. `aids[start:]`: the steps of this transition (a random walk's `aids` holds its whole
-        schedule)."""
+        schedule). `first`: the first state's (the progress line counts its threads)."""
         if not self.reduce:
             return
         threads = self.m.threads
@@ -230,6 +244,9 @@ class Explorer:
         while todo:
             released: set[int] = set()
             for aid in todo:
+                if first:
+                    doing("eager steps of thread", aid, self.nthreads)
+                    pulse()
                 if aid < self.nthreads:
                     t = threads[aid]
                     if t.status == RUNNABLE and self.is_local(t):
@@ -333,14 +350,38 @@ class Explorer:
 
     def run(self) -> CheckResult:
         """The search: breadth first from the launch's first state, each state expanded by `expand`, until
-        the frontier is empty, enough findings are in, or a bound or the tool's limit stops it."""
+        the frontier is empty, enough findings are in, or a bound or the tool's limit stops it. Every long
+        loop inside honours the bounds and Ctrl-C (`budget.pulse`): a stop before the first state is
+        explored answers incomplete (or with the walks' findings) and says where it stopped."""
+        with active(self.budget):
+            try:
+                return self._run()
+            except BoundHit as hit:
+                return self._stopped_early(hit.bound)
+
+    def _stopped_early(self, bound: str) -> CheckResult:
+        """The answer when a bound or Ctrl-C stopped the check before the search's loop could."""
+        self.stats.seconds = time.monotonic() - self.stats.started
+        self.stopped_by = bound
+        covered = self._before_first()
+        covered += f" ({detail})" if (detail := self.budget.detail(bound)) else ""
+        result = self._result(self.findings, False, covered, self.unsupported)
+        result.stopped_by = bound
+        return result
+
+    def _before_first(self) -> str:
+        """What was covered when a stop came before the first state's expansion ended: where it came."""
+        stats = self.stats
+        return (f"{self.bound + '; ' if self.bound else ''}stopped before the first state was explored "
+                f"({self.budget.doing() or 'preparing the search'}), after {stats.seconds:.1f} s and "
+                f"{stats.walks} random walks")
+
+    def _run(self) -> CheckResult:
         opts, stats, m = self.opts, self.stats, self.m
-        budget = self.budget = Budget(None if opts.timeout is None else stats.started + opts.timeout,
-                                      opts.max_memory)
-        last_progress = stats.started
+        budget = self.budget
         init_aids: list[int] = []
         try:
-            self.settle(init_aids, {t.aid for t in m.threads})
+            self.settle(init_aids, {t.aid for t in m.threads}, first=True)
         except _Found as f:
             return self._result([f.finding], False, "")
         except (Violation, KernelFault) as v:
@@ -364,17 +405,18 @@ class Explorer:
         while frontier:
             entry = frontier.pop()
             now = time.monotonic()
-            if opts.progress is not None and now - last_progress >= opts.progress_every:
-                last_progress = now
-                stats.seconds = now - stats.started
+            budget.label, budget.of = "", None
+            if budget.progress is not None and now - budget.last_progress >= opts.progress_every:
+                budget.last_progress = now
                 stats.queue = len(frontier)
-                opts.progress(stats)
+                budget.progress()
             if self.walker is not None and self.walker.due(now - stats.started):
-                self._walk(now - stats.started)
-            self.stopped_by = budget.exceeded() or (
+                try:
+                    self._walk(now - stats.started)
+                except BoundHit as hit:
+                    self.stopped_by = hit.bound
+            self.stopped_by = self.stopped_by or budget.exceeded() or (
                 FOUND if self.followup is not None and now > self.followup else "")
-            if not self.stopped_by and opts.stop is not None and opts.stop():
-                self.stopped_by = "interrupt"
             if self.stopped_by:
                 frontier.put_back(entry)
                 break
@@ -390,7 +432,9 @@ class Explorer:
                 break
         stats.seconds = time.monotonic() - stats.started
         complete = not self.stopped_by
-        covered = "" if complete else (f"{self.bound + '; ' if self.bound else ''}stopped after "
+        inside_first = stats.transitions == 0 and budget.doing()  # a stop inside the first state's work
+        covered = "" if complete else self._before_first() if inside_first else (
+            f"{self.bound + '; ' if self.bound else ''}stopped after "
                                        f"{stats.states} states, {stats.transitions} transitions and "
                                        f"{stats.seconds:.1f} s, at depth {stats.depth}; {len(frontier)} "
                                        "states were left unexplored")
@@ -406,6 +450,7 @@ class Explorer:
         w = self.walker
         if w is None:
             return
+        doing("random walks")
         until = time.monotonic() + (self.opts.walk_first if first else 0.0)
         while w.due(elapsed) or (first and not w.over and w.done.walks < FIRST_WALKS
                                  and time.monotonic() < until):
@@ -607,7 +652,8 @@ class Explorer:
                        a.name if a is not None else None, line, text)
 
     def deadlock(self, aids: list[int], spinning: dict[int, tuple[int, int]]) -> Finding:
-        waiters, arrivers, starved, message = explain(self.m, self.codes, self.fp, spinning)
+        with shielded():  # a deadlock found is reported whatever the bounds: its explanation is not cut
+            waiters, arrivers, starved, message = explain(self.m, self.codes, self.fp, spinning)
         section = checker_rule(DEADLOCK).section
         f = Finding(FindingKind.DEADLOCK, DEADLOCK, section, message, aids, self.nthreads)
         f.waiters, f.arrivers, f.starved, f.layout = waiters, arrivers, starved, Layout.of(self.m)
@@ -646,12 +692,39 @@ def check(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[in
     return check_machine(m, module, options)
 
 
+def bounds(opts: Options, stats: Stats) -> Budget:
+    """The check's bounds (`Options.timeout` counted from `stats.started`, `max_memory`, `stop`) and its
+    progress: `Options.progress` every `progress_every` seconds, with what long work is doing then."""
+    budget = Budget(None if opts.timeout is None else stats.started + opts.timeout, opts.max_memory,
+                    opts.stop, every=opts.progress_every)
+    show = opts.progress
+    if show is not None:
+        def progress() -> None:
+            stats.seconds = time.monotonic() - stats.started
+            stats.doing = budget.doing()
+            show(stats)
+        budget.progress = progress
+    return budget
+
+
 def check_machine(m: Machine, module: ast.Module, options: Options | None = None) -> CheckResult:
-    """Check an already launched machine of `module` (races: switched on here unless options say not)."""
+    """Check an already launched machine of `module` (races: switched on here unless options say not).
+    The bounds count from here: analysing the code (seconds on a large kernel) is inside them."""
     opts = options or Options()
     if opts.races:
         track(m)
-    return Explorer(m, module, opts).run()
+    stats = Stats()
+    budget = bounds(opts, stats)
+    try:
+        with active(budget):
+            ex = Explorer(m, module, opts, stats, budget)
+    except BoundHit as hit:
+        stats.seconds = time.monotonic() - stats.started
+        covered = (f"stopped while analysing the kernel's code, after {stats.seconds:.1f} s; the search did "
+                   "not start")
+        covered += f" ({detail})" if (detail := budget.detail(hit.bound)) else ""
+        return CheckResult(Verdict.INCOMPLETE, [], stats, covered, stopped_by=hit.bound)
+    return ex.run()
 
 
 __all__ = ["CheckResult", "Finding", "Options", "Stats", "Waiter", "check", "check_machine", "DONE"]

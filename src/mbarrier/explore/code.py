@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from mbarrier.explore.budget import pulse
 from mbarrier.ptx import ast
 from mbarrier.sim.address import SHARED_GENERIC, address_mask
 from mbarrier.sim.compile import (
@@ -421,6 +422,7 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
         succ.append(tuple(p for p in nxt if p <= n))
     code = Code(compiled, ins, succ)
     code.reach_defs = _reach_defs(code)
+    pulse()
     code.token_slots = frozenset(s for x in ins if x.mb_op in ("arrive", "arrive_drop") for s in x.defs)
     code.tx_amounts = _tx_amounts(movs, amounts)
     for x in ins:
@@ -429,6 +431,7 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
     code.callees = frozenset(_callee(s) for s, _ in _slot_maps(fn) if s.opcode == "call")
     code.calls = not code.callees <= BUILTIN_CALLS
     code.live = live_registers(code)
+    pulse()
     plain = [x for x in ins if x.kind == BAR and not x.counted]
     code.cta_barriers_whole = all(x.sync_all == "cta" for x in plain)
     if any(x.kind == BAR and x.counted for x in ins):
@@ -462,6 +465,7 @@ def backward_union(code: Code, sets: list[set[int]]) -> list[set[int]]:
     # Strongly connected components would be exact and linear; a fixpoint is simple and fast enough.
     changed = True
     while changed:
+        pulse()  # a sweep over a large kernel takes a tenth of a second
         changed = False
         for pc in range(len(code.ins) - 1, -1, -1):
             cur = sets[pc]

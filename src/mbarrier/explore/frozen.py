@@ -87,6 +87,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from mbarrier.explore.budget import doing
 from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, CP_WAIT, EXIT, MB, Addr, Code, Ins
 from mbarrier.explore.liveregs import Getter, LiveRegs
 from mbarrier.explore.tally import BarUse, Tally, bar_arrivals, bar_use
@@ -731,6 +732,7 @@ class Frozen:
                     exact[(what, None, None)] = INF  # inside a call: may do anything
                 tally.unknown.add(a.cta.index)
                 continue
+            doing("futures of thread", i, len(agents))  # for the progress line: seconds at a first state
             plan = plans[i] = self.agent_plan(fps, a, i, cut, blocked_on, check, entries)
             if plan.pure and a is not mute:
                 pure.setdefault(id(plan.shape), []).append((i, plan))

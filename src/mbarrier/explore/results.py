@@ -75,6 +75,7 @@ class Stats:
     walk_seconds: float = 0.0
     depth: int = 0
     queue: int = 0                  # states waiting to be expanded, as of the last progress report
+    doing: str = ""                 # what long work of one state was doing at the last progress report
     seconds: float = 0.0
     started: float = field(default_factory=time.monotonic)
 

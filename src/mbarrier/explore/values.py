@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
+from mbarrier.explore.budget import pulse
 from mbarrier.explore.code import LOCAL, MB, Addr, Code, Ins
 from mbarrier.sim.compile import SPECIAL_CONSTANTS, SPECIAL_DYNAMIC
 from mbarrier.sim.machine import EXITED, Machine, Thread
@@ -175,6 +176,7 @@ def unroll(m: Machine, code: Code, t: Thread, live: list[tuple[int, ...]],
     live_sets: dict[int, frozenset[int]] = {}  # of the pcs met only
     g.start = node(pc, {s: t.regs[s] for s in live[pc] if not code.fixed(pc, s)})
     while work:
+        pulse()  # a future of thousands of nodes takes seconds: the bounds and Ctrl-C are honoured here
         n = work.pop()
         j, env = g.pcs[n], g.envs[n]
         out = _transfer(m, code, t, shadow, code.ins[j], pc, env)
@@ -572,6 +574,7 @@ def _walk_lanes(m: Machine, code: Code, ts: Sequence[Thread], live: list[tuple[i
     start = node(pc, {s: t0.regs[s] for s in root if s not in vary},
                  {s: tuple(t.regs[s] for t in ts) for s in root if s in vary})
     while work:
+        pulse()
         n = work.pop()
         j, common, vec = pcs[n], commons[n], vecs[n]
         x = code.ins[j]
@@ -629,6 +632,7 @@ def _walk_lanes(m: Machine, code: Code, ts: Sequence[Thread], live: list[tuple[i
     cycles = _on_cycle(succs)
     graphs = []
     for i in lanes:
+        pulse()
         envs: list[Env] = []
         # Nodes whose values are the same objects share one env (those where no live register changes).
         kept: dict[tuple[int, int], Env] = {}

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mbarrier.explore import snapshot
+from mbarrier.explore.budget import pulse
 from mbarrier.explore.results import Finding
 from mbarrier.sim.machine import EXITED, Copy, Thread
 
@@ -149,6 +150,7 @@ def _walk(ex: Explorer, root: snapshot.Snapshot, init_aids: list[int], sched: Sc
     for n in range(limit):
         if not n & 255 and n and time.monotonic() > deadline:
             return None, n, ""
+        pulse()  # the check's own bounds and Ctrl-C end the walk (and the check) at once
         agents, spinning = ex.enabled()
         if not agents:
             if any(t.status != EXITED for t in m.threads):
