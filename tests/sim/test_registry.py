@@ -136,7 +136,8 @@ ALLOWED: dict[Kind, set[str]] = {
     Kind.REGISTERS: ARITHMETIC | {"mapa", "isspace", "mb_pending_count"},
     Kind.BRANCH: set(), Kind.NOP: set(), Kind.FENCE: {"fence"}, Kind.EXIT: {"exit", "ret", "trap"},
     Kind.CALL: {"call", "call_indirect", "vprintf"},
-    Kind.LOAD: {"ld_cta", "ld_cluster", "ld_global", "ld_local", "ld_gen"},
+    # tensor_prefetch reads its tensor map and moves nothing (cp.async.bulk.prefetch.tensor)
+    Kind.LOAD: {"ld_cta", "ld_cluster", "ld_global", "ld_local", "ld_gen", "tensor_prefetch"},
     Kind.STORE: {"st_cta", "st_cluster", "st_global", "st_local", "st_gen", "tensormap_replace"},
     Kind.ATOMIC: {"atom"}, Kind.MBARRIER: {"mb_init", "mb_inval", "mb_tx", "mb_arrive", "mb_wait"},
     Kind.BARRIER: {"bar", "cluster_arrive", "cluster_wait"}, Kind.COLLECTIVE: {"coll"},

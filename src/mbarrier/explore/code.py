@@ -283,6 +283,10 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         assert f.access is not None
         x.size = f.access.size
         x.addr = _access(s, f.access, regs, symbols, reg_bits)
+        op = s.operands[f.access.operand] if f.access.operand < len(s.operands) else None
+        if x.addr is None and isinstance(op, ast.Address) and op.items:
+            # [tensorMap, {coordinates}]: the load reads the map (cp.async.bulk.prefetch.tensor)
+            x.addr = _addr(ast.Address(op.base, op.offset, op.pos), regs, symbols, f.access.space, reg_bits)
     elif f.mbarrier is not None:
         mb = f.mbarrier
         x.mb_op, x.mb_plain, x.mb_expect = mb.op, mb.plain, mb.expect_tx

@@ -16,6 +16,7 @@ from mbarrier.ptx import ast
 from mbarrier.sim.compile import Gen
 from mbarrier.sim.registry import Access, CopyKind, CopyUse, Facts, Kind, Space
 from mbarrier.sim.types import TYPES
+from mbarrier.spec.tensormap import TENSOR_MAP_SIZE
 
 S32 = TYPES[".s32"]
 U16 = TYPES[".u16"]
@@ -40,15 +41,15 @@ def _is_store(q: tuple[str, ...]) -> bool:
 
 
 def facts(ins: ast.Instruction) -> Facts:
-    """A load issues a copy into shared memory that completes tx on operand 2's mbarrier; a store or
-    reduction one that reads shared memory (operand 1) into the tensor's global memory (its addresses
-    follow from the tensor map: for the checker, anywhere); a prefetch reads its tensor map only (opaque
-    to the checker). A multicast load lands, and completes tx, in every CTA of its mask
-    (`CopyUse.multicast`)."""
+    """A load issues a copy into shared memory that completes tx on operand 2's mbarrier; a store or reduction
+    one that reads shared memory (operand 1) into the tensor's global memory (its addresses follow from the
+    tensor map: for the checker, anywhere); a prefetch reads its tensor map only: a load of the map's 128
+    bytes (operand 0's address, before its coordinates). A multicast load lands, and completes tx, in every
+    CTA of its mask (`CopyUse.multicast`)."""
     q = ins.qualifiers
     name = "cp" + "".join(q)
     if ".prefetch" in q:  # moves nothing, but reads its tensor map (and faults as a copy of its box would)
-        return Facts(Kind.OPAQUE, name)
+        return Facts(Kind.LOAD, name, access=Access(0, Space.GENERIC, TENSOR_MAP_SIZE))
     if _is_store(q):
         # global <- shared::cta: the tensor map (operand 0) names global memory anywhere in the tensor
         return Facts(Kind.COPY, name, copy=CopyUse(CopyKind.TENSOR_STORE, Access(0, Space.GENERIC),
