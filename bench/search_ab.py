@@ -8,7 +8,7 @@ BEFORE and AFTER are checkouts (each tree's `src` is imported, in a fresh interp
 `same` checks every shape of `mbarrier.examples.shapes` (1 consumer warp, every trip count 2, random walks
 off, at most 20,000 states) in each tree and prints, per shape, the verdict, states, transitions, enabled
 and pruned moves, full expansions, sleep-pruned moves, symmetric merges, findings (kind, rule, line,
-schedule) and a digest of the sequence of stubborn sets the search took (every set `explore.por.stubborn`
+schedule) and a digest of the sequence of stubborn sets the search took (every set `explore.closure.stubborn`
 returned, in order); it says whether all of it is the same in both trees (exit 1 if not).
 `time` checks one launch (`--shape` with `--warps` consumer warps and every trip count `--trips`;
 `--walks` as `Options.walks`, default: the option's default) in each tree, alternating, `--rounds` times,

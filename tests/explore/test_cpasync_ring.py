@@ -91,7 +91,7 @@ def test_cpasync_ring_same_outcomes_as_without_reductions(tmp_path: Path, varian
 @pytest.mark.parametrize("variant", [None, "inc", "incarrive"])
 def test_cpasync_ring_lanes_are_linear(tmp_path: Path, variant: str | None) -> None:
     """States grow by the same number per lane: 20, 31, 42, 53 with .noinc (22, 34, 46, 58 before a
-    thread seed kept its CTA alive for the copies of its set, `por.stubborn`; 26, 40, 54, 68 before these
+    thread seed kept its CTA alive for the copies of its set, `closure.stubborn`; 26, 40, 54, 68 before these
     reductions); without it, its deadlock in 9, 14, 19, 24 (before: 9, 18, 43, 150, and incomplete at 8
     lanes after 30 s, 44 states now); without it plus an arrive, 24, 38, 52, 66 (before: 28, 222, and
     incomplete at 3 lanes after 30 s)."""

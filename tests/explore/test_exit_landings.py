@@ -1,5 +1,5 @@
 """An exit that is not its CTA's last (another thread of the CTA is alive now) conflicts with no step
-that reads the CTA's liveness (`por._outlived_exit`): a copy's landing or pending arrive-on in it, a
+that reads the CTA's liveness (`closure._outlived_exit`): a copy's landing or pending arrive-on in it, a
 bulk store reading its shared memory, a remote access to it. Where the other threads exit too before
 such a step, that order ends in a violation the kernel has (`exit-with-copies-in-flight`,
 `remote-cta-exited`), which the search then reports. Same verdicts and finding kinds as without

@@ -1,4 +1,4 @@
-"""Copies in flight beside threads that store and exit (`por.stubborn`): a copy that may land after
+"""Copies in flight beside threads that store and exit (`closure.stubborn`): a copy that may land after
 every thread of its CTA exits conflicts with each thread's exit (the CTA's shared memory is gone when the
 last one exits, a finding), so a copy as the seed closes over every thread. A thread is always among the
 seeds tried (one storing word after word is a set of one), the agent of the last set of one is tried

@@ -13,10 +13,10 @@ import pytest
 from mbarrier import sim
 from mbarrier.examples import family
 from mbarrier.explore.check import Explorer, Options, check
+from mbarrier.explore.closure import stubborn
 from mbarrier.explore.code import shared_symbols
 from mbarrier.explore.footprints import JOIN, READ, TX, WRITE, XJ, conflict
 from mbarrier.explore.frozen import Gate
-from mbarrier.explore.por import stubborn
 from mbarrier.sim.machine import Thread
 
 from .helpers import differential, load

@@ -77,7 +77,7 @@ class Budget:
         return ""
 
     def check(self) -> None:
-        """Raise BoundHit when a bound is hit: the check inside long work (`explore.por.stubborn`)."""
+        """Raise BoundHit when a bound is hit: the check inside long work (`explore.closure.stubborn`)."""
         bound = self.exceeded()
         if bound:
             raise BoundHit(bound)

@@ -38,6 +38,7 @@ from mbarrier.explore.budget import (
     pulse,
     shielded,
 )
+from mbarrier.explore.closure import stubborn
 from mbarrier.explore.code import (
     BAR,
     BRANCH,
@@ -55,7 +56,7 @@ from mbarrier.explore.deadlock import explain
 from mbarrier.explore.footprints import Footprints
 from mbarrier.explore.frontier import Entry, Frontier
 from mbarrier.explore.joins import joins_only
-from mbarrier.explore.por import AllFootprints, stubborn
+from mbarrier.explore.por import AllFootprints
 from mbarrier.explore.results import (
     SEARCH,
     CheckResult,

@@ -507,7 +507,7 @@ def _is_spin(code: Code, w: Ins) -> bool:
         x = code.ins[pc]
         if x.kind not in (LOCAL, BRANCH):
             return False
-        decided = _guard_value(x, env, result)
+        decided = guard_value(x, env, result)
         if x.kind == BRANCH:
             if x.guard is None or decided is True:
                 pc = x.target if x.target is not None and x.target >= 0 else pc + 1
@@ -519,7 +519,7 @@ def _is_spin(code: Code, w: Ins) -> bool:
         if decided is None and x.guard is not None:
             return False
         if decided is not False:
-            _abstract_step(code, x, env, result)
+            abstract_step(code, x, env, result)
         pc += 1
     return False
 
@@ -596,7 +596,7 @@ def _failure_paths(code: Code, w: Ins, limit: int = 512
             continue
         if x.kind not in (LOCAL, BRANCH):
             return None
-        decided = _guard_value(x, env, False)
+        decided = guard_value(x, env, False)
         if x.kind == BRANCH:
             taken = x.target if x.target is not None and x.target >= 0 else None
             if taken is None:
@@ -615,7 +615,7 @@ def _failure_paths(code: Code, w: Ins, limit: int = 512
             for d in x.defs:
                 env.pop(d, None)
         elif decided is not False:
-            _abstract_step(code, x, env, False)
+            abstract_step(code, x, env, False)
         todo.append((pc + 1, env))
     return waits, written, frozenset(pc for pc, _ in seen if pc not in waits)
 
@@ -631,7 +631,7 @@ def _success_path(code: Code, w: Ins) -> tuple[list[tuple[int, bool | None]], in
         if pc >= len(code.ins):
             return out, pc, False
         x = code.ins[pc]
-        decided = _guard_value(x, env, True)
+        decided = guard_value(x, env, True)
         if x.kind not in (LOCAL, BRANCH) or (x.kind == BRANCH and x.guard is not None and decided is None):
             return out, pc, True
         out.append((pc, decided))
@@ -647,7 +647,7 @@ def _success_path(code: Code, w: Ins) -> tuple[list[tuple[int, bool | None]], in
                 for d in x.defs:
                     env.pop(d, None)
             else:
-                _abstract_step(code, x, env, True)
+                abstract_step(code, x, env, True)
         pc += 1
     return out, pc, False
 
@@ -758,7 +758,9 @@ def success_reads(code: Code, w: Ins) -> frozenset[int]:
     return frozenset(reads | live)
 
 
-def _guard_value(x: Ins, env: dict[int, tuple[object, ...]], result: bool) -> bool | None:
+def guard_value(x: Ins, env: dict[int, tuple[object, ...]], result: bool) -> bool | None:
+    """Whether x's guard holds when the wait's result is `result`, by the result-derived values of `env`
+    (`abstract_step`'s); None where it does not follow from them."""
     if x.guard is None:
         return True
     v = env.get(x.guard[0])
@@ -768,7 +770,7 @@ def _guard_value(x: Ins, env: dict[int, tuple[object, ...]], result: bool) -> bo
     return value != x.guard[1]
 
 
-def _abstract_step(code: Code, x: Ins, env: dict[int, tuple[object, ...]], result: bool) -> None:
+def abstract_step(code: Code, x: Ins, env: dict[int, tuple[object, ...]], result: bool) -> None:
     """Propagate result-derived values through the few instructions nvcc uses around a wait. Operands
     come from the parsed instruction (a source line may hold several: `{ test_wait ...; selp ...; }`)."""
     for d in x.defs:

@@ -91,6 +91,7 @@ from mbarrier.explore.budget import doing
 from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, CP_WAIT, EXIT, MB, Addr, Code, Ins
 from mbarrier.explore.liveregs import Getter, LiveRegs
 from mbarrier.explore.tally import BarUse, Tally, bar_arrivals, bar_use
+from mbarrier.explore.tries import frontier
 from mbarrier.explore.values import (
     Env,
     FutureToken,
@@ -110,6 +111,7 @@ if TYPE_CHECKING:
     from mbarrier.explore.footprints import Footprints, Item
 
 INF = 1 << 60  # "arbitrarily many arrivals"
+WAITS = ("test_wait", "try_wait")
 Key = tuple[int | None, int | None]  # (cta index, offset) of a barrier; None: unknown
 # A gate's (cta, offset or id, parity, bar, prior): alike gates pass or not together.
 GateKind = tuple[int, int, int | None, bool, frozenset[int]]
@@ -157,7 +159,9 @@ class Gate:
     `copies`: a cp.async.wait_all (ALL) or cp.async.wait_group 0 (COMMITTED) of the thread (`off` is
     COPIES), shut only for the thread whose cp.async copy is the seed (`shut`). `prior`: the parities of
     the waits on the same mbarrier that every path of the thread's future passes before this one
-    (PRIOR_COMPLETES for one without a parity), `Plan._priors`."""
+    (PRIOR_COMPLETES for one without a parity), `Plan._priors`. `tried`: a wait tried once, no spin
+    (`explore.tries`): the thread runs it and goes on along its failure way whatever happens; only its
+    success way lies behind the gate."""
 
     node: int
     pc: int
@@ -167,6 +171,7 @@ class Gate:
     bar: bool = False
     copies: int = 0
     prior: frozenset[int] = frozenset()
+    tried: bool = False
     kind: GateKind = field(init=False, repr=False, compare=False)  # gates alike pass or not together
 
     def __post_init__(self) -> None:
@@ -222,9 +227,13 @@ class Plan:
             # It arrives, or waits for its copies; the rest waits.
             self.start = Segment(frozen.interned(fp.current(t) + fp.left_behind(t)), (g,), [], False, here)
         else:
-            self.start = self._walk([], self._next(first), frozen.interned(fp.current(t) + fp.left_behind(t)),
+            # A wait tried once (no spin) runs either way; its success way may lie behind a gate.
+            g = frozen.gate(fp, t, x, t.pc, graph.envs[first], first) if x.kind == MB else None
+            tried = g if g is not None and g.tried else None
+            self.start = self._walk([], self._tried(first) if tried else self._next(first),
+                                    frozen.interned(fp.current(t) + fp.left_behind(t)),
                                     frozen.arrival(fp, t, x, t.pc, False, None, first, graph.on_cycle[first]),
-                                    here, x.kind == EXIT)
+                                    here, x.kind == EXIT, tried)
         todo = list(self.start.gates)
         while todo:
             g = todo.pop()
@@ -235,6 +244,8 @@ class Plan:
                         seg = self._walk([], [first], [], [], [], False)
                     elif g.bar or (g.copies and g.node == first):  # its arrival (wait, standing) lies before
                         seg = self._walk([], self._next(g.node), [], [], [], False)
+                    elif g.tried:  # the try itself lies before: its success way is behind
+                        seg = self._walk([], self._tried(g.node, True), [], [], [], False)
                     else:         # passing the wait is the first step behind the gate
                         seg = self._walk([g.node], self._next(g.node), [], [], [], False)
                     walks[(g.node, g.bar)] = seg
@@ -359,13 +370,20 @@ class Plan:
             return ()
         return graph.succ[n]
 
+    def _tried(self, n: int, success: bool = False) -> list[int]:
+        """Where the failure (or success) way of the wait tried once at node n leaves the code that only
+        moves its result around (`explore.tries`)."""
+        return frontier(self.fp.code, self.graph, n, success, self._next)
+
     def _walk(self, roots: list[int], todo: Iterable[int], items: list[Item], arrivals: list[Source],
-              bars: list[BarUse], exits: bool) -> Segment:
+              bars: list[BarUse], exits: bool, tried: Gate | None = None) -> Segment:
         """Every node of `roots` (entered unconditionally) and every node reachable from `todo` up to the
-        next gates (a bar.sync gate's own arrival included), with what the caller already holds."""
+        next gates (a bar.sync gate's own arrival included, and a wait tried once with its failure way),
+        with what the caller already holds; `tried`: the gate of the wait the thread stands at, tried
+        once, whose failure way `todo` is."""
         fp, code, t, pc, graph = self.fp, self.fp.code, self.t, self.pc, self.graph
         seen: set[int] = set(roots)
-        gates: dict[int, Gate] = {}
+        gates: dict[int, Gate] = {} if tried is None else {tried.node: tried}
         todo = list(todo)
         while todo:
             n = todo.pop()
@@ -376,6 +394,9 @@ class Plan:
                 gates[n] = g
                 if g.bar:
                     seen.add(n)
+                elif g.tried:
+                    seen.add(n)
+                    todo.extend(self._tried(n))
                 continue
             seen.add(n)
             todo.extend(self._next(n))
@@ -556,8 +577,9 @@ class Frozen:
             return self.bar_gate(fp, t, x, pc, True, env, node)
         if x.kind == CP_WAIT:
             return self.copy_gate(fp, t, x, pc, env, node)
-        if x.kind != MB or not x.spin_local:
-            return None
+        tried = x.kind == MB and x.mb_op in WAITS and x.wait_dst is not None and x.wait_parity
+        if x.kind != MB or not (x.spin_local or tried):
+            return None  # a wait tried once: only on a parity (a token one stays passable)
         code = fp.code
         if x.guard is not None:
             g = value(code, t, pc, env, x.guard[0])
@@ -584,7 +606,7 @@ class Frozen:
         parity = const & 0xFFFFFFFF
         if parity not in (0, 1):
             return None
-        return Gate(node, x.pc, obj[0], obj[1], parity)
+        return Gate(node, x.pc, obj[0], obj[1], parity, tried=not x.spin_local)
 
     def bar_gate(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env | None,
                  node: int) -> Gate | None:

@@ -16,14 +16,13 @@ from dataclasses import dataclass, replace
 from itertools import compress
 from operator import is_not
 
-from mbarrier.explore.code import BAR, EXIT, MATRIX, MMA, Code, Ins
+from mbarrier.explore.code import BAR, MATRIX, MMA, Code, Ins
 from mbarrier.explore.footprints import (
     JOIN,
     WRITE,
     Footprints,
     Future,
     Item,
-    awaited,
     conflict,
     copy_items,
     group,
@@ -33,7 +32,6 @@ from mbarrier.explore.frozen import INF, BarFuture, Fixpoint, Frozen, held_by, s
 from mbarrier.explore.lastfrozen import LastFrozen
 from mbarrier.explore.liveregs import Getter
 from mbarrier.explore.quiet import Quiet, tx_bound
-from mbarrier.explore.seeds import order
 from mbarrier.explore.tally import UNCOUNTED
 from mbarrier.sim.machine import Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, InCollective
@@ -393,17 +391,6 @@ class Counted:
         return out
 
 
-def _outlived_exit(a: Thread, code: Code | None) -> bool:
-    """Whether `a` is a thread whose next step is its exit (outside calls) while another thread of its CTA
-    is alive: that exit is not the CTA's last, so it conflicts with no step that reads the CTA's liveness
-    (a copy's landing or a pending arrive-on in it, a remote access to it). If, along steps outside the
-    set, the other threads exit too and such a step follows, then with the exit first that order ends in
-    a violation (the CTA's last exit with a copy into it in flight, a landing or remote access into an
-    exited CTA: `exit-with-copies-in-flight`, `remote-cta-exited`), a real one: the search then reports a
-    violation of the kernel (docs/checker.md, "Exits that are not their CTA's last")."""
-    return code is not None and not a.frames and a.cta.live >= 2 and code.ins[a.pc].kind == EXIT
-
-
 _BUCKET = 7  # memory ranges are indexed by 128-byte buckets
 QUERIES_KEPT = 4096
 MEMO_KEPT = 16  # answers kept per future
@@ -531,68 +518,3 @@ class Index:
             if hit:
                 out.add(j)
         return out
-
-
-def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled: dict[int, bool],
-             blocked_on: dict[int, tuple[int, int]], max_seeds: int = 3,
-             check: Callable[[], None] | None = None, entries: Sequence[object] | None = None) -> list[int]:
-    """Indices (into `agents`) of the enabled agents of a small stubborn set. `check` is called between
-    two threads' plans: with many threads a state's set can take seconds, longer than a time bound.
-    `entries`: the threads' entries (by id) in a snapshot the machine equals now (`explore.snapshot`):
-    what depends on a thread alone is kept while its entry stays the same."""
-    seeds = [i for i, a in enumerate(agents) if enabled.get(i)]
-
-    def current(a: Thread | Copy) -> list[Item]:
-        return fp.current(a, entries[a.aid] if entries is not None and isinstance(a, Thread) else None)
-
-    best: list[int] | None = None
-    sizes = {i: len(current(agents[i])) for i in seeds}
-    for seed in order(agents, seeds, max_seeds, sizes, fp.single, fp.code_of):
-        indexes, immortal, counted, quiet = fp.frozen_indexes(m, agents, seed, blocked_on, check, entries)
-        index = own = fp.index(indexes, immortal)
-        s = agents[seed]
-        if isinstance(s, Thread) and s.cta.index not in immortal:
-            # The seed is in the set, so along any sequence of steps outside it the seed stays alive, and
-            # so does its CTA: for every other member's conflicts it is immortal. Only the seed's own next
-            # step (an exit, or one inside a call) may be its CTA's last, so it alone asks without that.
-            index = Index(indexes, immortal | {s.cta.index})
-        in_set = {seed}
-        work = [seed]
-        count = 1
-        # Agents alike ask alike (the threads of a warpgroup waiting at one barrier): one query each.
-        asked: dict[tuple[Item, ...], set[int]] = {}
-        outlived: dict[int, Index] = {}  # by CTA: the index that also leaves its liveness out
-        while work:
-            i = work.pop()
-            a = agents[i]
-            ask = index if i != seed else own
-            if enabled.get(i):
-                items = quiet.adjust(a, fp.code_of(a), counted.adjust(i, current(a)))
-                if isinstance(a, Thread) and _outlived_exit(a, fp.code_of(a)) \
-                        and a.cta.index not in ask.immortal:
-                    cta = a.cta.index
-                    ask = index if cta in index.immortal else outlived.get(cta) or outlived.setdefault(
-                        cta, Index(indexes, index.immortal | {cta}))
-            else:
-                items = awaited(m, a, blocked_on.get(i))
-            key = tuple(items)
-            found = asked.get(key) if ask is index else None
-            if found is None:
-                found = ask.conflicting(items, fp.query(key))
-                if ask is index:
-                    asked[key] = found
-            for j in found:
-                if j not in in_set:
-                    in_set.add(j)
-                    work.append(j)
-                    if enabled.get(j):
-                        count += 1
-            if best is not None and count >= len(best):
-                break
-        if best is not None and count >= len(best):
-            continue
-        best = sorted(k for k in in_set if enabled.get(k))
-        if len(best) == 1:
-            break
-    fp.single = agents[best[0]].aid if best is not None and len(best) == 1 else None
-    return best if best is not None else []

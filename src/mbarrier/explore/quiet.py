@@ -65,11 +65,11 @@ class Quiet:
         if own == RAISE:
             return (self._have(ARRIVE, cta, off) < b.pending
                     and b.pending + 1 + self._have(INC, cta, off) <= limits.PENDING_MAX)
-        arrivals, up, down = own
+        arrivals, up, down, nbytes = own
         if arrivals and not b.waited:
             return False
         ups, downs = self._have(TX_UP, cta, off), self._have(TX_DOWN, cta, off)
-        if (up or down) and not self._no_overflow(b.tx, ups + downs, home.size):
+        if (up or down) and not self._no_overflow(b.tx, ups + downs, home.size, nbytes):
             return False
         if self._have(ARRIVE, cta, off) + arrivals < b.pending:
             return True
@@ -79,13 +79,19 @@ class Quiet:
             return ups + up == 0
         return False
 
-    def _no_overflow(self, tx: int, moves: int, smem: int) -> bool:
+    def _no_overflow(self, tx: int, moves: int, smem: int, nbytes: int | None) -> bool:
         """Whether no order of the outside moves (`moves`: their bytes together) and this one can leave
-        the tx-count's range: this one moves it by at most the largest amount a thread names, or by what
-        a copy writes into the CTA's shared memory (at most its size)."""
-        if self.amount is None or moves >= INF:
+        the tx-count's range: this one moves it by `nbytes` where its operand is known now, else by at
+        most the largest amount a thread names, or by what a copy writes into the CTA's shared memory (at
+        most its size)."""
+        if moves >= INF:
             return False
-        step = max(self.amount, smem)
+        if nbytes is not None:
+            step = nbytes
+        elif self.amount is None:
+            return False
+        else:
+            step = max(self.amount, smem)
         return abs(tx) + moves + 2 * step <= limits.TX_MAX
 
     def adjust(self, a: Thread | Copy, code: Code | None, items: list[Item]) -> list[Item]:
@@ -112,30 +118,41 @@ def tx_bound(codes: Iterable[Code]) -> int | None:
 
 
 # What the issue of a cp.async.mbarrier.arrive without .noinc does: it raises the pending count.
-RAISE = (-1, 0, 0)
+RAISE = (-1, 0, 0, None)
 
 
-def _own(a: Thread | Copy, code: Code | None) -> tuple[int, int, int] | None:
-    """What agent a's next step does to its barrier: (arrivals, tx-count moves up, moves down), or RAISE;
-    None when it is not an operation this covers (waits, init and inval, an unknown count)."""
+def _own(a: Thread | Copy, code: Code | None) -> tuple[int, int, int, int | None] | None:
+    """What agent a's next step does to its barrier: (arrivals, tx-count moves up, moves down, the bytes
+    it moves them by where known now), or RAISE; None when it is not an operation this covers (waits,
+    init and inval, an unknown count)."""
     if isinstance(a, Copy):
         if a.mma is not None or a.bar_cta is None:
             return None
-        return (1, 0, 0) if a.kind in ARRIVALS else (0, 0, 1)
+        return (1, 0, 0, None) if a.kind in ARRIVALS else (0, 0, 1, a.size)
     assert code is not None
     x = code.ins[a.pc]
     if x.kind == CP_MB and not x.noinc and not x.multicast:
         return RAISE
     if x.kind == BULK and x.bar is not None:
-        return (0, 0, 1)  # the issue: its barrier item stands for the landing's complete_tx
+        return (0, 0, 1, None)  # the issue: its barrier item stands for the landing's complete_tx
     if x.kind != MB:
         return None
     if x.mb_op in ("expect_tx", "complete_tx"):
-        return (0, 1, 0) if x.mb_op == "expect_tx" else (0, 0, 1)
-    if x.mb_op not in ("arrive", "arrive_drop") or x.count is None:
+        n = _known(a, x.tx_arg)
+        return (0, 1, 0, n) if x.mb_op == "expect_tx" else (0, 0, 1, n)
+    if x.mb_op not in ("arrive", "arrive_drop"):
         return None
-    slot, const = x.count
-    v = const if slot is None else a.regs[slot]
-    if not isinstance(v, int):
+    v = _known(a, x.count)
+    if v is None:
         return None
-    return (v & 0xFFFFFFFF, 1 if x.mb_expect else 0, 0)
+    return (v, 1, 0, _known(a, x.tx_arg)) if x.mb_expect else (v, 0, 0, None)
+
+
+def _known(t: Thread, operand: tuple[int | None, int] | None) -> int | None:
+    """An operand's value in thread t's registers now (an immediate, or a register holding an integer),
+    as the 32-bit count it is; None when absent or not known."""
+    if operand is None:
+        return None
+    slot, const = operand
+    v = const if slot is None else t.regs[slot]
+    return v & 0xFFFFFFFF if isinstance(v, int) else None

@@ -1,4 +1,4 @@
-"""The seeds the stubborn closure tries (`por.stubborn`), in order: the closure stops at a set of one, so
+"""The seeds the stubborn closure tries (`closure.stubborn`), in order: the closure stops at a set of one, so
 the order decides what a state costs and which set of one is taken."""
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ def holds(t: Thread, x: Ins) -> bool:
 
 
 SPINS_KEPT = 1024
+WAITS = ("test_wait", "try_wait")
 
 
 class Spins:
@@ -60,20 +61,17 @@ class Spins:
                 return None
         return t.cta.index, off, t.cta.barriers.get(off)
 
-    def spins_back(self, t: Thread, x: Ins) -> bool:
+    def spins_back(self, t: Thread, x: Ins, first: bool = True) -> bool:
         """Would a False result of the wait at t.pc lead back to it through local instructions only, writing
         no register the thread reads after a success? Runs the thread's local steps on a scratch copy of
-        its registers (the machine is not touched)."""
+        its registers (the machine is not touched). `first`: or hand over to a spin-wait on the same
+        (`_hands_over`), as a first try does."""
         if x.wait_dst is None:
             return False
         if x.retry_at is not None:
             return True  # a first try: failing, the thread goes on to a spin on the same (`Ins.retry_at`)
-        shadow = Thread.__new__(Thread)
-        for name in ("aid", "func", "code", "cta", "warp", "lane", "tid", "time", "effects", "status", "cc"):
-            setattr(shadow, name, getattr(t, name))
-        shadow.regs = list(t.regs)
+        shadow = _scratch(t, x.pc + 1)
         shadow.regs[x.wait_dst] = False
-        shadow.pc = x.pc + 1
         for _ in range(10_000):
             if shadow.pc == x.pc:
                 # Blocked, the thread runs no failed try: what a try writes must not be read after success.
@@ -81,6 +79,8 @@ class Spins:
                            if type(a) is not type(b) or a != b}
                 return not changed - {x.wait_dst} & self._after(self.codes[t.func.name], x)
             y = self._ins(shadow)
+            if first and y.kind == MB and y.mb_op in WAITS and y.spin_local and holds(shadow, y):
+                return self._hands_over(t, x, shadow, y)
             if not (y.kind in (LOCAL, BRANCH) or not holds(shadow, y)):
                 return False
             try:
@@ -88,6 +88,23 @@ class Spins:
             except (SimError, Violation):
                 return False
         return True  # a local loop that never returns: the thread hangs there just the same
+
+    def _hands_over(self, t: Thread, x: Ins, at: Thread, y: Ins) -> bool:
+        """Whether wait x, which thread t stands at, is a first try that hands over to spin-wait y, where
+        its failure path brought the scratch thread `at`: `code._first_try` on the thread's registers (so
+        a branch on a register the thread knows, CUTLASS's `@%p bra` around a `brkpt` between its
+        `try_wait` and its spin loop, goes its one way). Both wait on the same barrier with the same
+        parity or token, y spins back (without a hand-over of its own), and a success at x and one at y
+        reach the same next visible instruction with the same live registers: blocked at x until it
+        would succeed, the thread does what it does when it fails there first and succeeds at y."""
+        here, there = self._site(t), self._site(at)
+        if here is None or there is None or here[1:] != there[1:] or not self.spins_back(at, y, False):
+            return False
+        a, b = _succeed(self, t, x), _succeed(self, at, y)
+        if a is None or b is None or a.pc != b.pc:
+            return False
+        live = self.codes[t.func.name].live[a.pc]
+        return all(type(a.regs[r]) is type(b.regs[r]) and a.regs[r] == b.regs[r] for r in live)
 
     def _after(self, code: Code, x: Ins) -> frozenset[int]:
         """The registers read after the wait x succeeds before being written (`code.success_reads`)."""
@@ -165,3 +182,36 @@ class Spins:
         if isinstance(value, TokenWord):
             return x, cta, off, "token", value
         return x, cta, off, "word", value
+
+
+def _scratch(t: Thread, pc: int) -> Thread:
+    """A copy of thread t at pc with its own registers, to run local steps on."""
+    shadow = Thread.__new__(Thread)
+    for name in ("aid", "func", "code", "cta", "warp", "lane", "tid", "time", "effects", "status", "cc"):
+        setattr(shadow, name, getattr(t, name))
+    shadow.regs = list(t.regs)
+    shadow.pc = pc
+    return shadow
+
+
+def _succeed(spins: Spins, t: Thread, x: Ins) -> Thread | None:
+    """A scratch copy of t after wait x (at t.pc) returns True, run through branches and functions of
+    registers up to the next other instruction whose guard holds (None: a step raises, or it never gets
+    there)."""
+    assert x.wait_dst is not None
+    shadow = _scratch(t, x.pc + 1)
+    shadow.regs[x.wait_dst] = True
+    for _ in range(10_000):
+        if shadow.pc >= len(shadow.code):
+            return None
+        y = spins._ins(shadow)
+        if not holds(shadow, y):
+            shadow.pc += 1
+            continue
+        if not (y.kind == BRANCH or y.kind == LOCAL and y.pure):
+            return shadow
+        try:
+            shadow.code[shadow.pc](spins.m, shadow)
+        except (SimError, Violation):
+            return None
+    return None

@@ -1,0 +1,124 @@
+"""The stubborn set of one state (`stubborn`): each seed's closure over conflicts and enabling
+(`explore.por`'s futures and index), the smallest kept."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from mbarrier.explore.code import EXIT, Code
+from mbarrier.explore.footprints import Item, awaited
+from mbarrier.explore.por import AllFootprints, Index
+from mbarrier.explore.seeds import order
+from mbarrier.sim.machine import Copy, Machine, Thread
+
+# The first pass over the seeds stops each closure past this many enabled agents; closures paused so are
+# resumed, in order, only where none closed within it (`stubborn`).
+FIRST_PASS = 4
+
+
+class _Closure:
+    """One seed's closure, resumable: `run` stops once it holds `limit` enabled agents or more."""
+
+    def __init__(self, m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled: dict[int, bool],
+                 blocked_on: dict[int, tuple[int, int]], seed: int,
+                 current: Callable[[Thread | Copy], list[Item]], check: Callable[[], None] | None,
+                 entries: Sequence[object] | None) -> None:
+        self.m, self.fp, self.agents, self.enabled, self.blocked_on = m, fp, agents, enabled, blocked_on
+        self.seed, self.current = seed, current
+        self.indexes, immortal, self.counted, self.quiet = fp.frozen_indexes(m, agents, seed, blocked_on,
+                                                                              check, entries)
+        self.index = self.own = fp.index(self.indexes, immortal)
+        s = agents[seed]
+        if isinstance(s, Thread) and s.cta.index not in immortal:
+            # The seed is in the set, so along any sequence of steps outside it the seed stays alive, and
+            # so does its CTA: for every other member's conflicts it is immortal. Only the seed's own next
+            # step (an exit, or one inside a call) may be its CTA's last, so it alone asks without that.
+            self.index = Index(self.indexes, immortal | {s.cta.index})
+        self.in_set = {seed}
+        self.work = [seed]
+        self.count = 1
+        # Agents alike ask alike (the threads of a warpgroup waiting at one barrier): one query each.
+        self.asked: dict[tuple[Item, ...], set[int]] = {}
+        self.outlived: dict[int, Index] = {}  # by CTA: the index that also leaves its liveness out
+
+    def run(self, limit: int) -> bool:
+        """Close further until done (True) or until it holds `limit` enabled agents (False)."""
+        agents, enabled, fp, in_set, work = self.agents, self.enabled, self.fp, self.in_set, self.work
+        index, outlived = self.index, self.outlived
+        while work:
+            if self.count >= limit:
+                return False
+            i = work.pop()
+            a = agents[i]
+            ask = index if i != self.seed else self.own
+            if enabled.get(i):
+                items = self.quiet.adjust(a, fp.code_of(a), self.counted.adjust(i, self.current(a)))
+                if isinstance(a, Thread) and _outlived_exit(a, fp.code_of(a)) \
+                        and a.cta.index not in ask.immortal:
+                    cta = a.cta.index
+                    ask = index if cta in index.immortal else outlived.get(cta) or outlived.setdefault(
+                        cta, Index(self.indexes, index.immortal | {cta}))
+            else:
+                items = awaited(self.m, a, self.blocked_on.get(i))
+            key = tuple(items)
+            found = self.asked.get(key) if ask is index else None
+            if found is None:
+                found = ask.conflicting(items, fp.query(key))
+                if ask is index:
+                    self.asked[key] = found
+            for j in found:
+                if j not in in_set:
+                    in_set.add(j)
+                    work.append(j)
+                    if enabled.get(j):
+                        self.count += 1
+        return self.count < limit
+
+    def members(self) -> list[int]:
+        return sorted(k for k in self.in_set if self.enabled.get(k))
+
+
+def _outlived_exit(a: Thread, code: Code | None) -> bool:
+    """Whether `a` is a thread whose next step is its exit (outside calls) while another thread of its CTA
+    is alive: that exit is not the CTA's last, so it conflicts with no step that reads the CTA's liveness
+    (a copy's landing or a pending arrive-on in it, a remote access to it). If, along steps outside the
+    set, the other threads exit too and such a step follows, then with the exit first that order ends in
+    a violation (the CTA's last exit with a copy into it in flight, a landing or remote access into an
+    exited CTA: `exit-with-copies-in-flight`, `remote-cta-exited`), a real one: the search then reports a
+    violation of the kernel (docs/checker.md, "Exits that are not their CTA's last")."""
+    return code is not None and not a.frames and a.cta.live >= 2 and code.ins[a.pc].kind == EXIT
+
+
+def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled: dict[int, bool],
+             blocked_on: dict[int, tuple[int, int]], max_seeds: int = 3,
+             check: Callable[[], None] | None = None, entries: Sequence[object] | None = None) -> list[int]:
+    """Indices (into `agents`) of the enabled agents of a small stubborn set. `check` is called between
+    two threads' plans: with many threads a state's set can take seconds, longer than a time bound.
+    `entries`: the threads' entries (by id) in a snapshot the machine equals now (`explore.snapshot`):
+    what depends on a thread alone is kept while its entry stays the same.
+    The set is the smallest of the seeds' closures, the first of them where several are: the seeds'
+    closures first go only as far as FIRST_PASS enabled agents (a closure of hundreds of agents is
+    most of a state's cost where another seed's is one agent), and those paused there are resumed in
+    order only where none closed within it, each until it holds as many as the best so far."""
+    seeds = [i for i, a in enumerate(agents) if enabled.get(i)]
+
+    def current(a: Thread | Copy) -> list[Item]:
+        return fp.current(a, entries[a.aid] if entries is not None and isinstance(a, Thread) else None)
+
+    best: list[int] | None = None
+    paused: list[_Closure] = []
+    sizes = {i: len(current(agents[i])) for i in seeds}
+    for seed in order(agents, seeds, max_seeds, sizes, fp.single, fp.code_of):
+        c = _Closure(m, fp, agents, enabled, blocked_on, seed, current, check, entries)
+        if not c.run(FIRST_PASS if best is None else min(FIRST_PASS, len(best))):
+            paused.append(c)
+            continue
+        best = c.members()
+        if len(best) == 1:
+            break
+    if best is None:
+        for c in paused:
+            if c.run(len(best)) if best is not None else c.run(len(agents) + 1):
+                best = c.members()
+    fp.single = agents[best[0]].aid if best is not None and len(best) == 1 else None
+    return best if best is not None else []
