@@ -128,7 +128,7 @@ class Symmetry:
         return masked, h
 
     def _mask(self, core: tuple[object, ...]) -> tuple[object, ...]:
-        pc, regs, status = core[0], core[1], core[2]
+        pc, regs, status = core[0], snapshot.flat_regs(core[1]), core[2]  # type: ignore[arg-type]
         if status == EXITED:
             return (EXITED,)  # it never runs again; what others see of it is renamed elsewhere
         copies = core[8]

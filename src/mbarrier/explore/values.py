@@ -564,10 +564,11 @@ def _walk_lanes(m: Machine, code: Code, ts: Sequence[Thread], live: list[tuple[i
         return n
 
     def lane_env(common: Env, vec: Lanes, i: int) -> Env:
+        own = [(s, v[i]) for s, v in vec.items() if v[i] is not _MISSING]
+        if not own:
+            return common   # the shared values are the whole env: one object for every lane (never changed)
         env = dict(common)
-        for s, v in vec.items():
-            if v[i] is not _MISSING:
-                env[s] = v[i]
+        env.update(own)
         return env
 
     root = [s for s in live[pc] if not code.fixed(pc, s)]
