@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mbarrier import sim
+from mbarrier import examples, sim
 from mbarrier.examples.shapes import SHAPES
 from mbarrier.explore import snapshot
 from mbarrier.explore.check import Options, check_machine
@@ -68,3 +68,17 @@ def test_the_search_is_the_same_whatever_the_chunk_size(name: str, monkeypatch: 
     chunked = search()
     monkeypatch.setattr(snapshot, "REG_CHUNK", 1 << 20)   # one tuple: the whole register file
     assert search() == chunked
+
+
+def test_a_chunk_is_shared_only_when_it_holds_the_same_objects(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A token word equals another of the same bits and 1 == 1.0: sharing equal chunks put back the
+    # earlier objects on restore (a stale token for the current one: 93 states, not 78).
+    mod = sim.load(examples.HERE / "corpus" / "stale_token.ptx")
+
+    def search() -> tuple[object, ...]:
+        r = check_machine(sim.launch(mod, grid=1, block=2), mod,
+                          Options(reductions=False, races=False, sleep=False))
+        return r.verdict, r.stats.states, r.stats.transitions
+
+    monkeypatch.setattr(snapshot, "REG_CHUNK", 1)
+    assert search() == ("finding", 78, 134)

@@ -125,15 +125,17 @@ class Chunks(tuple):  # type: ignore[type-arg]
 
 def _reg_chunks(regs: list[object] | tuple[object, ...], was: tuple[object, ...] | None
                 ) -> tuple[object, ...]:
-    """`regs` as one tuple, or beyond REG_CHUNK slots as Chunks, each the equal chunk of `was` where it
-    has one (a small register file gains nothing from chunks: it stays one tuple)."""
+    """`regs` as one tuple, or beyond REG_CHUNK slots as Chunks, each the chunk of `was` holding the same
+    objects where it has one (a small register file gains nothing from chunks: it stays one tuple)."""
     if len(regs) <= REG_CHUNK:
         return tuple(regs)
     old = was if type(was) is Chunks else None
     out = []
     for k, i in enumerate(range(0, len(regs), REG_CHUNK)):
         c = tuple(regs[i:i + REG_CHUNK])
-        if old is not None and k < len(old) and old[k] == c:
+        # The same objects, not equal ones: 1 == 1.0 == True, and a token word equals another of the
+        # same bits (what restore puts back must be what the thread held).
+        if old is not None and k < len(old) and len(old[k]) == len(c) and all(map(is_, old[k], c)):
             c = old[k]
         out.append(c)
     return Chunks(out)
