@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from mbarrier import sim
 from mbarrier.explore.check import Options, check
+from mbarrier.explore.code import BAR, MATRIX, analyse_module, shared_symbols
+from mbarrier.explore.footprints import JOIN, WRITE, Footprints
 
 from .helpers import load, outcome
 
@@ -83,3 +86,28 @@ def test_a_matrix_epilogue_verifies_thread_granular(tmp_path: Path) -> None:
     r = check(load(tmp_path, _kernel(0, False)), grid=1, block=64, options=Options(walks=0, max_states=5_000))
     assert r.verdict == "verified"
     assert r.stats.states <= 300, r.stats.states
+
+
+def test_the_last_arrival_names_the_rows_its_lanes_gave(tmp_path: Path) -> None:
+    """The arrival that completes a warp's stmatrix writes the 8 rows lanes 0-7 named (`Footprints._rows`),
+    not anywhere in shared memory: a copy landing elsewhere in the CTA commutes with it (CUTLASS's
+    epilogue reads C from one stage while the next stages' loads are in flight)."""
+    module = load(tmp_path, _kernel(0, False))
+    m = sim.launch(module, grid=1, block=64)
+    fp = Footprints(m, analyse_module(module, m)["k"])
+    x = next(y for y in fp.code.ins if y.kind == MATRIX and y.stores)
+    for u in m.threads:  # every thread to the bar.sync and into it (the last arrival releases them all)
+        while fp.code.ins[u.pc].kind != BAR:
+            m.step(u)
+    for u in m.threads:
+        m.step(u)
+    lanes = m.threads[:32]
+    for u in lanes:
+        while u.pc != x.pc:
+            m.step(u)
+    tile = shared_symbols(m)["tile"]
+    for u in lanes[:31]:
+        assert fp.current(u) == [(("warp", 0, 0), JOIN)]  # not the last: a join only
+        m.step(u)
+    rows = [obj for obj, mode in fp.current(lanes[31]) if obj[0] == "sm" and mode == WRITE]
+    assert rows == [("sm", 0, tile + 16 * r, tile + 16 * r + 16) for r in range(8)]

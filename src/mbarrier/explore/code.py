@@ -50,6 +50,7 @@ _COPIES = {CopyKind.CP_ASYNC: CP_ASYNC, CopyKind.BULK: BULK, CopyKind.BULK_STORE
            CopyKind.LAUNCH_CONTROL: BULK}
 # The warp-level matrix loads and stores, by opcode: whether it writes shared memory.
 _MATRIX = {"ldmatrix": False, "stmatrix": True}
+_ROWS = {".x1": 1, ".x2": 2, ".x4": 4}  # ldmatrix/stmatrix `.num`: matrices of 8 rows each
 # Spaces of address operands as the footprints know them (a .local address is looked up as generic).
 _SPACE = {Space.CTA: "cta", Space.CLUSTER: "cluster", Space.GLOBAL: "global", Space.PARAM: "param",
           Space.LOCAL: "generic", Space.GENERIC: "generic"}
@@ -105,6 +106,7 @@ class Ins:
     multicast: bool = False                        # a .multicast::cluster copy
     mask_arg: tuple[int | None, int] | None = None     # its ctaMask: (slot, 0) or (None, constant)
     stores: bool = False                           # MATRIX: stmatrix (it writes the rows), not ldmatrix
+    rows: int = 0                                  # MATRIX: the lanes whose addresses are rows (0: unknown)
     lanes_arg: int | None = None                   # a warp collective's membermask register slot
     opcode: str = ""                               # the full opcode with its qualifiers (`setp.eq.s32`)
     imms: tuple[int | None, ...] = ()              # each operand's integer immediate, None where not one
@@ -328,6 +330,12 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         # at one instruction, whose last arrival reads (writes) the rows the lanes' addresses name, in the
         # CTA's own shared memory (a generic address outside its window faults): no mbarrier, no copy.
         x.kind, x.sync_all, x.stores = MATRIX, "warp", _MATRIX[f.name]
+        # Its address operand (each lane's row address) and how many lanes give rows (8 per matrix).
+        q = s.qualifiers
+        space = Space.CTA if any(w.startswith(".shared") for w in q) else Space.GENERIC
+        if len(s.operands) == 2:
+            x.addr = _addr(s.operands[0 if x.stores else 1], regs, symbols, space, reg_bits)
+        x.rows = 8 * next((n for w, n in _ROWS.items() if w in q), 0)
     elif f.copy is not None:
         c = f.copy
         if f.kind == Kind.COPY_ARRIVE:

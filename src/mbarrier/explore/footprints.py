@@ -49,7 +49,7 @@ from mbarrier.explore.code import (
     Code,
     Ins,
 )
-from mbarrier.explore.joins import completes, warpgroup_lanes
+from mbarrier.explore.joins import ROW_BYTES, completes, matrix_rows, warpgroup_lanes
 from mbarrier.explore.values import Env, value
 from mbarrier.sim.address import CTA_MASK, OWN, PARAM_GENERIC, is_param_generic, shared_address
 from mbarrier.sim.errors import SimError
@@ -336,13 +336,17 @@ class Footprints:
 
     def _matrix(self, t: Thread, x: Ins, future: bool) -> list[Item]:
         """ldmatrix/stmatrix: a lane's arrival JOINs its warp's collective; the arrival that completes it
-        reads (writes) every lane's rows: somewhere in the CTA's shared memory (the row addresses are 32
-        lanes' values). In the future any arrival may be the last."""
+        reads (writes) every lane's rows: in the future somewhere in the CTA's shared memory (any arrival
+        may be the last), now the 16-byte rows its lanes gave (`joins.matrix_rows`)."""
         cta = t.cta.index
         items: list[Item] = [(("warp", cta, t.aid // 32), JOIN)]
         if not future and not completes(t, x.op):
             return items
-        return items + [(("sm", cta, None, None), WRITE if x.stores else READ)]
+        mode, a = (WRITE if x.stores else READ), x.addr
+        rows = None if future or a is None else matrix_rows(t, x, self._value(t, a, t.pc, False), a.space,
+                                                            self._shared)
+        return items + ([(("sm", cta, None, None), mode)] if rows is None
+                        else [(("sm", c, lo, lo + ROW_BYTES), mode) for c, lo in rows])
 
     def copy_size(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int | None:
         """A bulk copy's size: its immediate, or its register's value where known (nvcc puts it in one);

@@ -1,9 +1,13 @@
 """Arrivals that only join a meeting (`check.Explorer.is_local` runs them eagerly): which arrival at a
-warp's full-mask collective or at the cluster barrier is not the last one it waits for."""
+warp's full-mask collective or at the cluster barrier is not the last one it waits for; and the rows the
+last arrival at a warp's ldmatrix or stmatrix reads or writes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mbarrier.explore.code import CLUSTER, Ins
+from mbarrier.sim.isa.matrix import ROW_BYTES as ROW_BYTES  # a row of a matrix, for `footprints`
 from mbarrier.sim.machine import EXITED, Thread
 from mbarrier.spec.wgmma import WARPS_PER_GROUP
 
@@ -46,3 +50,28 @@ def joins_only(t: Thread, x: Ins) -> bool:
         cl = t.cta.cluster
         return cl.count + 1 < cl.live
     return not completes(t, x.op)
+
+
+def matrix_rows(t: Thread, x: Ins, own: int | None, space: str,
+                where: Callable[[Thread, str, int], tuple[int | None, int | None] | None]
+                ) -> list[tuple[int, int]] | None:
+    """The rows, (cta, offset) by `where` (of t, `space` and an address), that the ldmatrix/stmatrix x
+    t's arrival completes reads (writes): lanes 0..rows-1 give their addresses, the others as they
+    arrived (their arguments wait in the warp's collective, `Machine.coll`), t its own now (`own`;
+    `sim.isa.matrix`: PTX ISA, ldmatrix and stmatrix). None where one is not known or not a row's
+    (16-byte aligned): the step then faults."""
+    w = t.warp
+    if w is None or not x.rows:
+        return None
+    entry = w.pending.get((x.op, 0xFFFFFFFF))
+    given: dict[int, object] = {} if entry is None else {
+        lane: arg[1] for lane, (_, arg) in entry.parts.items() if isinstance(arg, tuple)}
+    given[t.lane] = own
+    out: set[tuple[int, int]] = set()
+    for lane in range(x.rows):
+        v = given.get(lane)
+        found = where(t, space, v) if isinstance(v, int) and v % ROW_BYTES == 0 else None
+        if found is None or found[0] is None or found[1] is None:
+            return None
+        out.add((found[0], found[1]))
+    return sorted(out)
