@@ -9,7 +9,7 @@ from mbarrier.explore.liveregs import LiveRegs
 from mbarrier.explore.por import AllFootprints
 from mbarrier.explore.results import Waiter
 from mbarrier.explore.stuck import Starved, blocked, cause, starved
-from mbarrier.explore.values import Env, future_start, unroll
+from mbarrier.explore.values import Env, Unrolled, future_start, unroll, unroll_lanes
 from mbarrier.explore.who import Layout, plural, ranges
 from mbarrier.ptx import ast
 from mbarrier.sim.machine import EXITED, Copy, Machine, Thread
@@ -73,14 +73,34 @@ class FootprintsAhead:
     def _ahead(self, t: Thread) -> tuple[Footprints, Thread, list[tuple[Ins, Env]]]:
         found = self._nodes.get(t.aid)
         if found is None:
-            fp = self.footprints().fps[t.func.name]
-            code = fp.code
-            u = future_start(code, t)
-            g = unroll(fp.m, code, u, self._regs.of(code)[0], lambda j, env: fp.successors(u, j, u.pc, env))
-            nodes = [(code.ins[pc], env) for pc, env in zip(g.pcs, g.envs, strict=True)]
-            found = self._nodes[t.aid] = (fp, u, [(x, env) for x, env in nodes
-                                                  if fp.guard_may(u, x, u.pc, env)])
+            self._unroll_warp(t)
+            found = self._nodes[t.aid]
         return found
+
+    def _unroll_warp(self, t: Thread) -> None:
+        """t's unrolled future, and with it in one walk (`values.unroll_lanes`) those of the lanes of its
+        warp at its pc: a deadlock's explanation asks about every live thread, and a walk per thread of
+        a 512-thread kernel costs tens of seconds."""
+        fp = self.footprints().fps[t.func.name]
+        code = fp.code
+        rel = self._regs.of(code)[0]
+        u = future_start(code, t)
+        lanes = [u]
+        for s in () if t.warp is None else t.warp.threads:
+            if s is t or s.aid in self._nodes or s.status == EXITED or s.frames or s.func is not t.func:
+                continue
+            v = future_start(code, s)
+            if v.pc == u.pc:
+                lanes.append(v)
+        graphs: list[Unrolled | None] = unroll_lanes(fp.m, code, lanes, rel, fp.successors) \
+            if len(lanes) > 1 else [None]
+        for v, g in zip(lanes, graphs, strict=True):
+            if g is None and v is not u:
+                continue
+            if g is None:
+                g = unroll(fp.m, code, u, rel, lambda j, env: fp.successors(u, j, u.pc, env))
+            nodes = [(code.ins[pc], env) for pc, env in zip(g.pcs, g.envs, strict=True)]
+            self._nodes[v.aid] = (fp, v, [(x, env) for x, env in nodes if fp.guard_may(v, x, v.pc, env)])
 
     def reaches_bar(self, t: Thread, ident: int) -> bool:
         if t.frames:
