@@ -49,7 +49,7 @@ from mbarrier.explore.code import (
     Code,
     Ins,
 )
-from mbarrier.explore.joins import ROW_BYTES, completes, matrix_rows, warpgroup_lanes
+from mbarrier.explore.joins import ROW_BYTES, completes, matrix_rows, own_row, warpgroup_lanes
 from mbarrier.explore.values import Env, value
 from mbarrier.sim.address import CTA_MASK, OWN, PARAM_GENERIC, is_param_generic, shared_address
 from mbarrier.sim.errors import SimError
@@ -188,7 +188,7 @@ class Footprints:
         if k == MMA:
             return self._mma(t, x, future)
         if k == MATRIX:
-            return self._matrix(t, x, future)
+            return self._matrix(t, x, pc, future, env)
         if k == EXIT:
             # Exits commute with each other (LEAVE): each lowers the live counts the bar.sync, cluster
             # and warp-collective checks compare with, and those releases are monotone, so two exits
@@ -334,17 +334,25 @@ class Footprints:
         return items + [(("sm", cta, None, None), READ), (("live", cta), READ),
                         (("wg", cta, warp), JOIN)]
 
-    def _matrix(self, t: Thread, x: Ins, future: bool) -> list[Item]:
+    def _matrix(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> list[Item]:
         """ldmatrix/stmatrix: a lane's arrival JOINs its warp's collective; the arrival that completes it
-        reads (writes) every lane's rows: in the future somewhere in the CTA's shared memory (any arrival
-        may be the last), now the 16-byte rows its lanes gave (`joins.matrix_rows`)."""
+        reads (writes) every lane's rows: now the 16-byte rows its lanes gave (`joins.matrix_rows`); in a
+        future the row this lane gives there (`joins.own_row`), or somewhere in the CTA's shared memory
+        where that is not known. A row belongs to the lane whose address names it: the completion reads or
+        writes it only after that lane arrived, so whoever completes the meeting, the row is in the future
+        of the lane that gives it (a lane already waiting inside the meeting starts its future at it,
+        `values.future_start`), and while that lane has not arrived, the meeting cannot complete."""
         cta = t.cta.index
         items: list[Item] = [(("warp", cta, t.aid // 32), JOIN)]
         if not future and not completes(t, x.op):
             return items
         mode, a = (WRITE if x.stores else READ), x.addr
-        rows = None if future or a is None else matrix_rows(t, x, self._value(t, a, t.pc, False), a.space,
-                                                            self._shared)
+        if a is None:
+            rows = None
+        elif future:
+            rows = own_row(t, x, self._value(t, a, pc, True, env), a.space, self._shared)
+        else:
+            rows = matrix_rows(t, x, self._value(t, a, t.pc, False), a.space, self._shared)
         return items + ([(("sm", cta, None, None), mode)] if rows is None
                         else [(("sm", c, lo, lo + ROW_BYTES), mode) for c, lo in rows])
 

@@ -75,3 +75,19 @@ def matrix_rows(t: Thread, x: Ins, own: int | None, space: str,
             return None
         out.add((found[0], found[1]))
     return sorted(out)
+
+
+def own_row(t: Thread, x: Ins, v: int | None, space: str,
+            where: Callable[[Thread, str, int], tuple[int | None, int | None] | None]
+            ) -> list[tuple[int, int]] | None:
+    """The row (cta, offset) thread t gives at the ldmatrix/stmatrix x of its future, from its address
+    there (`v`): none where its lane gives no address (lanes rows..31), None where it is not known or
+    not a row (16-byte aligned: the completion then faults)."""
+    if not x.rows:
+        return None
+    if t.lane >= x.rows:
+        return []
+    found = where(t, space, v) if isinstance(v, int) and v % ROW_BYTES == 0 else None
+    if found is None or found[0] is None or found[1] is None:
+        return None
+    return [(found[0], found[1])]

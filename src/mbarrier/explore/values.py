@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from mbarrier.explore.budget import pulse
-from mbarrier.explore.code import LOCAL, MB, Addr, Code, Ins
+from mbarrier.explore.code import LOCAL, MATRIX, MB, Addr, Code, Ins
 from mbarrier.sim.compile import SPECIAL_CONSTANTS, SPECIAL_DYNAMIC
 from mbarrier.sim.machine import EXITED, Machine, Thread
 from mbarrier.sim.waits import InCollective
@@ -284,9 +284,14 @@ def future_start(code: Code, t: Thread) -> Thread:
     stands past it (the simulator moves pc first, `sim.isa.control.collective`), but the registers the
     collective writes hold their old values until it completes: its future starts at the collective
     itself, whose transfer (`_transfer`) gives those registers the values every outcome agrees on, or
-    none. That future holds the lane's arrival a second time, a harmless extra. Other threads, and a
-    collective that writes no register (bar.warp.sync, setmaxnreg), start where they stand."""
-    if not isinstance(t.wait, InCollective) or not code.ins[t.pc - 1].defs:
+    none. That future holds the lane's arrival a second time, a harmless extra. So does a lane inside a
+    stmatrix, which writes no register: the row its address gives is written when the meeting completes
+    (`footprints.Footprints._matrix`). Other threads, and a collective that writes no register
+    (bar.warp.sync, setmaxnreg), start where they stand."""
+    if not isinstance(t.wait, InCollective):
+        return t
+    at = code.ins[t.pc - 1]
+    if not at.defs and at.kind != MATRIX:
         return t
     view = Thread.__new__(Thread)
     for name in Thread.__slots__:
