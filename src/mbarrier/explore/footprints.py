@@ -59,9 +59,11 @@ from mbarrier.sim.tensormap import TensorMapError, decode
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
 from mbarrier.spec.tensormap import TENSOR_MAP_SIZE
 
-READ, WRITE, JOIN, LEAVE, WHOLE, TX, XJ = 0, 1, 2, 3, 4, 5, 6
-# The pairs of different modes that commute (products 10, 12, 30: no other pair has one of them).
-_COMMUTING = frozenset({JOIN * TX, JOIN * XJ})
+READ, WRITE, JOIN, LEAVE, WHOLE, TX, XJ, LAST = 0, 1, 2, 3, 4, 5, 6, 7
+# The pairs of different modes that commute (products 10, 12 and those of LAST, 7 to 42: no other pair
+# has one of them). LAST: the seed's update of an mbarrier that completes its phase, if at all, only
+# after every update outside the stubborn set (`explore.quiet`): it conflicts with reads (waits) only.
+_COMMUTING = frozenset({JOIN * TX, JOIN * XJ, *(LAST * m for m in (WRITE, JOIN, LEAVE, WHOLE, TX, XJ))})
 Item = tuple[tuple[object, ...], int]
 Future = dict[object, list[Item]]
 

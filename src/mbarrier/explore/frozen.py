@@ -140,9 +140,10 @@ Exact = dict[Count, int]
 Counted = tuple[int, int, Key]
 AT_BAR = -2  # the node of the gate of a thread waiting at a counted bar.sync now (its pc is past it)
 # A copy gate's offset (no barrier's), and what it waits for: every cp.async copy of its thread
-# (cp.async.wait_all commits the open group first), or every committed group (cp.async.wait_group 0).
+# (cp.async.wait_all commits the open group first), every committed group (cp.async.wait_group 0), or
+# every committed bulk group but the `Gate.keep` most recent (cp.async.bulk.wait_group{.read} N).
 COPIES = -1
-ALL, COMMITTED = 1, 2
+ALL, COMMITTED, BULK_GROUPS = 1, 2, 3
 # A thread's bar arrivals in its region, and per id the most it can make before the barrier completes
 # (`bar_arrivals`).
 BarFuture = tuple[list[BarUse], dict[int | None, int]]
@@ -157,7 +158,9 @@ class Gate:
     a token wait (`gate`), which passes only when the current phase completes). With `bar`: a counted
     bar.sync on barrier id `off` of CTA `cta` (node AT_BAR: the one the thread waits at now). With
     `copies`: a cp.async.wait_all (ALL) or cp.async.wait_group 0 (COMMITTED) of the thread (`off` is
-    COPIES), shut only for the thread whose cp.async copy is the seed (`shut`). `prior`: the parities of
+    COPIES), shut only for the thread whose cp.async copy is the seed (`shut`), or a
+    cp.async.bulk.wait_group{.read} `keep` (BULK_GROUPS), shut only for the thread whose bulk-group copy
+    is the seed, with more than `keep` groups from the seed's on. `prior`: the parities of
     the waits on the same mbarrier that every path of the thread's future passes before this one
     (PRIOR_COMPLETES for one without a parity), `Plan._priors`. `tried`: a wait tried once, no spin
     (`explore.tries`): the thread runs it and goes on along its failure way whatever happens; only its
@@ -170,6 +173,7 @@ class Gate:
     parity: int | None
     bar: bool = False
     copies: int = 0
+    keep: int = 0
     prior: frozenset[int] = frozenset()
     tried: bool = False
     kind: GateKind = field(init=False, repr=False, compare=False)  # gates alike pass or not together
@@ -626,17 +630,17 @@ class Frozen:
 
     def copy_gate(self, fp: Footprints, t: Thread, x: Ins, pc: int, env: Env | None,
                   node: int) -> Gate | None:
-        """The gate a cp.async.wait_all or cp.async.wait_group 0 is (at `node`; `env` None: the one the
-        thread stands at now), or None: another wait (a bulk group's, or one that may leave groups
-        pending), or its guard not known to be on."""
-        which = copy_wait(x)
+        """The gate a cp.async.wait_all, cp.async.wait_group 0 or cp.async.bulk.wait_group{.read} N is
+        (at `node`; `env` None: the one the thread stands at now), or None: another wait (a cp.async one
+        that may leave groups pending), or its guard not known to be on."""
+        which, keep = copy_wait(x)
         if not which:
             return None
         if x.guard is not None:
             g = t.regs[x.guard[0]] if env is None else value(fp.code, t, pc, env, x.guard[0])
             if g is None or bool(g) == x.guard[1]:
                 return None
-        return Gate(node, x.pc, t.cta.index, COPIES, None, copies=which)
+        return Gate(node, x.pc, t.cta.index, COPIES, None, copies=which, keep=keep)
 
     def arrival(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env | None, node: int,
                 repeats: bool) -> list[Source]:
@@ -732,8 +736,12 @@ class Frozen:
         # Its copy gates that wait for the seed stay shut: wait_all always, wait_group 0 where the seed's
         # group is committed already (groups retire in order, each once all its copies landed).
         held = mute is not None and any(c is s for g in mute.cp_groups for c in g)
+        # Its bulk wait_group gates that wait for the seed, a copy of a bulk group, stay shut too.
+        holder, ahead = bulk_hold(s)
 
         def shut(i: int, g: Gate) -> bool:
+            if g.copies == BULK_GROUPS:
+                return agents[i] is holder and g.keep < ahead
             return agents[i] is mute and (g.copies == ALL or held)
 
         for i, a in enumerate(agents):
@@ -756,7 +764,7 @@ class Frozen:
                 continue
             doing("futures of thread", i, len(agents))  # for the progress line: seconds at a first state
             plan = plans[i] = self.agent_plan(fps, a, i, cut, blocked_on, check, entries)
-            if plan.pure and a is not mute:
+            if plan.pure and a is not mute and a is not holder:
                 pure.setdefault(id(plan.shape), []).append((i, plan))
                 continue
             counted: set[Counted] = set()
@@ -775,7 +783,7 @@ class Frozen:
 
         def passable(g: Gate) -> bool:
             if g.copies:
-                return True  # but for the `mute` thread's, which never reach this (`shut`)
+                return True  # but for the `mute` or `holder` thread's, which never reach this (`shut`)
             ok = memo.get(g.kind)
             if ok is None:
                 ok = memo[g.kind] = tally.passable(m, g) if g.bar else _passable(m, g, exact)
@@ -1038,21 +1046,42 @@ def _target(fp: Footprints, t: Thread, a: Addr | None, pc: int, future: bool, en
     return obj[1], obj[2]  # type: ignore[return-value]
 
 
-def copy_wait(x: Ins) -> int:
-    """What a cp.async wait waits for (9.7.9.25): ALL (cp.async.wait_all), COMMITTED (cp.async.wait_group
-    0), or 0 (another: a bulk group's, or one that may leave groups pending)."""
+def copy_wait(x: Ins) -> tuple[int, int]:
+    """What a copy wait waits for, and how many of the most recent groups it may leave pending:
+    ALL (cp.async.wait_all), COMMITTED (cp.async.wait_group 0), both 9.7.9.25.3; BULK_GROUPS with N
+    (cp.async.bulk.wait_group{.read} N, 9.7.9.25.4.3); or 0 (a cp.async.wait_group that may leave groups
+    pending, or an N not known). The simulator's `.read` waits, as the plain one does, until the
+    groups' copies are done (`Machine.cp_wait`): a bulk store reads its source and writes its
+    destination in its one landing step."""
     if x.opcode == "cp.async.wait_all":
-        return ALL
+        return ALL, 0
     if x.opcode == "cp.async.wait_group" and x.imms[:1] == (0,):
-        return COMMITTED
-    return 0
+        return COMMITTED, 0
+    n = x.imms[0] if x.opcode.startswith("cp.async.bulk.wait_group") and x.imms else None
+    return (BULK_GROUPS, n) if n is not None else (0, 0)
+
+
+def bulk_hold(seed: Thread | Copy) -> tuple[Thread | None, int]:
+    """The thread whose committed bulk group holds the seed copy, and how many of its groups there are
+    from that one to its last (None, 0 for any other seed). Groups retire in order, each once all its
+    copies are done (`Machine.cp_wait`), and commits only add groups after it: while the seed is in
+    flight, every later cp.async.bulk.wait_group N of that thread with N below that number blocks.
+    A copy not yet committed holds nothing (a wait before its commit does not wait for it)."""
+    if not isinstance(seed, Copy):
+        return None, 0
+    groups = seed.thread.bulk_groups
+    for j, g in enumerate(groups):
+        if any(c is seed for c in g):
+            return seed.thread, len(groups) - j
+    return None, 0
 
 
 def held_by(t: Thread, seed: Thread | Copy) -> bool:
-    """Whether thread t, blocked at a cp.async.wait_group n (or wait_all: n = 0), waits for the seed, one
-    of its cp.async copies: the seed's group lies before its n most recent (groups retire in order, each
-    once all its copies landed), so t stays blocked until the seed lands. Likewise at wgmma.wait_group n
-    for a seed that is a share (any warp's) of an operation of the groups it retires."""
+    """Whether thread t, blocked at a cp.async.wait_group n (or wait_all: n = 0) or a
+    cp.async.bulk.wait_group n, waits for the seed, one of its copies of that kind: the seed's group lies
+    before its n most recent (groups retire in order, each once all its copies landed), so t stays
+    blocked until the seed lands. Likewise at wgmma.wait_group n for a seed that is a share (any warp's)
+    of an operation of the groups it retires."""
     w = t.wait
     if isinstance(w, ForCopies) and w.which == WGMMA and isinstance(seed, Copy) and seed.mma is not None:
         # A wgmma.wait_group returns once every warp's share of the operations it retires is done
@@ -1060,8 +1089,7 @@ def held_by(t: Thread, seed: Thread | Copy) -> bool:
         wgroups = t.wg.groups
         return any(x is seed for g in wgroups[:max(0, len(wgroups) - w.pending)] for c in g
                    for x in (c, *shares(t, c)))
-    if not isinstance(w, ForCopies) or w.which != "cp.async" or not isinstance(seed, Copy) \
-            or seed.thread is not t:
+    if not isinstance(w, ForCopies) or not isinstance(seed, Copy) or seed.thread is not t:
         return False
-    groups = t.cp_groups
+    groups = t.cp_groups if w.which == "cp.async" else t.bulk_groups
     return any(c is seed for g in groups[:len(groups) - w.pending] for c in g)

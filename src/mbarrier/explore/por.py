@@ -31,7 +31,7 @@ from mbarrier.explore.footprints import (
 from mbarrier.explore.frozen import INF, BarFuture, Fixpoint, Frozen, held_by, seed_lives
 from mbarrier.explore.lastfrozen import LastFrozen
 from mbarrier.explore.liveregs import Getter
-from mbarrier.explore.quiet import Quiet, tx_bound
+from mbarrier.explore.quiet import Quiet, no_complete_free, tx_bound
 from mbarrier.explore.tally import UNCOUNTED
 from mbarrier.sim.machine import Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, InCollective
@@ -50,6 +50,7 @@ class AllFootprints:
         self._anything: Future = {"any": [(("any",), WRITE)]}
         self.frozen = Frozen(len(self.machine.threads))
         self.tx_amount = tx_bound(f.code for f in fps.values())
+        self.last_ok = no_complete_free(f.code for f in fps.values())
         # Futures grouped by object and indexed for the closure's queries, by the item list they come
         # from (the plans' lists: as many kept).
         self._indexes: OrderedDict[int, tuple[list[Item], FutureIndex]] = OrderedDict()
@@ -176,8 +177,8 @@ class AllFootprints:
         indexed = self.indexed
         indexes = [(_NOTHING if bcut is None else self.future(b)) if items is None else indexed(items)
                    for b, bcut, items in zip(agents, cuts, fix.lists, strict=True)]
-        return Kept(cuts, whole, fix, indexes, Counted(agents, fix.bars), Quiet(m, self.tx_amount, fix.exact),
-                    fix.immortal())
+        quiet = Quiet(m, self.tx_amount, fix.exact, agents[seed], self.last_ok)
+        return Kept(cuts, whole, fix, indexes, Counted(agents, fix.bars), quiet, fix.immortal())
 
     def _patched(self, m: Machine, agents: list[Thread | Copy], seed: int,
                  blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None,
@@ -215,7 +216,7 @@ class AllFootprints:
             indexes[old] = self.indexed(items)
         fix = replace(k.fix, lists=lists, lives=lives, bars=bars, plans=plans)
         # Neither seed's bar arrivals nor sources changed: the tally and the quiet counts stand.
-        return Kept(cuts, k.whole, fix, indexes, k.counted, k.quiet, fix.immortal())
+        return Kept(cuts, k.whole, fix, indexes, k.counted, k.quiet.reseeded(agents[seed]), fix.immortal())
 
     def _cuts(self, agents: list[Thread | Copy], seed: int, whole: bool) -> list[frozenset[str] | None]:
         """Each agent's barrier cut (`frozen`): None where it waits inside a barrier the seed must reach."""

@@ -26,6 +26,21 @@ pending count to 0 even without it (their arrivals stay below it: no completion 
 either order) and cannot push it past its maximum with it (the outside increments, `frozen.INC`, and its
 own stay within 2^20-1, 9.7.13.15.7).
 This is the mbarrier counterpart of `por.Counted` for counted bar.sync barriers.
+
+An update of the seed's own that may complete the phase commutes with the updates outside too, where it
+can complete it only *last*: (I) the updates outside cannot complete the phase without it, and (II) with
+it they complete it only once every update outside has happened (the arrivals outside and its own make
+the pending count exactly, and the tx-count moves outside, all one way, make exactly what its own leaves).
+The totals (`exact`) bound what happens outside from above, so a completion at the seed's update after a
+part of them would need a part as large as the whole: none. Then along any sequence w of outside steps,
+in w·o and in o·w the phase completes at most once, after the last update of the barrier in both, with
+the same counts, tokens and joined clocks; only a wait in w could tell the orders apart, so the item
+stays a conflict with reads (`footprints.LAST`). DeepGEMM's producer issues a stage's two TMA loads
+before its `arrive.expect_tx` for both: with the loads in flight its arrival completes the phase only
+after both land, and no longer takes the loads into the set. Only the seed's own update (the totals hold
+every other agent's future, its own too), only a plain arrive or an arrive.expect_tx (a `.noComplete`
+arrival raises where it completes the phase, so none may be anywhere in the kernel), and only with known
+byte counts.
 """
 
 from __future__ import annotations
@@ -33,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from mbarrier.explore.code import BULK, CP_MB, MB, Code
-from mbarrier.explore.footprints import Item
+from mbarrier.explore.footprints import LAST, Item
 from mbarrier.explore.frozen import ARRIVE, INC, INF, TX_DOWN, TX_UP, Exact
 from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
 from mbarrier.spec import limits
@@ -42,11 +57,19 @@ from mbarrier.spec import limits
 class Quiet:
     """Which agents' barrier operations now cannot complete their phase before the seed moves."""
 
-    def __init__(self, m: Machine, amount: int | None, exact: Exact) -> None:
-        """`amount`: the largest byte count a thread's tx-count operation may name (`tx_bound`)."""
+    def __init__(self, m: Machine, amount: int | None, exact: Exact, seed: Thread | Copy | None = None,
+                 last: bool = False) -> None:
+        """`amount`: the largest byte count a thread's tx-count operation may name (`tx_bound`); `seed`:
+        the agent frozen; `last`: whether its update may be LAST (no `.noComplete` arrival anywhere)."""
         self.m = m
         self.amount = amount
         self.exact = exact
+        self.seed = seed
+        self.last = last
+
+    def reseeded(self, seed: Thread | Copy) -> Quiet:
+        """The same counts for another seed (whose future holds no source: `por` patches)."""
+        return Quiet(self.m, self.amount, self.exact, seed, self.last)
 
     def _have(self, what: int, cta: int, off: int) -> int:
         e = self.exact
@@ -79,6 +102,42 @@ class Quiet:
             return ups + up == 0
         return False
 
+    def completes_last(self, a: Thread | Copy, code: Code | None, cta: int, off: int) -> bool:
+        """Whether the seed's next step, an update of the barrier at (cta, off), completes its phase, if
+        at all, only after every update outside, which cannot complete it without it (the module
+        docstring)."""
+        own = _own(a, code)
+        if own is None or own == RAISE:
+            return False
+        arrivals, up, down, nbytes = own
+        if (up or down) and nbytes is None:
+            return False
+        home = self.m.ctas[cta]
+        b = home.barriers.get(off)
+        if b is None or not b.valid or (arrivals and not b.waited):
+            return False
+        have = self._have
+        n_a, n_u, n_d = have(ARRIVE, cta, off), have(TX_UP, cta, off), have(TX_DOWN, cta, off)
+        if have(INC, cta, off) or max(n_a, n_u, n_d) >= INF:
+            return False
+        if (up or down) and not self._no_overflow(b.tx, n_u + n_d, home.size, nbytes):
+            return False
+        p, tx = b.pending, b.tx
+        # (I) the updates outside alone: too few arrivals, or too few bytes one way and none the other
+        if not (n_a < p or (n_u == 0 and n_d < tx) or (n_d == 0 and n_u < -tx)):
+            return False
+        # (II) the pending count: every arrival outside is needed (or it never reaches 0)
+        if n_a + arrivals > p:
+            return False
+        # the tx-count after its own move: the moves outside, all one way, bring it to 0 only all together
+        # (or never)
+        need = tx + (nbytes or 0) * (up - down)
+        if n_u == 0:
+            return n_d == need or need < 0 or need > n_d
+        if n_d == 0:
+            return n_u == -need or need > 0 or -need > n_u
+        return False
+
     def _no_overflow(self, tx: int, moves: int, smem: int, nbytes: int | None) -> bool:
         """Whether no order of the outside moves (`moves`: their bytes together) and this one can leave
         the tx-count's range: this one moves it by `nbytes` where its operand is known now, else by at
@@ -100,8 +159,11 @@ class Quiet:
             if obj[0] != "mb":
                 continue
             cta, off = obj[1], obj[2]
-            if isinstance(cta, int) and isinstance(off, int) and self.silent(a, code, cta, off):
-                return items[:k] + items[k + 1:]
+            if isinstance(cta, int) and isinstance(off, int):
+                if self.silent(a, code, cta, off):
+                    return items[:k] + items[k + 1:]
+                if self.last and a is self.seed and self.completes_last(a, code, cta, off):
+                    return items[:k] + [(obj, LAST)] + items[k + 1:]
             return items
         return items
 
@@ -146,6 +208,12 @@ def _own(a: Thread | Copy, code: Code | None) -> tuple[int, int, int, int | None
     if v is None:
         return None
     return (v, 1, 0, _known(a, x.tx_arg)) if x.mb_expect else (v, 0, 0, None)
+
+
+def no_complete_free(codes: Iterable[Code]) -> bool:
+    """Whether no function holds an arrive with `.noComplete` (which raises where it completes a phase)."""
+    return not any(x.kind == MB and x.mb_op in ("arrive", "arrive_drop") and not (x.mb_plain or x.mb_expect)
+                   for c in codes for x in c.ins)
 
 
 def _known(t: Thread, operand: tuple[int | None, int] | None) -> int | None:
