@@ -130,6 +130,9 @@ INC = 4
 # 0 where unknown: combined by min, not summed). A phase that needs more arrivals than the plain ones
 # must take arrive.expect_tx arrivals, whose bytes must land before it completes (rule (b)).
 PLAIN, XMIN = 5, 6
+# Of the tx-count rises (TX_UP counts them all), those that come without an arrival (expect_tx, resets):
+# where there are none, a part of the sources that holds every arrival holds every rise (`explore.quiet`).
+UP_ALONE = 7
 Source = tuple[int, int, Key, int]  # (node of the unrolled future, what, barrier, count)
 Count = tuple[int, int | None, int | None]  # what (ARRIVE_ON as ARRIVE), cta, offset: a key of `exact`
 # Sources outside the frozen seed, by Count: ARRIVE/TX_UP/TX_DOWN/INC/PLAIN counts, INF: unbounded;
@@ -656,9 +659,10 @@ class Frozen:
             b = fp.operand(t, x.tx_arg, pc, future, env)
             return [(node, ARRIVE, k, n), (node, TX_UP, k, _bytes(b, repeats)), (node, XMIN, k, b or 0)]
         if x.kind == MB and x.mb_op in ("expect_tx", "complete_tx"):
-            what = TX_UP if x.mb_op == "expect_tx" else TX_DOWN
+            k = _target(fp, t, x.addr, pc, future, env)
             n = _bytes(fp.operand(t, x.tx_arg, pc, future, env), repeats)
-            return [(node, what, _target(fp, t, x.addr, pc, future, env), n)]
+            return [(node, TX_UP, k, n), (node, UP_ALONE, k, n)] if x.mb_op == "expect_tx" else \
+                [(node, TX_DOWN, k, n)]
         if x.kind == MB and x.mb_op in ("init", "inval"):
             k = _target(fp, t, x.addr, pc, future, env)
         elif x.kind == CP_MB:
@@ -682,7 +686,7 @@ class Frozen:
             k = (None, None)  # an instruction the checker cannot see into: it may do anything
         else:
             return []
-        return [(node, what, k, INF) for what in (ARRIVE, TX_UP, TX_DOWN, PLAIN)]
+        return [(node, what, k, INF) for what in (ARRIVE, TX_UP, TX_DOWN, PLAIN, UP_ALONE)]
 
     def _count(self, fp: Footprints, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> int:
         """The arrive's count operand (1 when absent or with .expect_tx); INF when unknown."""
@@ -758,7 +762,7 @@ class Frozen:
             if cut is None:
                 continue
             if a.frames:
-                for what in (ARRIVE, TX_UP, TX_DOWN, PLAIN):
+                for what in (ARRIVE, TX_UP, TX_DOWN, PLAIN, UP_ALONE):
                     exact[(what, None, None)] = INF  # inside a call: may do anything
                 tally.unknown.add(a.cta.index)
                 continue

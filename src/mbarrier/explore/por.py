@@ -177,7 +177,7 @@ class AllFootprints:
         indexed = self.indexed
         indexes = [(_NOTHING if bcut is None else self.future(b)) if items is None else indexed(items)
                    for b, bcut, items in zip(agents, cuts, fix.lists, strict=True)]
-        quiet = Quiet(m, self.tx_amount, fix.exact, agents[seed], self.last_ok)
+        quiet = Quiet(m, self.tx_amount, fix.exact, agents[seed], self.last_ok, self.fps)
         return Kept(cuts, whole, fix, indexes, Counted(agents, fix.bars), quiet, fix.immortal())
 
     def _patched(self, m: Machine, agents: list[Thread | Copy], seed: int,

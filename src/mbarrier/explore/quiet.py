@@ -30,14 +30,19 @@ This is the mbarrier counterpart of `por.Counted` for counted bar.sync barriers.
 An update of the seed's own that may complete the phase commutes with the updates outside too, where it
 can complete it only *last*: (I) the updates outside cannot complete the phase without it, and (II) with
 it they complete it only once every update outside has happened (the arrivals outside and its own make
-the pending count exactly, and the tx-count moves outside, all one way, make exactly what its own leaves).
+the pending count exactly, and the tx-count moves outside make exactly what its own leaves: all one way,
+or every rise comes with one of those arrivals, `frozen.UP_ALONE`, so that a part holding all of them
+holds every rise).
 The totals (`exact`) bound what happens outside from above, so a completion at the seed's update after a
 part of them would need a part as large as the whole: none. Then along any sequence w of outside steps,
 in w·o and in o·w the phase completes at most once, after the last update of the barrier in both, with
 the same counts, tokens and joined clocks; only a wait in w could tell the orders apart, so the item
 stays a conflict with reads (`footprints.LAST`). DeepGEMM's producer issues a stage's two TMA loads
 before its `arrive.expect_tx` for both: with the loads in flight its arrival completes the phase only
-after both land, and no longer takes the loads into the set. Only the seed's own update (the totals hold
+after both land, and no longer takes the loads into the set; CUTLASS's producers arm their CTA's
+`full` for both halves of a 2-CTA multicast and multicast their half, whose issue stands for its
+landings on both CTAs' `full` (each of those items is asked, with the bytes the issue's size operand or
+tensor box gives). Only the seed's own update (the totals hold
 every other agent's future, its own too), only a plain arrive or an arrive.expect_tx (a `.noComplete`
 arrival raises where it completes the phase, so none may be anywhere in the kernel), and only with known
 byte counts.
@@ -48,8 +53,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from mbarrier.explore.code import BULK, CP_MB, MB, Code
-from mbarrier.explore.footprints import LAST, Item
-from mbarrier.explore.frozen import ARRIVE, INC, INF, TX_DOWN, TX_UP, Exact
+from mbarrier.explore.footprints import LAST, Footprints, Item
+from mbarrier.explore.frozen import ARRIVE, INC, INF, TX_DOWN, TX_UP, UP_ALONE, Exact
 from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
 from mbarrier.spec import limits
 
@@ -58,18 +63,20 @@ class Quiet:
     """Which agents' barrier operations now cannot complete their phase before the seed moves."""
 
     def __init__(self, m: Machine, amount: int | None, exact: Exact, seed: Thread | Copy | None = None,
-                 last: bool = False) -> None:
+                 last: bool = False, fps: dict[str, Footprints] | None = None) -> None:
         """`amount`: the largest byte count a thread's tx-count operation may name (`tx_bound`); `seed`:
-        the agent frozen; `last`: whether its update may be LAST (no `.noComplete` arrival anywhere)."""
+        the agent frozen; `last`: whether its update may be LAST (no `.noComplete` arrival anywhere);
+        `fps`: each function's footprints (a bulk copy's issue: the bytes its landings complete)."""
         self.m = m
         self.amount = amount
         self.exact = exact
         self.seed = seed
         self.last = last
+        self.fps = fps
 
     def reseeded(self, seed: Thread | Copy) -> Quiet:
         """The same counts for another seed (whose future holds no source: `por` patches)."""
-        return Quiet(self.m, self.amount, self.exact, seed, self.last)
+        return Quiet(self.m, self.amount, self.exact, seed, self.last, self.fps)
 
     def _have(self, what: int, cta: int, off: int) -> int:
         e = self.exact
@@ -78,7 +85,7 @@ class Quiet:
     def silent(self, a: Thread | Copy, code: Code | None, cta: int, off: int) -> bool:
         """Whether agent a's next step, an operation on the barrier at (cta, off), cannot complete its
         phase, with everything outside the seed, before the seed moves (the module docstring)."""
-        own = _own(a, code)
+        own = self._own(a, code)
         if own is None:
             return False
         home = self.m.ctas[cta]
@@ -106,7 +113,7 @@ class Quiet:
         """Whether the seed's next step, an update of the barrier at (cta, off), completes its phase, if
         at all, only after every update outside, which cannot complete it without it (the module
         docstring)."""
-        own = _own(a, code)
+        own = self._own(a, code)
         if own is None or own == RAISE:
             return False
         arrivals, up, down, nbytes = own
@@ -123,20 +130,40 @@ class Quiet:
         if (up or down) and not self._no_overflow(b.tx, n_u + n_d, home.size, nbytes):
             return False
         p, tx = b.pending, b.tx
-        # (I) the updates outside alone: too few arrivals, or too few bytes one way and none the other
-        if not (n_a < p or (n_u == 0 and n_d < tx) or (n_d == 0 and n_u < -tx)):
+        # Where every rise outside comes with an arrival (arrive.expect_tx), a part of the updates outside
+        # that holds every arrival holds every rise: its falls must make the rest.
+        tied = have(UP_ALONE, cta, off) == 0
+        # (I) the updates outside alone: too few arrivals, too few bytes one way and none the other, or
+        # every arrival needed and the falls unable to make the rest
+        if not (n_a < p or (n_u == 0 and n_d < tx) or (n_d == 0 and n_u < -tx)
+                or (n_a == p and tied and not 0 <= tx + n_u <= n_d)):
             return False
         # (II) the pending count: every arrival outside is needed (or it never reaches 0)
         if n_a + arrivals > p:
             return False
-        # the tx-count after its own move: the moves outside, all one way, bring it to 0 only all together
-        # (or never)
+        # the tx-count after its own move: the moves outside bring it to 0 only all together (or never):
+        # all one way, or every rise tied to an arrival, all of which are needed
         need = tx + (nbytes or 0) * (up - down)
         if n_u == 0:
             return n_d == need or need < 0 or need > n_d
         if n_d == 0:
             return n_u == -need or need > 0 or -need > n_u
+        if tied and n_a + arrivals == p:
+            return n_d == need + n_u or not 0 <= need + n_u <= n_d
         return False
+
+    def _own(self, a: Thread | Copy, code: Code | None) -> tuple[int, int, int, int | None] | None:
+        """`_own`, with the bytes a bulk copy's issue (its landings) completes where they are known now:
+        its size operand, or a tensor load's box (`Footprints.tensor_box`)."""
+        own = _own(a, code)
+        if own is None or own[3] is not None or not isinstance(a, Thread) or code is None or self.fps is None:
+            return own
+        x = code.ins[a.pc]
+        if x.kind != BULK:
+            return own
+        fp = self.fps[a.func.name]
+        box = fp.tensor_box(a, x, a.pc, False, None)
+        return own[:3] + (box.box_bytes if box is not None else fp.copy_size(a, x, a.pc, False, None),)
 
     def _no_overflow(self, tx: int, moves: int, smem: int, nbytes: int | None) -> bool:
         """Whether no order of the outside moves (`moves`: their bytes together) and this one can leave
@@ -154,18 +181,24 @@ class Quiet:
         return abs(tx) + moves + 2 * step <= limits.TX_MAX
 
     def adjust(self, a: Thread | Copy, code: Code | None, items: list[Item]) -> list[Item]:
-        """Agent a's current items without the barrier item of an operation that cannot complete."""
+        """Agent a's current items without the barrier item of an operation that cannot complete (LAST
+        where the seed's completes only last). A multicast bulk copy's issue has one per CTA of its mask
+        (its landings'): each is asked for its barrier."""
+        every = isinstance(a, Thread) and code is not None and code.ins[a.pc].kind == BULK
+        out: list[Item | None] = list(items)
+        changed = False
         for k, (obj, _mode) in enumerate(items):
             if obj[0] != "mb":
                 continue
             cta, off = obj[1], obj[2]
             if isinstance(cta, int) and isinstance(off, int):
                 if self.silent(a, code, cta, off):
-                    return items[:k] + items[k + 1:]
-                if self.last and a is self.seed and self.completes_last(a, code, cta, off):
-                    return items[:k] + [(obj, LAST)] + items[k + 1:]
-            return items
-        return items
+                    out[k], changed = None, True
+                elif self.last and a is self.seed and self.completes_last(a, code, cta, off):
+                    out[k], changed = (obj, LAST), True
+            if not every:
+                break
+        return [it for it in out if it is not None] if changed else items
 
 
 def tx_bound(codes: Iterable[Code]) -> int | None:
