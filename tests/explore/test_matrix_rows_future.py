@@ -8,9 +8,9 @@ each warp's future `stmatrix` could write anywhere.
 
 Two warps of one CTA: warp 0 reads and writes its rows (lanes 0-7 of an `.x1` name them), warp 1 reads
 its rows and hangs if a row is not 0, then writes them; `stride` 128 gives each warp rows of its own, 0
-the same rows (warp 1 then hangs where warp 0 wrote first). With `lag`, lane 31 of warp 0 loads a word
-before each of its `stmatrix` that lane 31 of warp 1 stores after each round, while the other lanes wait
-inside the `stmatrix` with their rows given."""
+the same rows (warp 1 then hangs where warp 0 wrote first). With `lag` n, the last n lanes of warp 0 load
+a word before each of its `stmatrix` that lane 31 of warp 1 stores after each round, while the other
+lanes wait inside the `stmatrix` with their rows given."""
 
 from __future__ import annotations
 
@@ -49,10 +49,11 @@ SYNC:
 	mov.u32 %r9, 0;
 	and.b32 %r10, %r0, 31;
 	setp.eq.u32 %p4, %r10, 31;
+	setp.ge.u32 %p5, %r10, FIRST;
 	setp.ne.u32 %p1, %r1, 0;
 	@%p1 bra W1;
 """
-LAG = "\t@%p4 ld.shared.u32 %r11, [word];\n"
+LAG = "\t@%p5 ld.shared.u32 %r11, [word];\n"
 WARP0 = """	ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r5}, [%r4];
 LAG	stmatrix.sync.aligned.m8n8.x1.shared.b16 [%r4], {%r8};
 """
@@ -71,9 +72,10 @@ HANG:
 """
 
 
-def _kernel(stride: int, lag: bool, rounds: int) -> str:
+def _kernel(stride: int, lag: int, rounds: int) -> str:
     warp0 = WARP0.replace("LAG", LAG if lag else "")
-    return HEAD.replace("STRIDE", str(stride)) + warp0 * rounds + "\texit;\nW1:\n" + WARP1 * rounds + TAIL
+    head = HEAD.replace("STRIDE", str(stride)).replace("FIRST", str(32 - lag))
+    return head + warp0 * rounds + "\texit;\nW1:\n" + WARP1 * rounds + TAIL
 
 
 def _check(tmp_path: Path, text: str, races: bool, warp: bool = False,
@@ -84,19 +86,21 @@ def _check(tmp_path: Path, text: str, races: bool, warp: bool = False,
     return verdict, kinds, r.stats.states
 
 
-CASES = [(stride, lag, 1, races) for stride in (0, 128) for lag in (False, True) for races in (False, True)]
-CASES += [(0, True, 2, False), (128, True, 2, False)]
+CASES = [(stride, lag, 1, races) for stride in (0, 128) for lag in (0, 1, 2) for races in (False, True)]
+CASES += [(0, 1, 2, False), (128, 1, 2, False)]
 
 
 @pytest.mark.parametrize(("stride", "lag", "rounds", "races"), CASES,
-                         ids=[f"stride{c[0]}-lag{int(c[1])}-r{c[2]}-races{int(c[3])}" for c in CASES])
-def test_same_outcomes_as_without_reductions(tmp_path: Path, stride: int, lag: bool, rounds: int,
+                         ids=[f"stride{c[0]}-lag{c[1]}-r{c[2]}-races{int(c[3])}" for c in CASES])
+def test_same_outcomes_as_without_reductions(tmp_path: Path, stride: int, lag: int, rounds: int,
                                              races: bool) -> None:
     """Thread-granular with reductions against warp-granular without them (thread-granular without them
     is every order of 64 threads): the same verdict and kinds. The bugs lie between the warps, which
     warp granularity interleaves. Without `future_start` at the stmatrix, `stride0-lag1-r1-races0` was
     verified: warp 1's ldmatrix formed a set of one while warp 0's lanes 0-7 waited inside their
-    stmatrix with its rows given and lane 31 was still loading `word`."""
+    stmatrix with its rows given and lane 31 was still loading `word`; and `stride0-lag2-r1-races0` while
+    a lane inside the stmatrix counted itself twice (`joins.completes`), so that its future's first
+    step, its arrival there, was neither the meeting's completion nor gave its row (`joins.inside`)."""
     text = _kernel(stride, lag, rounds)
     verdict, kinds, _ = _check(tmp_path, text, races=races)
     off = _check(tmp_path, text, races=races, warp=True, reductions=False)
@@ -111,6 +115,6 @@ def test_warps_on_rows_of_their_own_interleave_once(tmp_path: Path) -> None:
     """Each warp's future stmatrix names its own rows, so the two warps' matrix steps commute: 71, 76 and
     81 states for 1, 2 and 3 rounds (before: 72, 88 and 116, the interleavings of the two warps' matrix
     steps)."""
-    states = [_check(tmp_path, _kernel(128, False, n), races=True) for n in (1, 2, 3)]
+    states = [_check(tmp_path, _kernel(128, 0, n), races=True) for n in (1, 2, 3)]
     assert [s[0] for s in states] == ["verified"] * 3
     assert [s[2] for s in states] == [71, 76, 81]

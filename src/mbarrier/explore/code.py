@@ -358,10 +358,13 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         x.size = c.dst.size if c.size is None else _imm(s, c.size)
         if x.size is None:
             x.size_arg = _value(s, c.size, regs, None)
-        if c.kind == CopyKind.TENSOR and c.src is not None and c.src.operand < len(s.operands):
-            op = s.operands[c.src.operand]  # [tensorMap, {coordinates}]: the map's address
+        # A tensor copy's [tensorMap, {coordinates}] operand: the source of a load, the destination of a
+        # store (or reduction): the map's address.
+        tensor = c.src if c.kind == CopyKind.TENSOR else c.dst if c.kind == CopyKind.TENSOR_STORE else None
+        if tensor is not None and tensor.operand < len(s.operands):
+            op = s.operands[tensor.operand]
             if isinstance(op, ast.Address):
-                x.tmap = _addr(ast.Address(op.base, op.offset, op.pos), regs, symbols, c.src.space, reg_bits)
+                x.tmap = _addr(ast.Address(op.base, op.offset, op.pos), regs, symbols, tensor.space, reg_bits)
     return x
 
 

@@ -49,12 +49,12 @@ from mbarrier.explore.code import (
     Code,
     Ins,
 )
-from mbarrier.explore.joins import ROW_BYTES, completes, matrix_rows, own_row, warpgroup_lanes
+from mbarrier.explore.joins import ROW_BYTES, completes, inside, matrix_rows, own_row, warpgroup_lanes
 from mbarrier.explore.values import Env, value
 from mbarrier.sim.address import CTA_MASK, OWN, PARAM_GENERIC, is_param_generic, shared_address
 from mbarrier.sim.errors import SimError
 from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
-from mbarrier.sim.tensorcopy import Plan, PlanError, box_plan
+from mbarrier.sim.tensorcopy import Plan, PlanError, box_plan, tensor_extent
 from mbarrier.sim.tensormap import TensorMapError, decode
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
 from mbarrier.spec.tensormap import TENSOR_MAP_SIZE
@@ -230,7 +230,7 @@ class Footprints:
             box = self.tensor_box(t, x, pc, future, env)
             size = box.box_bytes if box is not None else self.copy_size(t, x, pc, future, env)
             if box is not None:
-                src: list[Item] = [(("gm", None, None), READ)]  # the tensor (its map: read-only)
+                src = _tensor(box, READ)  # the tensor's elements (its map: read-only)
             else:
                 src = self._mem(t, x.addr2, size, READ, pc, future, env) if x.reads_source else []
             if not future and not x.multicast:
@@ -246,9 +246,20 @@ class Footprints:
                     t, x.bar, WRITE, pc, future, env)
             return dst + src + [(("bulk", t.aid), JOIN)]
         if k == BULK_STORE:
-            size = self.copy_size(t, x, pc, future, env)
-            return (self._mem(t, x.addr, size, WRITE, pc, future, env)
-                    + self._mem(t, x.addr2, size, READ, pc, future, env) + [(("bulk", t.aid), JOIN)])
+            box = self.tensor_box(t, x, pc, future, env)
+            if not future:
+                # The issue only appends the copy to its thread's open bulk group: its engine reads the
+                # source and writes the destination when it lands (`copy_items`). A tensor store reads
+                # its map now: read-only in kernel parameter memory (`tensor_box`), else global memory.
+                mapped = [] if x.tmap is None or box is not None else self._mem(
+                    t, x.tmap, TENSOR_MAP_SIZE, READ, pc, future, env)
+                return mapped + [(("bulk", t.aid), JOIN)]
+            size = box.box_bytes if box is not None else self.copy_size(t, x, pc, future, env)
+            if x.tmap is None:
+                dst = self._mem(t, x.addr, size, WRITE, pc, future, env)
+            else:  # the tensor's elements, anywhere in it where the map is not known
+                dst = _tensor(box, WRITE) if box is not None else [(("gm", None, None), WRITE)]
+            return dst + self._mem(t, x.addr2, size, READ, pc, future, env, box) + [(("bulk", t.aid), JOIN)]
         return []
 
     def _bar(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> list[Item]:
@@ -346,15 +357,16 @@ class Footprints:
         `values.future_start`), and while that lane has not arrived, the meeting cannot complete."""
         cta = t.cta.index
         items: list[Item] = [(("warp", cta, t.aid // 32), JOIN)]
-        if not future and not completes(t, x.op):
-            return items
         mode, a = (WRITE if x.stores else READ), x.addr
+        own = future or inside(t, x.op)  # a lane waiting inside, as its future starts: its own row
+        if not own and not completes(t, x.op):
+            return items
         if a is None:
             rows = None
-        elif future:
-            rows = own_row(t, x, self._value(t, a, pc, True, env), a.space, self._shared)
+        elif own:
+            rows = own_row(t, x, self._value(t, a, pc, future, env), a.space, self._shared)
         else:
-            rows = matrix_rows(t, x, self._value(t, a, t.pc, False), a.space, self._shared)
+            rows = matrix_rows(t, x, self._value(t, a, pc, False), a.space, self._shared)
         return items + ([(("sm", cta, None, None), mode)] if rows is None
                         else [(("sm", c, lo, lo + ROW_BYTES), mode) for c, lo in rows])
 
@@ -487,11 +499,13 @@ def copy_items(c: Copy, inflight: list[Copy]) -> list[Item]:
         # (st.async/red.async carry a value.) It reads the CTA's shared memory when it lands, so that CTA
         # must still run (else exit-with-copies-in-flight, `finish_async`): a bulk store not waited for
         # does not commute with an exit that may be its CTA's last.
-        items += _chunks("sm", scta.index, saddr, c.size, READ) + [(("live", scta.index), READ)]
-    if c.dst_cta is None:
+        items += _shared_bytes(c, scta.index, saddr, READ) + [(("live", scta.index), READ)]
+    if c.dst_cta is not None:
+        items += _shared_bytes(c, c.dst_cta.index, c.dst, WRITE) + [(("live", c.dst_cta.index), READ)]
+    elif c.plan is None:
         items += _chunks("gm", None, c.dst, c.size, WRITE)
-    else:
-        items += _chunks("sm", c.dst_cta.index, c.dst, c.size, WRITE) + [(("live", c.dst_cta.index), READ)]
+    elif (span := c.plan.global_span()) is not None:  # a tensor store writes its box's elements there
+        items += _chunks("gm", None, span[0], span[1] - span[0], WRITE)
     if c.bar_cta is not None:
         items.append((("mb", c.bar_cta.index, c.bar_off), landing_mode(c, inflight)))
     return items
@@ -536,6 +550,22 @@ def _box(data: bytes) -> Plan | None:
         return box_plan(tm)
     except (TensorMapError, PlanError):
         return None
+
+
+def _shared_bytes(c: Copy, cta: int, off: int, mode: int) -> list[Item]:
+    """The shared bytes a copy in flight reads or writes from offset `off`: its size, or for a tensor
+    copy its box's span (whole swizzle patterns: a swizzled box spans more than its bytes)."""
+    if c.plan is not None:
+        lo, hi = c.plan.shared_span(off)
+        return _chunks("sm", cta, lo, hi - lo, mode)
+    return _chunks("sm", cta, off, c.size, mode)
+
+
+def _tensor(box: Plan, mode: int) -> list[Item]:
+    """The global bytes a copy of this box may touch, whatever its coordinates (`tensor_extent`)."""
+    span = tensor_extent(box.tm)
+    return _chunks("gm", None, None if span is None else span[0], None if span is None else span[1] - span[0],
+                   mode)
 
 
 def _landing(cta: int | None, off: int | None, size: int | None, box: Plan | None, mode: int) -> list[Item]:

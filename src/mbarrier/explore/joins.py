@@ -20,8 +20,18 @@ def completes(t: Thread, op: str) -> bool:
         return True
     # The sparse form meets under the dense one's name (`sim.machine.wgmma`).
     entry = w.pending.get(("wgmma.mma_async" if op.startswith("wgmma.mma_async") else op, 0xFFFFFFFF))
-    arrived = len(entry.parts) if entry is not None else 0
-    return arrived + 1 >= sum(1 for th in w.threads if th.status != EXITED)
+    if entry is None:
+        return 1 >= sum(1 for th in w.threads if th.status != EXITED)
+    if t.lane in entry.parts:
+        return False  # already inside (its future starts there, `values.future_start`): it arrives no more
+    return len(entry.parts) + 1 >= sum(1 for th in w.threads if th.status != EXITED)
+
+
+def inside(t: Thread, op: str) -> bool:
+    """Whether t's lane has arrived at its warp's full-mask collective `op` and waits inside it."""
+    w = t.warp
+    entry = None if w is None else w.pending.get((op, 0xFFFFFFFF))
+    return entry is not None and t.lane in entry.parts
 
 
 def warpgroup_lanes(t: Thread) -> list[Thread]:

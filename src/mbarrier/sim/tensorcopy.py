@@ -156,6 +156,18 @@ class Plan:
         return base // unit * unit, -(-(base + self.footprint) // unit) * unit
 
 
+def tensor_extent(tm: TensorMap) -> tuple[int, int] | None:
+    """[lo, hi) of the global bytes a box of this map can touch, whatever its coordinates: the tensor's
+    elements, from `globalAddress` to its last element (`tile_plan`, `im2col_plan`: an element inside
+    the tensor lies at globalAddress + c0 * esize + the sum of c_i * globalStrides[i - 1]). None for an
+    interleaved map (its dimension 0 moves in units of the interleave)."""
+    if tm.interleave != NONE:
+        return None
+    dims = tm.globalDim
+    last = sum((d - 1) * s for d, s in zip(dims[1:], tm.globalStrides, strict=False))
+    return tm.globalAddress, tm.globalAddress + dims[0] * tm.element_size + last
+
+
 def _split(pieces: list[Piece], box: int, gaddr: int, n: int) -> None:
     """Append the run [box, box + n) as pieces that do not cross a 16-byte chunk of the box."""
     while n > 0:
