@@ -274,6 +274,10 @@ class Plan:
         self.shape = frozen.shape(((g.node, g.kind) for g in self.start.gates),
                                   ((n, tuple((h.node, h.kind) for h in seg.gates))
                                    for n, seg in sorted(self.after.items())))
+        # Everything of the plan the fixpoint reads (sources, bar arrivals, gates, segments behind them),
+        # one object per equal content: threads of one CTA whose plans have it take part in the fixpoint
+        # as one, their counts multiplied (a warpgroup's consumers at one pc: `Frozen.futures`).
+        self.sources = frozen.sources(self)
         del self.graph
 
     def _bar_paths(self) -> dict[int | None, int]:
@@ -466,6 +470,7 @@ class Frozen:
         self._walks: OrderedDict[tuple[object, ...], dict[tuple[int, bool], Segment]] = OrderedDict()
         # Plans' gate shapes, one object per shape (`Plan.pure`): the fixpoint groups pure plans by it.
         self._shapes: dict[Shape, Shape] = {}
+        self._sources: dict[object, object] = {}  # plans' sources, one object each (`Plan.sources`)
 
     def shape(self, start: Iterable[tuple[int, GateKind]],
               after: Iterable[tuple[int, tuple[tuple[int, GateKind], ...]]]) -> Shape:
@@ -476,6 +481,22 @@ class Frozen:
             if len(self._shapes) >= self.plans_kept:
                 self._shapes.clear()  # plans keep theirs: equal shapes then merely stop being grouped
             found = self._shapes[key] = key
+        return found
+
+    def sources(self, plan: Plan) -> object:
+        """The one object of what the fixpoint reads of a plan (`Plan.sources`)."""
+        def gates(gs: tuple[Gate, ...]) -> tuple[tuple[int, GateKind, int], ...]:
+            return tuple((g.node, g.kind, g.copies) for g in gs)
+
+        key = (tuple(plan.start.arrivals), tuple(plan.start.bars), gates(plan.start.gates),
+               tuple((n, tuple(seg.arrivals), tuple(seg.bars), gates(seg.gates))
+                     for n, seg in sorted(plan.after.items())),
+               tuple(sorted(plan.bar_paths.items(), key=repr)))
+        found = self._sources.get(key)
+        if found is None:
+            if len(self._sources) >= self.plans_kept:
+                self._sources.clear()  # plans keep theirs: equal ones then merely stop being grouped
+            found = self._sources[key] = key
         return found
 
     def plan(self, fp: Footprints, t: Thread, cut: frozenset[str], why: object,
@@ -730,7 +751,12 @@ class Frozen:
         exact: Exact = {}
         tally = Tally()
         plans: list[Plan | None] = [None] * len(agents)
+        # One entry per group of threads of one CTA whose plans have the same sources (`Plan.sources`): they
+        # open the same gates together, so the fixpoint runs once for them with their counts multiplied
+        # (sums of alike threads' sources, capped at INF as one by one); `mates`: each group's threads.
         live: list[tuple[int, Plan, set[Counted], set[int]]] = []
+        mates: list[list[tuple[int, Plan]]] = []
+        groups: dict[tuple[int, int], int] = {}  # (cta, id of the plan's sources) -> its entry in `live`
         pure: dict[int, list[tuple[int, Plan]]] = {}  # plans without sources, by their shape's id
         s = agents[seed]
         # Operations that wait for the seed (a pending arrive-on watching a copy that is the seed) cannot
@@ -771,12 +797,21 @@ class Frozen:
             if plan.pure and a is not mute and a is not holder:
                 pure.setdefault(id(plan.shape), []).append((i, plan))
                 continue
-            counted: set[Counted] = set()
+            if a is not mute:
+                key = (a.cta.index, id(plan.sources))
+                li = groups.get(key)
+                if li is not None:
+                    mates[li].append((i, plan))
+                    continue
+                groups[key] = len(live)
+            live.append((i, plan, set(), set()))
+            mates.append([(i, plan)])
+        for li, (i, plan, counted, _) in enumerate(live):
+            a, k = agents[i], len(mates[li])
             if plan.start.arrivals:
-                _add_start(plan.start, counted, exact, a is mute)
+                _add_start(plan.start, counted, exact, a is mute, k)
             if plan.start_counts or plan.start_own:
-                tally.start(len(live), a.cta.index, plan)
-            live.append((i, plan, counted, set()))
+                tally.start(li, a.cta.index, plan, k)  # type: ignore[union-attr]
         # The fixpoint as a worklist: a closed gate waits under its barrier until a segment that opens
         # brings new sources for that barrier (or for an unknown one: then every closed gate is retried).
         # Named barriers' gates wait apart, by (cta, id), until arrivals at that id (or an unknown one of
@@ -820,8 +855,9 @@ class Frozen:
             if not seg.arrivals and not seg.bars:
                 continue  # nothing new for any gate
             a = agents[i]
-            touched = _add(seg, counted, exact, a is mute) if seg.arrivals else set()
-            named = tally.add(li, a.cta.index, plan, seg.bars) if seg.bars else set()  # type: ignore[union-attr]
+            k = len(mates[li])
+            touched = _add(seg, counted, exact, a is mute, k) if seg.arrivals else set()
+            named = tally.add(li, a.cta.index, plan, seg.bars, k) if seg.bars else set()  # type: ignore[union-attr]
             if touched or named:
                 memo.clear()
             if touched:
@@ -839,7 +875,9 @@ class Frozen:
             if cut is None and isinstance(a, Thread) and i != seed:
                 lives[i] = a.cta.index
         # The pure plans' gates open as the fixpoint answers: once per shape.
-        done: list[tuple[int, Plan, set[int] | frozenset[int]]] = [(i, p, o) for i, p, _, o in live]
+        done: list[tuple[int, Plan, set[int] | frozenset[int]]] = [
+            (i, p, opened) for li, (_, _, _, o) in enumerate(live) for opened in (frozenset(o),)
+            for i, p in mates[li]]
         for alike in pure.values():
             common = _opened(alike[0][1], passable)
             done.extend((i, p, common) for i, p in alike)
@@ -973,19 +1011,21 @@ def _sums(seg: Segment) -> tuple[dict[Count, int], dict[Count, int], frozenset[C
     return seg.sums
 
 
-def _add_start(seg: Segment, counted: set[Counted], exact: dict[Count, int], mute: bool) -> None:
+def _add_start(seg: Segment, counted: set[Counted], exact: dict[Count, int], mute: bool,
+               times: int = 1) -> None:
     """`_add` for a thread's first segment (nothing of the thread counted yet), by its sums."""
     every, muted, keys = _sums(seg)
     for key, n in (muted if mute else every).items():
-        put(exact, key, n)
+        put(exact, key, n, times)
     counted.update(keys)
 
 
-def _add(seg: Segment, counted: set[Counted], exact: dict[Count, int],
-         mute: bool) -> set[tuple[int | None, int | None]]:
+def _add(seg: Segment, counted: set[Counted], exact: dict[Count, int], mute: bool,
+         times: int = 1) -> set[tuple[int | None, int | None]]:
     """Add a segment's sources into `exact` (by what, cta, offset), each instruction of a thread once per
-    barrier it acts on; the barriers whose sources changed ((cta, None) or (None, None) where unknown).
-    `mute`: the thread issued the frozen seed, a cp.async: its arrive-ons wait for the seed."""
+    barrier it acts on, for `times` alike threads; the barriers whose sources changed ((cta, None) or (None,
+    None) where unknown). `mute`: the thread issued the frozen seed, a cp.async: its arrive-ons wait for
+    the seed."""
     touched: set[tuple[int | None, int | None]] = set()
     for pc, what, k, n in seg.arrivals:
         if (pc, what, k) in counted or (mute and what == ARRIVE_ON):
@@ -993,18 +1033,19 @@ def _add(seg: Segment, counted: set[Counted], exact: dict[Count, int],
         counted.add((pc, what, k))
         cta, off = k
         for w in (ARRIVE, PLAIN) if what == ARRIVE_ON else (what,):
-            put(exact, (w, cta, off if cta is not None else None), n)
+            put(exact, (w, cta, off if cta is not None else None), n, times)
         if what != INC:  # no gate waits for a rise of the pending count
             touched.add((cta, off if cta is not None else None))
     return touched
 
 
-def put(exact: dict[Count, int], key: Count, n: int) -> None:
-    """Add a source's count to `exact` (at most INF); an XMIN, the least byte count, by min."""
+def put(exact: dict[Count, int], key: Count, n: int, times: int = 1) -> None:
+    """Add a source's count to `exact` (at most INF), `times` times (alike threads: capping the sum once is
+    capping it after each, the counts being at least 0); an XMIN, the least byte count, by min."""
     if key[0] == XMIN:
         exact[key] = min(exact.get(key, INF), n)
     else:
-        exact[key] = min(exact.get(key, 0) + n, INF)
+        exact[key] = min(exact.get(key, 0) + n * times, INF)
 
 
 def _passable(m: Machine, g: Gate, exact: dict[Count, int]) -> bool:

@@ -61,8 +61,9 @@ class Tally:
         self.counts: dict[tuple[int, int], set[int]] = {}
         self.unknown: set[int] = set()
 
-    def start(self, li: int, cta: int, plan: Plan) -> None:
-        """Thread li's region up to its first gates (from the plan's cached tallies)."""
+    def start(self, li: int, cta: int, plan: Plan, times: int = 1) -> None:
+        """Thread li's region up to its first gates (from the plan's cached tallies); `times`: how many alike
+        threads li stands for (`frozen.Frozen.futures`' groups), each arriving as it does."""
         for ident, count in plan.start_counts:
             if ident is None:
                 self.unknown.add(cta)
@@ -71,11 +72,12 @@ class Tally:
         self.own[li] = plan.start_own
         for ident, n in plan.start_own.items():
             if ident is not None:
-                self.total[(cta, ident)] = self.total.get((cta, ident), 0) + n
+                self.total[(cta, ident)] = self.total.get((cta, ident), 0) + n * times
 
-    def add(self, li: int, cta: int, plan: Plan, uses: list[BarUse]) -> set[tuple[int, int | None]]:
-        """Thread li's arrivals in a region behind an opened gate; the (cta, id) whose count changed, id
-        None where an arrival cannot be counted."""
+    def add(self, li: int, cta: int, plan: Plan, uses: list[BarUse],
+            times: int = 1) -> set[tuple[int, int | None]]:
+        """Thread li's arrivals in a region behind an opened gate (for `times` alike threads, as `start`); the
+        (cta, id) whose count changed, id None where an arrival cannot be counted."""
         if not uses:
             return set()
         mine = self.uses.get(li)
@@ -98,8 +100,8 @@ class Tally:
         after = self.own[li] = bar_arrivals(list(mine.values()), plan.bar_paths)
         for _, ident in touched:
             if ident is not None:
-                k = (cta, ident)
-                self.total[k] = self.total.get(k, 0) - before.get(ident, 0) + after[ident]
+                key = (cta, ident)
+                self.total[key] = self.total.get(key, 0) + (after[ident] - before.get(ident, 0)) * times
         return touched
 
     def passable(self, m: Machine, g: Gate) -> bool:
