@@ -32,7 +32,7 @@ from mbarrier.explore.frozen import INF, BarFuture, Fixpoint, Frozen, held_by, s
 from mbarrier.explore.lastfrozen import LastFrozen
 from mbarrier.explore.liveregs import Getter
 from mbarrier.explore.quiet import Quiet, no_complete_free, tx_bound
-from mbarrier.explore.tally import UNCOUNTED
+from mbarrier.explore.tally import UNCOUNTED, BarUse
 from mbarrier.sim.machine import Copy, Machine, Thread
 from mbarrier.sim.waits import AtBar, AtCluster, InCollective
 
@@ -64,6 +64,9 @@ class AllFootprints:
         self._last_index: Index | None = None
         self._next_query = 0
         self.single: int | None = None  # the agent (id) of the last stubborn set of one: tried first
+        self._uses: Uses = {}  # what `Counted` reads of a future's bar arrivals, by their list (kept)
+        # Copies' futures indexed, by their items (`future`): a copy in flight stays state after state.
+        self._copies: dict[tuple[Item, ...], FutureIndex] = {}
 
     def query(self, items: tuple[Item, ...]) -> int:
         """The number of a query (its items): equal items, equal number, while it is kept."""
@@ -127,7 +130,13 @@ class AllFootprints:
         """The future of an agent the frozen analysis leaves alone: a copy's landing, or anything for a
         thread inside a call (its return is not modelled)."""
         if isinstance(a, Copy):
-            return FutureIndex(group(copy_items(a, self.machine.inflight)))
+            items = tuple(copy_items(a, self.machine.inflight))
+            found = self._copies.get(items)
+            if found is None:
+                if len(self._copies) >= QUERIES_KEPT:
+                    self._copies.clear()
+                found = self._copies[items] = FutureIndex(group(list(items)))
+            return found
         assert a.frames
         return self._anything_index
 
@@ -178,7 +187,7 @@ class AllFootprints:
         indexes = [(_NOTHING if bcut is None else self.future(b)) if items is None else indexed(items)
                    for b, bcut, items in zip(agents, cuts, fix.lists, strict=True)]
         quiet = Quiet(m, self.tx_amount, fix.exact, agents[seed], self.last_ok, self.fps)
-        return Kept(cuts, whole, fix, indexes, Counted(agents, fix.bars), quiet, fix.immortal())
+        return Kept(cuts, whole, fix, indexes, Counted(agents, fix.bars, self._uses), quiet, fix.immortal())
 
     def _patched(self, m: Machine, agents: list[Thread | Copy], seed: int,
                  blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None,
@@ -306,7 +315,11 @@ class Counted:
     An id with arrivals without a count in the futures is never short (they complete at the live
     threads)."""
 
-    def __init__(self, agents: list[Thread | Copy], bars: list[BarFuture | None]) -> None:
+    def __init__(self, agents: list[Thread | Copy], bars: list[BarFuture | None], kept: Uses | None = None
+                 ) -> None:
+        """`kept`: each bar arrivals list's ids and counts (`_uses`), kept between states (the lists are
+        the plans' and stay the same while their threads do)."""
+        kept = {} if kept is None else kept
         self.agents = agents
         self.total: dict[tuple[int, int], int] = {}     # (cta, id) -> arrivals of agents not waiting there
         self.counts: dict[tuple[int, int], set[int]] = {}
@@ -324,13 +337,18 @@ class Counted:
             uses, mine = found
             if not uses:
                 continue
-            for u in uses:
-                if u[1] is None:
-                    self.unknown.add(cta)
-                elif u[2] == UNCOUNTED:
-                    self.mixed.add((cta, u[1]))
-                else:
-                    self.counts.setdefault((cta, u[1]), set()).add(u[2])
+            got = kept.get(id(uses))
+            if got is None or got[0] is not uses:
+                if len(kept) >= QUERIES_KEPT:
+                    kept.clear()
+                got = kept[id(uses)] = (uses, *_uses(uses))
+            _, unknown, mixed, counted = got
+            if unknown:
+                self.unknown.add(cta)
+            for bid in mixed:
+                self.mixed.add((cta, bid))
+            for bid, count in counted:
+                self.counts.setdefault((cta, bid), set()).add(count)
             self.own[i] = mine
             w = a.wait
             here = w.ident if isinstance(w, AtBar) else None
@@ -390,6 +408,23 @@ class Counted:
                     out = list(items)
                 out[k] = (obj, WRITE)
         return out
+
+
+# A bar arrivals list (`BarFuture`'s first) with what `Counted` reads of it: whether an id is unknown, the
+# ids arrived at without a thread count, and the (id, count) pairs of the others.
+Uses = dict[int, tuple[list[BarUse], bool, tuple[int, ...], tuple[tuple[int, int], ...]]]
+
+
+def _uses(uses: list[BarUse]) -> tuple[bool, tuple[int, ...], tuple[tuple[int, int], ...]]:
+    unknown, mixed, counted = False, set(), set()
+    for u in uses:
+        if u[1] is None:
+            unknown = True
+        elif u[2] == UNCOUNTED:
+            mixed.add(u[1])
+        else:
+            counted.add((u[1], u[2]))
+    return unknown, tuple(mixed), tuple(counted)
 
 
 _BUCKET = 7  # memory ranges are indexed by 128-byte buckets
