@@ -8,12 +8,14 @@ from collections.abc import Callable, Sequence
 from mbarrier.explore.code import EXIT, Code
 from mbarrier.explore.footprints import Item, awaited
 from mbarrier.explore.por import AllFootprints, Index
-from mbarrier.explore.seeds import order
+from mbarrier.explore.seeds import more, order
 from mbarrier.sim.machine import Copy, Machine, Thread
 
 # The first pass over the seeds stops each closure past this many enabled agents; closures paused so are
 # resumed, in order, only where none closed within it (`stubborn`).
 FIRST_PASS = 4
+# Where every seed `order` gives pauses there, this many more, each of a kind not tried (`seeds.more`).
+MORE_SEEDS = 8
 
 
 class _Closure:
@@ -98,8 +100,9 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
     what depends on a thread alone is kept while its entry stays the same.
     The set is the smallest of the seeds' closures, the first of them where several are: the seeds'
     closures first go only as far as FIRST_PASS enabled agents (a closure of hundreds of agents is
-    most of a state's cost where another seed's is one agent), and those paused there are resumed in
-    order only where none closed within it, each until it holds as many as the best so far."""
+    most of a state's cost where another seed's is one agent). Where none closed within it, up to
+    MORE_SEEDS seeds of kinds not tried yet go as far (`seeds.more`), and only where none of those closed
+    either are the paused closures resumed, in order, each until it holds as many as the best so far."""
     seeds = [i for i, a in enumerate(agents) if enabled.get(i)]
 
     def current(a: Thread | Copy) -> list[Item]:
@@ -108,13 +111,17 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
     best: list[int] | None = None
     paused: list[_Closure] = []
     sizes = {i: len(current(agents[i])) for i in seeds}
-    for seed in order(agents, seeds, max_seeds, sizes, fp.single, fp.code_of):
-        c = _Closure(m, fp, agents, enabled, blocked_on, seed, current, check, entries)
-        if not c.run(FIRST_PASS if best is None else min(FIRST_PASS, len(best))):
-            paused.append(c)
-            continue
-        best = c.members()
-        if len(best) == 1:
+    tried = order(agents, seeds, max_seeds, sizes, fp.single, fp.code_of)
+    for first in (True, False):
+        for seed in tried if first else more(agents, seeds, tried, MORE_SEEDS, sizes):
+            c = _Closure(m, fp, agents, enabled, blocked_on, seed, current, check, entries)
+            if not c.run(FIRST_PASS if best is None else min(FIRST_PASS, len(best))):
+                paused.append(c)
+                continue
+            best = c.members()
+            if len(best) == 1:
+                break
+        if best is not None:
             break
     if best is None:
         for c in paused:

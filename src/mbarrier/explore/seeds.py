@@ -37,6 +37,25 @@ def order(agents: list[Thread | Copy], seeds: list[int], n: int, sizes: dict[int
     return again + [i for i in out if i not in again]
 
 
+def more(agents: list[Thread | Copy], seeds: list[int], tried: list[int], n: int,
+         sizes: dict[int, int]) -> list[int]:
+    """Up to n further seeds, one of each kind no tried seed had (threads first, then by `sizes`): for a
+    state where every closure `order` gave grew past the first pass. Its first n seeds may all be copies
+    and threads whose closures take in a whole warpgroup (the pending arrive-ons of 256 producer threads,
+    each conflicting with the others' arrivals), while a thread at another pc (one of them issuing its
+    next cp.async) closes alone."""
+    kinds = {_kind(agents[i]) for i in tried}
+    out: list[int] = []
+    for i in sorted(seeds, key=lambda i: (not isinstance(agents[i], Thread), sizes[i])):
+        k = _kind(agents[i])
+        if k not in kinds:
+            kinds.add(k)
+            out.append(i)
+            if len(out) == n:
+                break
+    return out
+
+
 def _plain(a: Thread | Copy, code: Code | None) -> bool:
     """Whether `a` is a thread standing at a plain load or store (outside calls)."""
     return isinstance(a, Thread) and code is not None and not a.frames \
