@@ -132,3 +132,28 @@ def test_a_thread_blocked_at_a_wait_for_the_seed_has_no_future(tmp_path: Path) -
         ex.m.step(t0)
     futures, immortal, _ = ex.fp.frozen_futures(ex.m, everyone, seed, {})  # type: ignore[arg-type]
     assert not futures[0] and 0 in immortal  # it cannot exit before the store lands: CTA 0 lives
+
+
+def test_another_issuer_alike_passes_its_own_wait(tmp_path: Path) -> None:
+    """Threads 0 and 1 both store the tile (each to its own place) and wait: with thread 0's store the
+    seed, thread 1's gate stays open (its own store may land), though the two threads' plans are alike
+    (the fixpoint takes alike plans as one: the issuer of the seed is never grouped)."""
+    text = _kernel(3, 1).replace("setp.ne.u32 %p1, %r1, 0;", "setp.gt.u32 %p1, %r1, 1;").replace(
+        "add.s64 %rd3, %rd1, %rd2;", "add.s64 %rd3, %rd1, %rd2;\n\tmul.wide.u32 %rd6, %r1, 128;\n"
+        "\tadd.s64 %rd3, %rd3, %rd6;")
+    module = load(tmp_path, text)
+    m = sim.launch(module, grid=1, block=3, args=_args(2))
+    ex = Explorer(m, module, Options(races=False, walks=0))
+    first = next(x.pc for x in ex.code.ins if x.opcode == "ld.global.u32")
+    visits = [0] * 3  # each thread stops at its second visit of the first load: the next tile's
+    for _ in range(300):
+        for t in m.threads:
+            if visits[t.aid] < 2 and t.status == 0:
+                m.step(t)
+                visits[t.aid] += t.pc == first
+    assert len(m.inflight) == 2 and visits == [2, 2, 2]
+    everyone = [*m.threads, *m.inflight]
+    seed = next(i for i, a in enumerate(everyone) if getattr(a, "thread", None) is m.threads[0])
+    futures, _, _ = ex.fp.frozen_futures(ex.m, everyone, seed, {})  # type: ignore[arg-type]
+    bars = [{obj for obj, _ in f.get("bid", [])} for f in futures[:2]]
+    assert not bars[0] and bars[1]  # thread 1 passes its wait and arrives at bar.sync 1, 3

@@ -797,7 +797,7 @@ class Frozen:
             if plan.pure and a is not mute and a is not holder:
                 pure.setdefault(id(plan.shape), []).append((i, plan))
                 continue
-            if a is not mute:
+            if a is not mute and a is not holder:  # their copy gates shut for them alone
                 key = (a.cta.index, id(plan.sources))
                 li = groups.get(key)
                 if li is not None:
