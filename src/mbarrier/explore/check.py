@@ -734,11 +734,20 @@ __all__ = ["CheckResult", "Finding", "Options", "Stats", "Waiter", "check", "che
 def copies_landed(t: Thread, x: Ins) -> bool:
     """Whether copy wait x (cp.async.wait_group/wait_all, 9.7.9.25.3; cp.async.bulk.wait_group, 9.7.9.25.4.3)
     of thread t cannot block: every copy of its kind the thread issued is done (most threads of a CTA
-    never issue one). Copies never come undone, so the wait passes whenever it runs, and it changes
-    only its own thread's group lists and clock (what it acquires from a done copy is final): it
-    commutes with every other agent's step and runs eagerly, like a local instruction."""
+    never issue one), or a wait_group N (an immediate) finds at most N committed groups from its first
+    one with a copy in flight (groups retire in order, each once all its copies are done,
+    `Machine.cp_wait`: CUTLASS's epilogue waits `cp.async.bulk.wait_group.read 1` with its last store
+    in flight). Copies never come undone and only the thread itself commits groups, so the wait passes
+    whenever it runs, and it changes only its own thread's group lists and clock: what it acquires is
+    the groups before its N most recent (`RaceMachine.cp_wait`), done already, whatever lands later. A
+    later landing of one of its copies changes only that copy, so it commutes with every other agent's
+    step and runs eagerly, like a local instruction."""
     if x.opcode.startswith("cp.async.bulk"):
         groups, open_ = t.bulk_groups, t.bulk_open
     else:
         groups, open_ = t.cp_groups, t.cp_open
-    return all(c.status == DONE for c in open_) and all(c.status == DONE for g in groups for c in g)
+    if all(c.status == DONE for c in open_) and all(c.status == DONE for g in groups for c in g):
+        return True
+    n = x.imms[0] if x.opcode.split(".")[-1] in ("wait_group", "read") and x.imms else None
+    first = next((i for i, g in enumerate(groups) if any(c.status != DONE for c in g)), len(groups))
+    return n is not None and len(groups) - first <= n
