@@ -154,6 +154,9 @@ LONG_BY_DESIGN = {
     "explore/values.py": "the futures' constant propagation, of one thread (`unroll`) and of a warp's lanes "
                          "walked together (`unroll_lanes`), which must build exactly unroll's graph: one "
                          "node table, one transfer and one merge rule for both",
+    "explore/footprints.py": "each instruction kind's footprint, now and in a future, one branch a kind of "
+                             "`of_ins`, with the in-flight copies' landings beside them: both build their "
+                             "items from the same address, range and tensor-box helpers",
     "ptx/validate.py": "ptxas's checks of one instruction in ptxas's order, sharing one line's state; "
                        "splitting out the operand matching is left to the lint work under way (issue 18)",
 }
