@@ -151,10 +151,6 @@ LONG_BY_DESIGN = {
                          "opens, one analysis over one plan cache",
     "explore/check.py": "Explorer: the search loop, a state's expansion and its findings share the machine, "
                         "the frontier, the statistics and the bounds",
-    "explore/footprints.py": "each instruction kind's items now and in a future from one dispatch (`of_ins`) "
-                             "over one address evaluation, with the copies' landings; splitting the "
-                             "landings (`copy_items`, `landing_mode`) out needs Item and the modes in a "
-                             "module of their own",
     "explore/values.py": "the futures' constant propagation, of one thread (`unroll`) and of a warp's lanes "
                          "walked together (`unroll_lanes`), which must build exactly unroll's graph: one "
                          "node table, one transfer and one merge rule for both",
