@@ -28,7 +28,7 @@ from mbarrier.sim.compile import (
     declared_names,
     named_in,
 )
-from mbarrier.sim.isa.control import BUILTIN_CALLS
+from mbarrier.sim.isa.control import BUILTIN_CALLS, TRAP_CALLS
 from mbarrier.sim.machine import Machine
 from mbarrier.sim.registry import REGISTRY, Access, CopyKind, Kind, Space, facts_of
 from mbarrier.sim.types import TYPES
@@ -109,6 +109,8 @@ class Ins:
     rows: int = 0                                  # MATRIX: the lanes whose addresses are rows (0: unknown)
     lanes_arg: int | None = None                   # a warp collective's membermask register slot
     opcode: str = ""                               # the full opcode with its qualifiers (`setp.eq.s32`)
+    callee: str = ""                               # a call's target function ("": indirect, or no call)
+    trap: bool = False                             # a call of a builtin that ends the launch (TRAP_CALLS)
     imms: tuple[int | None, ...] = ()              # each operand's integer immediate, None where not one
     # shfl.sync: its mode (".idx", ".up", ".down", ".bfly"), the slot of its value destination (None:
     # `_` or an operand the checker does not take apart) and its a, b, c operands as (slot, constant)
@@ -281,6 +283,8 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
             imms=tuple(o.value if isinstance(o, ast.Imm) else None for o in s.operands))
     if f.kind == Kind.BRANCH:
         x.target = -1  # resolved by the caller from the label
+    elif f.kind == Kind.CALL:
+        x.callee = _callee(s)
     elif f.kind in (Kind.LOAD, Kind.STORE, Kind.ATOMIC):
         assert f.access is not None
         x.size = f.access.size
@@ -893,4 +897,6 @@ def analyse_module(module: ast.Module, m: Machine) -> dict[str, Code]:
              if f.body is not None and f.name in m.functions}
     for c in codes.values():  # a module's own function of a built-in's name runs its PTX
         c.calls = c.calls or any(name in codes for name in c.callees)
+        for x in c.ins:
+            x.trap = x.callee in TRAP_CALLS and x.callee not in codes
     return codes

@@ -172,6 +172,8 @@ class Footprints:
         if k == ATOM:
             if x.op in ("atom", "red"):
                 return self._mem(t, x.addr, x.size, WRITE, pc, future, env)
+            if x.trap:  # it ends the launch with a finding whatever the others do: it reads its strings
+                return [(("gm", None, None), READ)]
             return [(("any",), WRITE)]
         if k == BAR:
             return self._bar(t, x, pc, future, env)

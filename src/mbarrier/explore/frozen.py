@@ -703,7 +703,7 @@ class Frozen:
                 most = fp.m.ctas[k[0]].size if size is None and k[0] is not None else size
                 out.append((node, TX_DOWN, k, _bytes(most, repeats)))
             return out
-        elif x.kind == ATOM and x.op not in ("atom", "red"):
+        elif x.kind == ATOM and x.op not in ("atom", "red") and not x.trap:
             k = (None, None)  # an instruction the checker cannot see into: it may do anything
         else:
             return []

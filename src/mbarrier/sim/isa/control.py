@@ -286,6 +286,9 @@ def _activemask(g: Gen, ins: ast.Instruction) -> None:
 
 # Calls the simulator runs itself when the module has no body of that name (below): no PTX runs in them.
 BUILTIN_CALLS = frozenset({"__assertfail", "vprintf"})
+# Those of them that end the launch (a KernelFault, below) and read nothing but their arguments and the
+# strings those point to (nvcc's message, file and function names, constants in .global memory).
+TRAP_CALLS = frozenset({"__assertfail"})
 
 
 @instruction("call", facts=Kind.CALL)
