@@ -85,7 +85,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from mbarrier.explore.budget import doing
 from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, CP_WAIT, EXIT, MB, Addr, Code, Ins
@@ -106,6 +106,8 @@ from mbarrier.explore.values import (
 from mbarrier.sim.machine import ARRIVALS, EXITED, Copy, Machine, Thread
 from mbarrier.sim.machine.wgmma import WGMMA, shares
 from mbarrier.sim.waits import AtBar, ForCopies
+
+_K = TypeVar("_K")
 
 if TYPE_CHECKING:
     from mbarrier.explore.footprints import Footprints, Item
@@ -475,13 +477,7 @@ class Frozen:
     def shape(self, start: Iterable[tuple[int, GateKind]],
               after: Iterable[tuple[int, tuple[tuple[int, GateKind], ...]]]) -> Shape:
         """The one object of a plan's gate shape: its first gates and, behind each gate, the next ones."""
-        key = (tuple(start), tuple(after))
-        found = self._shapes.get(key)
-        if found is None:
-            if len(self._shapes) >= self.plans_kept:
-                self._shapes.clear()  # plans keep theirs: equal shapes then merely stop being grouped
-            found = self._shapes[key] = key
-        return found
+        return self._interned(self._shapes, (tuple(start), tuple(after)))
 
     def sources(self, plan: Plan) -> object:
         """The one object of what the fixpoint reads of a plan (`Plan.sources`)."""
@@ -492,11 +488,16 @@ class Frozen:
                tuple((n, tuple(seg.arrivals), tuple(seg.bars), gates(seg.gates))
                      for n, seg in sorted(plan.after.items())),
                tuple(sorted(plan.bar_paths.items(), key=repr)))
-        found = self._sources.get(key)
+        return self._interned(self._sources, key)
+
+    def _interned(self, table: dict[_K, _K], key: _K) -> _K:
+        """The one object equal to `key` in `table` (kept until it holds `plans_kept`: plans keep theirs,
+        and equal keys then merely stop being grouped)."""
+        found = table.get(key)
         if found is None:
-            if len(self._sources) >= self.plans_kept:
-                self._sources.clear()  # plans keep theirs: equal ones then merely stop being grouped
-            found = self._sources[key] = key
+            if len(table) >= self.plans_kept:
+                table.clear()
+            found = table[key] = key
         return found
 
     def plan(self, fp: Footprints, t: Thread, cut: frozenset[str], why: object,
