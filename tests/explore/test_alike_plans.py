@@ -99,7 +99,7 @@ def kernel(tmp_path: Path, release: str, bars: int = 0) -> Any:
     return load(tmp_path, KERNEL.format(release=RELEASES[release].format(bars=bars)))
 
 
-@pytest.mark.parametrize("off", [-1, 0, 1])
+@pytest.mark.parametrize("off", [0, 1])  # one short (a deadlock): the bar test below has that kind
 def test_arrivals_of_alike_threads_same_answers_as_without_reductions(tmp_path: Path, off: int) -> None:
     consumers = 3
     on, _ = differential(kernel(tmp_path, "arrive"), block=consumers + 1,
@@ -107,7 +107,7 @@ def test_arrivals_of_alike_threads_same_answers_as_without_reductions(tmp_path: 
     if off == 0:
         assert outcome(on) == ("verified", frozenset())
     else:
-        assert on.verdict == "finding"  # one arrival short: deadlock; one too many: the slot races
+        assert on.verdict == "finding"  # one arrival too many: the slot races
 
 
 @pytest.mark.parametrize("off", [0, 1])
