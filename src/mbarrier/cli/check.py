@@ -57,7 +57,7 @@ from mbarrier.explore.results import (
     Verdict,
 )
 from mbarrier.explore.run import TraceStep, run
-from mbarrier.explore.schedule import stamp
+from mbarrier.explore.schedule import Fingerprint, stamp
 from mbarrier.explore.schedulers import Replay
 from mbarrier.ptx import ast
 from mbarrier.report.check import format_result
@@ -68,6 +68,7 @@ from mbarrier.report.sarif import check_sarif
 from mbarrier.report.text import printable
 from mbarrier.report.timeline import record
 from mbarrier.sim import SimError
+from mbarrier.sim.machine import Machine
 
 FINDING_HEAD = re.compile(r"\[\d+\] (deadlock|violation|race): ")
 EXIT_BY_VERDICT = {"verified": EXIT_CLEAN, "finding": EXIT_FINDINGS, "incomplete": EXIT_INCOMPLETE,
@@ -152,7 +153,21 @@ def replay_command(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
+Searched = tuple[ast.Module, Machine, Fingerprint, CheckResult]
+
+
 def main(args: argparse.Namespace) -> int:
+    # Ctrl-C from the start: while the launch is read and built it stops the check at its first safe
+    # point, as during the search (exit 3); the report's writing after the search is not interruptible
+    with Interrupt() as stop:
+        searched = search(args, stop)
+    if isinstance(searched, int):
+        return searched
+    return write_report(args, *searched)
+
+
+def search(args: argparse.Namespace, stop: Interrupt) -> Searched | int:
+    """The launch read and checked; an exit code where there is nothing to report beyond it."""
     deadline = Deadline(args.timeout, getattr(args, "started", None))
     try:
         module, m = load_launch(args, warn=not args.quiet, deadline=deadline)
@@ -171,17 +186,22 @@ def main(args: argparse.Namespace) -> int:
                    progress_every=progress.every,
                    progress=None if progress.mode == "off" else progress.states)
     try:
-        with Interrupt() as stop:
-            if args.format == TEXT:  # what is being checked, while it runs
-                sys.stdout.write(f"{display_name(args.file)}: kernel {m.threads[0].func.name}, "
-                                 f"{cta_words(m)} of {len(m.ctas[0].threads)} threads\n")
-                sys.stdout.flush()
-            opts.stop = stop
-            result: CheckResult = check_machine(m, module, opts)
+        if args.format == TEXT:  # what is being checked, while it runs
+            sys.stdout.write(f"{display_name(args.file)}: kernel {m.threads[0].func.name}, "
+                             f"{cta_words(m)} of {len(m.ctas[0].threads)} threads\n")
+            sys.stdout.flush()
+        opts.stop = stop
+        result: CheckResult = check_machine(m, module, opts)
     except SimError as e:
         raise UsageError(str(e)) from None
     finally:
         progress.close()
+    return module, m, fingerprint, result
+
+
+def write_report(args: argparse.Namespace, module: ast.Module, m: Machine, fingerprint: Fingerprint,
+                 result: CheckResult) -> int:
+    """The check's report in the asked format (and its schedule, timelines); the exit code."""
     if args.save_schedule and result.findings:
         options.write_output(args.save_schedule, stamp(fingerprint, result.findings[0].schedule) + "\n",
                              "--save-schedule")
