@@ -29,6 +29,7 @@ from mbarrier.sim.compile import (
     named_in,
 )
 from mbarrier.sim.isa.control import BUILTIN_CALLS, TRAP_CALLS
+from mbarrier.sim.isa.wgmma import MmaReads, mma_reads
 from mbarrier.sim.machine import Machine
 from mbarrier.sim.registry import REGISTRY, Access, CopyKind, Kind, Space, facts_of
 from mbarrier.sim.types import TYPES
@@ -112,6 +113,8 @@ class Ins:
     callee: str = ""                               # a call's target function ("": indirect, or no call)
     trap: bool = False                             # a call of a builtin that ends the launch (TRAP_CALLS)
     imms: tuple[int | None, ...] = ()              # each operand's integer immediate, None where not one
+    mma: MmaReads | None = None                    # wgmma.mma_async: what its engine's reads depend on
+    descs: tuple[tuple[int | None, int] | None, tuple[int | None, int] | None] = (None, None)  # A's, B's
     # shfl.sync: its mode (".idx", ".up", ".down", ".bfly"), the slot of its value destination (None:
     # `_` or an operand the checker does not take apart) and its a, b, c operands as (slot, constant)
     shfl: tuple[str, int | None, tuple[int | None, int] | None, tuple[int | None, int] | None,
@@ -329,6 +332,9 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
             x.bar_waits = f.sync.waits
     elif f.kind == Kind.MMA:
         x.sync_all = "warp"  # wgmma.mma_async and wait_group: every lane of the warp meets there
+        x.mma = mma_reads(s) if f.name != "wgmma.wait_group" else None
+        if x.mma is not None:  # its descriptors: the shared memory its engine will read
+            x.descs = (_value(s, x.mma.desc_a, regs, None), _value(s, x.mma.desc_b, regs, None))
     elif f.kind == Kind.OPAQUE and f.name in _MATRIX:
         # ldmatrix/stmatrix (sim.isa.matrix): `.sync.aligned` warp collectives of every lane of the warp
         # at one instruction, whose last arrival reads (writes) the rows the lanes' addresses name, in the
@@ -710,8 +716,8 @@ def _constant(code: Code, slot: int) -> int | None:
 def operand_slots(x: Ins) -> set[int]:
     """The registers of x whose values the futures read (`explore.footprints`, `explore.frozen`,
     `explore.tally`, `explore.quiet`, `explore.values`): its guard, addresses (a tensor map's too), wait
-    operand, counts, byte counts, ctaMask, membermask and shfl operands. Data operands (stored values,
-    matrix fragments, accumulators) are none of these."""
+    operand, counts, byte counts, ctaMask, membermask, shfl operands and wgmma descriptors. Data operands
+    (stored values, matrix fragments, accumulators) are none of these."""
     out: set[int] = set()
     if x.guard is not None:
         out.add(x.guard[0])
@@ -723,6 +729,9 @@ def operand_slots(x: Ins) -> set[int]:
             out.add(o[0])
     if x.lanes_arg is not None:
         out.add(x.lanes_arg)
+    for d in x.descs:  # a wgmma's descriptors name the shared memory it reads
+        if d is not None and d[0] is not None:
+            out.add(d[0])
     if x.shfl is not None:
         out.update(o[0] for o in x.shfl[2:] if o is not None and o[0] is not None)
     return out

@@ -51,13 +51,16 @@ from mbarrier.explore.code import (
 )
 from mbarrier.explore.joins import ROW_BYTES, completes, inside, matrix_rows, own_row, warpgroup_lanes
 from mbarrier.explore.values import Env, value
+from mbarrier.sim import mma
 from mbarrier.sim.address import CTA_MASK, OWN, PARAM_GENERIC, is_param_generic, shared_address
 from mbarrier.sim.errors import SimError
 from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
+from mbarrier.sim.mma import Form
 from mbarrier.sim.tensorcopy import Plan, PlanError, box_plan, tensor_extent
 from mbarrier.sim.tensormap import TensorMapError, decode
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
 from mbarrier.spec.tensormap import TENSOR_MAP_SIZE
+from mbarrier.spec.wgmma import WARPS_PER_GROUP
 
 READ, WRITE, JOIN, LEAVE, WHOLE, TX, XJ, LAST = 0, 1, 2, 3, 4, 5, 6, 7
 # The pairs of different modes that commute (products 10, 12 and those of LAST, 7 to 42: no other pair
@@ -190,7 +193,7 @@ class Footprints:
         if k == WARP_READ:
             return [(("warp", cta, t.aid // 32), READ)]
         if k == MMA:
-            return self._mma(t, x, future)
+            return self._mma(t, x, pc, future, env)
         if k == MATRIX:
             return self._matrix(t, x, pc, future, env)
         if k == EXIT:
@@ -333,21 +336,48 @@ class Footprints:
         v = t.regs[slot] if not future else value(self.code, t, pc, env, slot)
         return v & 0xFFFFFFFF if isinstance(v, int) and not isinstance(v, bool) else None
 
-    def _mma(self, t: Thread, x: Ins, future: bool) -> list[Item]:
+    def _mma(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> list[Item]:
         """wgmma.mma_async and wgmma.wait_group are warp collectives: a lane's arrival JOINs the warp's.
         Only the arrival that completes one does more (the others commute with everything else): at
-        mma_async it issues the operation, whose engine reads the CTA's shared memory (anywhere: the
-        descriptors are values) and completes to the warp (`("wg", cta, warp)`: the operations in flight
-        of its lanes); at wait_group it reads whether they have completed. In the future any arrival may
-        be the last."""
+        mma_async it issues the operation, whose engine reads the CTA's shared memory and completes to the
+        warp (`("wg", cta, warp)`: the operations in flight of its lanes); at wait_group it reads whether
+        they have completed. In the future any arrival may be the last. The engine's bytes are those its
+        descriptors name (`_engine_reads`; every lane gives the same descriptors, else the issue faults in
+        any order), or anywhere in the CTA's shared memory where they are not known."""
         cta, warp = t.cta.index, t.aid // 32
         items: list[Item] = [(("warp", cta, warp), JOIN)]
         if not future and not completes(t, x.op):
             return items
         if x.op == "wgmma.wait_group":
             return items + [(("wg", cta, warp), READ)]
-        return items + [(("sm", cta, None, None), READ), (("live", cta), READ),
-                        (("wg", cta, warp), JOIN)]
+        spans = self._engine_reads(t, x, pc, future, env)
+        reads: list[Item] = ([(("sm", cta, None, None), READ)] if spans is None
+                             else [(("sm", cta, lo, hi), READ) for lo, hi in spans])
+        return items + reads + [(("live", cta), READ), (("wg", cta, warp), JOIN)]
+
+    def _engine_reads(self, t: Thread, x: Ins, pc: int, future: bool,
+                      env: Env | None) -> tuple[tuple[int, int], ...] | None:
+        """The shared-memory byte ranges the wgmma.mma_async x will read, from its descriptors' values (now,
+        or at the future node of `env`, evaluated from pc as every future operand is); None where a
+        descriptor is not known or not modelled."""
+        if x.mma is None:
+            return None
+        descs: list[int | None] = []
+        for arg in x.descs:
+            if arg is None:
+                descs.append(None)
+                continue
+            slot, const = arg
+            v = const if slot is None else t.regs[slot] if not future else value(self.code, t, pc, env, slot)
+            if not isinstance(v, int) or isinstance(v, bool):
+                return None
+            descs.append(v & 0xFFFFFFFFFFFFFFFF)
+        a, b = descs
+        if b is None or (a is None) != (x.mma.desc_a is None):
+            return None
+        linear = t.aid - t.cta.threads[0].aid  # a CTA's threads are consecutive agents (`sim.launch`)
+        row0 = (linear // 32) % WARPS_PER_GROUP * 16
+        return _engine_spans(x.mma.form, x.mma.trans_a, x.mma.trans_b, a, b, row0)
 
     def _matrix(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> list[Item]:
         """ldmatrix/stmatrix: a lane's arrival JOINs its warp's collective; the arrival that completes it
@@ -640,3 +670,14 @@ def awaited(m: Machine, a: Thread | Copy, mb: tuple[int, int] | None) -> list[It
             return [(("wg", a.cta.index, th.aid // 32), READ) for th in warpgroup_lanes(a)[::32]]
         return [(("cp", a.aid), READ)]
     return [(("any",), READ)]
+
+
+@lru_cache(maxsize=4096)
+def _engine_spans(form: Form, trans_a: bool, trans_b: bool, desc_a: int | None, desc_b: int,
+                  row0: int) -> tuple[tuple[int, int], ...] | None:
+    """`sim.mma.engine_chunks` as byte ranges, for descriptor values; None where one is not modelled."""
+    b = mma.decode(desc_b)
+    a = None if desc_a is None else mma.decode(desc_a)
+    if not mma.modelled(b) or (a is not None and not mma.modelled(a)):
+        return None
+    return mma.spans(mma.engine_chunks(form, trans_a, trans_b, a, b, row0))

@@ -212,6 +212,22 @@ def gather(d: Descriptor, rows: range, transposed: bool, ebits: int, read: Reade
     return out, chunks
 
 
+def engine_chunks(form: Form, trans_a: bool, trans_b: bool, desc_a: Descriptor | None, desc_b: Descriptor,
+                  row0: int) -> list[int]:
+    """The 16-byte chunks of shared memory one warp's wgmma.mma_async engine reads (9.7.15.5.1): the n
+    rows of B, and where A lies in shared memory (`desc_a`), the warp's 16 rows of it from `row0`."""
+    chunks = operand_chunks(desc_b, range(form.n), trans_b, spec.ELEMENT_BITS[form.btype], form.b_bytes)
+    if desc_a is not None:
+        chunks += operand_chunks(desc_a, range(row0, row0 + 16), trans_a, spec.ELEMENT_BITS[form.atype])
+    return chunks
+
+
+def modelled(d: Descriptor) -> bool:
+    """Whether the simulator knows where this descriptor's matrix lies: not a swizzle pattern with a base
+    offset (not aligned to its repeat), whose hardware behaviour is not recorded yet."""
+    return d.swizzle is None or not d.base_offset
+
+
 def spans(chunks: list[int]) -> tuple[tuple[int, int], ...]:
     """The byte ranges [lo, hi) that 16-byte chunks at these offsets cover, merged."""
     out: list[list[int]] = []

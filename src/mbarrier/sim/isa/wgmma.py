@@ -5,9 +5,11 @@ methods; the arithmetic `sim.mma`; the model `sim.wgmmastate`."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mbarrier.ptx import ast
 from mbarrier.sim.compile import Gen
-from mbarrier.sim.mma import FormError, parse_form
+from mbarrier.sim.mma import Form, FormError, parse_form
 from mbarrier.sim.registry import Facts, Kind, instruction
 from mbarrier.sim.types import TYPES
 from mbarrier.sim.wgmmastate import MmaOp
@@ -79,11 +81,9 @@ def _mma(g: Gen, ins: ast.Instruction) -> None:
         ops = ops[:3] + ops[5:]
     imms = [_imm(g, x) for x in ops[4:]]
     scale_a = scale_b = 1
-    trans_a = trans_b = 0
     if form.floating:
         scale_a, scale_b = imms[0], imms[1]
-        if form.atype in spec.TRANSPOSABLE:
-            trans_a, trans_b = (0, imms[2]) if a_in_registers else (imms[2], imms[3])
+    trans_a, trans_b = _transposes(form, imms)
     if scale_a not in spec.SCALE_VALUES or scale_b not in spec.SCALE_VALUES:
         raise g.unsupported(f"imm-scale-a/b must be -1 or 1 ({section})")
     if trans_a not in spec.TRANS_VALUES or trans_b not in spec.TRANS_VALUES:
@@ -95,6 +95,44 @@ def _mma(g: Gen, ins: ast.Instruction) -> None:
     g.lines.append(f"t.pc = {g.next_pc()}")
     g.lines.append(f"m.wgmma(t, {g.const(op)}, {desc_a}, {g.src(ops[2], b64)}, {scale_d})")
     g.sets_pc = True
+
+
+def _transposes(form: Form, imms: list[int]) -> tuple[int, int]:
+    """imm-trans-a and imm-trans-b among the immediates after scale-d (0 where the form has none)."""
+    if not (form.floating and form.atype in spec.TRANSPOSABLE):
+        return 0, 0
+    return (0, imms[2]) if form.a_in_registers else (imms[2], imms[3])
+
+
+@dataclass(frozen=True)
+class MmaReads:
+    """What one wgmma.mma_async's engine reads of shared memory depends on, as its syntax fixes it: the
+    form, the transposes, and the operand indices of its matrix descriptors (`desc_a` None where A comes
+    from registers). With the descriptors' values, `sim.mma.engine_chunks` names the bytes."""
+
+    form: Form
+    trans_a: bool
+    trans_b: bool
+    desc_a: int | None
+    desc_b: int
+
+
+def mma_reads(ins: ast.Instruction) -> MmaReads | None:
+    """The MmaReads of a wgmma.mma_async (dense or .sp) the simulator runs; None for anything else (the
+    checker then takes the CTA's whole shared memory)."""
+    ops = ins.operands
+    a_in_registers = len(ops) > 1 and isinstance(ops[1], ast.Vector)
+    try:
+        form = parse_form(ins.qualifiers, a_in_registers)
+    except FormError:
+        return None
+    if len(ops) != form.operands():
+        return None
+    rest = ops[:3] + ops[5:] if form.sparse else ops  # the sparse form's sp-meta and sp-sel
+    if not all(isinstance(x, ast.Imm) for x in rest[4:]):
+        return None
+    trans_a, trans_b = _transposes(form, [x.value for x in rest[4:] if isinstance(x, ast.Imm)])
+    return MmaReads(form, bool(trans_a), bool(trans_b), None if a_in_registers else 1, 2)
 
 
 def _vector(g: Gen, op: ast.Operand, count: int, what: str) -> tuple[int, ...]:

@@ -183,11 +183,9 @@ class WgmmaOps(ControlOps):
         c.dst_cta = cta
         row0 = (linear // 32) % wgspec.WARPS_PER_GROUP * 16
         form = op.form
-        chunks = mma.operand_chunks(self._descriptor(c, desc_b), range(form.n), op.trans_b,
-                                    wgspec.ELEMENT_BITS[form.btype], form.b_bytes)
-        if desc_a is not None:
-            chunks += mma.operand_chunks(self._descriptor(c, desc_a), range(row0, row0 + 16), op.trans_a,
-                                         wgspec.ELEMENT_BITS[form.atype])
+        b = self._descriptor(c, desc_b)
+        chunks = mma.engine_chunks(form, op.trans_a, op.trans_b,
+                                   None if desc_a is None else self._descriptor(c, desc_a), b, row0)
         c.mma = MmaIssue(op, desc_a, desc_b, scale_d, a_regs, d_in, chain, row0, t0.func.name,
                          tuple(t.aid for t in lanes), reads=mma.spans(chunks), seq=t0.wg.issued, meta=meta)
         earlier = [x for x in t0.wg.pending() if x.status != DONE]
@@ -306,7 +304,7 @@ class WgmmaOps(ControlOps):
 
     def _descriptor(self, c: Copy, desc: int) -> mma.Descriptor:
         d = mma.decode(desc)
-        if d.swizzle is not None and d.base_offset:
+        if not mma.modelled(d):
             raise Unsupported(f"{c.name}: a matrix descriptor with base offset {d.base_offset} (a swizzle "
                               "pattern not aligned to its repeat): how the hardware applies it is not "
                               f"recorded yet ({wgspec.DESCRIPTOR_SECTION})")
