@@ -14,10 +14,10 @@ import random
 import pytest
 
 from mbarrier import sim
+from mbarrier.core.violations import Violation
 from mbarrier.examples.races import HERE
 from mbarrier.explore.check import Explorer, Options
 from mbarrier.explore.values import unroll
-from mbarrier.core.violations import Violation
 from mbarrier.sim.errors import KernelFault
 from mbarrier.sim.machine import EXITED, Machine, Thread
 from mbarrier.sim.waits import InCollective
