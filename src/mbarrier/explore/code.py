@@ -115,6 +115,13 @@ class Ins:
     imms: tuple[int | None, ...] = ()              # each operand's integer immediate, None where not one
     mma: MmaReads | None = None                    # wgmma.mma_async: what its engine's reads depend on
     descs: tuple[tuple[int | None, int] | None, tuple[int | None, int] | None] = (None, None)  # A's, B's
+    # ld.local/st.local (PTX ISA 5.1.5: the thread's own memory, which no other agent observes): LOCAL
+    # steps; `addr` is the offset in the thread's local memory. A store's value operand as (slot,
+    # constant) (None: an operand the checker does not take apart); `local_exact`: a scalar access of a
+    # .b or .u type, whose bytes are the register's value as it is (no sign extension, no vector).
+    local: bool = False
+    local_value: tuple[int | None, int] | None = None
+    local_exact: bool = False
     # shfl.sync: its mode (".idx", ".up", ".down", ".bfly"), the slot of its value destination (None:
     # `_` or an operand the checker does not take apart) and its a, b, c operands as (slot, constant)
     shfl: tuple[str, int | None, tuple[int | None, int] | None, tuple[int | None, int] | None,
@@ -149,6 +156,7 @@ class Code:
     # and registers whose every write is a mov of one); None when one is not known so.
     tx_amounts: frozenset[int] | None = frozenset()
     live: list[set[int]] = field(default_factory=list)   # registers live at each pc (`live_registers`)
+    reads_local: list[bool] = field(default_factory=list)   # a local load is reachable (`local_loads`)
     # Those of them whose values may reach what the futures evaluate (`relevant_registers`).
     relevant: list[set[int]] = field(default_factory=list)
 
@@ -292,6 +300,13 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         assert f.access is not None
         x.size = f.access.size
         x.addr = _access(s, f.access, regs, symbols, reg_bits)
+        if f.access.space == Space.LOCAL and f.kind != Kind.ATOMIC:
+            x.kind, x.local = LOCAL, True
+            types = [q for q in s.qualifiers if q in TYPES]
+            x.local_exact = len(types) == 1 and types[0][1] in "bu" and \
+                not any(q in (".v2", ".v4") for q in s.qualifiers)
+            if f.kind == Kind.STORE and x.local_exact:
+                x.local_value = _value(s, 1, regs, None)
         op = s.operands[f.access.operand] if f.access.operand < len(s.operands) else None
         if x.addr is None and isinstance(op, ast.Address) and op.items:
             # [tensorMap, {coordinates}]: the load reads the map (cp.async.bulk.prefetch.tensor)
@@ -465,6 +480,7 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
         code.cta_barriers_whole = code.cta_barriers_whole and None not in ids
         code.whole_ids = frozenset(i for i in ids if i is not None)
     code.relevant = relevant_registers(code)
+    code.reads_local = local_loads(code)
     for x in ins:
         if x.kind == MB and x.mb_op in ("test_wait", "try_wait"):
             x.spin = _is_spin(code, x)
@@ -758,10 +774,27 @@ def relevant_registers(code: Code) -> list[set[int]]:
                 out |= rel[s]
             if x.defs & out:
                 cur |= x.reads
+                if x.local:
+                    cur.add(_MEMORY)   # a load of local memory: what stores put there counts
+            if x.local and not x.defs and _MEMORY in out:
+                cur |= x.reads         # a store of local memory a relevant load may read
             cur |= out if x.guard is not None else out - x.defs
             if len(cur) != before:
                 changed = True
+    for r in rel:
+        r.discard(_MEMORY)
     return rel
+
+
+# `relevant_registers`' pseudo register: the thread's local memory (no instruction kills it).
+_MEMORY = -1
+
+
+def local_loads(code: Code) -> list[bool]:
+    """For each pc, whether a load of local memory (`Ins.local`) is reachable from it: the futures carry
+    the thread's local memory there (`explore.values`), and their keys hold its bytes."""
+    found = backward_union(code, [int(x.local and bool(x.defs)) for x in code.ins])
+    return [bool(b) for b in found]
 
 
 def success_reads(code: Code, w: Ins) -> frozenset[int]:

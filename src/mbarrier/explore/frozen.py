@@ -87,6 +87,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, TypeVar
 
+from mbarrier.core.encoding import token_parity
 from mbarrier.explore.budget import doing
 from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, CP_WAIT, EXIT, MB, Addr, Code, Ins
 from mbarrier.explore.liveregs import Getter, LiveRegs
@@ -511,13 +512,13 @@ class Frozen:
         if last is not None and last[4] == why and (last[3] == cut or cut & last[5].meets == last[5].cut):
             if entry is not None and last[7] is entry:
                 return last[5]
-            if last[1] == t.pc and last[0] is fp and last[2] == last[6](t.regs):
+            if last[1] == t.pc and last[0] is fp and last[2] == last[6](t):
                 if entry is not None:
                     self._last[t.aid] = last[:7] + (entry,)
                 return last[5]
         rel, getters = self.regs.of(fp.code)
         getter = getters[t.pc]
-        regs = getter(t.regs)
+        regs = getter(t)
         # Blocked at a counted bar.sync (`why`: its id) or at a spin-wait (`why`: its barrier).
         blocked = None if why is None else Gate(AT_BAR, t.pc, t.cta.index, why, None, True) \
             if isinstance(why, int) else Gate(-1, t.pc, why[0], why[1], None)  # type: ignore[index]
@@ -572,7 +573,7 @@ class Frozen:
                     continue
                 s = future_start(fp.code, lane)  # as `agent_plan` will ask for it
                 if s.pc == t.pc:
-                    where = (s.func.name, s.aid, s.pc) + getter(s.regs)
+                    where = (s.func.name, s.aid, s.pc) + getter(s)
                     if where not in self._flows:
                         lanes.append(s)
                         wheres.append(where)
@@ -624,9 +625,15 @@ class Frozen:
             # once the phase can complete, the gate opens (no parity: rule (b) alone, as for a thread
             # blocked now).
             tok = value(code, t, pc, env, slot) if slot is not None else None
-            if not isinstance(tok, FutureToken) or _target(fp, t, tok.addr, pc, True, env) != obj:
+            if type(tok) is int:
+                # A bare word (a token stored to local memory and loaded back: the bytes lose which arrive
+                # made it): the wait reads only the phase parity it holds (`core.barrier`, 9.7.13.15.16),
+                # so it is a parity wait.
+                const, slot = token_parity(tok), None
+            elif not isinstance(tok, FutureToken) or _target(fp, t, tok.addr, pc, True, env) != obj:
                 return None
-            return Gate(node, x.pc, obj[0], obj[1], None)
+            else:
+                return Gate(node, x.pc, obj[0], obj[1], None)
         if slot is not None:
             v = value(code, t, pc, env, slot)
             if not isinstance(v, int):

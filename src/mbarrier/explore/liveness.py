@@ -125,10 +125,10 @@ class Residual:
         self.flow = self.liveness.flow
         self.m = m
         self.template = template
-        # Evaluated on known inputs: local instructions that read registers only (ld.param reads the
-        # thread's local memory, the clock registers its clock, addc/subc/madc the carry flag: their
-        # results count as unknown).
-        self.evaluable = [x.kind == LOCAL and x.op != "ld" and (x.pure or not x.defs)
+        # Evaluated on known inputs: local instructions that read registers only (ld.param and ld.local
+        # read the thread's local memory, the clock registers its clock, addc/subc/madc the carry flag:
+        # their results count as unknown; st.local writes the memory, so its operands are signature).
+        self.evaluable = [x.kind == LOCAL and x.op != "ld" and not x.local and (x.pure or not x.defs)
                           and not f.everything and not f.clocked
                           for x, f in zip(code.ins, self.flow, strict=True)]
         self._raised: dict[int, bool] = {}

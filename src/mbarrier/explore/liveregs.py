@@ -7,12 +7,15 @@ from collections.abc import Callable
 from operator import itemgetter
 
 from mbarrier.explore.code import Code
+from mbarrier.sim.machine import Thread
 
-Getter = Callable[[list[object]], tuple[object, ...]]
+Getter = Callable[[Thread], tuple[object, ...]]
 
 
 class LiveRegs:
-    """Per function, per pc: its live registers and a getter of their values (computed once).
+    """Per function, per pc: its live registers and a getter of their values (computed once), followed by
+    the bytes of the thread's local memory where a load of it is reachable (`Code.reads_local`: the
+    futures read it there, `explore.values`).
     `relevant`: only those whose values may reach what the futures evaluate (`code.relevant_registers`):
     all a thread's future and its next step's footprint depend on."""
 
@@ -24,16 +27,22 @@ class LiveRegs:
         found = self._by_code.get(id(code))
         if found is None or found[0] is not code:
             rel = [tuple(sorted(live)) for live in (code.relevant if self._relevant else code.live)]
-            found = self._by_code[id(code)] = (code, rel, [_getter(r) for r in rel])
+            getters = [_getter(r, local) for r, local in zip(rel, code.reads_local, strict=True)]
+            found = self._by_code[id(code)] = (code, rel, getters)
         return found[1], found[2]
 
 
-def _getter(slots: tuple[int, ...]) -> Getter:
-    """The values of `slots` in a register file, as a tuple (a plan's key, built for every thread of
-    every state)."""
+def _getter(slots: tuple[int, ...], local: bool) -> Getter:
+    """The values of `slots` in a thread's register file, as a tuple, with its local memory's bytes when
+    `local` (a plan's key, built for every thread of every state)."""
+    regs: Callable[[list[object]], tuple[object, ...]]
     if len(slots) > 1:
-        return itemgetter(*slots)
-    if slots:
+        regs = itemgetter(*slots)
+    elif slots:
         s = slots[0]
-        return lambda regs: (regs[s],)
-    return lambda regs: ()
+        regs = lambda r: (r[s],)  # noqa: E731
+    else:
+        regs = lambda r: ()  # noqa: E731
+    if local:
+        return lambda t: regs(t.regs) + (bytes(t.local),)
+    return lambda t: regs(t.regs)

@@ -106,13 +106,13 @@ class AllFootprints:
         x = fp.code.ins[a.pc]
         if x.kind in (BAR, MMA, MATRIX):
             return fp.current(a)
-        if last is not None and last[0] is x and last[1] == last[2](a.regs):
+        if last is not None and last[0] is x and last[1] == last[2](a):
             if entry is not None:
                 self._current[a.aid] = last[:4] + (entry,)
             return last[3]
         getter = self.frozen.regs.of(fp.code)[1][a.pc]
         items = fp.current(a)
-        self._current[a.aid] = (x, getter(a.regs), getter, items, entry)
+        self._current[a.aid] = (x, getter(a), getter, items, entry)
         return items
 
     def index(self, futures: list[FutureIndex], immortal: frozenset[int]) -> Index:

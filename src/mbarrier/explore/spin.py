@@ -77,7 +77,10 @@ class Spins:
                 # Blocked, the thread runs no failed try: what a try writes must not be read after success.
                 changed = {i for i, (a, b) in enumerate(zip(t.regs, shadow.regs, strict=True))
                            if type(a) is not type(b) or a != b}
-                return not changed - {x.wait_dst} & self._after(self.codes[t.func.name], x)
+                # Nor its local memory: a try that stores there (ld.local/st.local are local steps) is no
+                # spin the checker may skip.
+                return not changed - {x.wait_dst} & self._after(self.codes[t.func.name], x) \
+                    and shadow.local == t.local
             y = self._ins(shadow)
             if first and y.kind == MB and y.mb_op in WAITS and y.spin_local and holds(shadow, y):
                 return self._hands_over(t, x, shadow, y)
@@ -104,7 +107,8 @@ class Spins:
         if a is None or b is None or a.pc != b.pc:
             return False
         live = self.codes[t.func.name].live[a.pc]
-        return all(type(a.regs[r]) is type(b.regs[r]) and a.regs[r] == b.regs[r] for r in live)
+        return all(type(a.regs[r]) is type(b.regs[r]) and a.regs[r] == b.regs[r] for r in live) \
+            and a.local == b.local
 
     def _after(self, code: Code, x: Ins) -> frozenset[int]:
         """The registers read after the wait x succeeds before being written (`code.success_reads`)."""
@@ -152,7 +156,7 @@ class Spins:
             return None
         if memo[2] is None:
             code = self.codes[t.func.name]  # the answer reads only the registers live at the wait
-            key = (t.func.name, t.pc) + self._regs.of(code)[1][t.pc](t.regs)
+            key = (t.func.name, t.pc) + self._regs.of(code)[1][t.pc](t)
             spin = self._cache.get(key)
             if spin is None:
                 spin = self._cache[key] = self.spins_back(t, x)
@@ -185,11 +189,13 @@ class Spins:
 
 
 def _scratch(t: Thread, pc: int) -> Thread:
-    """A copy of thread t at pc with its own registers, to run local steps on."""
+    """A copy of thread t at pc with its own registers and local memory, to run local steps on (ld.local
+    and st.local are local steps: PTX ISA 5.1.5)."""
     shadow = Thread.__new__(Thread)
     for name in ("aid", "func", "code", "cta", "warp", "lane", "tid", "time", "effects", "status", "cc"):
         setattr(shadow, name, getattr(t, name))
     shadow.regs = list(t.regs)
+    shadow.local = bytearray(t.local)
     shadow.pc = pc
     return shadow
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from mbarrier.explore.budget import pulse
-from mbarrier.explore.code import LOCAL, MATRIX, MB, Addr, Code, Ins
+from mbarrier.explore.code import ATOM, LOCAL, MATRIX, MB, STORE, Addr, Code, Ins
+from mbarrier.sim.address import is_local_generic
 from mbarrier.sim.compile import SPECIAL_CONSTANTS, SPECIAL_DYNAMIC
 from mbarrier.sim.machine import EXITED, Machine, Thread
 from mbarrier.sim.waits import InCollective
@@ -85,6 +86,7 @@ class Unrolled:
     pc: int = 0                  # the pc it was unrolled from: its envs leave out what is fixed there
     at: dict[int, list[int]] = field(default_factory=dict)   # the nodes of each pc
     widened: bool = False        # some pc's values were merged (MAX_PER_PC, MAX_NODES)
+    local: bytes = b""           # the thread's local memory at `pc` (`ROOT`)
 
 
 MAX_NODES = 4096
@@ -134,7 +136,8 @@ def unroll(m: Machine, code: Code, t: Thread, live: list[tuple[int, ...]],
         here = live_sets.get(j)
         if here is None:
             here = live_sets[j] = frozenset(live[j])
-        env = {s: v for s, v in env.items() if s in here}
+        memory = code.reads_local[j]   # the local memory it carries matters here
+        env = {s: v for s, v in env.items() if s in here or (s < 0 and memory)}
         w = merged.get(j)
         if w is not None:
             old = g.envs[w]
@@ -174,7 +177,10 @@ def unroll(m: Machine, code: Code, t: Thread, live: list[tuple[int, ...]],
         return n
 
     live_sets: dict[int, frozenset[int]] = {}  # of the pcs met only
-    g.start = node(pc, {s: t.regs[s] for s in live[pc] if not code.fixed(pc, s)})
+    root: Env = {s: t.regs[s] for s in live[pc] if not code.fixed(pc, s)}
+    if code.reads_local[pc]:
+        root[ROOT] = ()
+    g.start = node(pc, root)
     while work:
         pulse()  # a future of thousands of nodes takes seconds: the bounds and Ctrl-C are honoured here
         n = work.pop()
@@ -187,7 +193,7 @@ def unroll(m: Machine, code: Code, t: Thread, live: list[tuple[int, ...]],
                 edges.append(k)
     g.succ = [sh.edge(e) for e in out_edges]
     g.on_cycle = _on_cycle(g.succ)
-    g.pc, g.at, g.widened = pc, per_pc, bool(merged)
+    g.pc, g.at, g.widened, g.local = pc, per_pc, bool(merged), bytes(t.local)
     return g
 
 
@@ -206,11 +212,139 @@ def resume(g: Unrolled, code: Code, t: Thread, live: list[tuple[int, ...]]) -> U
         return None
     regs = t.regs
     want = [s for s in live[pc] if not code.fixed(g.pc, s)]
+    memory = code.reads_local[pc]
     for n in nodes:
         env = g.envs[n]
-        if len(env) == len(want) and all(s in env and _same(env[s], regs[s]) for s in want):
-            return Unrolled(g.pcs, g.envs, g.succ, g.on_cycle, n, g.pc, g.at, False)
+        size = len(env) - sum(1 for s in env if s < 0) if memory else len(env)
+        if size == len(want) and all(s in env and _same(env[s], regs[s]) for s in want) and \
+                (not memory or _same_memory(env, g.local, t.local)):
+            return Unrolled(g.pcs, g.envs, g.succ, g.on_cycle, n, g.pc, g.at, False, g.local)
     return None
+
+
+# -- local memory (PTX ISA 5.1.5: the thread's own, which no other agent observes) -------------------------
+# An env carries it beside the registers, where a load of it is reachable (`Code.reads_local`): under
+# ROOT, the (offset, size) ranges stored since the root, every other byte holding what the thread's local
+# memory held at the root (`Unrolled.local`; absent: those bytes are not known); under a cell key
+# (`_cell`), the value a known store put in that range. A cell is dropped by a store that overlaps it,
+# and all of it by a store to an address that is not known, or by an instruction that may write local
+# memory otherwise (a call's frame, a generic or .param store that may point into it: `_clobbers`).
+# Merges treat these keys as registers: where paths disagree, the value is not known.
+ROOT = -1
+
+
+def _cell(addr: int, size: int) -> int:
+    """The env key of the cell of `size` bytes (at most 16) at local offset `addr`."""
+    return -2 - (addr << 5 | size)
+
+
+def _range(key: int) -> tuple[int, int]:
+    k = -2 - key
+    return k >> 5, k & 31
+
+
+def _overlaps(a: int, n: int, b: int, m: int) -> bool:
+    return a < b + m and b < a + n
+
+
+def _same_memory(env: Env, old: bytes, now: bytearray) -> bool:
+    """Whether the local memory `env` carries (from a root whose memory was `old`) is exactly `now`: every
+    range stored since holds a known integer equal to its bytes now, and every other byte is as it was."""
+    written = env.get(ROOT)
+    if not isinstance(written, tuple) or len(old) != len(now):
+        return False
+    for a, n in written:
+        v = env.get(_cell(a, n)) if n <= 16 else None
+        if type(v) is not int or v != int.from_bytes(now[a:a + n], "little"):
+            return False
+    if old != now:
+        for i in range(len(old)):
+            if old[i] != now[i] and not any(a <= i < a + n for a, n in written):
+                return False
+    return True
+
+
+def _local_addr(code: Code, t: Thread, pc: int, env: Env, x: Ins) -> int | None:
+    a = x.addr
+    if a is None or x.size is None:
+        return None
+    base = 0 if a.base is None else value(code, t, pc, env, a.base)
+    if not isinstance(base, int) or isinstance(base, bool):
+        return None
+    return (base + a.offset) & a.mask
+
+
+def _local(code: Code, t: Thread, pc: int, env: Env, x: Ins) -> Env:
+    """The state after ld.local or st.local x (`Ins.local`)."""
+    guard = None if x.guard is None else value(code, t, pc, env, x.guard[0])
+    if guard is not None and bool(guard) == x.guard[1]:  # type: ignore[index]
+        return env  # the guard is known to be off
+    sure = x.guard is None or guard is not None
+    addr = _local_addr(code, t, pc, env, x)
+    out = dict(env)
+    if x.defs:   # a load
+        for d in x.defs:
+            out.pop(d, None)
+        if sure and addr is not None and x.local_exact and len(x.defs) == 1:
+            assert x.size is not None
+            got = _load(t, env, addr, x.size)
+            if got is not None:
+                out[next(iter(x.defs))] = got
+        return out
+    if addr is None:
+        return {s: v for s, v in env.items() if s >= 0}
+    assert x.size is not None
+    n = x.size
+    for k in env:
+        if k < ROOT and _overlaps(addr, n, *_range(k)):
+            del out[k]
+    written = out.get(ROOT)
+    if isinstance(written, tuple) and (addr, n) not in written:
+        out[ROOT] = tuple(sorted(written + ((addr, n),)))
+    if sure and x.local_value is not None and n <= 16:
+        slot, const = x.local_value
+        v = const if slot is None else value(code, t, pc, env, slot)
+        if isinstance(v, FutureToken):
+            if n == 8:   # the whole token word (a narrower store keeps part of a word nobody knows)
+                out[_cell(addr, n)] = v
+        elif isinstance(v, int) and not isinstance(v, bool):
+            out[_cell(addr, n)] = int(v) & ((1 << 8 * n) - 1)   # bytes: a token word's int, as stored
+    return out
+
+
+def _load(t: Thread, env: Env, addr: int, n: int) -> object | None:
+    """The value a load of `n` bytes at local offset `addr` reads in state `env` (None: not known)."""
+    key = _cell(addr, n) if n <= 16 else None
+    if key is not None and key in env:
+        return env[key]
+    if any(k < ROOT and _overlaps(addr, n, *_range(k)) for k in env):
+        return None   # part of a stored value
+    written = env.get(ROOT)
+    if not isinstance(written, tuple) or any(_overlaps(addr, n, a, m) for a, m in written):
+        return None
+    mem = t.local
+    if addr + n > len(mem):
+        return None   # the load faults
+    return int.from_bytes(mem[addr:addr + n], "little")
+
+
+def _clobbers(code: Code, t: Thread, pc: int, env: Env, x: Ins) -> bool:
+    """Whether x, neither ld.local nor st.local, may write the thread's local memory: a call (its frame)
+    or any instruction the checker cannot see into, a store to a .param variable (a call's argument in the
+    frame), a generic store or atomic whose address is not known to lie outside the local window."""
+    if x.kind not in (ATOM, STORE):
+        return False
+    if x.kind == ATOM and x.op not in ("atom", "red"):
+        return True
+    a = x.addr
+    if a is None or a.space == "param":
+        return True
+    if a.space != "generic":
+        return False
+    base = 0 if a.base is None else value(code, t, pc, env, a.base)
+    if not isinstance(base, int) or isinstance(base, bool):
+        return True
+    return is_local_generic((base + a.offset) & a.mask)
 
 
 def _hashable(v: object) -> object:
@@ -366,6 +500,10 @@ def _operand(code: Code, t: Thread, pc: int, env: Env, o: tuple[int | None, int]
 
 
 def _transfer(m: Machine, code: Code, t: Thread, shadow: Thread, x: Ins, pc: int, env: Env) -> Env:
+    if x.local:
+        return _local(code, t, pc, env, x)
+    if x.kind in (ATOM, STORE) and any(s < 0 for s in env) and _clobbers(code, t, pc, env, x):
+        env = {s: v for s, v in env.items() if s >= 0}
     if not x.defs:
         return env
     guard = None if x.guard is None else value(code, t, pc, env, x.guard[0])
@@ -511,7 +649,8 @@ def _walk_lanes(m: Machine, code: Code, ts: Sequence[Thread], live: list[tuple[i
             here = live_sets[j] = frozenset(live[j])
         kept = {s: v for s, v in common.items() if s in here}
         common = common if len(kept) == len(common) else kept   # the same object where nothing dies
-        kept_vec = {s: v for s, v in vec.items() if s in here}
+        memory = code.reads_local[j]   # as `unroll`: the local memory it carries, in `vec` only
+        kept_vec = {s: v for s, v in vec.items() if s in here or (s < 0 and memory)}
         vec = vec if len(kept_vec) == len(vec) else kept_vec
         w = merged.get(j)
         if w is not None:   # as `unroll`: the merged node keeps the values every path agrees on
@@ -577,15 +716,26 @@ def _walk_lanes(m: Machine, code: Code, ts: Sequence[Thread], live: list[tuple[i
         return env
 
     root = [s for s in live[pc] if not code.fixed(pc, s)]
-    start = node(pc, {s: t0.regs[s] for s in root if s not in vary},
-                 {s: tuple(t.regs[s] for t in ts) for s in root if s in vary})
+    root_vec: Lanes = {s: tuple(t.regs[s] for t in ts) for s in root if s in vary}
+    if code.reads_local[pc]:
+        root_vec[ROOT] = ((),) * len(ts)
+    start = node(pc, {s: t0.regs[s] for s in root if s not in vary}, root_vec)
     while work:
         pulse()
         n = work.pop()
         j, common, vec = pcs[n], commons[n], vecs[n]
         x = code.ins[j]
         new_common, new_vec = common, vec
-        if not x.defs:
+        if x.local or (x.kind in (ATOM, STORE) and any(s < 0 for s in vec)):
+            # Each thread's own local memory (the env keys below 0 are in `vec` only; a load's defs are
+            # in vary, `_lane_slots`); what else it writes is not known (`_transfer`).
+            outs = [_transfer(m, code, ts[i], shadows[i], x, pc, lane_env(common, vec, i)) for i in lanes]
+            if x.defs - vary:
+                new_common = {s: v for s, v in common.items() if s not in x.defs}
+            new_vec = {s: v for s, v in _defs(vec, x, outs).items() if s >= 0}
+            for k in sorted({k for o in outs for k in o if k < 0}):
+                new_vec[k] = tuple(o.get(k, _MISSING) for o in outs)
+        elif not x.defs:
             pass
         elif j in reads_lane or x.shfl is not None:
             # defs within vary (`_lane_slots`): each thread's own values
@@ -647,7 +797,7 @@ def _walk_lanes(m: Machine, code: Code, ts: Sequence[Thread], live: list[tuple[i
             if env is None:
                 env = kept[key] = lane_env(common, vec, i)
             envs.append(env)
-        graphs.append(Unrolled(pcs, envs, succs, cycles, start, pc, per_pc, bool(merged)))
+        graphs.append(Unrolled(pcs, envs, succs, cycles, start, pc, per_pc, bool(merged), bytes(ts[i].local)))
     return graphs
 
 
@@ -715,7 +865,7 @@ def _lane_slots(code: Code, ts: Sequence[Thread], pc: int) -> tuple[frozenset[in
                            and any(name in text for name in names))
     for j in reach:
         x = code.ins[j]
-        if j in reads_lane or x.shfl is not None:
+        if j in reads_lane or x.shfl is not None or x.local:   # a load of each thread's own local memory
             vary |= x.defs
     changed = True
     while changed:

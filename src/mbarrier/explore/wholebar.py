@@ -109,7 +109,7 @@ class WholeBars:
         fp = self.fps[u.func.name]
         code = fp.code
         rel, getters = self.regs.of(code)
-        key = (u.func.name, u.aid, u.pc) + getters[u.pc](u.regs)
+        key = (u.func.name, u.aid, u.pc) + getters[u.pc](u)
         if key in self._ids:
             return self._ids[key]
         # With u, the lanes of its warp at its pc not asked yet: their futures in one walk (`unroll_lanes`).
@@ -117,7 +117,7 @@ class WholeBars:
         for s in () if u.warp is None else u.warp.threads:
             if (s is not u and s.pc == u.pc and s.func is u.func and s.status != EXITED and not s.frames
                     and not isinstance(s.wait, InCollective)):
-                k = (s.func.name, s.aid, s.pc) + getters[s.pc](s.regs)
+                k = (s.func.name, s.aid, s.pc) + getters[s.pc](s)
                 if k not in self._ids:
                     lanes.append(s)
                     keys.append(k)
