@@ -277,9 +277,10 @@ def _shfl(s: ast.Instruction, regs: dict[str, int]) -> tuple[
 
 
 def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[str, int],
-              reg_bits: list[int]) -> Ins:
+              reg_bits: list[int], frame_base: int | None = None) -> Ins:
     """The checker's view of one instruction, from its facts in the registry. `reg_bits`: the width of
-    each register slot (addresses wrap at it)."""
+    each register slot (addresses wrap at it); `frame_base`: the local address of the frame variable a
+    load's or store's address names (`CompiledFunction.frame_bases`)."""
     f = facts_of(s)
     guard = None
     if s.guard is not None and s.guard.predicate in regs:
@@ -300,8 +301,17 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
         assert f.access is not None
         x.size = f.access.size
         x.addr = _access(s, f.access, regs, symbols, reg_bits)
-        if f.access.space == Space.LOCAL and f.kind != Kind.ATOMIC:
+        # The thread's own local memory, which no other agent observes (PTX ISA 5.1.5): ld.local/st.local,
+        # and ld.param/st.param of a variable of the frame (a call's argument or result, a .func's own
+        # parameter: the simulator keeps the frame in local memory, `sim.frames`; PTX ISA 5.1.6.2 makes
+        # device function parameters the thread's own).
+        frame = frame_base is not None and f.access.space == Space.PARAM
+        if (f.access.space == Space.LOCAL or frame) and f.kind != Kind.ATOMIC:
             x.kind, x.local = LOCAL, True
+            op = s.operands[f.access.operand] if f.access.operand < len(s.operands) else None
+            if frame_base is not None and isinstance(op, ast.Address) and not op.items:
+                mask = address_mask(Space.LOCAL)
+                x.addr = Addr(None, (frame_base + op.offset) & mask, "local", mask)
             types = [q for q in s.qualifiers if q in TYPES]
             x.local_exact = len(types) == 1 and types[0][1] in "bu" and \
                 not any(q in (".v2", ".v4") for q in s.qualifiers)
@@ -434,7 +444,7 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
             # as a step that touches everything no reduction moves anything past it.
             ins.append(Ins(i, ATOM, s.opcode, s.pos.line))
             continue
-        x = _classify(i, s, regs, shared_symbols, reg_bits)
+        x = _classify(i, s, regs, shared_symbols, reg_bits, compiled.frame_bases.get(i))
         if x.kind == BRANCH:
             target = s.operands[0]
             x.target = compiled.targets.get(i, -1) if isinstance(target, ast.Name) else -1

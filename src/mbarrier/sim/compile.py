@@ -81,6 +81,9 @@ class CompiledFunction:
     reg_names: dict[int, str] = field(default_factory=dict)  # slot -> its name in the source (messages)
     # pc of each direct branch -> its target's pc (labels resolved in the branch's block)
     targets: dict[int, int] = field(default_factory=dict)
+    # pc of each ld/st whose address names a variable of the frame (a .local one, or a .param one: a
+    # call's argument or result, a .func's parameter) -> that variable's local address
+    frame_bases: dict[int, int] = field(default_factory=dict)
 
 
 class UnsupportedForm(Exception):
@@ -413,6 +416,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
     consts: dict[str, object] = {}
     sites: list[Site] = []
     targets: dict[int, int] = {}
+    frame_bases: dict[int, int] = {}
     index = 0
     loc = ""
     for kind, s in statements(fn.body):
@@ -440,6 +444,11 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
         target = s.operands[0] if s.opcode == "bra" and s.operands else None
         if isinstance(target, ast.Name) and target.name in gen.labels:
             targets[index] = gen.labels[target.name]
+        moves = s.opcode in ("ld", "st") and len(s.operands) == 2
+        where = s.operands[1 if s.opcode == "ld" else 0] if moves else None
+        if isinstance(where, ast.Address) and where.base is not None and \
+                (var := gen.var(where.base.name)) is not None:
+            frame_bases[index] = var.address
         if watched and not sites[-1].facts.async_registers:
             _watch(gen, s, watched)
         source = _emit(gen, s, consts, reasons)
@@ -456,7 +465,7 @@ def compile_function(fn: ast.Function, layout: Layout, source_lines: tuple[str, 
     exec(compile("\n".join(sources), f"<ptx:{fn.name}>", "exec"), namespace)  # noqa: S102
     code = [namespace[f"_i{i}"] for i in range(index + 1)]
     return CompiledFunction(fn.name, code, sites, labels, next_slot, reg_types,  # type: ignore[arg-type]
-                            frozenset(unsupported), reasons, reg_names, targets)
+                            frozenset(unsupported), reasons, reg_names, targets, frame_bases)
 
 
 def async_register_names(fn: ast.Function) -> frozenset[str]:
