@@ -612,6 +612,11 @@ def _first_try(code: Code, w: Ins) -> int | None:
     if join is None:
         return None
     here = mine[join][0]
+    # Local memory is not compared: a store of it on either way before the join, on the failure path or
+    # in the spin's own loop, and the two ways may differ there.
+    ways = found[2] | loop[2] | {pc for pc, _ in mine[:join]} | set(on_theirs[:on_theirs.index(here)])
+    if any(code.ins[pc].local and not code.ins[pc].defs for pc in ways):
+        return None
     before = {d for _, defs in mine[:join] for d in defs}
     before |= {d for _, defs in theirs[:on_theirs.index(here)] for d in defs}
     if (written | loop[1] | before | {w.wait_dst, t.wait_dst}) & code.live[here]:

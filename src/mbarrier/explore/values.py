@@ -301,7 +301,9 @@ def _local(code: Code, t: Thread, pc: int, env: Env, x: Ins) -> Env:
     written = out.get(ROOT)
     if isinstance(written, tuple) and (addr, n) not in written:
         out[ROOT] = tuple(sorted(written + ((addr, n),)))
-    if sure and x.local_value is not None and n <= 16:
+    # A store on a wait's failure path (`Code.backoff`) leaves its value unknown, as `_transfer` leaves the
+    # registers there: a retry count would give each try nodes of its own.
+    if sure and x.local_value is not None and n <= 16 and x.pc not in code.backoff:
         slot, const = x.local_value
         v = const if slot is None else value(code, t, pc, env, slot)
         if isinstance(v, FutureToken):
