@@ -30,7 +30,9 @@ def kernel(mode: str = "token", bug: str | None = None) -> str:
     with the token (`mode` "token") or the phase parity ("parity") it keeps in slot s of a local array;
     after the wait thread 0 writes data[s^1], which the others read in the next trip, and every thread
     arrives for the next trip. Bugs: `slot` (tokens only: the next trip's token goes to slot s), `skip`
-    (thread 1 does not arrive after even trips), `count` (bar expects one thread too many)."""
+    (thread 1 does not arrive after even trips), `count` (bar expects one thread too many); for tokens,
+    `generic` and `narrow` overwrite the stored token's parity with 0 (through a generic address, by a
+    4-byte store into its upper half): the third trip's wait passes at once."""
     skip = ["setp.eq.u32 %p5, %r0, 1;", "setp.eq.and.u32 %p5, %r4, 0, %p5;", "@%p5 bra NEXT;"] \
         if bug == "skip" else []
     count = "add.u32 %r30, %r30, 1;" if bug == "count" else ""
@@ -41,6 +43,10 @@ def kernel(mode: str = "token", bug: str | None = None) -> str:
                 "@!%p2 bra W;"]
         arrive = ["mbarrier.arrive.shared::cta.b64 %rd8, [%r10];",
                   f"st.local.u64 [%rd{4 if bug == 'slot' else 7}], %rd8;"]
+        if bug == "generic":    # the token overwritten with 0 through its generic address
+            arrive += ["cvta.local.u64 %rd9, %rd7;", "st.u64 [%rd9], 0;"]
+        elif bug == "narrow":   # its upper half (the phase parity, bit 63) cleared
+            arrive += ["st.local.u32 [%rd7+4], 0;"]
     else:
         init = ["st.local.u32 [depot], 0;", "st.local.u32 [depot+8], 0;"]
         first = ["mbarrier.arrive.shared::cta.b64 _, [%r3];"]
@@ -114,7 +120,8 @@ DONE:
 
 
 # (The wrong slot needs three trips: `test_the_wrong_slot_is_a_race_and_a_deadlock`.)
-CASES = [("token", None, 2), ("token", "skip", 2), ("token", "count", 2),
+CASES = [("token", None, 2), ("token", "skip", 2), ("token", "count", 2), ("token", "generic", 3),
+         ("token", "narrow", 3),
          ("parity", None, 3), ("parity", "skip", 2), ("parity", "count", 2)]
 
 
