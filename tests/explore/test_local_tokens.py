@@ -18,7 +18,7 @@ from mbarrier import sim
 from mbarrier.explore.check import Explorer, Options, check
 from mbarrier.explore.code import LOCAL, MB, Code
 from mbarrier.explore.code import live_registers as live_sets
-from mbarrier.explore.values import FutureToken, resume, unroll
+from mbarrier.explore.values import FutureToken, Unrolled, resume, unroll
 from mbarrier.sim.machine import RUNNABLE
 
 from .helpers import differential, load
@@ -207,3 +207,46 @@ def test_call_arguments_are_local_steps(tmp_path: Path) -> None:
     ex = Explorer(m, module, Options(walks=0))
     stores = [x for x in ex.code.ins if x.op == "st" and "param" in x.opcode]
     assert len(stores) == 5 and all(x.kind == LOCAL and x.local and x.addr is not None for x in stores)
+
+
+def test_a_future_resumes_where_its_stores_hold_the_bytes_now(tmp_path: Path) -> None:
+    module = load(tmp_path, kernel("parity"))
+    m = sim.launch(module, grid=1, block=2, args={"n": 4})
+    ex = Explorer(m, module, Options(walks=0))
+    for _ in range(4):
+        for t in m.threads:
+            if t.status == RUNNABLE and ex.ins(t).mb_op == "init":
+                ex.step(t, [])
+            ex.eager(t, [])
+    t0, t = m.threads
+    fp = ex.fp.fps[t.func.name]
+    code = fp.code
+    live = _live(code)
+
+    def gates(g: Unrolled) -> list[tuple[int, tuple[int | None, int | None] | None]]:
+        out = []
+        seen, todo = {g.start}, [g.start]
+        while todo:   # the gates reachable from the graph's start
+            k = todo.pop()
+            x = code.ins[g.pcs[k]]
+            if x.mb_op == "try_wait":
+                gate = ex.fp.frozen.gate(fp, t, x, t.pc, g.envs[k], 0)
+                out.append((x.pc, None if gate is None else (gate.off, gate.parity)))
+            for s in g.succ[k]:
+                if s not in seen:
+                    seen.add(s)
+                    todo.append(s)
+        return sorted(out, key=repr)
+
+    before = unroll(ex.m, code, t, live, lambda j, env: fp.successors(t, j, t.pc, env))
+    for u in (t0, t):   # both arrive: the first phase completes
+        ex.step(u, [])
+        ex.eager(u, [])
+    ex.step(t, [])      # its wait passes; it stores the next parity (1) and stops at its load of data
+    ex.eager(t, [])
+    assert code.ins[t.pc].op == "ld" and not code.ins[t.pc].local and t.local[:4] == (1).to_bytes(4, "little")
+    resumed = resume(before, code, t, live)
+    assert resumed is not None and resumed.start != before.start
+    fresh = unroll(ex.m, code, t, live, lambda j, env: fp.successors(t, j, t.pc, env))
+    assert gates(resumed) == gates(fresh)   # the same gates as a future unrolled from here
+    assert all(gt is not None for _, gt in gates(resumed))
