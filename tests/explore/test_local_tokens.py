@@ -250,3 +250,15 @@ def test_a_future_resumes_where_its_stores_hold_the_bytes_now(tmp_path: Path) ->
     fresh = unroll(ex.m, code, t, live, lambda j, env: fp.successors(t, j, t.pc, env))
     assert gates(resumed) == gates(fresh)   # the same gates as a future unrolled from here
     assert all(gt is not None for _, gt in gates(resumed))
+
+
+def test_a_stored_token_is_relevant_where_a_load_may_read_it(tmp_path: Path) -> None:
+    ex = _first_state(tmp_path, 2)
+    code = ex.code
+    stores = [x for x in code.ins if x.local and not x.defs and x.local_value is not None
+              and x.local_value[0] is not None]
+    assert len(stores) == 2   # the tokens of the first arrive and of the loop's
+    for x in stores:
+        slot = x.local_value[0] if x.local_value is not None else None
+        assert slot is not None and slot in code.relevant[x.pc] and code.reads_local[x.pc]
+    assert not code.reads_local[-1]   # the implicit return: no load of local memory follows
