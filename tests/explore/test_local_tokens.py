@@ -22,6 +22,8 @@ from mbarrier.explore.values import FutureToken, Unrolled, resume, unroll
 from mbarrier.sim.machine import RUNNABLE
 
 from .helpers import differential, load
+from .test_first_try import KERNEL as FIRST_TRY
+from .test_first_try import _retry_at
 from .test_trap_calls import KERNEL as ASSERTING
 
 
@@ -262,3 +264,15 @@ def test_a_stored_token_is_relevant_where_a_load_may_read_it(tmp_path: Path) -> 
         slot = x.local_value[0] if x.local_value is not None else None
         assert slot is not None and slot in code.relevant[x.pc] and code.reads_local[x.pc]
     assert not code.reads_local[-1]   # the implicit return: no load of local memory follows
+
+
+def test_a_first_try_that_stores_local_memory_on_failure_hands_over_nothing(tmp_path: Path) -> None:
+    # test_first_try's kernel (one try, then a spin on the same operands) with the failure path storing
+    # its retry count in local memory: the blocked thread would skip that store, so no hand-over.
+    text = FIRST_TRY.format(extra=0, success="DONE", lane=1)
+    assert _retry_at(load(tmp_path, text, "plain"))[0] is not None
+    bar = ".shared .align 8 .b64 bar;"
+    text = text.replace(bar, bar + "\n\t.local .align 4 .b32 tries;")
+    text = text.replace("\tmov.u32 %r5, 0;\nLOOP:", "\tmov.u32 %r5, 0;\n\tst.local.u32 [tries], %r5;\nLOOP:")
+    assert "[tries]" in text
+    assert _retry_at(load(tmp_path, text, "stores"))[0] is None
