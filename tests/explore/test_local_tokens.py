@@ -276,3 +276,53 @@ def test_a_first_try_that_stores_local_memory_on_failure_hands_over_nothing(tmp_
     text = text.replace("\tmov.u32 %r5, 0;\nLOOP:", "\tmov.u32 %r5, 0;\n\tst.local.u32 [tries], %r5;\nLOOP:")
     assert "[tries]" in text
     assert _retry_at(load(tmp_path, text, "stores"))[0] is None
+
+
+# Thread 1 spins on `a` and notes in local memory that a try failed; thread 0 arrives on `a`, then waits on
+# `b`, on which thread 1 arrives only if no try of its failed. A deadlock exactly where thread 1 tried too
+# early: a spin-wait whose failure path writes local memory is no spin the search may skip
+# (`explore.spin`), until a failed try no longer changes it.
+FLAGGED = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k()
+{
+	.local .align 4 .b32 failed;
+	.reg .pred %p<8>;
+	.reg .b32 %r<20>;
+	.shared .align 8 .b64 a;
+	.shared .align 8 .b64 b;
+	mov.u32 %r1, %tid.x;
+	st.local.u32 [failed], 0;
+	setp.ne.u32 %p1, %r1, 0;
+	@%p1 bra SYNC;
+	mbarrier.init.shared::cta.b64 [a], 1;
+	mbarrier.init.shared::cta.b64 [b], 1;
+SYNC:
+	bar.sync 0;
+	@%p1 bra WAITER;
+	mbarrier.arrive.shared::cta.b64 _, [a];
+WB:
+	mbarrier.try_wait.parity.shared::cta.b64 %p2, [b], 0;
+	@!%p2 bra WB;
+	ret;
+WAITER:
+	mbarrier.try_wait.parity.shared::cta.b64 %p3, [a], 0;
+	@%p3 bra PASSED;
+	mov.u32 %r2, 1;
+	st.local.u32 [failed], %r2;
+	bra.uni WAITER;
+PASSED:
+	ld.local.u32 %r3, [failed];
+	setp.ne.u32 %p4, %r3, 0;
+	@%p4 bra DONE;
+	mbarrier.arrive.shared::cta.b64 _, [b];
+DONE:
+	ret;
+}
+"""
+
+
+def test_a_spin_that_notes_its_failures_in_local_memory(tmp_path: Path) -> None:
+    on, _ = differential(load(tmp_path, FLAGGED), block=2)
+    assert {str(f.kind) for f in on.findings} == {"deadlock"}
