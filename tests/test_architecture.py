@@ -153,7 +153,7 @@ LONG_BY_DESIGN = {
                         "the frontier, the statistics and the bounds",
     "explore/values.py": "the futures' constant propagation, of one thread (`unroll`) and of a warp's lanes "
                          "walked together (`unroll_lanes`), which must build exactly unroll's graph: one "
-                         "node table, one transfer and one merge rule for both",
+                         "node table, one transfer (registers and local memory) and one merge rule for both",
     "explore/footprints.py": "each instruction kind's footprint, now and in a future, one branch a kind of "
                              "`of_ins`, with the in-flight copies' landings beside them: both build their "
                              "items from the same address, range and tensor-box helpers",
