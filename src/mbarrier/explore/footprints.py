@@ -496,10 +496,43 @@ class Footprints:
         return succ[:1] if bool(g) != x.guard[1] else succ[1:]
 
 
-def copy_items(c: Copy, inflight: list[Copy]) -> list[Item]:
+def copy_items(c: Copy, inflight: list[Copy], kept: dict[int, tuple[Copy, list[Item]]] | None = None
+               ) -> list[Item]:
     """What an in-flight copy (or a pending cp.async arrive-on) does when it lands. A wgmma.mma_async
     reads the bytes of its operands and completes to its warp (which the warp's wgmma.wait_group
-    reads). `inflight`: every copy in flight (`landing_mode`)."""
+    reads). `inflight`: every copy in flight (`landing_mode`). `kept`: what depends only on the copy's
+    fixed fields (`_copy_bytes`: set at its issue, never changed while it is in flight; a state restored
+    from a snapshot keeps the copy object, `explore.snapshot`), by copy, kept between calls: a tensor
+    load's box span and a wgmma's operand ranges were half of a CuTe GEMM's closure time."""
+    if kept is None:
+        fixed = _copy_bytes(c)
+    else:
+        found = kept.get(id(c))
+        if found is None or found[0] is not c:
+            if len(kept) >= COPIES_KEPT:
+                kept.clear()
+            found = kept[id(c)] = (c, _copy_bytes(c))
+        fixed = found[1]
+    if c.mma is not None or c.kind in ARRIVALS:
+        return list(fixed)
+    items: list[Item] = [(("cp" if c.kind == "cp.async" else "bulk", c.thread.aid), JOIN)]
+    if c.kind == "cp.async" and not c.watchers:
+        # Untracked (no cp.async.mbarrier.arrive watches it yet): what its thread's exit checks. A copy
+        # only ever becomes tracked, so a tracked one's landing commutes with the exit.
+        items.append((("cpx", c.thread.aid), JOIN))
+    items += fixed
+    if c.bar_cta is not None:
+        items.append((("mb", c.bar_cta.index, c.bar_off), landing_mode(c, inflight)))
+    return items
+
+
+# Copies whose fixed items `copy_items` keeps (cleared when full).
+COPIES_KEPT = 4096
+
+
+def _copy_bytes(c: Copy) -> list[Item]:
+    """The items of `copy_items` that read only the copy's fixed fields: for a wgmma or a pending arrive-on
+    all of them; for a copy the bytes it reads and writes (and the liveness of their CTAs)."""
     if c.mma is not None:
         assert c.dst_cta is not None
         cta = c.dst_cta.index
@@ -515,12 +548,7 @@ def copy_items(c: Copy, inflight: list[Copy]) -> list[Item]:
         # thread's copies (`("cp", aid)`) observes it.
         assert c.bar_cta is not None
         return [(("mb", c.bar_cta.index, c.bar_off), JOIN), (("live", c.bar_cta.index), READ)]
-    group = "cp" if c.kind == "cp.async" else "bulk"
-    items: list[Item] = [((group, c.thread.aid), JOIN)]
-    if c.kind == "cp.async" and not c.watchers:
-        # Untracked (no cp.async.mbarrier.arrive watches it yet): what its thread's exit checks. A copy
-        # only ever becomes tracked, so a tracked one's landing commutes with the exit.
-        items.append((("cpx", c.thread.aid), JOIN))
+    items: list[Item] = []
     kind, scta, saddr = c.src
     if kind == "global":
         items += _chunks("gm", None, saddr, c.src_size, READ)
@@ -538,8 +566,6 @@ def copy_items(c: Copy, inflight: list[Copy]) -> list[Item]:
         items += _chunks("gm", None, c.dst, c.size, WRITE)
     elif (span := c.plan.global_span()) is not None:  # a tensor store writes its box's elements there
         items += _chunks("gm", None, span[0], span[1] - span[0], WRITE)
-    if c.bar_cta is not None:
-        items.append((("mb", c.bar_cta.index, c.bar_off), landing_mode(c, inflight)))
     return items
 
 

@@ -34,7 +34,8 @@ from mbarrier.explore.liveregs import Getter
 from mbarrier.explore.quiet import Quiet, no_complete_free, tx_bound
 from mbarrier.explore.tally import UNCOUNTED, BarUse
 from mbarrier.sim.machine import Copy, Machine, Thread
-from mbarrier.sim.waits import AtBar, AtCluster, InCollective
+from mbarrier.sim.machine.wgmma import WGMMA
+from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective
 
 # The barrier cut (`_CUT`) a thread blocked for this reason is inside of.
 _WAIT_CUT: dict[type, str] = {AtBar: "cta", InCollective: "warp", AtCluster: "cluster"}
@@ -67,6 +68,7 @@ class AllFootprints:
         self._uses: Uses = {}  # what `Counted` reads of a future's bar arrivals, by their list (kept)
         # Copies' futures indexed, by their items (`future`): a copy in flight stays state after state.
         self._copies: dict[tuple[Item, ...], FutureIndex] = {}
+        self._copy_bytes: dict[int, tuple[Copy, list[Item]]] = {}  # `copy_items`' fixed part, by copy
 
     def query(self, items: tuple[Item, ...]) -> int:
         """The number of a query (its items): equal items, equal number, while it is kept."""
@@ -98,7 +100,7 @@ class AllFootprints:
         `entry`: the thread's entry in a snapshot the machine equals now (`explore.snapshot`): the same
         entry is the same thread state, so the kept items stand without reading the registers."""
         if isinstance(a, Copy):
-            return copy_items(a, self.machine.inflight)
+            return copy_items(a, self.machine.inflight, self._copy_bytes)
         last = self._current.get(a.aid)
         if entry is not None and last is not None and last[4] is entry:
             return last[3]  # only kept for the instructions below
@@ -130,7 +132,7 @@ class AllFootprints:
         """The future of an agent the frozen analysis leaves alone: a copy's landing, or anything for a
         thread inside a call (its return is not modelled)."""
         if isinstance(a, Copy):
-            items = tuple(copy_items(a, self.machine.inflight))
+            items = tuple(copy_items(a, self.machine.inflight, self._copy_bytes))
             found = self._copies.get(items)
             if found is None:
                 if len(self._copies) >= QUERIES_KEPT:
@@ -234,6 +236,7 @@ class AllFootprints:
         fps = self.fps
         cuts: list[frozenset[str] | None] = []
         none = _CUT[False, False, False]
+        held = _Held()
         # The barriers an agent cannot pass before the (enabled, so waiting inside none of them) seed
         # moves: whole-CTA bar.sync of the seed's CTA, full-warp bar.warp.sync of its warp,
         # barrier.cluster.wait of its cluster if it has not arrived (none for a seed that is no thread,
@@ -251,7 +254,7 @@ class AllFootprints:
                         cut -= {"cta"}
                     if cut and b.wait is not None and _stuck(s, b, cut):
                         cut = None  # inside a barrier that cannot complete before the seed moves
-                elif b.wait is not None and held_by(b, s):
+                elif b.wait is not None and held(b, s):
                     cut = None  # waiting for its copies, the seed among them
             cuts.append(cut)
         return cuts
@@ -297,6 +300,26 @@ def _stuck(seed: Thread | Copy, t: Thread, cut: frozenset[str]) -> bool:
         nb = t.cta.bars.get(w.ident)
         return nb is None or nb.count is None
     return not isinstance(w, InCollective) or (isinstance(seed, Thread) and bool(w.mask >> seed.lane & 1))
+
+
+class _Held:
+    """`frozen.held_by` for one state and seed, asked once per warp and wait at a wgmma.wait_group: the
+    answer reads only the warp's warpgroup-MMA groups, the wait's count and the other warps' shares
+    (`wgmma.shares`), the same for every lane of a warp (a walk over the shares per thread was a tenth of
+    a CuTe GEMM's time with 512 threads)."""
+
+    def __init__(self) -> None:
+        self._mma: dict[tuple[int, int, int], bool] = {}
+
+    def __call__(self, t: Thread, seed: Thread | Copy) -> bool:
+        w = t.wait
+        if not (isinstance(w, ForCopies) and w.which == WGMMA):
+            return held_by(t, seed)
+        key = (id(t.wg), id(t.warp), w.pending)
+        found = self._mma.get(key)
+        if found is None:
+            found = self._mma[key] = held_by(t, seed)
+        return found
 
 
 # The cuts by (cta, warp, cluster): built once, not for every agent of every state.
