@@ -465,10 +465,13 @@ class Frozen:
         # The plans' equal items, one object each (emptied when it holds more than ITEMS_KEPT).
         self._items: dict[Item, Item] = {}
         self.regs = LiveRegs(relevant=True)  # a plan depends on nothing else of the register file
-        # By thread: the key and plan `plan` last gave, with the getter of its live registers.
-        # With the thread's snapshot entry (`plan`'s `entry`).
-        self._last: dict[int, tuple[Footprints, int, tuple[object, ...], frozenset[str], object, Plan,
-                                    Getter, object]] = {}
+        # By thread and cut: the key and plan `plan` last gave, with the getter of its live registers.
+        # With the thread's snapshot entry (`plan`'s `entry`). By cut: a state's seeds give a thread
+        # different cuts (in the seed's warp or CTA, or not), whose plans differ where its future meets
+        # those barriers; one entry per thread made a fifth of a CUTLASS chain's plans a lookup by their
+        # live registers.
+        self._last: dict[tuple[int, frozenset[str]], tuple[Footprints, int, tuple[object, ...],
+                                                           frozenset[str], object, Plan, Getter, object]] = {}
         # The segments behind gates, shared by the plans of one future, cut and standing (`Plan`).
         self._walks: OrderedDict[tuple[object, ...], dict[tuple[int, bool], Segment]] = OrderedDict()
         # Plans' gate shapes, one object per shape (`Plan.pure`): the fixpoint groups pure plans by it.
@@ -508,13 +511,13 @@ class Frozen:
         asked. `check` is called before a plan is built (a tenth of a second with many threads).
         `entry`: the thread's entry in a snapshot the machine equals now (`explore.snapshot`): the same
         entry is the same thread state (pc, function, registers), so its registers need no reading."""
-        last = self._last.get(t.aid)
-        if last is not None and last[4] == why and (last[3] == cut or cut & last[5].meets == last[5].cut):
+        last = self._last.get((t.aid, cut))
+        if last is not None and last[4] == why:
             if entry is not None and last[7] is entry:
                 return last[5]
             if last[1] == t.pc and last[0] is fp and last[2] == last[6](t):
                 if entry is not None:
-                    self._last[t.aid] = last[:7] + (entry,)
+                    self._last[t.aid, cut] = last[:7] + (entry,)
                 return last[5]
         rel, getters = self.regs.of(fp.code)
         getter = getters[t.pc]
@@ -556,7 +559,7 @@ class Frozen:
             self._plans[key] = p
             while len(self._plans) > self.plans_kept:
                 self._plans.popitem(last=False)
-        self._last[t.aid] = (fp, t.pc, regs, cut, why, p, getter, entry)
+        self._last[t.aid, cut] = (fp, t.pc, regs, cut, why, p, getter, entry)
         return p
 
     def _unroll(self, fp: Footprints, t: Thread, rel: list[tuple[int, ...]], getter: Getter) -> Unrolled:

@@ -304,18 +304,19 @@ def _stuck(seed: Thread | Copy, t: Thread, cut: frozenset[str]) -> bool:
 
 class _Held:
     """`frozen.held_by` for one state and seed, asked once per warp and wait at a wgmma.wait_group: the
-    answer reads only the warp's warpgroup-MMA groups, the wait's count and the other warps' shares
-    (`wgmma.shares`), the same for every lane of a warp (a walk over the shares per thread was a tenth of
-    a CuTe GEMM's time with 512 threads)."""
+    answer reads only the thread's warpgroup-MMA groups (each lane holds its own `WgState`, of the same
+    operations as its warp's others), the wait's count, its warpgroup and the other warps' shares
+    (`wgmma.shares`): a walk over the shares per thread was a tenth of a CuTe GEMM's time with 512
+    threads."""
 
     def __init__(self) -> None:
-        self._mma: dict[tuple[int, int, int], bool] = {}
+        self._mma: dict[tuple[int, int, object], bool] = {}
 
     def __call__(self, t: Thread, seed: Thread | Copy) -> bool:
         w = t.wait
         if not (isinstance(w, ForCopies) and w.which == WGMMA):
             return held_by(t, seed)
-        key = (id(t.wg), id(t.warp), w.pending)
+        key = (id(t.warp), w.pending, t.wg.groups)
         found = self._mma.get(key)
         if found is None:
             found = self._mma[key] = held_by(t, seed)
