@@ -108,6 +108,20 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
     def current(a: Thread | Copy) -> list[Item]:
         return fp.current(a, entries[a.aid] if entries is not None and isinstance(a, Thread) else None)
 
+    fp.begin(agents)
+    try:
+        best = _smallest(m, fp, agents, enabled, blocked_on, seeds, max_seeds, current, check, entries)
+    finally:
+        fp.begin(None)
+    fp.single = agents[best[0]].aid if best is not None and len(best) == 1 else None
+    return best if best is not None else []
+
+
+def _smallest(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled: dict[int, bool],
+              blocked_on: dict[int, tuple[int, int]], seeds: list[int], max_seeds: int,
+              current: Callable[[Thread | Copy], list[Item]], check: Callable[[], None] | None,
+              entries: Sequence[object] | None) -> list[int] | None:
+    """`stubborn`'s search over the seeds: the smallest closure, None where no seed closed."""
     best: list[int] | None = None
     paused: list[_Closure] = []
     sizes = {i: len(current(agents[i])) for i in seeds}
@@ -127,5 +141,4 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
         for c in paused:
             if c.run(len(best)) if best is not None else c.run(len(agents) + 1):
                 best = c.members()
-    fp.single = agents[best[0]].aid if best is not None and len(best) == 1 else None
-    return best if best is not None else []
+    return best

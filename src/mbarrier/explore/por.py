@@ -28,12 +28,12 @@ from mbarrier.explore.footprints import (
     group,
     matches,
 )
-from mbarrier.explore.frozen import INF, BarFuture, Fixpoint, Frozen, held_by, seed_lives
+from mbarrier.explore.frozen import INF, BarFuture, Fixpoint, Frozen, bulk_hold, held_by, seed_lives
 from mbarrier.explore.lastfrozen import LastFrozen
 from mbarrier.explore.liveregs import Getter
 from mbarrier.explore.quiet import Quiet, no_complete_free, tx_bound
 from mbarrier.explore.tally import UNCOUNTED, BarUse
-from mbarrier.sim.machine import Copy, Machine, Thread
+from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
 from mbarrier.sim.machine.wgmma import WGMMA
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective
 
@@ -66,6 +66,10 @@ class AllFootprints:
         self._next_query = 0
         self.single: int | None = None  # the agent (id) of the last stubborn set of one: tried first
         self._uses: Uses = {}  # what `Counted` reads of a future's bar arrivals, by their list (kept)
+        # The agents of the state whose stubborn set is being built (`begin`), and the frozen futures of its
+        # copy seeds by what they read (`_copy_seed_key`), with the seed they were computed for.
+        self._state: list[Thread | Copy] | None = None
+        self._by_copy: dict[tuple[object, ...], tuple[int, Kept]] = {}
         # Copies' futures indexed, by their items (`future`): a copy in flight stays state after state.
         self._copies: dict[tuple[Item, ...], FutureIndex] = {}
         self._copy_bytes: dict[int, tuple[Copy, list[Item]]] = {}  # `copy_items`' fixed part, by copy
@@ -116,6 +120,12 @@ class AllFootprints:
         items = fp.current(a)
         self._current[a.aid] = (x, getter(a), getter, items, entry)
         return items
+
+    def begin(self, agents: list[Thread | Copy] | None) -> None:
+        """Start (a list: the state's agents) or end (None) the stubborn set of one state: while it lasts
+        the machine stands still, and the frozen futures of its copy seeds are kept (`_futures`)."""
+        self._state = agents
+        self._by_copy = {}
 
     def index(self, futures: list[FutureIndex], immortal: frozenset[int]) -> Index:
         """The `Index` of a state's futures: the last one while they are the same list (`LastFrozen`)."""
@@ -184,12 +194,35 @@ class AllFootprints:
         """The frozen futures with the barrier cuts (`whole`: also at whole-CTA bar.sync where counted
         barriers exist too, which `Counted.whole_cut_holds` must confirm afterwards), indexed."""
         cuts = self._cuts(agents, seed, whole)
+        s = agents[seed]
+        key = _copy_seed_key(agents, seed, cuts, whole) if isinstance(s, Copy) and agents is self._state \
+            else None
+        if key is not None and (found := self._by_copy.get(key)) is not None:
+            return self._reseeded(agents, seed, cuts, *found)
         fix = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on, check, entries)
         indexed = self.indexed
         indexes = [(_NOTHING if bcut is None else self.future(b)) if items is None else indexed(items)
                    for b, bcut, items in zip(agents, cuts, fix.lists, strict=True)]
-        quiet = Quiet(m, self.tx_amount, fix.exact, agents[seed], self.last_ok, self.fps)
-        return Kept(cuts, whole, fix, indexes, Counted(agents, fix.bars, self._uses), quiet, fix.immortal())
+        quiet = Quiet(m, self.tx_amount, fix.exact, s, self.last_ok, self.fps)
+        kept = Kept(cuts, whole, fix, indexes, Counted(agents, fix.bars, self._uses), quiet, fix.immortal())
+        if key is not None:
+            self._by_copy[key] = (seed, kept)
+        return kept
+
+    def _reseeded(self, agents: list[Thread | Copy], seed: int, cuts: list[frozenset[str] | None], old: int,
+                  k: Kept) -> Kept:
+        """The frozen futures of copy seed `old` in this state, for copy seed `seed` whose key is the same
+        (`_copy_seed_key`): the fixpoint read the same inputs, so only the two copies' own entries change
+        (a seed's future is empty; a copy's is its landing, `future`). The copies have no plan, bar
+        arrivals or CTA they keep alive, so the tally and the immortal CTAs stand."""
+        lists, bars = list(k.fix.lists), list(k.fix.bars)
+        lists[old], bars[old] = None, None
+        lists[seed], bars[seed] = [], ([], {})
+        indexes = list(k.indexes)
+        indexes[old] = _NOTHING if cuts[old] is None else self.future(agents[old])
+        indexes[seed] = _NOTHING
+        fix = replace(k.fix, lists=lists, bars=bars)
+        return Kept(cuts, k.whole, fix, indexes, k.counted, k.quiet.reseeded(agents[seed]), k.immortal)
 
     def _patched(self, m: Machine, agents: list[Thread | Copy], seed: int,
                  blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None,
@@ -258,6 +291,28 @@ class AllFootprints:
                     cut = None  # waiting for its copies, the seed among them
             cuts.append(cut)
         return cuts
+
+
+def _copy_seed_key(agents: list[Thread | Copy], seed: int, cuts: list[frozenset[str] | None], whole: bool
+                   ) -> tuple[object, ...]:
+    """Everything `Frozen.futures` reads that depends on which copy is the seed, in a state that stands
+    still: the cuts (threads held by the seed have none), the threads whose copy gates the seed keeps
+    shut (a cp.async seed's issuer, whether the seed's group is committed; a bulk seed's issuer and how
+    many of its groups the seed's lies behind) and the sources of the other copies (pending arrive-ons'
+    arrivals, bulk copies' complete_tx, summed per barrier in any order), those waiting for the seed left
+    out. Two copy seeds of equal keys have the same fixpoint: the pending arrive-ons of three threads on
+    one barrier, the cp.async copies of one group."""
+    s = agents[seed]
+    assert isinstance(s, Copy)
+    behind = {id(w) for w in s.watchers}
+    mute = s.thread if s.kind == "cp.async" else None
+    held = mute is not None and any(c is s for g in mute.cp_groups for c in g)
+    holder, ahead = bulk_hold(s)
+    sources = sorted((a.kind in ARRIVALS, a.bar_cta.index, a.bar_off, 1 if a.kind in ARRIVALS else a.size)
+                     for i, a in enumerate(agents) if i != seed and isinstance(a, Copy)
+                     and a.bar_cta is not None and id(a) not in behind)
+    return (whole, tuple(cuts), None if mute is None else mute.aid, held,
+            None if holder is None else holder.aid, ahead, tuple(sources))
 
 
 def _same_plans(cuts: list[frozenset[str] | None], k: Kept, skip: set[int]) -> bool:
