@@ -16,6 +16,8 @@ import pytest
 from mbarrier.explore import closure as CL
 from mbarrier.explore import por as P
 from mbarrier.explore.check import Options, check
+from mbarrier.explore.footprints import copy_items, group
+from mbarrier.sim.machine import Copy
 
 from .helpers import load
 
@@ -144,3 +146,26 @@ def test_the_same_sets_as_without_reuse(tmp_path: Path, monkeypatch: pytest.Monk
     assert seen["reused"] > 0
     monkeypatch.setattr(P, "_copy_seed_key", lambda *args: (object(),))  # every copy seed its own key
     assert run() == with_reuse
+
+
+@pytest.mark.parametrize("early", [False, True])
+def test_a_copys_kept_future_is_the_one_its_items_give_now(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          early: bool) -> None:
+    """A copy's indexed future is kept while what its items read beyond its fixed fields stays the same
+    (`footprints.copy_state`: tracked or not, its barrier's landing mode); compared with the items of the
+    copy as it stands, at every query, as the arrive-on comes to watch the copies."""
+    original = P.AllFootprints.future
+    seen = {"copies": 0, "tracked": 0}
+
+    def fresh(self: P.AllFootprints, a: Any) -> P.FutureIndex:
+        found = original(self, a)
+        if isinstance(a, Copy):
+            assert found.future == group(copy_items(a, self.machine.inflight))
+            seen["copies"] += 1
+            seen["tracked"] += a.kind == "cp.async" and bool(a.watchers)
+        return found
+
+    monkeypatch.setattr(P.AllFootprints, "future", fresh)
+    r = check(load(tmp_path, _copies(3, early)), grid=1, block=2, options=Options(walks=0, max_findings=100))
+    assert r.verdict == ("finding" if early else "verified")
+    assert seen["copies"] > seen["tracked"] > 0, seen

@@ -515,15 +515,26 @@ def copy_items(c: Copy, inflight: list[Copy], kept: dict[int, tuple[Copy, list[I
         fixed = found[1]
     if c.mma is not None or c.kind in ARRIVALS:
         return list(fixed)
+    untracked, mode = copy_state(c, inflight)
     items: list[Item] = [(("cp" if c.kind == "cp.async" else "bulk", c.thread.aid), JOIN)]
-    if c.kind == "cp.async" and not c.watchers:
-        # Untracked (no cp.async.mbarrier.arrive watches it yet): what its thread's exit checks. A copy
-        # only ever becomes tracked, so a tracked one's landing commutes with the exit.
+    if untracked:
         items.append((("cpx", c.thread.aid), JOIN))
     items += fixed
-    if c.bar_cta is not None:
-        items.append((("mb", c.bar_cta.index, c.bar_off), landing_mode(c, inflight)))
+    if mode is not None:
+        assert c.bar_cta is not None
+        items.append((("mb", c.bar_cta.index, c.bar_off), mode))
     return items
+
+
+def copy_state(c: Copy, inflight: list[Copy]) -> tuple[bool, int | None]:
+    """What `copy_items` reads of a copy beyond its fixed fields: whether it is a cp.async no
+    cp.async.mbarrier.arrive watches yet (untracked: what its thread's exit checks; a copy only ever
+    becomes tracked, so a tracked one's landing commutes with the exit), and its barrier's landing mode
+    (`landing_mode`; None: no barrier, or a wgmma or pending arrive-on, whose items are all fixed)."""
+    if c.mma is not None or c.kind in ARRIVALS:
+        return False, None
+    return (c.kind == "cp.async" and not c.watchers,
+            None if c.bar_cta is None else landing_mode(c, inflight))
 
 
 # Copies whose fixed items `copy_items` keeps (cleared when full).

@@ -25,6 +25,7 @@ from mbarrier.explore.footprints import (
     Item,
     conflict,
     copy_items,
+    copy_state,
     group,
     matches,
 )
@@ -73,6 +74,8 @@ class AllFootprints:
         # Copies' futures indexed, by their items (`future`): a copy in flight stays state after state.
         self._copies: dict[tuple[Item, ...], FutureIndex] = {}
         self._copy_bytes: dict[int, tuple[Copy, list[Item]]] = {}  # `copy_items`' fixed part, by copy
+        # Each copy's indexed future with what else its items read (`copy_state`): the items follow.
+        self._copy_index: dict[int, tuple[Copy, tuple[bool, int | None], FutureIndex]] = {}
 
     def query(self, items: tuple[Item, ...]) -> int:
         """The number of a query (its items): equal items, equal number, while it is kept."""
@@ -142,12 +145,20 @@ class AllFootprints:
         """The future of an agent the frozen analysis leaves alone: a copy's landing, or anything for a
         thread inside a call (its return is not modelled)."""
         if isinstance(a, Copy):
-            items = tuple(copy_items(a, self.machine.inflight, self._copy_bytes))
+            inflight = self.machine.inflight
+            state = copy_state(a, inflight)
+            mine = self._copy_index.get(id(a))
+            if mine is not None and mine[0] is a and mine[1] == state:
+                return mine[2]
+            items = tuple(copy_items(a, inflight, self._copy_bytes))
             found = self._copies.get(items)
             if found is None:
                 if len(self._copies) >= QUERIES_KEPT:
                     self._copies.clear()
                 found = self._copies[items] = FutureIndex(group(list(items)))
+            if len(self._copy_index) >= QUERIES_KEPT:
+                self._copy_index.clear()
+            self._copy_index[id(a)] = (a, state, found)
             return found
         assert a.frames
         return self._anything_index
