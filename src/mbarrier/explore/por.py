@@ -568,38 +568,60 @@ class FutureIndex:
                     self.exact.setdefault(obj, []).append(mode)
                 self.by_kind.setdefault(kind, []).append(it)
 
-    def hits(self, items: list[Item], immortal: frozenset[int]) -> bool:
-        """Whether any of `items` conflicts with this future (liveness of `immortal` CTAs left out)."""
+    def hits(self, query: list[Asked], immortal: frozenset[int]) -> bool:
+        """Whether any item of a query (`asked`) conflicts with this future (liveness of `immortal` CTAs
+        left out)."""
         kinds = self.kinds
-        for obj, mode in items:
-            kind = obj[0]
+        for obj, mode, kind, keys in query:
             if kind not in kinds:
                 continue
-            if kind == "sm" or kind == "gm":
-                bs = _buckets(obj)
-                if bs is None:
-                    cands = [e for key, lst in self.mem.items() if key[0] == kind for e in lst]
-                else:
-                    space = obj[:2] if kind == "sm" else (kind,)
-                    cands = [e for b in bs for e in self.mem.get(space + (b,), ())]
-                    if kind == "sm" and obj[1] is not None:
-                        cands += [e for b in bs for e in self.mem.get(("sm", None, b), ())]
+            if keys is not None:  # memory: the items in its buckets, then those of no known range
+                mem = self.mem
+                for key in keys:
+                    for o2, m2 in mem.get(key, ()):
+                        if conflict(mode, m2) and matches(obj, o2):
+                            return True
+                cands: Iterable[Item] = self.wild.get(kind, ())
+            elif kind == "sm" or kind == "gm":  # a range too wide for buckets: every item of its kind
+                cands = [e for key, lst in self.mem.items() if key[0] == kind for e in lst]
                 cands += self.wild.get(kind, ())
             elif kind == "live":
                 cands = [e for e in self.live if e[0][1] not in immortal]
             elif None in obj:
-                cands = self.by_kind.get(kind, [])
+                cands = self.by_kind.get(kind, ())
             else:
                 modes = self.exact.get(obj)
                 if modes is not None:
                     for m2 in modes:
                         if conflict(mode, m2):
                             return True
-                cands = self.wild.get(kind, [])
+                cands = self.wild.get(kind, ())
             for o2, m2 in cands:
                 if conflict(mode, m2) and matches(obj, o2):
                     return True
         return False
+
+
+# A query's item as `FutureIndex.hits` reads it: object, mode, kind and, for a memory range that buckets
+# hold, the keys of its buckets in `FutureIndex.mem` (a known CTA's also the buckets of unknown CTAs).
+Asked = tuple[tuple[object, ...], int, object, tuple[tuple[object, ...], ...] | None]
+
+
+def asked(items: Iterable[Item]) -> list[Asked]:
+    """A query's items with their buckets, worked out once for every future it is asked of."""
+    out: list[Asked] = []
+    for obj, mode in items:
+        kind = obj[0]
+        keys: tuple[tuple[object, ...], ...] | None = None
+        if kind == "sm" or kind == "gm":
+            bs = _buckets(obj)
+            if bs is not None:
+                space = obj[:2] if kind == "sm" else (kind,)
+                keys = tuple(space + (b,) for b in bs)
+                if kind == "sm" and obj[1] is not None:
+                    keys += tuple(("sm", None, b) for b in bs)
+        out.append((obj, mode, kind, keys))
+    return out
 
 
 _NOTHING = FutureIndex({})
@@ -628,19 +650,23 @@ class Index:
         out = set(self.anything)
         immortal = self.immortal
         if query is None:
-            out.update(j for j, f in self.touching if f.hits(items, immortal))
+            prepared = asked(items)
+            out.update(j for j, f in self.touching if f.hits(prepared, immortal))
             return out
         found = self._answers.get(query)
         if found is not None:
             return found
         self._answers[query] = out
         qk = (query, immortal)
+        ready: list[Asked] | None = None
         for j, f in self.touching:
             hit = f.memo.get(qk)
             if hit is None:
                 if len(f.memo) >= MEMO_KEPT:
                     f.memo.clear()
-                hit = f.memo[qk] = f.hits(items, immortal)
+                if ready is None:
+                    ready = asked(items)
+                hit = f.memo[qk] = f.hits(ready, immortal)
             if hit:
                 out.add(j)
         return out
