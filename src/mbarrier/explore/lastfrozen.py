@@ -45,6 +45,20 @@ class LastFrozen(Generic[T]):
         self._counts: tuple[object, ...] = ()
         self._seed_state: tuple[object, ...] = ()
         self.result: T | None = None
+        self._still = False  # the machine stands still (`standing`); then its counts, once read (`_now`)
+        self._now: tuple[object, ...] | None = None
+
+    def standing(self, still: bool) -> None:
+        """Whether the machine stands still from now until told otherwise (while one state's stubborn set
+        is built): its barrier counts are then read once, not at every seed's computation."""
+        self._still, self._now = still, None
+
+    def _counts_of(self, m: Machine) -> tuple[object, ...]:
+        if not self._still:
+            return barrier_counts(m)
+        if self._now is None:
+            self._now = barrier_counts(m)
+        return self._now
 
     @staticmethod
     def _seed_of(s: Thread | Copy) -> tuple[object, ...]:
@@ -65,7 +79,7 @@ class LastFrozen(Generic[T]):
             same += entries[s.aid] is not self._entries[s.aid]  # the seed's own entry may differ
         if same != len(entries) or blocked_on != self._blocked or self._seed_of(s) != self._seed_state:
             return False
-        return barrier_counts(m) == self._counts
+        return self._counts_of(m) == self._counts
 
     def moved_seed(self, m: Machine, agents: list[Thread | Copy], seed: int,
                    blocked_on: dict[int, tuple[int, int]], entries: Sequence[object]) -> int | None:
@@ -79,7 +93,7 @@ class LastFrozen(Generic[T]):
         if not isinstance(was, Thread):
             return None
         same = sum(map(is_, entries, self._entries)) + (entries[was.aid] is not self._entries[was.aid])
-        if same != len(entries) or blocked_on != self._blocked or barrier_counts(m) != self._counts:
+        if same != len(entries) or blocked_on != self._blocked or self._counts_of(m) != self._counts:
             return None
         return self._seed
 
@@ -87,6 +101,6 @@ class LastFrozen(Generic[T]):
              blocked_on: dict[int, tuple[int, int]], entries: Sequence[object], result: T) -> None:
         self._agents, self._seed, self._entries = list(agents), seed, entries
         self._blocked = dict(blocked_on)
-        self._counts = barrier_counts(m)
+        self._counts = self._counts_of(m)
         self._seed_state = self._seed_of(agents[seed])
         self.result = result

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress
-from operator import is_not
+from operator import attrgetter, is_not
 
 from mbarrier.explore.code import BAR, MATRIX, MMA, Code, Ins
 from mbarrier.explore.footprints import (
@@ -129,6 +129,7 @@ class AllFootprints:
         the machine stands still, and the frozen futures of its copy seeds are kept (`_futures`)."""
         self._state = agents
         self._by_copy = {}
+        self._last.standing(agents is not None)
 
     def index(self, futures: list[FutureIndex], immortal: frozenset[int]) -> Index:
         """The `Index` of a state's futures: the last one while they are the same list (`LastFrozen`)."""
@@ -534,12 +535,13 @@ class FutureIndex:
     """One agent's future by object, for the closure's queries (built once per future: the futures are
     cached with their plans, so a state's index costs a lookup per agent, not a pass over every item)."""
 
-    __slots__ = ("anything", "by_kind", "exact", "future", "kinds", "live", "memo", "mem", "wild")
+    __slots__ = ("anything", "by_kind", "exact", "future", "kinds", "live", "memo", "mem", "touches", "wild")
 
     def __init__(self, fut: Future) -> None:
         self.future = fut
         self.anything = "any" in fut
         self.kinds = frozenset(fut)
+        self.touches = bool(self.kinds) and not self.anything  # what `Index.touching` holds
         self.exact: dict[tuple[object, ...], list[int]] = {}
         self.by_kind: dict[object, list[Item]] = {}
         self.wild: dict[object, list[Item]] = {}
@@ -625,6 +627,7 @@ def asked(items: Iterable[Item]) -> list[Asked]:
 
 
 _NOTHING = FutureIndex({})
+_ANYTHING, _TOUCHES = attrgetter("anything"), attrgetter("touches")
 
 
 class Index:
@@ -636,9 +639,10 @@ class Index:
         self.n = len(futures)
         self.futures = futures
         self.immortal = immortal
-        self.anything = [j for j, f in enumerate(futures) if f.anything]
+        self.anything = list(compress(range(self.n), map(_ANYTHING, futures)))
         # Only futures that touch something can conflict (threads waiting at a closed gate touch nothing).
-        self.touching = [(j, f) for j, f in enumerate(futures) if f.kinds and not f.anything]
+        touches = list(map(_TOUCHES, futures))
+        self.touching = list(zip(compress(range(self.n), touches), compress(futures, touches), strict=True))
         self._answers: dict[int, set[int]] = {}  # by query number: the index is kept while the futures stand
 
     def conflicting(self, items: Iterable[Item], query: int | None = None) -> set[int]:

@@ -77,15 +77,17 @@ class Shadow:
     cell, not 128). Cells live in pages of 2^PAGE_BITS bytes. A copy (`clone`) shares every page; each
     side copies a page before its first change (`owned_pages`), so a checker's snapshot costs the pages
     its last step touched, not the whole history. Each page's part of `key()` is kept (`hashes`) and
-    recomputed only for the pages changed since (`stale`)."""
+    recomputed only for the pages changed since (`stale`); the key itself is kept until a page's part
+    changes (`_key`: a memory no step touched keeps its key, state after state)."""
 
-    __slots__ = ("pages", "owned_pages", "hashes", "stale")
+    __slots__ = ("pages", "owned_pages", "hashes", "stale", "_key")
 
     def __init__(self) -> None:
         self.pages: dict[int, dict[int, Cell]] = {}
         self.owned_pages: set[int] = set()
         self.hashes: dict[int, int] = {}
         self.stale: set[int] = set()
+        self._key: int | None = None
 
     def access(self, addr: int, size: int, vc: VC, me: int, clk: int, info: Info,
                pvc: VC | None = None, data: bytes | None = None) -> None:
@@ -177,9 +179,13 @@ class Shadow:
         out = Shadow()
         out.pages = dict(self.pages)
         out.hashes = dict(self.hashes)
+        out._key = self._key
         return out
 
     def _refresh(self) -> None:
+        if not self.stale:
+            return
+        self._key = None
         pages, hashes = self.pages, self.hashes
         part: dict[int, tuple[object, ...]] = {}  # a cell's part of the key, by its id (cells are shared)
         for p in self.stale:
@@ -202,7 +208,9 @@ class Shadow:
         """Who accessed each byte at which clock (which instruction did it decides only the wording), as
         a hash: the pages' hashes, each of the set of its cells' (address, writer, clock, readers)."""
         self._refresh()
-        return hash(frozenset(self.hashes.items()))
+        if self._key is None:
+            self._key = hash(frozenset(self.hashes.items()))
+        return self._key
 
 
 def _twin(earlier: Info, later: Info) -> bool:
