@@ -545,7 +545,8 @@ class Explorer:
             except _LocalSteps as e:
                 self.stopped_by, self.bound = "local-steps", str(e)
                 return
-            new = snapshot.save(m, self.tokens, snap, self._dirty(aids, woken))
+            new = snapshot.save(m, self.tokens, snap, self._dirty(aids, woken),
+                                {a for a in aids if a < self.nthreads} | woken)
             self.machine_is = new
             h = self.state_key(new)
             prev = frontier.depth_of(h)

@@ -146,16 +146,19 @@ def flat_regs(regs: tuple[object, ...]) -> list[object]:
     return list(chain.from_iterable(regs)) if type(regs) is Chunks else list(regs)
 
 
-def _thread_state(t: Thread, token_slots: Mapping[str, frozenset[int]], was: ThreadState | None = None
-                  ) -> ThreadState:
+def _thread_state(t: Thread, token_slots: Mapping[str, frozenset[int]], was: ThreadState | None = None,
+                  same_regs: bool = False) -> ThreadState:
     """(canonical part, restore-only part) of one thread. `token_slots`: per function, the registers
     its arrives write (a slot number means something only in the function the thread is running).
-    `was`: the thread's previous entry, whose unchanged register chunks the new one shares."""
+    `was`: the thread's previous entry, whose unchanged register chunks the new one shares; `same_regs`:
+    the thread's registers are those of `was` (it did not step since), whose chunks it takes whole."""
     wait = t.wait
     regs: list[object] | tuple[object, ...] = t.regs
     real = None
     slots = token_slots.get(t.func.name)
-    if slots:
+    if same_regs and was is not None:
+        chunks, real = was[0][1], was[9]
+    elif slots:
         # A token is compared by what a wait can see of it (its object, initialization and phase), not
         # by its pending bits, which depend on the order of arrivals; .noComplete tokens keep their
         # word for mbarrier.pending_count.
@@ -167,7 +170,9 @@ def _thread_state(t: Thread, token_slots: Mapping[str, frozenset[int]], was: Thr
         if canon != regs:
             real = _reg_chunks(regs, None if was is None else was[9] or was[0][1])
             regs = canon
-    chunks = _reg_chunks(regs, None if was is None else was[0][1])
+        chunks = _reg_chunks(regs, None if was is None else was[0][1])
+    else:
+        chunks = _reg_chunks(regs, None if was is None else was[0][1])
     copies: tuple[object, ...] = ()
     if t.cp_open or t.cp_groups or t.bulk_open or t.bulk_groups:
         # Copies that have landed are left out (a group keeps its place): nothing reads them any more
@@ -187,9 +192,12 @@ def _thread_state(t: Thread, token_slots: Mapping[str, frozenset[int]], was: Thr
 
 
 def save(m: Machine, token_slots: Mapping[str, frozenset[int]], prev: Snapshot | None = None,
-         dirty: set[int] | None = None) -> Snapshot:
+         dirty: set[int] | None = None, moved: set[int] | None = None) -> Snapshot:
     """The mutable state. With `prev` and `dirty` (aids that may have changed since `prev`), the other
-    threads' entries are shared with `prev` (the work is proportional to the dirty threads)."""
+    threads' entries are shared with `prev` (the work is proportional to the dirty threads). `moved`:
+    those of `dirty` whose registers may have changed (None: all); the others (the issuers of copies
+    in flight, whose copies' statuses changed) keep `prev`'s register chunks, not compared again: a
+    CUTLASS kernel's thread holds thousands of register slots."""
     ts = m.threads
     if prev is None or dirty is None:
         threads = tuple(tuple(_thread_state(t, token_slots) for t in ts[i:i + CHUNK])
@@ -203,7 +211,8 @@ def save(m: Machine, token_slots: Mapping[str, frozenset[int]], prev: Snapshot |
             entries = list(chunks[i])
             for aid in aids:
                 j = aid - i * CHUNK
-                entries[j] = _thread_state(ts[aid], token_slots, entries[j])
+                entries[j] = _thread_state(ts[aid], token_slots, entries[j],
+                                           moved is not None and aid not in moved)
             chunks[i] = tuple(entries)
         threads = tuple(chunks)
     copies = tuple((c, c.pc, c.status, c.deps, tuple(c.watchers)) for c in m.inflight)
