@@ -804,13 +804,13 @@ class Frozen:
                     exact[(what, None, None)] = INF  # inside a call: may do anything
                 tally.unknown.add(a.cta.index)
                 continue
-            doing("futures of thread", i, len(agents))  # for the progress line: seconds at a first state
             # `plan`'s first answer without the calls: the plan it last gave this thread under this cut,
             # while the thread's snapshot entry is the same (not at a counted bar.sync: `agent_plan`).
             last = None if entries is None or isinstance(a.wait, AtBar) else kept.get((a.aid, cut))
             if last is not None and last[7] is entries[a.aid] and last[4] == blocked_on.get(i):  # type: ignore[index]
                 plan = plans[i] = last[5]
             else:
+                doing("futures of thread", i, len(agents))  # for the progress line: seconds at a first state
                 plan = plans[i] = self.agent_plan(fps, a, i, cut, blocked_on, check, entries)
             if plan.pure and a is not mute and a is not holder:
                 pure.setdefault(id(plan.shape), []).append((i, plan))
