@@ -35,7 +35,7 @@ class _Closure:
             # The seed is in the set, so along any sequence of steps outside it the seed stays alive, and
             # so does its CTA: for every other member's conflicts it is immortal. Only the seed's own next
             # step (an exit, or one inside a call) may be its CTA's last, so it alone asks without that.
-            self.index = Index(self.indexes, immortal | {s.cta.index})
+            self.index = self.own.like(immortal | {s.cta.index})
         self.in_set = {seed}
         self.work = [seed]
         self.count = 1
@@ -59,7 +59,7 @@ class _Closure:
                         and a.cta.index not in ask.immortal:
                     cta = a.cta.index
                     ask = index if cta in index.immortal else outlived.get(cta) or outlived.setdefault(
-                        cta, Index(self.indexes, index.immortal | {cta}))
+                        cta, index.like(index.immortal | {cta}))
             else:
                 items = awaited(self.m, a, self.blocked_on.get(i))
             key = tuple(items)

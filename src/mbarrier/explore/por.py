@@ -630,6 +630,14 @@ _NOTHING = FutureIndex({})
 _ANYTHING, _TOUCHES = attrgetter("anything"), attrgetter("touches")
 
 
+def _lists(futures: list[FutureIndex]) -> tuple[list[int], list[int], list[FutureIndex]]:
+    """`Index`'s lists of its futures: who may touch anything; the numbers and futures touching something."""
+    n = range(len(futures))
+    touches = list(map(_TOUCHES, futures))
+    anything = list(compress(n, map(_ANYTHING, futures)))
+    return anything, list(compress(n, touches)), list(compress(futures, touches))
+
+
 class Index:
     """Who may touch what: the futures of every agent of one state, for the closure."""
 
@@ -639,11 +647,22 @@ class Index:
         self.n = len(futures)
         self.futures = futures
         self.immortal = immortal
-        self.anything = list(compress(range(self.n), map(_ANYTHING, futures)))
-        # Only futures that touch something can conflict (threads waiting at a closed gate touch nothing).
-        touches = list(map(_TOUCHES, futures))
-        self.touching = list(zip(compress(range(self.n), touches), compress(futures, touches), strict=True))
+        # Who may touch anything, and (numbers, futures) of those that touch something (threads waiting at
+        # a closed gate touch nothing): listed at the first query (`_lists`), shared by an index of the
+        # same futures (`like`; the closure asks the seed's own and one more of most states' futures).
+        self._lists: tuple[list[int], list[int], list[FutureIndex]] | None = None
         self._answers: dict[int, set[int]] = {}  # by query number: the index is kept while the futures stand
+
+    def like(self, immortal: frozenset[int]) -> Index:
+        """An index of the same futures with other immortal CTAs (the lists shared, the answers not)."""
+        out = Index(self.futures, immortal)
+        out._lists = self._lists = self._lists or _lists(self.futures)
+        return out
+
+    @property
+    def anything(self) -> list[int]:
+        self._lists = self._lists or _lists(self.futures)
+        return self._lists[0]
 
     def conflicting(self, items: Iterable[Item], query: int | None = None) -> set[int]:
         """The agents whose futures conflict with `items` (a set the caller must not change); `query`:
@@ -651,11 +670,13 @@ class Index:
         items = list(items)
         if any(obj[0] == "any" for obj, _ in items):
             return set(range(self.n))
-        out = set(self.anything)
+        self._lists = lists = self._lists or _lists(self.futures)
+        out = set(lists[0])
+        touching = zip(lists[1], lists[2], strict=True)
         immortal = self.immortal
         if query is None:
             prepared = asked(items)
-            out.update(j for j, f in self.touching if f.hits(prepared, immortal))
+            out.update(j for j, f in touching if f.hits(prepared, immortal))
             return out
         found = self._answers.get(query)
         if found is not None:
@@ -663,7 +684,7 @@ class Index:
         self._answers[query] = out
         qk = (query, immortal)
         ready: list[Asked] | None = None
-        for j, f in self.touching:
+        for j, f in touching:
             hit = f.memo.get(qk)
             if hit is None:
                 if len(f.memo) >= MEMO_KEPT:
