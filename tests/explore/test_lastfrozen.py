@@ -14,7 +14,7 @@ import pytest
 from mbarrier import sim
 from mbarrier.examples.shapes import SHAPES
 from mbarrier.explore import check as check_module
-from mbarrier.explore import frozen, lastfrozen, por
+from mbarrier.explore import conflicts, frozen, lastfrozen, por
 from mbarrier.explore.check import Options, check, check_machine
 from mbarrier.sim.machine import Copy, Thread
 
@@ -55,7 +55,7 @@ def test_kept_futures_and_shared_plans_change_no_search(name: str, monkeypatch: 
     monkeypatch.setattr(lastfrozen.LastFrozen, "moved_seed", lambda *a: None)
     monkeypatch.setattr(frozen, "_meets", lambda code, graph: ALL_KINDS)
     monkeypatch.setattr(por.AllFootprints, "index",
-                        lambda self, futures, immortal: por.Index(futures, immortal))
+                        lambda self, futures, immortal: conflicts.Index(futures, immortal))
     original_plan = frozen.Plan
 
     def fresh_plan(*args: object) -> frozen.Plan:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from mbarrier.explore.code import EXIT, Code
+from mbarrier.explore.conflicts import Index
 from mbarrier.explore.footprints import Item, awaited
-from mbarrier.explore.por import AllFootprints, Index
+from mbarrier.explore.por import AllFootprints
 from mbarrier.explore.seeds import more, order
 from mbarrier.sim.machine import Copy, Machine, Thread
 
