@@ -60,7 +60,6 @@ from mbarrier.sim.tensorcopy import Plan, PlanError, box_plan, tensor_extent
 from mbarrier.sim.tensormap import TensorMapError, decode
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
 from mbarrier.spec.tensormap import TENSOR_MAP_SIZE
-from mbarrier.spec.wgmma import WARPS_PER_GROUP
 
 READ, WRITE, JOIN, LEAVE, WHOLE, TX, XJ, LAST = 0, 1, 2, 3, 4, 5, 6, 7
 # The pairs of different modes that commute (products 10, 12 and those of LAST, 7 to 42: no other pair
@@ -376,8 +375,7 @@ class Footprints:
         if b is None or (a is None) != (x.mma.desc_a is None):
             return None
         linear = t.aid - t.cta.threads[0].aid  # a CTA's threads are consecutive agents (`sim.launch`)
-        row0 = (linear // 32) % WARPS_PER_GROUP * 16
-        return _engine_spans(x.mma.form, x.mma.trans_a, x.mma.trans_b, a, b, row0)
+        return _engine_spans(x.mma.form, x.mma.trans_a, x.mma.trans_b, a, b, mma.warp_row0(linear))
 
     def _matrix(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> list[Item]:
         """ldmatrix/stmatrix: a lane's arrival JOINs its warp's collective; the arrival that completes it

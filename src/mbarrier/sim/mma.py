@@ -212,6 +212,12 @@ def gather(d: Descriptor, rows: range, transposed: bool, ebits: int, read: Reade
     return out, chunks
 
 
+def warp_row0(linear: int) -> int:
+    """The first of the 16 rows of M (of A and D) the warp of the thread with this index in its CTA
+    computes: warp k of its warpgroup takes rows 16k..16k+15 (9.7.15.5.1)."""
+    return (linear // 32) % spec.WARPS_PER_GROUP * 16
+
+
 def engine_chunks(form: Form, trans_a: bool, trans_b: bool, desc_a: Descriptor | None, desc_b: Descriptor,
                   row0: int) -> list[int]:
     """The 16-byte chunks of shared memory one warp's wgmma.mma_async engine reads (9.7.15.5.1): the n

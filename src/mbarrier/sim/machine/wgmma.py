@@ -181,7 +181,7 @@ class WgmmaOps(ControlOps):
         c = self._new_copy(WGMMA, t0)
         c.site = site
         c.dst_cta = cta
-        row0 = (linear // 32) % wgspec.WARPS_PER_GROUP * 16
+        row0 = mma.warp_row0(linear)
         form = op.form
         b = self._descriptor(c, desc_b)
         chunks = mma.engine_chunks(form, op.trans_a, op.trans_b,
