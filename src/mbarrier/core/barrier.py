@@ -325,6 +325,14 @@ class Barrier:
         """mbarrier.try_wait: as test_wait; the hardware may suspend the thread for a while first."""
         return self._wait("try_wait", token, parity)
 
+    def wait_result(self, token: Token | int | None = None, *, parity: int | None = None) -> bool | None:
+        """What test_wait/try_wait would return now, without its effect on the object (a True result
+        marks the phase waited for); None where it would raise (a violation, or operands it rejects)."""
+        try:
+            return self.copy()._wait("test_wait", token, parity)
+        except (violations.Violation, TypeError, ValueError):
+            return None
+
     def _wait(self, name: str, token: Token | int | None, parity: int | None) -> bool:
         if (token is None) == (parity is None):
             raise TypeError(f"{name} takes either a token or parity=, exactly one")

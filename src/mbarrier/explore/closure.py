@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from mbarrier.explore.code import EXIT, Code
 from mbarrier.explore.conflicts import Index
@@ -55,7 +56,8 @@ class _Closure:
             a = agents[i]
             ask = index if i != self.seed else self.own
             if enabled.get(i):
-                items = self.quiet.adjust(a, fp.code_of(a), self.counted.adjust(i, self.current(a)))
+                items = self.quiet.adjust(a, fp.code_of(a), self.counted.adjust(i, self.current(a)),
+                                          partial(self._writers, i))
                 if isinstance(a, Thread) and _outlived_exit(a, fp.code_of(a)) \
                         and a.cta.index not in ask.immortal:
                     cta = a.cta.index
@@ -76,6 +78,11 @@ class _Closure:
                     if enabled.get(j):
                         self.count += 1
         return self.count < limit
+
+    def _writers(self, i: int, item: Item) -> list[Thread | Copy]:
+        """The agents but agent i whose futures conflict with `item` (`Quiet.wait_quiet`)."""
+        found = self.index.conflicting([item], self.fp.query((item,)))
+        return [self.agents[j] for j in found if j != i]
 
     def members(self) -> list[int]:
         return sorted(k for k in self.in_set if self.enabled.get(k))

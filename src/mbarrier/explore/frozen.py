@@ -1066,6 +1066,12 @@ def put(exact: dict[Count, int], key: Count, n: int, times: int = 1) -> None:
         exact[key] = min(exact.get(key, 0) + n * times, INF)
 
 
+def may_complete(m: Machine, cta: int, off: int, exact: Exact) -> bool:
+    """Whether the current phase of the barrier at (cta, off) may complete (or the object be reset) with
+    the sources `exact` counts (rules (b), (c), (d) for a thread blocked there now)."""
+    return _passable(m, Gate(-1, -1, cta, off, None), exact)
+
+
 def _passable(m: Machine, g: Gate, exact: dict[Count, int]) -> bool:
     b = m.ctas[g.cta].barriers.get(g.off)
     if b is None or not b.valid:

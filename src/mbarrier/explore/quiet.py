@@ -46,16 +46,34 @@ tensor box gives). Only the seed's own update (the totals hold
 every other agent's future, its own too), only a plain arrive or an arrive.expect_tx (a `.noComplete`
 arrival raises where it completes the phase, so none may be anywhere in the kernel), and only with known
 byte counts.
+
+A wait (test_wait/try_wait, 9.7.13.15.16) reads the phase and, where it returns True, marks the phase
+before the current one waited for, which an arrive-on then checks (the checker's phase rule,
+9.7.13.15.4); a successful one also acquires what the last completed phase released. None of that
+changes along a sequence w of outside steps in which the barrier's current phase cannot complete and
+the object is not reset (`frozen.may_complete` with the frozen futures' sources: resets count as
+completing), so the wait returns the same, raises or not alike, and acquires the same clocks in w·o
+and o·w. What remains is its mark: it changes nothing where the mark is set already or the wait fails;
+otherwise every agent whose future may update the barrier must pass a wait on it first: a thread
+standing at a wait on it that returns True now (in w that wait is its first step, and it sets the mark
+before any of its arrivals), or a bulk copy's landing (complete_tx reads no mark); a pending arrive-on,
+or any other thread that may arrive, keeps the item (in w·o its arrival before any wait raises, in o·w
+not). Then the wait commutes with every sequence of outside steps: its barrier item is left out.
+Before, every thread standing at a `cuda::barrier` token wait that would pass conflicted with every
+other thread's next-phase arrival in its future: libcu++'s memcpy_async pipeline formed sets of all
+128 threads at each stage.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from mbarrier.explore.code import BULK, CP_MB, MB, Code
-from mbarrier.explore.footprints import LAST, Footprints, Item
-from mbarrier.explore.frozen import ARRIVE, INC, INF, TX_DOWN, TX_UP, UP_ALONE, Exact
-from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
+from mbarrier.core.barrier import Barrier
+from mbarrier.explore.code import BULK, CP_MB, MB, Code, Ins
+from mbarrier.explore.footprints import LAST, READ, Footprints, Item
+from mbarrier.explore.frozen import ARRIVE, INC, INF, TX_DOWN, TX_UP, UP_ALONE, WAITS, Exact, may_complete
+from mbarrier.sim.machine import ARRIVALS, EXITED, Copy, Machine, Thread
+from mbarrier.sim.machine.agents import TokenWord
 from mbarrier.spec import limits
 
 
@@ -180,11 +198,51 @@ class Quiet:
             step = max(self.amount, smem)
         return abs(tx) + moves + 2 * step <= limits.TX_MAX
 
-    def adjust(self, a: Thread | Copy, code: Code | None, items: list[Item]) -> list[Item]:
+    def wait_quiet(self, a: Thread, x: Ins, cta: int, off: int,
+                   writers: Callable[[Item], Iterable[Thread | Copy]]) -> bool:
+        """Whether thread a's next step x, a test_wait/try_wait on the barrier at (cta, off), commutes with
+        every sequence of steps outside the set (the module docstring). `writers`: the agents but a whose
+        futures may change the barrier (a conflict query of its item)."""
+        b = self.m.ctas[cta].barriers.get(off)
+        if b is None or not b.valid or may_complete(self.m, cta, off, self.exact):
+            return False
+        result = wait_result(a, x, b)
+        if result is None:
+            return False
+        if not result or b.waited:
+            return True
+        fps = self.fps
+        if fps is None:
+            return False
+        for w in writers((("mb", cta, off), READ)):
+            if isinstance(w, Copy):
+                if w.kind in ARRIVALS or w.mma is not None:
+                    return False
+                continue
+            if w.frames or w.status == EXITED:
+                return False
+            fp = fps[w.func.name]
+            y = fp.code.ins[w.pc]
+            if not (y.kind == MB and y.mb_op in WAITS and fp.barrier_items(w, y.addr, READ, w.pc, False)
+                    == [(("mb", cta, off), READ)] and wait_result(w, y, b)):
+                return False
+        return True
+
+    def adjust(self, a: Thread | Copy, code: Code | None, items: list[Item],
+               writers: Callable[[Item], Iterable[Thread | Copy]] | None = None) -> list[Item]:
         """Agent a's current items without the barrier item of an operation that cannot complete (LAST
-        where the seed's completes only last). A multicast bulk copy's issue has one per CTA of its mask
-        (its landings'): each is asked for its barrier."""
-        every = isinstance(a, Thread) and code is not None and code.ins[a.pc].kind == BULK
+        where the seed's completes only last), or of a wait that cannot tell (`wait_quiet`, given
+        `writers`). A multicast bulk copy's issue has one per CTA of its mask (its landings'): each is
+        asked for its barrier."""
+        x = code.ins[a.pc] if isinstance(a, Thread) and code is not None else None
+        if x is not None and x.kind == MB and x.mb_op in WAITS:
+            if writers is not None and len(items) == 1:
+                obj = items[0][0]
+                if obj[0] == "mb" and isinstance(obj[1], int) and isinstance(obj[2], int) \
+                        and self.wait_quiet(a, x, obj[1], obj[2], writers):  # type: ignore[arg-type]
+                    return []
+            return items
+        every = x is not None and x.kind == BULK
         out: list[Item | None] = list(items)
         changed = False
         for k, (obj, _mode) in enumerate(items):
@@ -241,6 +299,23 @@ def _own(a: Thread | Copy, code: Code | None) -> tuple[int, int, int, int | None
     if v is None:
         return None
     return (v, 1, 0, _known(a, x.tx_arg)) if x.mb_expect else (v, 0, 0, None)
+
+
+def wait_result(t: Thread, x: Ins, b: Barrier) -> bool | None:
+    """What thread t's wait x on barrier b would return now (`Barrier.wait_result`: None where it would
+    raise or its operand is not known), with its operand as the simulator passes it: a parity as 32
+    bits, a token register as it holds it (a token word keeps the arrive that made it)."""
+    if x.guard is not None:
+        g = t.regs[x.guard[0]]
+        if not isinstance(g, int) or bool(g) == x.guard[1]:
+            return None  # not known, or off: no wait runs
+    slot, const = x.wait_arg
+    v = const if slot is None else t.regs[slot]
+    if isinstance(v, bool) or not isinstance(v, int):
+        return None
+    if x.wait_parity:
+        return b.wait_result(parity=v & 0xFFFFFFFF)
+    return b.wait_result(v.token if isinstance(v, TokenWord) else int(v))
 
 
 def no_complete_free(codes: Iterable[Code]) -> bool:
