@@ -63,7 +63,12 @@ def _plain(a: Thread | Copy, code: Code | None) -> bool:
 
 
 def _kind(a: Thread | Copy) -> tuple[object, ...]:
-    return (a.kind, a.site.line) if isinstance(a, Copy) else (a.func.name, a.pc)
+    """Copies of one kind into one CTA close alike, whatever line issued them (the 32 tensor loads a CuTe
+    stage takes, one instruction each); threads at one pc."""
+    if isinstance(a, Copy):
+        home = a.bar_cta or a.dst_cta or a.thread.cta
+        return (a.kind, home.index)
+    return (a.func.name, a.pc)
 
 
 def _cheap_copy(a: Thread | Copy) -> bool:
