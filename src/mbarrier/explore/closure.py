@@ -145,6 +145,15 @@ def _smallest(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enable
                 break
         if best is not None:
             break
+    if best is not None and len(best) > 1:
+        # A seed closed, none alone: kinds not tried may (a wgmma engine, whose warpgroup's
+        # waiting threads it holds, beside the tensor loads into a CTA that may exit before they land).
+        for seed in more(agents, seeds, tried, MORE_SEEDS, sizes):
+            c = _Closure(m, fp, agents, enabled, blocked_on, seed, current, check, entries)
+            if c.run(len(best)):
+                best = c.members()
+                if len(best) == 1:
+                    break
     if best is None:
         for c in paused:
             if c.run(len(best)) if best is not None else c.run(len(agents) + 1):
