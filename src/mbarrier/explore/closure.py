@@ -145,9 +145,10 @@ def _smallest(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enable
                 break
         if best is not None:
             break
-    if best is not None and len(best) > 1:
-        # A seed closed, none alone: kinds not tried may (a wgmma engine, whose warpgroup's
-        # waiting threads it holds, beside the tensor loads into a CTA that may exit before they land).
+    if best is not None and len(best) > 1 and first:
+        # One of `order`'s seeds closed, none alone, and `more`'s kinds were not tried: one may (a wgmma
+        # engine, which holds its warpgroup's waiting threads, beside tensor loads into a CTA that may
+        # exit before they land).
         for seed in more(agents, seeds, tried, MORE_SEEDS, sizes):
             c = _Closure(m, fp, agents, enabled, blocked_on, seed, current, check, entries)
             if c.run(len(best)):

@@ -66,7 +66,7 @@ def _kind(a: Thread | Copy) -> tuple[object, ...]:
     """Copies of one kind into one CTA close alike, whatever line issued them (the 32 tensor loads a CuTe
     stage takes, one instruction each); threads at one pc."""
     if isinstance(a, Copy):
-        home = a.bar_cta or a.dst_cta or a.thread.cta
+        home = a.bar_cta if a.bar_cta is not None else a.dst_cta if a.dst_cta is not None else a.thread.cta
         return (a.kind, home.index)
     return (a.func.name, a.pc)
 
