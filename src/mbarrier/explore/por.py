@@ -76,7 +76,7 @@ class AllFootprints:
         self._copies: dict[tuple[Item, ...], FutureIndex] = {}
         self._copy_bytes: dict[int, tuple[Copy, list[Item]]] = {}  # `copy_items`' fixed part, by copy
         # Each copy's indexed future with what else its items read (`copy_state`): the items follow.
-        self._copy_index: dict[int, tuple[Copy, tuple[bool, int | None], FutureIndex]] = {}
+        self._copy_index: dict[int, tuple[Copy, tuple[bool, int | None, int | None], FutureIndex]] = {}
 
     def query(self, items: tuple[Item, ...]) -> int:
         """The number of a query (its items): equal items, equal number, while it is kept."""
@@ -108,7 +108,7 @@ class AllFootprints:
         `entry`: the thread's entry in a snapshot the machine equals now (`explore.snapshot`): the same
         entry is the same thread state, so the kept items stand without reading the registers."""
         if isinstance(a, Copy):
-            return copy_items(a, self.machine.inflight, self._copy_bytes)
+            return copy_items(a, self.machine, self._copy_bytes)
         last = self._current.get(a.aid)
         if entry is not None and last is not None and last[4] is entry:
             return last[3]  # only kept for the instructions below
@@ -147,12 +147,11 @@ class AllFootprints:
         """The future of an agent the frozen analysis leaves alone: a copy's landing, or anything for a
         thread inside a call (its return is not modelled)."""
         if isinstance(a, Copy):
-            inflight = self.machine.inflight
-            state = copy_state(a, inflight)
+            state = copy_state(a, self.machine)
             mine = self._copy_index.get(id(a))
             if mine is not None and mine[0] is a and mine[1] == state:
                 return mine[2]
-            items = tuple(copy_items(a, inflight, self._copy_bytes))
+            items = tuple(copy_items(a, self.machine, self._copy_bytes))
             found = self._copies.get(items)
             if found is None:
                 if len(self._copies) >= QUERIES_KEPT:

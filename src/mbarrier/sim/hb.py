@@ -193,11 +193,34 @@ class Shadow:
             for a, c in pages[p].items():
                 k = part.get(id(c))
                 if k is None:
-                    k = part[id(c)] = (c[0], c[1], frozenset((r, v[0]) for r, v in c[3].items()),
-                                       _twins(c))
+                    k = part[id(c)] = (_writers(c), frozenset((r, v[0]) for r, v in c[3].items()))
                 items.append((a, k))
             hashes[p] = hash(frozenset(items))
         self.stale = set()
+
+    def twin_clean(self, addr: int, data: bytes) -> bool:
+        """Whether a plain async-proxy write of `data` at `addr` meets, on each byte, nothing but plain
+        async-proxy writes of the same value and no read since: an untouched byte, or the last write and
+        its twins all of that value. Two unordered such writes of the same bytes then leave the same
+        history in either order (each keeps the other as a twin, those unordered with either are kept,
+        those ordered before either dropped: the same set of writers, `_writers`) and neither races, so
+        their order does not matter (`explore.twins`). A read, or an earlier write of other values, may
+        be ordered before one of them only: the first to land would hide it from the other."""
+        pages = self.pages
+        checked: set[int] = set()
+        for a in range(addr, addr + len(data)):
+            page = pages.get(a >> PAGE_BITS)
+            cell = None if page is None else page.get(a)
+            if cell is None or id(cell) in checked:  # one write's cell: its bytes compared at once
+                continue
+            old = cell[4]
+            if cell[3] or old is None:
+                return False
+            lo, hi = max(addr, old[0]), min(addr + len(data), old[0] + len(old[1]))
+            if old[1][lo - old[0]:hi - old[0]] != data[lo - addr:hi - addr]:
+                return False
+            checked.add(id(cell))
+        return True
 
     def items(self) -> Iterator[tuple[int, Cell]]:
         """Every cell: (address, cell), page by page."""
@@ -206,7 +229,8 @@ class Shadow:
 
     def key(self) -> int:
         """Who accessed each byte at which clock (which instruction did it decides only the wording), as
-        a hash: the pages' hashes, each of the set of its cells' (address, writer, clock, readers)."""
+        a hash: the pages' hashes, each of the set of its cells' (address, writers, readers): a write's
+        epoch, or with twins the set of their epochs (`_writers`)."""
         self._refresh()
         if self._key is None:
             self._key = hash(frozenset(self.hashes.items()))
@@ -226,9 +250,12 @@ def _same(cell: Cell | None, data: bytes | None, addr: int, a: int) -> bool:
     return old is not None and data is not None and old[1][a - old[0]] == data[a - addr]
 
 
-def _twins(c: Cell) -> frozenset[tuple[int, int]]:
-    """The twins' epochs: part of the key (they decide later verdicts)."""
-    return frozenset((t[0], t[1]) for t in c[4][2]) if c[4] is not None else frozenset()
+def _writers(c: Cell) -> object:
+    """The last write's epoch, with its twins' the set of them all: part of the key (they decide later
+    verdicts), whichever of them wrote last (which one did decides only the wording)."""
+    if c[4] is None or not c[4][2]:
+        return c[0], c[1]
+    return frozenset([(c[0], c[1]), *((t[0], t[1]) for t in c[4][2])])
 
 
 def _rule(earlier: Info, later: Info) -> str:

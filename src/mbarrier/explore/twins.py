@@ -1,0 +1,72 @@
+"""Twin bulk stores: copies in flight that write the same bytes from the same staging bytes, whose
+landings commute (issue #15).
+
+CUTLASS's TMA-store epilogues issue one `cp.async.bulk.tensor` store from every lane of a warp: 32 copies
+of the same box from the same shared-memory bytes, unordered. Their landings write the same global bytes,
+so as plain WRITEs each pair conflicts and a stubborn set holding one holds all 32 (and every order of
+their landings is explored). Two such landings commute: each reads its source when it lands and writes
+the destination with it (`Machine.finish_async`), the source is shared memory and the destination global
+memory, so neither landing changes what the other reads, and both write the same values to the same bytes
+in either order. With races tracked, the race tracker's history of the destination must come out the same
+too (`Shadow.twin_clean`: nothing there but plain async writes of the same values and no read since;
+`hb._writers` keys a byte's last write and its twins as one set).
+
+A twin landing's destination items carry a mode of their own per *twin key* (`twin_mode`): what the
+landing reads and writes (kind, source CTA and offset, size and destination, or a tensor store's box:
+map, coordinates). Equal modes commute (`footprints.conflict`: a mode conflicts with itself only when
+it is WRITE); a twin mode conflicts with every other mode, as WRITE does. So the stores of different
+sources, a source that changes between the landings (its writer conflicts with the landings' READ of it),
+or a destination with other history keep conflicting, and a race on them is still reported.
+"""
+
+from __future__ import annotations
+
+from mbarrier.sim.machine import Copy, Machine
+from mbarrier.sim.races import RaceMachine
+
+TWIN = 64  # the first twin mode: above every other mode and every product of two (`footprints`)
+_MODES: dict[tuple[object, ...], int] = {}  # twin modes by twin key, for the process's life
+
+
+def twin_key(c: Copy) -> tuple[object, ...] | None:
+    """What a plain bulk store (shared::cta to global, a bulk group's: no mbarrier, no reduction) reads and
+    writes when it lands; None for every other copy."""
+    kind, scta, saddr = c.src
+    if kind != "shared" or scta is None or c.dst_cta is not None or c.bar_cta is not None \
+            or c.mma is not None or not c.kind.endswith(".store"):
+        return None
+    if c.plan is not None:
+        return c.kind, scta.index, saddr, c.plan.key
+    return c.kind, scta.index, saddr, c.size, c.dst
+
+
+def _writes(c: Copy) -> list[tuple[int, bytes]]:
+    """The global bytes a twin store would write if it landed now: (address, values) runs."""
+    _, scta, saddr = c.src
+    assert scta is not None
+    smem = scta.smem
+    if c.plan is None:
+        return [(c.dst, bytes(smem[saddr:saddr + c.size]))]
+    plan = c.plan
+    out = []
+    for p in plan.pieces:
+        if p.gaddr >= 0:
+            at = plan.shared(saddr, p)
+            out.append((p.gaddr, bytes(smem[at:at + p.n])))
+    return out
+
+
+def twin_mode(c: Copy, m: Machine) -> int | None:
+    """The mode of the copy's destination items where its landing commutes with its twins' (see the
+    module), None where it does not (its items then WRITE)."""
+    key = twin_key(c)
+    if key is None:
+        return None
+    if isinstance(m, RaceMachine):
+        shadow = m.hb.gmem
+        if not all(shadow.twin_clean(addr, data) for addr, data in _writes(c)):
+            return None
+    mode = _MODES.get(key)
+    if mode is None:
+        mode = _MODES[key] = TWIN + len(_MODES)
+    return mode
