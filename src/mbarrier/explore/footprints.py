@@ -51,7 +51,7 @@ from mbarrier.explore.code import (
     Ins,
 )
 from mbarrier.explore.joins import ROW_BYTES, completes, inside, matrix_rows, own_row, warpgroup_lanes
-from mbarrier.explore.twins import twin_mode
+from mbarrier.explore.twins import twin_mode, twin_writes
 from mbarrier.explore.values import Env, value
 from mbarrier.sim import mma
 from mbarrier.sim.address import CTA_MASK, OWN, PARAM_GENERIC, is_param_generic, shared_address
@@ -522,8 +522,10 @@ def copy_items(c: Copy, m: Machine, kept: dict[int, tuple[Copy, list[Item]]] | N
     items: list[Item] = [(("cp" if c.kind == "cp.async" else "bulk", c.thread.aid), JOIN)]
     if untracked:
         items.append((("cpx", c.thread.aid), JOIN))
-    # A twin store's only WRITEs are its destination's (`explore.twins`).
-    items += fixed if twin is None else [(obj, twin if mode2 == WRITE else mode2) for obj, mode2 in fixed]
+    if twin is None:
+        items += fixed
+    else:  # its destination in its twin mode, the rest as ever (a store's only WRITEs are its destination's)
+        items += [it for it in fixed if it[1] != WRITE] + twin_writes(c, twin)
     if mode is not None:
         assert c.bar_cta is not None
         items.append((("mb", c.bar_cta.index, c.bar_off), mode))

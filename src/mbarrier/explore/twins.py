@@ -23,9 +23,12 @@ from __future__ import annotations
 
 from mbarrier.sim.machine import Copy, Machine
 from mbarrier.sim.races import RaceMachine
+from mbarrier.sim.tensorcopy import Plan
 
 TWIN = 64  # the first twin mode: above every other mode and every product of two (`footprints`)
 _MODES: dict[tuple[object, ...], int] = {}  # twin modes by twin key, for the process's life
+CLEAN_KEPT = 1024  # `twin_mode`'s answers kept (cleared when full)
+_CLEAN: dict[tuple[object, ...], bool] = {}
 
 
 def twin_key(c: Copy) -> tuple[object, ...] | None:
@@ -63,10 +66,53 @@ def twin_mode(c: Copy, m: Machine) -> int | None:
     if key is None:
         return None
     if isinstance(m, RaceMachine):
+        # Its twins (32 copies in flight) ask the same, state after state: kept by the shadow's contents
+        # and the source's bytes.
         shadow = m.hb.gmem
-        if not all(shadow.twin_clean(addr, data) for addr, data in _writes(c)):
+        _, scta, saddr = c.src
+        assert scta is not None
+        lo, hi = (saddr, saddr + c.size) if c.plan is None else c.plan.shared_span(saddr)
+        asked = (key, shadow.version, bytes(scta.smem[lo:hi]))
+        clean = _CLEAN.get(asked)
+        if clean is None:
+            if len(_CLEAN) >= CLEAN_KEPT:
+                _CLEAN.clear()
+            clean = _CLEAN[asked] = all(shadow.twin_clean(addr, data) for addr, data in _writes(c))
+        if not clean:
             return None
     mode = _MODES.get(key)
     if mode is None:
         mode = _MODES[key] = TWIN + len(_MODES)
     return mode
+
+
+def twin_writes(c: Copy, mode: int) -> list[tuple[tuple[object, ...], int]]:
+    """A twin store's destination items (`footprints.copy_items`): a tensor store's, each run of its box's
+    elements in global memory rather than their span (the span of a box of rows also covers the rows'
+    gaps, where the boxes of the next columns land: CUTLASS's epilogue stores a tile in column slices,
+    one bulk group each, whose spans interleave)."""
+    if c.plan is None:
+        return [(("gm", c.dst, c.dst + c.size), mode)]
+    return [(("gm", lo, hi), mode) for lo, hi in _runs(c.plan)]
+
+
+def _runs(plan: Plan) -> tuple[tuple[int, int], ...]:
+    """[lo, hi) of each run of global bytes a tensor store of this plan writes, merged where they touch;
+    kept by plan (a copy keeps its plan while in flight)."""
+    found = _RUNS.get(id(plan))
+    if found is not None and found[0] is plan:
+        return found[1]
+    out: list[list[int]] = []
+    for g, n in sorted((p.gaddr, p.n) for p in plan.pieces if p.gaddr >= 0):
+        if out and out[-1][1] >= g:
+            out[-1][1] = max(out[-1][1], g + n)
+        else:
+            out.append([g, g + n])
+    if len(_RUNS) >= RUNS_KEPT:
+        _RUNS.clear()
+    runs = _RUNS[id(plan)] = (plan, tuple((lo, hi) for lo, hi in out))
+    return runs[1]
+
+
+RUNS_KEPT = 1024  # plans whose runs `_runs` keeps (cleared when full)
+_RUNS: dict[int, tuple[Plan, tuple[tuple[int, int], ...]]] = {}

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterator
+from itertools import count
 
 from mbarrier.sim.registry import FenceKind
 
@@ -67,6 +68,7 @@ class Conflict(Exception):
 
 
 PAGE_BITS = 6  # a shadow page covers 64 bytes: the unit that copies share until one side changes it
+_VERSIONS = count()  # `Shadow.version`'s stamps
 
 
 class Shadow:
@@ -80,7 +82,7 @@ class Shadow:
     recomputed only for the pages changed since (`stale`); the key itself is kept until a page's part
     changes (`_key`: a memory no step touched keeps its key, state after state)."""
 
-    __slots__ = ("pages", "owned_pages", "hashes", "stale", "_key")
+    __slots__ = ("pages", "owned_pages", "hashes", "stale", "_key", "version")
 
     def __init__(self) -> None:
         self.pages: dict[int, dict[int, Cell]] = {}
@@ -88,6 +90,9 @@ class Shadow:
         self.hashes: dict[int, int] = {}
         self.stale: set[int] = set()
         self._key: int | None = None
+        # Its contents' stamp, unique in the process: a new one at every change, a copy's the same
+        # (`explore.twins` keeps answers by it).
+        self.version = next(_VERSIONS)
 
     def access(self, addr: int, size: int, vc: VC, me: int, clk: int, info: Info,
                pvc: VC | None = None, data: bytes | None = None) -> None:
@@ -158,6 +163,7 @@ class Shadow:
     def _page(self, p: int) -> dict[int, Cell]:
         """Page `p`, this copy's own (copied first if shared), marked for a new hash."""
         self.stale.add(p)
+        self.version = next(_VERSIONS)
         page = self.pages.get(p)
         if page is None:
             page = self.pages[p] = {}
@@ -180,6 +186,7 @@ class Shadow:
         out.pages = dict(self.pages)
         out.hashes = dict(self.hashes)
         out._key = self._key
+        out.version = self.version
         return out
 
     def _refresh(self) -> None:
