@@ -27,8 +27,9 @@ from mbarrier.sim.tensorcopy import Plan
 
 TWIN = 64  # the first twin mode: above every other mode and every product of two (`footprints`)
 _MODES: dict[tuple[object, ...], int] = {}  # twin modes by twin key, for the process's life
-CLEAN_KEPT = 1024  # `twin_mode`'s answers kept (cleared when full)
-_CLEAN: dict[tuple[object, ...], bool] = {}
+KEPT = 4096  # answers kept by `twin_mode` and `_mode_of`, each (cleared when full)
+_CLEAN: dict[tuple[int, int, bytes], bool] = {}
+_COPIES: dict[int, tuple[Copy, int | None]] = {}
 
 
 def twin_key(c: Copy) -> tuple[object, ...] | None:
@@ -62,27 +63,34 @@ def _writes(c: Copy) -> list[tuple[int, bytes]]:
 def twin_mode(c: Copy, m: Machine) -> int | None:
     """The mode of the copy's destination items where its landing commutes with its twins' (see the
     module), None where it does not (its items then WRITE)."""
+    mode = _mode_of(c)
+    if mode is None or not isinstance(m, RaceMachine):
+        return mode
+    # Its twins (32 copies in flight) ask the same, state after state: kept by the shadow's contents and
+    # the source's bytes.
+    shadow = m.hb.gmem
+    _, scta, saddr = c.src
+    assert scta is not None
+    lo, hi = (saddr, saddr + c.size) if c.plan is None else c.plan.shared_span(saddr)
+    asked = (mode, shadow.version, bytes(scta.smem[lo:hi]))
+    clean = _CLEAN.get(asked)
+    if clean is None:
+        if len(_CLEAN) >= KEPT:
+            _CLEAN.clear()
+        clean = _CLEAN[asked] = all(shadow.twin_clean(addr, data) for addr, data in _writes(c))
+    return mode if clean else None
+
+
+def _mode_of(c: Copy) -> int | None:
+    """The mode of the copy's twin key (None: it has none), kept by copy (a copy in flight keeps it)."""
+    found = _COPIES.get(id(c))
+    if found is not None and found[0] is c:
+        return found[1]
     key = twin_key(c)
-    if key is None:
-        return None
-    if isinstance(m, RaceMachine):
-        # Its twins (32 copies in flight) ask the same, state after state: kept by the shadow's contents
-        # and the source's bytes.
-        shadow = m.hb.gmem
-        _, scta, saddr = c.src
-        assert scta is not None
-        lo, hi = (saddr, saddr + c.size) if c.plan is None else c.plan.shared_span(saddr)
-        asked = (key, shadow.version, bytes(scta.smem[lo:hi]))
-        clean = _CLEAN.get(asked)
-        if clean is None:
-            if len(_CLEAN) >= CLEAN_KEPT:
-                _CLEAN.clear()
-            clean = _CLEAN[asked] = all(shadow.twin_clean(addr, data) for addr, data in _writes(c))
-        if not clean:
-            return None
-    mode = _MODES.get(key)
-    if mode is None:
-        mode = _MODES[key] = TWIN + len(_MODES)
+    mode = None if key is None else _MODES.setdefault(key, TWIN + len(_MODES))
+    if len(_COPIES) >= KEPT:
+        _COPIES.clear()
+    _COPIES[id(c)] = (c, mode)
     return mode
 
 
