@@ -85,12 +85,13 @@ def test_same_outcomes_as_without_reductions(tmp_path: Path, bug: str | None, n:
 
 
 def test_twin_landings_commute(tmp_path: Path) -> None:
-    # 531 states for 4 threads before their landings commuted; 3,319 for 10 threads now (the reader's
-    # future, which reads what every store writes, still takes in the landings: docs/performance.md).
+    # 29, 531 and incomplete after 103,879 states before their landings commuted; then 16, 40 and 706
+    # while the reader's future, which reads what every store writes, still took in the landings (its
+    # bar.sync cannot complete while a landing's issuer waits for it: `por._cuts`). Linear now.
     module = load(tmp_path, kernel())
     states = [check(module, grid=1, block=n, args={"out": sim.Buffer(64)},
-                    options=Options(walks=0)).stats.states for n in (2, 4)]
-    assert states == [16, 40], states
+                    options=Options(walks=0)).stats.states for n in (2, 4, 8)]
+    assert states == [16, 26, 46], states
 
 
 def _in_flight(tmp_path: Path, bug: str | None, n: int, races: bool = True) -> Explorer:
@@ -216,4 +217,4 @@ def test_tensor_twins_commute_slice_by_slice(tmp_path: Path) -> None:
     # Each slice's twins commute, and the two slices' landings too: their elements' runs do not meet
     # (their spans do). Before: 264, 3,650 and incomplete after 28,928 states.
     states = [_tensor(tmp_path, None, n).stats.states for n in (2, 3, 4)]
-    assert states == [97, 129, 192], states
+    assert states == [97, 123, 155], states

@@ -282,25 +282,31 @@ class AllFootprints:
         cuts: list[frozenset[str] | None] = []
         none = _CUT[False, False, False]
         held = _Held()
+        # A copy seed's issuer blocked at a wait for it cannot move before the seed does either: it stands
+        # for the seed below (it waits inside no barrier), its own future is empty (held).
+        if st is None and isinstance(s, Copy) and s.mma is None and s.kind not in ARRIVALS:
+            h = s.thread
+            if h.wait is not None and not h.frames and held(h, s):
+                st = h
         # The barriers an agent cannot pass before the (enabled, so waiting inside none of them) seed
         # moves: whole-CTA bar.sync of the seed's CTA, full-warp bar.warp.sync of its warp,
-        # barrier.cluster.wait of its cluster if it has not arrived (none for a seed that is no thread,
-        # nor for a thread inside a call).
+        # barrier.cluster.wait of its cluster if it has not arrived (for a copy seed, those of its
+        # blocked issuer's; none for another copy seed, nor for a thread inside a call).
         if st is not None:
             cta, warp, cluster, open_ = st.cta, st.warp, st.cta.cluster, not st.cl_arrived
         for b in agents:
             cut: frozenset[str] | None = none
             if isinstance(b, Thread) and not b.frames:
                 code = fps[b.func.name].code
-                if st is not None:
+                if st is not s and b.wait is not None and held(b, s):
+                    cut = None  # waiting for its copies, the seed among them
+                elif st is not None:
                     cut = _CUT[b.cta is cta and bool(code.cta_barriers_whole), b.warp is warp,
                                b.cta.cluster is cluster and open_]
                     if not whole and code.whole_ids is not None:
                         cut -= {"cta"}
-                    if cut and b.wait is not None and _stuck(s, b, cut):
+                    if cut and b.wait is not None and _stuck(st, b, cut):
                         cut = None  # inside a barrier that cannot complete before the seed moves
-                elif b.wait is not None and held(b, s):
-                    cut = None  # waiting for its copies, the seed among them
             cuts.append(cut)
         return cuts
 
