@@ -20,7 +20,7 @@ from mbarrier.sim.races import track
 from .helpers import differential, load, outcome
 
 
-def kernel(bug: str | None = None, tensor: bool = False) -> str:
+def kernel(bug: str | None = None) -> str:
     """Thread 0 fills a 32-byte `tile`, fences it to the async proxy; the block meets at bar.sync; every
     thread stores `tile` to `out` (a bulk group), commits, waits for the group's reads, then for all of it;
     the block meets again and thread 0 reads `out`. Bugs: `differ` (the last thread stores `other`,
