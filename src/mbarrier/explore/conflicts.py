@@ -29,8 +29,8 @@ class FutureIndex:
     are many (384 threads' in a CUTLASS kernel) and most of a state's queries ask about one or two kinds
     (a seed at an mbarrier arrive asks about that mbarrier, not about the threads' shared-memory reads)."""
 
-    __slots__ = ("anything", "by_kind", "exact", "future", "indexed", "kinds", "live", "memo", "mem", "touches",
-                 "wild")
+    __slots__ = ("anything", "by_kind", "exact", "future", "indexed", "kinds", "live", "memo", "mem",
+                 "touches", "wild")
 
     def __init__(self, fut: Future) -> None:
         self.future = fut
