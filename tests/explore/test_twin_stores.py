@@ -217,4 +217,4 @@ def test_tensor_twins_commute_slice_by_slice(tmp_path: Path) -> None:
     # Each slice's twins commute, and the two slices' landings too: their elements' runs do not meet
     # (their spans do). Before: 264, 3,650 and incomplete after 28,928 states.
     states = [_tensor(tmp_path, None, n).stats.states for n in (2, 3, 4)]
-    assert states == [97, 123, 155], states
+    assert states == [96, 120, 150], states  # 97, 123, 155 before the seed order of ef4439d

@@ -116,7 +116,7 @@ def _landed(order: list[int], data: bytes = b"abcd") -> Shadow:
 
 
 def test_twins_in_any_order_leave_the_same_history() -> None:
-    # The key holds the set of the last write and its twins, whichever landed last (`hb._writers`): the
+    # The key holds the set of the last write and its twins, whichever landed last (`hb._cell`): the
     # checker's search meets the orders of twin landings again (`explore.twins`).
     assert len({_landed(order).key() for order in ([10, 11, 12], [12, 10, 11], [11, 12, 10])}) == 1
     assert _landed([10, 11]).key() != _landed([10, 12]).key()

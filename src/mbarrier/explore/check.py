@@ -55,6 +55,7 @@ from mbarrier.explore.code import (
 from mbarrier.explore.deadlock import explain
 from mbarrier.explore.footprints import Footprints
 from mbarrier.explore.frontier import Entry, Frontier
+from mbarrier.explore.inputs import data_branches
 from mbarrier.explore.joins import joins_only
 from mbarrier.explore.por import AllFootprints
 from mbarrier.explore.results import (
@@ -681,7 +682,9 @@ class Explorer:
         mode += ", races tracked" if self.opts.races else ", races not tracked"
         if self.symmetry is not None:
             mode += ", " + self.symmetry.describe()
-        return CheckResult(verdict, findings, self.stats, covered, mode, unsupported=unsupported)
+        lines = sorted({line for c in self.codes.values() for line in data_branches(c)})
+        return CheckResult(verdict, findings, self.stats, covered, mode, unsupported=unsupported,
+                           data_branches=tuple(lines))
 
 
 def check(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[int, ...] = 1,

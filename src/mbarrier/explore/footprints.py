@@ -712,7 +712,8 @@ def awaited(m: Machine, a: Thread | Copy, mb: tuple[int, int] | None) -> list[It
             # Its wait_group returns once every warp's share of the operations it retires is done
             # (`sim.machine.wgmma._complete`): any warp of its warpgroup may release it.
             return [(("wg", a.cta.index, th.aid // 32), READ) for th in warpgroup_lanes(a)[::32]]
-        return [(("cp", a.aid), READ)]
+        # Its copies' landings release it: cp.async ones JOIN `("cp", aid)`, bulk ones `("bulk", aid)`.
+        return [(("cp" if w.which == "cp.async" else "bulk", a.aid), READ)]
     return [(("any",), READ)]
 
 

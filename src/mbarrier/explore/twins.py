@@ -9,7 +9,7 @@ the destination with it (`Machine.finish_async`), the source is shared memory an
 memory, so neither landing changes what the other reads, and both write the same values to the same bytes
 in either order. With races tracked, the race tracker's history of the destination must come out the same
 too (`Shadow.twin_clean`: nothing there but plain async writes of the same values and no read since;
-`hb._writers` keys a byte's last write and its twins as one set).
+`hb._cell` keys a byte's last write and its twins as one set).
 
 A twin landing's destination items carry a mode of their own per *twin key* (`twin_mode`): what the
 landing reads and writes (kind, source CTA and offset, size and destination, or a tensor store's box:
