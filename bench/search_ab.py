@@ -10,10 +10,10 @@ off, at most 20,000 states) in each tree and prints, per shape, the verdict, sta
 and pruned moves, full expansions, sleep-pruned moves, symmetric merges, findings (kind, rule, line,
 schedule) and a digest of the sequence of stubborn sets the search took (every set `explore.closure.stubborn`
 returned, in order); it says whether all of it is the same in both trees (exit 1 if not).
-`time` checks one launch (`--shape` with `--warps` consumer warps and every trip count `--trips`;
-`--walks` as `Options.walks`, default: the option's default) in each tree, alternating, `--rounds` times,
-and prints the search's CPU seconds (`time.process_time`) per state and the ratio after/before per round:
-on a shared machine only figures taken back to back compare.
+`time` checks one launch (`--shape` with `--warps` consumer warps, 0 for the shape's own block, and
+every trip count `--trips`; `--walks` as `Options.walks`, default: the option's default) in each tree,
+alternating, `--rounds` times, and prints the search's CPU seconds (`time.process_time`) per state and
+the ratio after/before per round: on a shared machine only figures taken back to back compare.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from mbarrier import sim
 from mbarrier.examples.shapes import SHAPES
 from mbarrier.explore.check import Options, check_machine
 name, warps, trips, walks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-s = SHAPES[name].with_consumers(warps)
+s = SHAPES[name] if warps == 0 else SHAPES[name].with_consumers(warps)
 s = s.sized(*([trips] * len(s.trips)))
 module, m = sim.load(s.path), s.launch()
 t0 = time.process_time()
@@ -72,8 +72,10 @@ print(json.dumps(dict(verdict=r.verdict, states=r.stats.states, seconds=time.pro
 
 def _run(tree: str, child: str, args: list[str]) -> list[dict[str, object]]:
     env = dict(os.environ, PYTHONPATH=os.path.join(os.path.abspath(tree), "src"))
-    out = subprocess.run([sys.executable, "-c", child, *args], env=env, capture_output=True, text=True,
-                         check=True).stdout
+    done = subprocess.run([sys.executable, "-c", child, *args], env=env, capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"{tree}: the check failed (exit {done.returncode}):\n{done.stderr.strip()}")
+    out = done.stdout
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
@@ -112,7 +114,9 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=[], metavar="NAME", help="these shapes only (same)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--shape", default="ring")
-    ap.add_argument("--warps", type=int, default=4)
+    ap.add_argument("--warps", type=int, default=4,
+                    help="consumer warps (0: the shape's own block, for shapes whose consumers do not "
+                         "follow the block)")
     ap.add_argument("--trips", type=int, default=4)
     ap.add_argument("--walks", default="", help="Options.walks (default: the option's default)")
     args = ap.parse_args()

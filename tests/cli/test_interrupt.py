@@ -16,7 +16,10 @@ import pytest
 from mbarrier import examples
 from mbarrier.cli.interrupt import Interrupt
 
-RING = str(examples.path("ring_buffer"))  # its check takes tens of seconds: long enough to interrupt
+RING = str(examples.path("ring_buffer"))
+# Without reductions its check of 160 threads runs for hours: long enough to interrupt (with them it
+# verifies in seconds).
+LONG = ("--grid", "1", "--block", "160", "--no-reduce")
 SPIN = """.version 8.6
 .target sm_90
 .address_size 64
@@ -59,7 +62,7 @@ def _interrupt(p: subprocess.Popen[str], after_header: bool) -> tuple[int, str, 
 
 
 def test_ctrl_c_during_check_prints_the_partial_report_and_exits_3() -> None:
-    code, out, err = _interrupt(_start("check", RING, "--grid", "1", "--block", "160"), True)
+    code, out, err = _interrupt(_start("check", RING, *LONG), True)
     assert code == 3, err
     assert out.startswith(f"{RING}: kernel ring_buffer, 1 CTA of 160 threads\n")
     assert "INCOMPLETE: interrupted (Ctrl-C) before every interleaving was explored" in out
@@ -70,7 +73,7 @@ def test_ctrl_c_during_check_prints_the_partial_report_and_exits_3() -> None:
 
 
 def test_ctrl_c_during_check_json_gives_the_partial_json() -> None:
-    code, out, err = _interrupt(_start("check", RING, "--grid", "1", "--block", "160", "--json"), False)
+    code, out, err = _interrupt(_start("check", RING, *LONG, "--json"), False)
     assert code == 3, err
     d = json.loads(out)
     assert d["verdict"] == "incomplete" and d["stopped_by"] == "interrupt" and d["findings"] == []

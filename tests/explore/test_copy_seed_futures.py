@@ -160,7 +160,7 @@ def test_a_copys_kept_future_is_the_one_its_items_give_now(tmp_path: Path, monke
     def fresh(self: P.AllFootprints, a: Any) -> P.FutureIndex:
         found = original(self, a)
         if isinstance(a, Copy):
-            assert found.future == group(copy_items(a, self.machine.inflight))
+            assert found.future == group(copy_items(a, self.machine))
             seen["copies"] += 1
             seen["tracked"] += a.kind == "cp.async" and bool(a.watchers)
         return found

@@ -230,3 +230,63 @@ def test_a_back_off_wait_keeps_each_iterations_parity_and_address(tmp_path: Path
     base = min(off for off, _ in full)
     assert full == {(base, 0), (base + 8, 0), (base, 1), (base + 8, 1)}
     differential(module, block=2, args={"n": 3})
+
+
+# nvcc with a compile-time trip count (`#pragma unroll 1`, or a loop of 4 it leaves rolled) computes the
+# stage, in 16-bit arithmetic, and the barrier's address after the label the spin loop branches back to:
+# those instructions lie on the wait's failure path too, but they give the same value on every try
+# (`code._varying`), unlike a retry counter on the same path.
+IN_LOOP = """	shr.u32 %r7, %r2, 1;
+	and.b32 %r8, %r7, 1;
+	xor.b32 %r9, %r8, 0;
+CW:
+	cvt.u16.u32 %rs1, %r2;
+	and.b16 %rs2, %rs1, 1;
+	mul.wide.u16 %r4, %rs2, 8;
+	mov.u32 %r13, full;
+	add.u32 %r14, %r13, %r4;
+	mbarrier.try_wait.parity.shared::cta.b64 %p5, [%r14], %r9;
+	@%p5 bra CGOT;
+	add.u32 %r31, %r31, 1;
+	bra.uni CW;
+CGOT:
+"""
+
+
+def test_an_address_computed_inside_the_spin_loop_is_known_each_iteration(tmp_path: Path) -> None:
+    before = """	and.b32 %r3, %r2, 1;
+	shl.b32 %r4, %r3, 3;
+	mov.u32 %r13, full;
+	add.u32 %r14, %r13, %r4;
+	shr.u32 %r7, %r2, 1;
+	and.b32 %r8, %r7, 1;
+	xor.b32 %r9, %r8, 0;
+CW:
+	mbarrier.try_wait.parity.shared::cta.b64 %p5, [%r14], %r9;
+	@!%p5 bra CW;
+"""
+    regs = ".reg .b32 %r<40>;"
+    text = ring(1).replace(before, "\tand.b32 %r3, %r2, 1;\n" + IN_LOOP)
+    text = text.replace(regs, regs + "\n\t.reg .b16 %rs<4>;")
+    assert "CGOT" in text
+    module = load(tmp_path, text)
+    m = sim.launch(module, grid=1, block=2, args={"n": 4})
+    ex = Explorer(m, module, Options(walks=0))
+    for t in m.threads:
+        ex.eager(t, [])
+    t = ex.m.threads[1]
+    fp = ex.fp.fps[t.func.name]
+    code = fp.code
+    counter = next(x.pc for x in code.ins if code.fn.sites[x.pc].text.startswith("add.u32 %r31"))
+    # the consumer's address (the producer's comes first)
+    address = max(x.pc for x in code.ins if code.fn.sites[x.pc].text.startswith("add.u32 %r14"))
+    assert counter in code.backoff and address not in code.backoff
+    g = unroll(ex.m, code, t, _live(code), lambda j, env: fp.successors(t, j, t.pc, env))
+    waits = [(code.ins[g.pcs[n]], g.envs[n]) for n in range(len(g.pcs))
+             if code.ins[g.pcs[n]].kind == MB and code.ins[g.pcs[n]].mb_op == "try_wait"]
+    gates = [ex.fp.frozen.gate(fp, t, x, t.pc, env, 0) for x, env in waits]
+    assert None not in gates   # every iteration's wait is a gate: parity and address known
+    full = {(gt.off, gt.parity) for gt in gates if gt is not None}
+    base = min(off for off, _ in full)
+    assert full == {(base, 0), (base + 8, 0), (base, 1), (base + 8, 1)}
+    differential(module, block=2, args={"n": 3})

@@ -106,3 +106,28 @@ def test_twins_compare_every_byte_they_share() -> None:
     t.access(0, 4, {10: 2}, 10, 2, (10, None, THREAD | WRITE, "global", -1, 0, 4, ""))
     with pytest.raises(Conflict):   # a generic store keeps no data: it races whatever it wrote
         t.access(0, 4, {11: 2}, 11, 2, _async(11), data=b"abcd")
+
+
+def _landed(order: list[int], data: bytes = b"abcd") -> Shadow:
+    s = Shadow()
+    for a in order:
+        s.access(0, 4, {a: 2}, a, 2, _async(a), data=data)
+    return s
+
+
+def test_twins_in_any_order_leave_the_same_history() -> None:
+    # The key holds the set of the last write and its twins, whichever landed last (`hb._cell`): the
+    # checker's search meets the orders of twin landings again (`explore.twins`).
+    assert len({_landed(order).key() for order in ([10, 11, 12], [12, 10, 11], [11, 12, 10])}) == 1
+    assert _landed([10, 11]).key() != _landed([10, 12]).key()
+
+
+def test_a_twin_is_clean_only_over_writes_of_the_same_values_and_no_read() -> None:
+    s = _landed([10])
+    assert Shadow().twin_clean(0, b"abcd") and s.twin_clean(0, b"abcd") and s.twin_clean(2, b"cdxy")
+    assert not s.twin_clean(0, b"abcX")
+    s.access(0, 1, {3: 1, 10: 2}, 3, 1, (3, None, THREAD, "global", -1, 0, 1, ""))   # read after it
+    assert not s.twin_clean(0, b"abcd") and s.twin_clean(1, b"bcd")
+    t = Shadow()
+    t.access(0, 4, {3: 1}, 3, 1, (3, None, THREAD | WRITE, "global", -1, 0, 4, ""))  # keeps no values
+    assert not t.twin_clean(0, bytes(4))

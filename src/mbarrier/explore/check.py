@@ -55,6 +55,7 @@ from mbarrier.explore.code import (
 from mbarrier.explore.deadlock import explain
 from mbarrier.explore.footprints import Footprints
 from mbarrier.explore.frontier import Entry, Frontier
+from mbarrier.explore.inputs import data_branches
 from mbarrier.explore.joins import joins_only
 from mbarrier.explore.por import AllFootprints
 from mbarrier.explore.results import (
@@ -169,7 +170,16 @@ class Explorer:
         commute too, `sim.isa.control.setmaxnreg_facts`). So the thread alone is a persistent set there:
         no interleaving's deadlock, violation or race is lost. (The PTX ISA's `.sync` collectives wait
         for the lanes of their membermask and exchange registers only; `sim.machine.control.coll`.)
-        A copy wait whose thread's copies of that kind have all landed (`copies_landed`) runs eagerly too.
+        A copy wait (cp.async.wait_group/wait_all, 9.7.9.25.3; cp.async.bulk.wait_group, 9.7.9.25.4.3)
+        runs eagerly too: where its thread's copies of that kind have landed enough it passes, else it
+        blocks, and the block is no visible step: the landing that releases the thread ends in the state
+        the other order reaches (the wait passing after it). Copies never come undone and only the
+        thread itself commits groups; the wait acquires the groups it retires when it runs, blocked or
+        not (`RaceMachine.cp_wait`), and the landing pops them and unblocks the thread just as a wait run
+        after it would (`Machine.finish_async`); only the thread's own copies can change what it does.
+        Each lane of a CUTLASS epilogue warp blocks at `cp.async.bulk.wait_group.read 1` with two groups
+        of TMA stores in flight; as a visible step the wait, before or after each of its copies, made
+        sets of three.
         The same holds for the arrivals that only join (`joins.joins_only`), and for every arrival at
         wgmma.mma_async and wgmma.wait_group (9.7.15.5.2, 9.7.15.7.3; `sim.machine.wgmma`): the one that
         completes mma_async issues the warp's operation from its lanes' registers and descriptors (the
@@ -181,7 +191,7 @@ class Explorer:
         that retires reads only operations already done, which nothing else changes."""
         x = self.ins(t)
         return x.kind in _EAGER or not self.guard_on(t, x) or (x.kind == BAR and self.whole.eager(t, x)) \
-            or (x.kind == CP_WAIT and copies_landed(t, x)) or (x.kind in _JOINS and joins_only(t, x))
+            or x.kind == CP_WAIT or (x.kind in _JOINS and joins_only(t, x))
 
     def enabled(self, snap: snapshot.Snapshot | None = None) -> tuple[list[Thread | Copy], Spinning]:
         """The agents that can step now (sorted by id) and the spinning threads' barriers. `snap`: a
@@ -681,7 +691,9 @@ class Explorer:
         mode += ", races tracked" if self.opts.races else ", races not tracked"
         if self.symmetry is not None:
             mode += ", " + self.symmetry.describe()
-        return CheckResult(verdict, findings, self.stats, covered, mode, unsupported=unsupported)
+        lines = sorted({line for c in self.codes.values() for line in data_branches(c)})
+        return CheckResult(verdict, findings, self.stats, covered, mode, unsupported=unsupported,
+                           data_branches=tuple(lines))
 
 
 def check(module: ast.Module, kernel: str | None = None, *, grid: int | tuple[int, ...] = 1,
@@ -730,25 +742,3 @@ def check_machine(m: Machine, module: ast.Module, options: Options | None = None
 
 
 __all__ = ["CheckResult", "Finding", "Options", "Stats", "Waiter", "check", "check_machine", "DONE"]
-
-
-def copies_landed(t: Thread, x: Ins) -> bool:
-    """Whether copy wait x (cp.async.wait_group/wait_all, 9.7.9.25.3; cp.async.bulk.wait_group, 9.7.9.25.4.3)
-    of thread t cannot block: every copy of its kind the thread issued is done (most threads of a CTA
-    never issue one), or a wait_group N (an immediate) finds at most N committed groups from its first
-    one with a copy in flight (groups retire in order, each once all its copies are done,
-    `Machine.cp_wait`: CUTLASS's epilogue waits `cp.async.bulk.wait_group.read 1` with its last store
-    in flight). Copies never come undone and only the thread itself commits groups, so the wait passes
-    whenever it runs, and it changes only its own thread's group lists and clock: what it acquires is
-    the groups before its N most recent (`RaceMachine.cp_wait`), done already, whatever lands later. A
-    later landing of one of its copies changes only that copy, so it commutes with every other agent's
-    step and runs eagerly, like a local instruction."""
-    if x.opcode.startswith("cp.async.bulk"):
-        groups, open_ = t.bulk_groups, t.bulk_open
-    else:
-        groups, open_ = t.cp_groups, t.cp_open
-    if all(c.status == DONE for c in open_) and all(c.status == DONE for g in groups for c in g):
-        return True
-    n = x.imms[0] if x.opcode.split(".")[-1] in ("wait_group", "read") and x.imms else None
-    first = next((i for i, g in enumerate(groups) if any(c.status != DONE for c in g)), len(groups))
-    return n is not None and len(groups) - first <= n

@@ -133,14 +133,16 @@ def _smallest(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enable
     best: list[int] | None = None
     paused: list[_Closure] = []
     sizes = {i: len(current(agents[i])) for i in seeds}
-    tried = order(agents, seeds, max_seeds, sizes, fp.single, fp.code_of)
+    tried = order(agents, seeds, max_seeds, sizes, fp.single, fp.code_of, fp.failed)
     for first in (True, False):
         for seed in tried if first else more(agents, seeds, tried, MORE_SEEDS, sizes):
             c = _Closure(m, fp, agents, enabled, blocked_on, seed, current, check, entries)
             if not c.run(FIRST_PASS if best is None else min(FIRST_PASS, len(best))):
                 paused.append(c)
+                fp.failed |= {agents[seed].aid}
                 continue
             best = c.members()
+            fp.failed -= {agents[seed].aid}
             if len(best) == 1:
                 break
         if best is not None:

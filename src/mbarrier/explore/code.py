@@ -138,7 +138,8 @@ class Code:
     reach_defs: list[int] = field(default_factory=list)   # a bit mask of slots per pc (`_reach_defs`)
     token_slots: frozenset[int] = frozenset()
     # The instructions on the failure paths of the waits that loop back to themselves through local code
-    # (retry counters, timer back-off): `explore.values` leaves what they compute unknown.
+    # whose results may change from one try to the next (retry counters, timer back-off: `_varying`):
+    # `explore.values` leaves what they compute unknown.
     backoff: frozenset[int] = frozenset()
     # bar.sync can cut futures short only when every bar instruction without a thread count is a
     # whole-CTA bar.sync; where some have a count, those without one must name immediate ids
@@ -498,6 +499,7 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
             x.spin_local = x.spin or back is not None
             if back is not None:
                 code.backoff |= back
+    code.backoff = _varying(code, code.backoff)
     for x in ins:
         if x.kind == MB and x.mb_op in ("test_wait", "try_wait") and not x.spin_local:
             x.retry_at = _first_try(code, x)
@@ -581,6 +583,32 @@ def _loops_locally(code: Code, w: Ins) -> frozenset[int] | None:
         return None
     found = _failure_paths(code, w)
     return found[2] if found is not None and found[0] <= {w.pc} else None
+
+
+def _varying(code: Code, region: frozenset[int]) -> frozenset[int]:
+    """The instructions of the waits' failure paths (`region`) whose results may differ from one try to
+    the next: all but the pure ones (`Ins.pure`, no clock read) whose every read register is written in
+    the region by no instruction, or only by such instructions (a least fixpoint: a retry counter, which
+    reads what it wrote on the last try, stays varying). nvcc may compute a wait's address and parity
+    after the loop head the failure path branches back to (a 16-bit `k % 3` of a compile-time trip count:
+    `and.b16`, `mul.wide.u16` and `add` between the label and the `try_wait`); those give the same value
+    on every try, so `explore.values` may evaluate them without a node per try."""
+    written: dict[int, list[int]] = {}
+    for pc in region:
+        for d in code.ins[pc].defs:
+            written.setdefault(d, []).append(pc)
+    same: set[int] = set()
+    grew = True
+    while grew:
+        grew = False
+        for pc in region:
+            x = code.ins[pc]
+            if pc in same or not x.pure or any(n in code.fn.sites[pc].text for n in SPECIAL_DYNAMIC):
+                continue
+            if all(p in same for r in x.reads for p in written.get(r, ())):
+                same.add(pc)
+                grew = True
+    return region - same
 
 
 def _first_try(code: Code, w: Ins) -> int | None:

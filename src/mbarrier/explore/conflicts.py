@@ -24,9 +24,13 @@ def _buckets(obj: tuple[object, ...]) -> range | None:
 
 class FutureIndex:
     """One agent's future by object, for the closure's queries (built once per future: the futures are
-    cached with their plans, so a state's index costs a lookup per agent, not a pass over every item)."""
+    cached with their plans, so a state's index costs a lookup per agent, not a pass over every item).
+    Each kind of object is indexed at the first query that asks about it (`_index`): a state's futures
+    are many (384 threads' in a CUTLASS kernel) and most of a state's queries ask about one or two kinds
+    (a seed at an mbarrier arrive asks about that mbarrier, not about the threads' shared-memory reads)."""
 
-    __slots__ = ("anything", "by_kind", "exact", "future", "kinds", "live", "memo", "mem", "touches", "wild")
+    __slots__ = ("anything", "by_kind", "exact", "future", "indexed", "kinds", "live", "memo", "mem",
+                 "touches", "wild")
 
     def __init__(self, fut: Future) -> None:
         self.future = fut
@@ -38,28 +42,32 @@ class FutureIndex:
         self.wild: dict[object, list[Item]] = {}
         self.mem: dict[tuple[object, ...], list[Item]] = {}
         self.live: list[Item] = list(fut.get("live", ()))
+        self.indexed: set[object] = set()  # the kinds indexed so far
         # `hits`'s answers by (query number, immortal CTAs): most futures and queries recur state after
         # state (the threads that did not move).
         self.memo: dict[tuple[int, frozenset[int]], bool] = {}
-        for kind, items in fut.items():
-            if kind in ("any", "live"):
-                continue
-            for it in items:  # the items themselves are kept, not copies
-                obj, mode = it
-                if kind in ("sm", "gm"):
-                    bs = _buckets(obj)
-                    if bs is None:
-                        self.wild.setdefault(kind, []).append(it)
-                    else:
-                        space = obj[:2] if kind == "sm" else (kind,)
-                        for b in bs:
-                            self.mem.setdefault(space + (b,), []).append(it)
-                    continue
-                if None in obj:
+
+    def _index(self, kind: object) -> None:
+        """Index the items of one kind (the items themselves are kept, not copies)."""
+        self.indexed.add(kind)
+        if kind in ("any", "live"):
+            return
+        for it in self.future[kind]:
+            obj, mode = it
+            if kind in ("sm", "gm"):
+                bs = _buckets(obj)
+                if bs is None:
                     self.wild.setdefault(kind, []).append(it)
                 else:
-                    self.exact.setdefault(obj, []).append(mode)
-                self.by_kind.setdefault(kind, []).append(it)
+                    space = obj[:2] if kind == "sm" else (kind,)
+                    for b in bs:
+                        self.mem.setdefault(space + (b,), []).append(it)
+                continue
+            if None in obj:
+                self.wild.setdefault(kind, []).append(it)
+            else:
+                self.exact.setdefault(obj, []).append(mode)
+            self.by_kind.setdefault(kind, []).append(it)
 
     def hits(self, query: list[Asked], immortal: frozenset[int]) -> bool:
         """Whether any item of a query (`asked`) conflicts with this future (liveness of `immortal` CTAs
@@ -68,6 +76,8 @@ class FutureIndex:
         for obj, mode, kind, keys in query:
             if kind not in kinds:
                 continue
+            if kind not in self.indexed:
+                self._index(kind)
             if keys is not None:  # memory: the items in its buckets, then those of no known range
                 mem = self.mem
                 for key in keys:

@@ -15,7 +15,8 @@ reads of it, exits or counted bars, and LEAVE for what an exit does to those and
 (exits commute with each other), and WHOLE for an arrival without a thread count on a barrier id (these
 commute with each other, not with counted arrivals there), XJ for an arrive.expect_tx (it commutes with
 plain arrivals and other arrive.expect_tx, `of_ins`), and TX for a copy's complete-tx where it commutes
-with plain arrivals and with the other TX landings (`landing_mode`).
+with plain arrivals and with the other TX landings (`landing_mode`), and a twin store's landing writes its
+destination in its twin key's mode (`explore.twins`): it commutes with its twins' landings only.
 
 Two items conflict when their objects may be the same and their modes are not both READ, both JOIN,
 both LEAVE, both WHOLE, both XJ or both TX, nor JOIN and XJ, nor JOIN and TX. Waits are READs of their
@@ -50,6 +51,7 @@ from mbarrier.explore.code import (
     Ins,
 )
 from mbarrier.explore.joins import ROW_BYTES, completes, inside, matrix_rows, own_row, warpgroup_lanes
+from mbarrier.explore.twins import twin_mode, twin_writes
 from mbarrier.explore.values import Env, value
 from mbarrier.sim import mma
 from mbarrier.sim.address import CTA_MASK, OWN, PARAM_GENERIC, is_param_generic, shared_address
@@ -78,8 +80,12 @@ def group(items: Iterable[Item]) -> Future:
 
 
 def conflict(a: int, b: int) -> bool:
+    """Whether items of modes a and b on the same object conflict. Beyond the modes above, a twin store's
+    landing writes its destination in a mode of its own per twin key (`explore.twins`, from `TWIN` = 64
+    up: its products with any mode are 0 or at least 64, in no commuting pair): it commutes with the
+    same mode only, as TX with TX."""
     if a == b:
-        return a == WRITE  # TX with TX too commutes (`landing_mode`)
+        return a == WRITE  # TX with TX too commutes (`landing_mode`), and a twin mode with itself
     return a * b not in _COMMUTING
 
 
@@ -437,7 +443,7 @@ class Footprints:
     def current(self, a: Thread | Copy) -> list[Item]:
         """The footprint of the agent's next step (exact: addresses from its registers now)."""
         if isinstance(a, Copy):
-            return copy_items(a, self.m.inflight)
+            return copy_items(a, self.m)
         return self.of_ins(a, self.code.ins[a.pc], a.pc, False)
 
     def left_behind(self, t: Thread) -> list[Item]:
@@ -494,11 +500,10 @@ class Footprints:
         return succ[:1] if bool(g) != x.guard[1] else succ[1:]
 
 
-def copy_items(c: Copy, inflight: list[Copy], kept: dict[int, tuple[Copy, list[Item]]] | None = None
-               ) -> list[Item]:
+def copy_items(c: Copy, m: Machine, kept: dict[int, tuple[Copy, list[Item]]] | None = None) -> list[Item]:
     """What an in-flight copy (or a pending cp.async arrive-on) does when it lands. A wgmma.mma_async
     reads the bytes of its operands and completes to its warp (which the warp's wgmma.wait_group
-    reads). `inflight`: every copy in flight (`landing_mode`). `kept`: what depends only on the copy's
+    reads). `m`: the machine it is in flight in (`copy_state`). `kept`: what depends only on the copy's
     fixed fields (`_copy_bytes`: set at its issue, never changed while it is in flight; a state restored
     from a snapshot keeps the copy object, `explore.snapshot`), by copy, kept between calls: a tensor
     load's box span and a wgmma's operand ranges were half of a CuTe GEMM's closure time."""
@@ -513,26 +518,30 @@ def copy_items(c: Copy, inflight: list[Copy], kept: dict[int, tuple[Copy, list[I
         fixed = found[1]
     if c.mma is not None or c.kind in ARRIVALS:
         return list(fixed)
-    untracked, mode = copy_state(c, inflight)
+    untracked, mode, twin = copy_state(c, m)
     items: list[Item] = [(("cp" if c.kind == "cp.async" else "bulk", c.thread.aid), JOIN)]
     if untracked:
         items.append((("cpx", c.thread.aid), JOIN))
-    items += fixed
+    if twin is None:
+        items += fixed
+    else:  # its destination in its twin mode, the rest as ever (a store's only WRITEs are its destination's)
+        items += [it for it in fixed if it[1] != WRITE] + twin_writes(c, twin)
     if mode is not None:
         assert c.bar_cta is not None
         items.append((("mb", c.bar_cta.index, c.bar_off), mode))
     return items
 
 
-def copy_state(c: Copy, inflight: list[Copy]) -> tuple[bool, int | None]:
+def copy_state(c: Copy, m: Machine) -> tuple[bool, int | None, int | None]:
     """What `copy_items` reads of a copy beyond its fixed fields: whether it is a cp.async no
     cp.async.mbarrier.arrive watches yet (untracked: what its thread's exit checks; a copy only ever
-    becomes tracked, so a tracked one's landing commutes with the exit), and its barrier's landing mode
-    (`landing_mode`; None: no barrier, or a wgmma or pending arrive-on, whose items are all fixed)."""
+    becomes tracked, so a tracked one's landing commutes with the exit), its barrier's landing mode
+    (`landing_mode`; None: no barrier, or a wgmma or pending arrive-on, whose items are all fixed) and
+    a twin store's mode for its destination (`twins.twin_mode`; None: WRITE)."""
     if c.mma is not None or c.kind in ARRIVALS:
-        return False, None
+        return False, None, None
     return (c.kind == "cp.async" and not c.watchers,
-            None if c.bar_cta is None else landing_mode(c, inflight))
+            None if c.bar_cta is None else landing_mode(c, m.inflight), twin_mode(c, m))
 
 
 # Copies whose fixed items `copy_items` keeps (cleared when full).
@@ -703,7 +712,8 @@ def awaited(m: Machine, a: Thread | Copy, mb: tuple[int, int] | None) -> list[It
             # Its wait_group returns once every warp's share of the operations it retires is done
             # (`sim.machine.wgmma._complete`): any warp of its warpgroup may release it.
             return [(("wg", a.cta.index, th.aid // 32), READ) for th in warpgroup_lanes(a)[::32]]
-        return [(("cp", a.aid), READ)]
+        # Its copies' landings release it: cp.async ones JOIN `("cp", aid)`, bulk ones `("bulk", aid)`.
+        return [(("cp" if w.which == "cp.async" else "bulk", a.aid), READ)]
     return [(("any",), READ)]
 
 

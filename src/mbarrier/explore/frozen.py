@@ -153,6 +153,11 @@ ALL, COMMITTED, BULK_GROUPS = 1, 2, 3
 # A thread's bar arrivals in its region, and per id the most it can make before the barrier completes
 # (`bar_arrivals`).
 BarFuture = tuple[list[BarUse], dict[int | None, int]]
+# Per barrier (a Count of ARRIVE or PLAIN), a plan's arrival nodes that lie on no common path, each
+# (node, count, the later ones it reaches as a bit mask), in an order where a node comes before those it
+# reaches (`Plan._alternatives`); at most MAX_ALTERNATIVES nodes per barrier.
+Alternatives = dict[Count, tuple[tuple[int, int, int], ...]]
+MAX_ALTERNATIVES = 16
 # A plan's gates: its first ones and, per gate's node, the gates behind it (`Plan.shape`).
 Shape = tuple[tuple[tuple[int, GateKind], ...], tuple[tuple[int, tuple[tuple[int, GateKind], ...]], ...]]
 
@@ -263,6 +268,7 @@ class Plan:
                 todo.extend(seg.gates)
         self._priors()
         self.bar_paths = self._bar_paths()
+        self.alts = self._alternatives()
         # The start's arrivals per id and the (id, count) pairs they give (the fixpoint's tally of every
         # state starts from these).
         self.start_own = bar_arrivals(self.start.bars, self.bar_paths)
@@ -325,6 +331,54 @@ class Plan:
             best[n] = acc
             state[n] = 2
         return best[graph.start]
+
+    def _alternatives(self) -> Alternatives:
+        """Per barrier (ARRIVE, PLAIN), where two of the nodes of the future that arrive on it lie on no
+        common path (neither reaches the other: the two ways of a branch on loaded data, a warp vote, each
+        with its own release), those nodes with their counts and, as a bit mask over them, which of them
+        each one reaches; in an order where a node comes before those it reaches. A sum over nodes counts
+        such arrivals twice where one path makes one (heldout2's `branch`: a producer's wait for the
+        consumers' release opened without the seed's, stubborn sets of 34 of 127 agents); the fixpoint
+        counts the longest chain instead (`_chain`). Left out: a barrier with a node on a cycle (INF
+        anyway) or with more than MAX_ALTERNATIVES nodes."""
+        graph = self.graph
+        weights: dict[Count, dict[int, int]] = {}
+        for seg in (self.start, *self.after.values()):
+            for node, what, k, n in seg.arrivals:
+                for w in (ARRIVE, PLAIN) if what == ARRIVE_ON else (what,) if what in (ARRIVE, PLAIN) else ():
+                    at = weights.setdefault((w, k[0], k[1] if k[0] is not None else None), {})
+                    at[node] = max(at.get(node, 0), n)
+        out: Alternatives = {}
+        reached: dict[int, set[int]] = {}
+        for key, at in weights.items():
+            if not 1 < len(at) <= MAX_ALTERNATIVES or any(n < 0 or graph.on_cycle[n] for n in at):
+                continue
+            nodes = sorted(at)
+            reach = []
+            for n in nodes:
+                seen = reached.get(n)
+                if seen is None:
+                    seen = reached[n] = self._reach(n)
+                reach.append(sum(1 << j for j, m in enumerate(nodes) if m != n and m in seen))
+            if all(i == j or reach[i] >> j & 1 or reach[j] >> i & 1
+                   for i in range(len(nodes)) for j in range(len(nodes))):
+                continue  # one path holds them all: the sum is the longest chain
+            order = sorted(range(len(nodes)), key=lambda i: -reach[i].bit_count())
+            index = {i: p for p, i in enumerate(order)}
+            later = [sum(1 << index[j] for j in range(len(nodes)) if r >> j & 1) for r in reach]
+            out[key] = tuple((nodes[i], at[nodes[i]], later[i]) for i in order)
+        return out
+
+    def _reach(self, n: int) -> set[int]:
+        """The nodes reachable from node n along `_next` (n itself only through a cycle)."""
+        seen: set[int] = set()
+        todo = list(self._next(n))
+        while todo:
+            c = todo.pop()
+            if c not in seen:
+                seen.add(c)
+                todo.extend(self._next(c))
+        return seen
 
     def _priors(self) -> None:
         """Give each mbarrier gate the parities of the waits on its barrier that every path to it passes
@@ -491,7 +545,7 @@ class Frozen:
         key = (tuple(plan.start.arrivals), tuple(plan.start.bars), gates(plan.start.gates),
                tuple((n, tuple(seg.arrivals), tuple(seg.bars), gates(seg.gates))
                      for n, seg in sorted(plan.after.items())),
-               tuple(sorted(plan.bar_paths.items(), key=repr)))
+               tuple(sorted(plan.bar_paths.items(), key=repr)), tuple(sorted(plan.alts.items(), key=repr)))
         return self._interned(self._sources, key)
 
     def _interned(self, table: dict[_K, _K], key: _K) -> _K:
@@ -824,10 +878,16 @@ class Frozen:
                 groups[key] = len(live)
             live.append((i, plan, set(), set()))
             mates.append([(i, plan)])
+        # Per entry with alternative arrivals (`Plan.alts`): per barrier, the nodes counted (a mask over
+        # its alternatives) and the longest chain of them added to `exact`.
+        chains: list[dict[Count, tuple[int, int]]] = [{} for _ in live]
         for li, (i, plan, counted, _) in enumerate(live):
             a, k = agents[i], len(mates[li])
             if plan.start.arrivals:
-                _add_start(plan.start, counted, exact, a is mute, k)
+                if plan.alts:
+                    _add(plan.start, counted, exact, a is mute, k, plan.alts, chains[li])
+                else:
+                    _add_start(plan.start, counted, exact, a is mute, k)
             if plan.start_counts or plan.start_own:
                 tally.start(li, a.cta.index, plan, k)  # type: ignore[union-attr]
         # The fixpoint as a worklist: a closed gate waits under its barrier until a segment that opens
@@ -874,7 +934,8 @@ class Frozen:
                 continue  # nothing new for any gate
             a = agents[i]
             k = len(mates[li])
-            touched = _add(seg, counted, exact, a is mute, k) if seg.arrivals else set()
+            touched = _add(seg, counted, exact, a is mute, k, plan.alts, chains[li]) if seg.arrivals \
+                else set()
             named = tally.add(li, a.cta.index, plan, seg.bars, k) if seg.bars else set()  # type: ignore[union-attr]
             if touched or named:
                 memo.clear()
@@ -1038,23 +1099,53 @@ def _add_start(seg: Segment, counted: set[Counted], exact: dict[Count, int], mut
     counted.update(keys)
 
 
-def _add(seg: Segment, counted: set[Counted], exact: dict[Count, int], mute: bool,
-         times: int = 1) -> set[tuple[int | None, int | None]]:
+def _add(seg: Segment, counted: set[Counted], exact: dict[Count, int], mute: bool, times: int = 1,
+         alts: Alternatives | None = None, chains: dict[Count, tuple[int, int]] | None = None
+         ) -> set[tuple[int | None, int | None]]:
     """Add a segment's sources into `exact` (by what, cta, offset), each instruction of a thread once per
     barrier it acts on, for `times` alike threads; the barriers whose sources changed ((cta, None) or (None,
     None) where unknown). `mute`: the thread issued the frozen seed, a cp.async: its arrive-ons wait for
-    the seed."""
+    the seed. Arrivals at the thread's alternative nodes (`Plan.alts`) add the growth of the longest chain
+    of those counted (`chains`: per barrier, the nodes counted as a mask over `alts[key]`, and the chain
+    added so far): one path of the thread makes no more."""
     touched: set[tuple[int | None, int | None]] = set()
+    grown: set[Count] = set()
+    alts = alts or {}
+    chains = {} if chains is None else chains
     for pc, what, k, n in seg.arrivals:
         if (pc, what, k) in counted or (mute and what == ARRIVE_ON):
             continue
         counted.add((pc, what, k))
         cta, off = k
         for w in (ARRIVE, PLAIN) if what == ARRIVE_ON else (what,):
-            put(exact, (w, cta, off if cta is not None else None), n, times)
+            key = (w, cta, off if cta is not None else None)
+            alt = alts.get(key)
+            if alt is None:
+                put(exact, key, n, times)
+                continue
+            mask, had = chains.get(key, (0, 0))
+            chains[key] = (mask | sum(1 << j for j, (node, _, _) in enumerate(alt) if node == pc), had)
+            grown.add(key)
         if what != INC:  # no gate waits for a rise of the pending count
             touched.add((cta, off if cta is not None else None))
+    for key in grown:
+        mask, had = chains[key]
+        now = _chain(alts[key], mask)
+        chains[key] = (mask, now)
+        if now > had:
+            put(exact, key, now - had, times)
     return touched
+
+
+def _chain(alt: tuple[tuple[int, int, int], ...], mask: int) -> int:
+    """The most arrivals one path makes through the nodes of `alt` in `mask` (`Plan._alternatives`: in
+    an order where a node comes before those it reaches, each with its count and that reach as a mask)."""
+    best = [0] * len(alt)
+    for j, (_, n, _) in enumerate(alt):
+        if mask >> j & 1:
+            before = max((best[i] for i in range(j) if mask >> i & 1 and alt[i][2] >> j & 1), default=0)
+            best[j] = min(before + n, INF)
+    return max(best, default=0)
 
 
 def put(exact: dict[Count, int], key: Count, n: int, times: int = 1) -> None:

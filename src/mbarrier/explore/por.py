@@ -67,6 +67,8 @@ class AllFootprints:
         self._last_index: Index | None = None
         self._next_query = 0
         self.single: int | None = None  # the agent (id) of the last stubborn set of one: tried first
+        # The seeds (ids) whose closures grew past the first pass and have not closed since: tried last.
+        self.failed: frozenset[int] = frozenset()
         self._uses: Uses = {}  # what `Counted` reads of a future's bar arrivals, by their list (kept)
         # The agents of the state whose stubborn set is being built (`begin`), and the frozen futures of its
         # copy seeds by what they read (`_copy_seed_key`), with the seed they were computed for.
@@ -76,7 +78,7 @@ class AllFootprints:
         self._copies: dict[tuple[Item, ...], FutureIndex] = {}
         self._copy_bytes: dict[int, tuple[Copy, list[Item]]] = {}  # `copy_items`' fixed part, by copy
         # Each copy's indexed future with what else its items read (`copy_state`): the items follow.
-        self._copy_index: dict[int, tuple[Copy, tuple[bool, int | None], FutureIndex]] = {}
+        self._copy_index: dict[int, tuple[Copy, tuple[bool, int | None, int | None], FutureIndex]] = {}
 
     def query(self, items: tuple[Item, ...]) -> int:
         """The number of a query (its items): equal items, equal number, while it is kept."""
@@ -108,7 +110,7 @@ class AllFootprints:
         `entry`: the thread's entry in a snapshot the machine equals now (`explore.snapshot`): the same
         entry is the same thread state, so the kept items stand without reading the registers."""
         if isinstance(a, Copy):
-            return copy_items(a, self.machine.inflight, self._copy_bytes)
+            return copy_items(a, self.machine, self._copy_bytes)
         last = self._current.get(a.aid)
         if entry is not None and last is not None and last[4] is entry:
             return last[3]  # only kept for the instructions below
@@ -147,12 +149,11 @@ class AllFootprints:
         """The future of an agent the frozen analysis leaves alone: a copy's landing, or anything for a
         thread inside a call (its return is not modelled)."""
         if isinstance(a, Copy):
-            inflight = self.machine.inflight
-            state = copy_state(a, inflight)
+            state = copy_state(a, self.machine)
             mine = self._copy_index.get(id(a))
             if mine is not None and mine[0] is a and mine[1] == state:
                 return mine[2]
-            items = tuple(copy_items(a, inflight, self._copy_bytes))
+            items = tuple(copy_items(a, self.machine, self._copy_bytes))
             found = self._copies.get(items)
             if found is None:
                 if len(self._copies) >= QUERIES_KEPT:
@@ -283,25 +284,31 @@ class AllFootprints:
         cuts: list[frozenset[str] | None] = []
         none = _CUT[False, False, False]
         held = _Held()
+        # A copy seed's issuer blocked at a wait for it cannot move before the seed does either: it stands
+        # for the seed below (it waits inside no barrier), its own future is empty (held).
+        if st is None and isinstance(s, Copy) and s.mma is None and s.kind not in ARRIVALS:
+            h = s.thread
+            if h.wait is not None and not h.frames and held(h, s):
+                st = h
         # The barriers an agent cannot pass before the (enabled, so waiting inside none of them) seed
         # moves: whole-CTA bar.sync of the seed's CTA, full-warp bar.warp.sync of its warp,
-        # barrier.cluster.wait of its cluster if it has not arrived (none for a seed that is no thread,
-        # nor for a thread inside a call).
+        # barrier.cluster.wait of its cluster if it has not arrived (for a copy seed, those of its
+        # blocked issuer's; none for another copy seed, nor for a thread inside a call).
         if st is not None:
             cta, warp, cluster, open_ = st.cta, st.warp, st.cta.cluster, not st.cl_arrived
         for b in agents:
             cut: frozenset[str] | None = none
             if isinstance(b, Thread) and not b.frames:
                 code = fps[b.func.name].code
-                if st is not None:
+                if st is not s and b.wait is not None and held(b, s):
+                    cut = None  # waiting for its copies, the seed among them
+                elif st is not None:
                     cut = _CUT[b.cta is cta and bool(code.cta_barriers_whole), b.warp is warp,
                                b.cta.cluster is cluster and open_]
                     if not whole and code.whole_ids is not None:
                         cut -= {"cta"}
-                    if cut and b.wait is not None and _stuck(s, b, cut):
+                    if cut and b.wait is not None and _stuck(st, b, cut):
                         cut = None  # inside a barrier that cannot complete before the seed moves
-                elif b.wait is not None and held(b, s):
-                    cut = None  # waiting for its copies, the seed among them
             cuts.append(cut)
         return cuts
 

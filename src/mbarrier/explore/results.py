@@ -142,3 +142,6 @@ class CheckResult:
     # the schedule that reaches it): the search stops there. The verdict is "unsupported" unless findings
     # (true ones) were made before.
     unsupported: Finding | None = None
+    # The lines of guarded instructions (branches) whose guard may depend on memory contents the kernel
+    # loaded (`explore.inputs`): the verdict holds for this launch's contents.
+    data_branches: tuple[int, ...] = ()

@@ -10,7 +10,8 @@ from mbarrier.sim.machine import Copy, Thread
 
 
 def order(agents: list[Thread | Copy], seeds: list[int], n: int, sizes: dict[int, int],
-          single: int | None, code_of: Callable[[Thread | Copy], Code | None]) -> list[int]:
+          single: int | None, code_of: Callable[[Thread | Copy], Code | None],
+          failed: frozenset[int] = frozenset()) -> list[int]:
     """The seeds (indices into `agents`) to try. Cheap ones first: copies and threads whose next step touches
     few objects (`sizes`, by index: the items of its next step; a wgmma.mma_async's engine, which its whole
     warp waits for, among the threads); of those the first n, then up to n more, each of a kind none before it
@@ -20,7 +21,11 @@ def order(agents: list[Thread | Copy], seeds: list[int], n: int, sizes: dict[int
     with each thread's exit, while a thread that does not exit next keeps its CTA alive (`frozen.seed_lives`).
     Before all of them the agent of the last set of one (`single`) where it is a thread standing at a plain
     load or store: the child of the last state is most often expanded next, and a thread storing word after
-    word is most often alone again."""
+    word is most often alone again. Agents whose closure grew past the first pass at an earlier state, and
+    has not closed since (`failed`, by id), come after the others: most states differ from the last by one
+    agent's step, and a CUTLASS producer whose closure takes in the consumers failed at each of the 256
+    states where they arrived one by one on an mbarrier, before the consumer that closed alone. The order
+    decides only which set is taken where several are smallest, and what a state costs."""
     seeds = sorted(seeds, key=lambda i: (not _cheap_copy(agents[i]), sizes[i]))
     out = seeds[:n]
     kinds = {_kind(agents[i]) for i in out}
@@ -33,6 +38,8 @@ def order(agents: list[Thread | Copy], seeds: list[int], n: int, sizes: dict[int
                 break
     if not any(isinstance(agents[i], Thread) for i in out):
         out += [i for i in seeds if isinstance(agents[i], Thread)][:1]
+    if failed:
+        out = [i for i in out if agents[i].aid not in failed] + [i for i in out if agents[i].aid in failed]
     again = [i for i in seeds if agents[i].aid == single and _plain(agents[i], code_of(agents[i]))]
     return again + [i for i in out if i not in again]
 

@@ -54,6 +54,14 @@ def headline(r: CheckResult) -> str:
     return f"FOUND {n} problem{'s' if n != 1 else ''} ({r.mode})"
 
 
+def data_note(lines: tuple[int, ...], shown: int = 8) -> str:
+    """What a verdict over a launch whose branches read memory contents covers (`explore.inputs`)."""
+    more = len(lines) - shown
+    where = ", ".join(map(str, lines[:shown])) + (f" and {more} more" if more > 0 else "")
+    return (f"for this launch's memory contents: the kernel may branch on values it loads from memory (line"
+            f"{'s' if len(lines) > 1 else ''} {where}); other contents may take other paths")
+
+
 def _waiter_groups(ws: list[Waiter]) -> list[tuple[list[int], Waiter]]:
     groups: dict[tuple[object, ...], list[Waiter]] = {}
     for w in ws:
@@ -120,6 +128,8 @@ def format_result(r: CheckResult, trace: Callable[[Finding], list[TraceStep]] | 
     line is it with `--schedule`); without it, only the schedule is shown. Schedules are stamped with
     `fingerprint` when given."""
     lines = [headline(r), f"  {format_stats(r.stats)}"]
+    if r.verdict == "verified" and r.data_branches:
+        lines.append("  " + data_note(r.data_branches))
     if r.verdict == "finding" and r.covered:  # the findings are real; what was not explored is said
         lines.append(f"  not every interleaving was explored ({_why(r)}): {r.covered}")
     for i, f in enumerate(r.findings, 1):

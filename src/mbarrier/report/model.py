@@ -294,6 +294,7 @@ class CheckReport:
     covered: str                # incomplete: what was covered, in words ("" when complete)
     stopped_by: str | None      # why a search stopped early: "max-states", "timeout", "max-memory", ...
     unsupported: Finding | None
+    data_branches: tuple[int, ...] = ()   # lines whose branch may depend on memory contents
     schema_version: int = SCHEMA_VERSION
     tool: Tool = field(default_factory=Tool)
     command: Literal["check"] = "check"
@@ -312,7 +313,8 @@ def check_report(r: CheckResult, file: str, launch: LaunchInfo | None,
     return CheckReport(file, launch, None if fingerprint is None else str(fingerprint), r.verdict,
                        tuple(finding_of(f, fingerprint) for f in r.findings), stats, r.mode, r.covered,
                        r.stopped_by or None,
-                       None if r.unsupported is None else finding_of(r.unsupported, fingerprint))
+                       None if r.unsupported is None else finding_of(r.unsupported, fingerprint),
+                       r.data_branches)
 
 
 # -- run --------------------------------------------------------------------------------------------

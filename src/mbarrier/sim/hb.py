@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterator
+from itertools import count
 
 from mbarrier.sim.registry import FenceKind
 
@@ -41,8 +42,29 @@ Twin = tuple[int, int, Info]
 # bytes that happen-before does not order with it, kept so that a later access still races with them).
 Data = tuple[int, bytes, tuple[Twin, ...]]
 # A byte's history: the last write (agent, clock, info; -1, 0, None: none), the reads since, by agent,
-# and the last write's data (None: not kept).
-Cell = tuple[int, int, Info | None, dict[int, tuple[int, Info]], Data | None]
+# the last write's data (None: not kept), the readers' part of the key and the cell's part of the key.
+# The two parts are kept in the cell (`_cell`) so that a page's key never walks a cell's readers: a
+# byte that 128 threads read held 128 readers, and hashing them at every state was a quarter of a
+# CUTLASS kernel's search.
+Cell = tuple[int, int, Info | None, dict[int, tuple[int, Info]], Data | None, int, int]
+
+_MASK = (1 << 64) - 1
+
+
+def _reader(agent: int, clk: int) -> int:
+    """A read epoch's part of its cell's readers sum (a set hash: the sum of the members' hashes)."""
+    return hash((agent, clk)) & _MASK
+
+
+def _cell(writer: int, clk: int, info: Info | None, reads: dict[int, tuple[int, Info]],
+          data: Data | None, readers: int) -> Cell:
+    """A cell, with its part of the key: who wrote it at which clock (with twins, the set of the write's
+    and its twins' epochs: they decide later verdicts, whichever of them wrote last), and who read it
+    since at which clock (`readers`, the sum of `_reader` over `reads`)."""
+    writers: object = (writer, clk)  # with twins, the set of their epochs: which wrote last is wording
+    if data is not None and data[2]:
+        writers = frozenset([(writer, clk), *((t[0], t[1]) for t in data[2])])
+    return (writer, clk, info, reads, data, readers, hash((writers, readers)))
 
 
 def join(into: VC, other: VC) -> None:
@@ -67,27 +89,32 @@ class Conflict(Exception):
 
 
 PAGE_BITS = 6  # a shadow page covers 64 bytes: the unit that copies share until one side changes it
+_VERSIONS = count()  # `Shadow.version`'s stamps
 
 
 class Shadow:
     """The per-byte access history of one memory (a CTA's shared memory, or global memory).
 
-    A cell is (writer, its clock, its info, {reader: (clock, info)}), never changed once made: an access
+    A cell is (writer, its clock, its info, {reader: (clock, info)}, ...), never changed once made: an access
     makes new cells, one for all the bytes it touches that held the same cell (a 128-byte copy makes one
     cell, not 128). Cells live in pages of 2^PAGE_BITS bytes. A copy (`clone`) shares every page; each
     side copies a page before its first change (`owned_pages`), so a checker's snapshot costs the pages
     its last step touched, not the whole history. Each page's part of `key()` is kept (`hashes`) and
-    recomputed only for the pages changed since (`stale`); the key itself is kept until a page's part
-    changes (`_key`: a memory no step touched keeps its key, state after state)."""
+    recomputed only for the pages changed since (`stale`); the key itself is the sum of the pages'
+    parts (`total`, a set hash), kept up to date page by page: a GEMM's memory has thousands of pages
+    and a step changes a few."""
 
-    __slots__ = ("pages", "owned_pages", "hashes", "stale", "_key")
+    __slots__ = ("pages", "owned_pages", "hashes", "stale", "total", "version")
 
     def __init__(self) -> None:
         self.pages: dict[int, dict[int, Cell]] = {}
         self.owned_pages: set[int] = set()
         self.hashes: dict[int, int] = {}
         self.stale: set[int] = set()
-        self._key: int | None = None
+        self.total = 0
+        # Its contents' stamp, unique in the process: a new one at every change, a copy's the same
+        # (`explore.twins` keeps answers by it).
+        self.version = next(_VERSIONS)
 
     def access(self, addr: int, size: int, vc: VC, me: int, clk: int, info: Info,
                pvc: VC | None = None, data: bytes | None = None) -> None:
@@ -99,7 +126,7 @@ class Shadow:
         write = flags & WRITE
         atomic = flags & ATOMIC
         get = vc.get
-        written: Cell = (me, clk, info, {}, None if data is None else (addr, data, ()))
+        written = _cell(me, clk, info, {}, None if data is None else (addr, data, ()), 0)
         # The cell each old cell becomes (by the old one's id; the old one is kept alive with it): bytes
         # that shared a cell are checked once and share the new one, unless twins made the verdict
         # depend on the values (then each byte's values are compared).
@@ -119,11 +146,11 @@ class Shadow:
                 cells[a] = seen[1]
                 continue
             if cell is None:
-                new: Cell = written if write else (-1, 0, None, {me: (clk, info)}, None)
+                new = written if write else _cell(-1, 0, None, {me: (clk, info)}, None, _reader(me, clk))
                 made[id(None)] = (None, new, False)
                 cells[a] = new
                 continue
-            wc, wk, winfo, reads, old = cell
+            wc, wk, winfo, reads, old, readers, _ = cell
             twins: list[Twin] = []  # the unordered writes of the same bytes that this write keeps
             same = False
             writers = ((wc, wk, winfo),) if winfo is not None else ()
@@ -147,17 +174,21 @@ class Shadow:
                         raise Conflict(_rule(rinfo, info), rinfo, rk, info, a, prev)
                 if twins:
                     assert data is not None
-                    new = (me, clk, info, {}, (addr, data, tuple(twins)))
+                    new = _cell(me, clk, info, {}, (addr, data, tuple(twins)), 0)
                 else:
                     new = written
             else:
-                new = (wc, wk, winfo, {**reads, me: (clk, info)}, old)
+                mine = reads.get(me)
+                readers = (readers - (_reader(me, mine[0]) if mine is not None else 0)
+                           + _reader(me, clk)) & _MASK
+                new = _cell(wc, wk, winfo, {**reads, me: (clk, info)}, old, readers)
             made[id(cell)] = (cell, new, same)
             cells[a] = new
 
     def _page(self, p: int) -> dict[int, Cell]:
         """Page `p`, this copy's own (copied first if shared), marked for a new hash."""
         self.stale.add(p)
+        self.version = next(_VERSIONS)
         page = self.pages.get(p)
         if page is None:
             page = self.pages[p] = {}
@@ -179,25 +210,47 @@ class Shadow:
         out = Shadow()
         out.pages = dict(self.pages)
         out.hashes = dict(self.hashes)
-        out._key = self._key
+        out.total = self.total
+        out.version = self.version
         return out
 
     def _refresh(self) -> None:
         if not self.stale:
             return
-        self._key = None
         pages, hashes = self.pages, self.hashes
-        part: dict[int, tuple[object, ...]] = {}  # a cell's part of the key, by its id (cells are shared)
+        total = self.total
         for p in self.stale:
-            items = []
-            for a, c in pages[p].items():
-                k = part.get(id(c))
-                if k is None:
-                    k = part[id(c)] = (c[0], c[1], frozenset((r, v[0]) for r, v in c[3].items()),
-                                       _twins(c))
-                items.append((a, k))
-            hashes[p] = hash(frozenset(items))
+            old = hashes.get(p)
+            if old is not None:
+                total -= hash((p, old))
+            new = hashes[p] = hash(frozenset([(a, c[6]) for a, c in pages[p].items()]))
+            total += hash((p, new))
+        self.total = total & _MASK
         self.stale = set()
+
+    def twin_clean(self, addr: int, data: bytes) -> bool:
+        """Whether a plain async-proxy write of `data` at `addr` meets, on each byte, nothing but plain
+        async-proxy writes of the same value and no read since: an untouched byte, or the last write and
+        its twins all of that value. Two unordered such writes of the same bytes then leave the same
+        history in either order (each keeps the other as a twin, those unordered with either are kept,
+        those ordered before either dropped: the same set of writers, `_cell`) and neither races, so
+        their order does not matter (`explore.twins`). A read, or an earlier write of other values, may
+        be ordered before one of them only: the first to land would hide it from the other."""
+        pages = self.pages
+        checked: set[int] = set()
+        for a in range(addr, addr + len(data)):
+            page = pages.get(a >> PAGE_BITS)
+            cell = None if page is None else page.get(a)
+            if cell is None or id(cell) in checked:  # one write's cell: its bytes compared at once
+                continue
+            old = cell[4]
+            if cell[3] or old is None:
+                return False
+            lo, hi = max(addr, old[0]), min(addr + len(data), old[0] + len(old[1]))
+            if old[1][lo - old[0]:hi - old[0]] != data[lo - addr:hi - addr]:
+                return False
+            checked.add(id(cell))
+        return True
 
     def items(self) -> Iterator[tuple[int, Cell]]:
         """Every cell: (address, cell), page by page."""
@@ -206,11 +259,10 @@ class Shadow:
 
     def key(self) -> int:
         """Who accessed each byte at which clock (which instruction did it decides only the wording), as
-        a hash: the pages' hashes, each of the set of its cells' (address, writer, clock, readers)."""
+        a hash: the sum of the pages' parts, each the hash of the set of its cells' (address, writers,
+        readers): a write's epoch, or with twins the set of their epochs, whichever of them wrote last."""
         self._refresh()
-        if self._key is None:
-            self._key = hash(frozenset(self.hashes.items()))
-        return self._key
+        return self.total
 
 
 def _twin(earlier: Info, later: Info) -> bool:
@@ -224,11 +276,6 @@ def _same(cell: Cell | None, data: bytes | None, addr: int, a: int) -> bool:
     """Whether byte `a` of the write `data` (from `addr`) equals what the cell's last write put there."""
     old = cell[4] if cell is not None else None
     return old is not None and data is not None and old[1][a - old[0]] == data[a - addr]
-
-
-def _twins(c: Cell) -> frozenset[tuple[int, int]]:
-    """The twins' epochs: part of the key (they decide later verdicts)."""
-    return frozenset((t[0], t[1]) for t in c[4][2]) if c[4] is not None else frozenset()
 
 
 def _rule(earlier: Info, later: Info) -> str:
