@@ -71,7 +71,11 @@ def _plain(a: Thread | Copy, code: Code | None) -> bool:
 
 def _kind(a: Thread | Copy) -> tuple[object, ...]:
     """Copies of one kind into one CTA close alike, whatever line issued them (the 32 tensor loads a CuTe
-    stage takes, one instruction each); threads at one pc."""
+    stage takes, one instruction each); threads at one pc. A wgmma's engines by their line: each reads
+    its own warp's operands and completes to its own warp, and where some close over the others (the
+    engines of a CUTLASS consumer warpgroup's k-block) one of another line closes alone."""
+    if isinstance(a, Copy) and a.mma is not None:
+        return (a.kind, a.site.line)
     if isinstance(a, Copy):
         home = a.bar_cta if a.bar_cta is not None else a.dst_cta if a.dst_cta is not None else a.thread.cta
         return (a.kind, home.index)
