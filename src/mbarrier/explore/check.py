@@ -137,6 +137,7 @@ class Explorer:
         self.findings: list[Finding] = []
         self.seen: dict[tuple[str, str, int | None], int] = {}   # a finding's key -> its index
         self.machine_is: snapshot.Snapshot | None = None
+        self.chain: int | None = None  # the state the last expansion's one transition led to
         self.stopped_by = ""
         self.bound = ""
         self.unsupported: Finding | None = None
@@ -491,6 +492,11 @@ class Explorer:
         when the state bound, the tool's limit or the local-step limit ends the search."""
         opts, stats, m = self.opts, self.stats, self.m
         snap, depth, node, here, redo = entry
+        if here != self.chain:
+            # The seeds that failed (`seeds.order`) are remembered along a chain only: elsewhere the
+            # set a state takes depends on that state alone, whatever was expanded before it.
+            self.fp.failed = frozenset()
+        self.chain = None
         snapshot.restore(m, snap, self.machine_is)
         self.machine_is = snap
         agents, spinning = self.enabled(snap)
@@ -559,6 +565,8 @@ class Explorer:
                                 {a for a in aids if a < self.nthreads} | woken)
             self.machine_is = new
             h = self.state_key(new)
+            if len(chosen) == 1:
+                self.chain = h
             prev = frontier.depth_of(h)
             if prev is None:
                 if stats.states >= opts.max_states:
