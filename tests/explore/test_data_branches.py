@@ -50,8 +50,10 @@ DONE:
 }
 """
 
-# The same decision taken on the thread's id: nothing read from memory decides it.
+# The same decision taken on the thread's id, or on a kernel parameter (the buffer's address, through
+# cvta): nothing read from memory decides it.
 BY_ID = KERNEL.replace("setp.ne.u32 %p2, %r3, 1;", "setp.ne.u32 %p2, %r1, 0;")
+BY_PARAM = KERNEL.replace("setp.ne.u32 %p2, %r3, 1;", "setp.eq.u64 %p2, %rd1, 0;")
 
 
 def _lines(tmp_path: Path, text: str) -> list[int]:
@@ -68,6 +70,7 @@ def test_a_branch_on_loaded_data_is_found_and_others_are_not(tmp_path: Path) -> 
     assert _lines(tmp_path, KERNEL) == [_line_of(KERNEL, "@%p2 bra DONE")]  # through add and setp
     # branches on %tid, on the try_wait's predicate (the mbarrier's state, not memory contents): none
     assert _lines(tmp_path, BY_ID) == []
+    assert _lines(tmp_path, BY_PARAM) == []  # ld.param is no memory contents
 
 
 def test_verified_says_for_which_contents(tmp_path: Path) -> None:

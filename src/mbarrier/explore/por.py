@@ -67,7 +67,8 @@ class AllFootprints:
         self._last_index: Index | None = None
         self._next_query = 0
         self.single: int | None = None  # the agent (id) of the last stubborn set of one: tried first
-        # The seeds (ids) whose closures grew past the first pass and have not closed since: tried last.
+        # The seeds (ids) whose closures grew past the first pass along the chain being expanded and have not
+        # closed since: tried last (`seeds.order`; `Explorer.expand` clears it off a chain).
         self.failed: frozenset[int] = frozenset()
         self._uses: Uses = {}  # what `Counted` reads of a future's bar arrivals, by their list (kept)
         # The agents of the state whose stubborn set is being built (`begin`), and the frozen futures of its

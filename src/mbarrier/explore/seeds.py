@@ -21,8 +21,9 @@ def order(agents: list[Thread | Copy], seeds: list[int], n: int, sizes: dict[int
     with each thread's exit, while a thread that does not exit next keeps its CTA alive (`frozen.seed_lives`).
     Before all of them the agent of the last set of one (`single`) where it is a thread standing at a plain
     load or store: the child of the last state is most often expanded next, and a thread storing word after
-    word is most often alone again. Agents whose closure grew past the first pass at an earlier state, and
-    has not closed since (`failed`, by id), come after the others: most states differ from the last by one
+    word is most often alone again. Agents whose closure grew past the first pass at an earlier state of
+    the chain being expanded, and has not closed since (`failed`, by id; `Explorer.expand` forgets them
+    off a chain), come after the others: most states differ from the last by one
     agent's step, and a CUTLASS producer whose closure takes in the consumers failed at each of the 256
     states where they arrived one by one on an mbarrier, before the consumer that closed alone. The order
     decides only which set is taken where several are smallest, and what a state costs."""
