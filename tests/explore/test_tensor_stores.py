@@ -228,3 +228,15 @@ def test_stores_of_another_tensor_commute_with_loads_in_flight(tmp_path: Path) -
     and 21 while a copy wait that would block was a visible step)."""
     states = [_check(tmp_path, _beside(n, n), BESIDE_LAUNCH).stats.states for n in (1, 2, 3)]
     assert states == [11, 15, 19]
+
+
+@pytest.mark.parametrize("races", [False, True])
+def test_a_reader_tried_before_the_storer_still_sees_the_store(tmp_path: Path, races: bool) -> None:
+    """Thread 0 reads the word thread 1's tensor store writes. The reader is the first seed tried where the
+    storer stands at the store's issue: the issuer's future left out its copy's landing
+    (`Footprints.left_behind`), so the reader's closure left the issuer out and the read never saw the
+    stored word (with races off, the hang was verified)."""
+    text = STORE.format(offset=0).replace("\t@%p0 bra READER;", "\t@!%p0 bra READER;") + HANG
+    r = _differential(tmp_path, text, STORE_LAUNCH, races)
+    if not races:
+        assert outcome(r) == HANGS

@@ -237,40 +237,49 @@ class Footprints:
                 items += self._arrivals(t, x, JOIN, pc, future, env)
             return items
         if k == BULK:
-            box = self.tensor_box(t, x, pc, future, env)
-            size = box.box_bytes if box is not None else self.copy_size(t, x, pc, future, env)
-            if box is not None:
-                src = _tensor(box, READ)  # the tensor's elements (its map: read-only)
-            else:
-                src = self._mem(t, x.addr2, size, READ, pc, future, env) if x.reads_source else []
             if not future and not x.multicast:
                 # The issue itself only appends the copy to its thread's open group: the destination,
-                # the source and the mbarrier are the copy's, when it lands (`copy_items`); a future
-                # issue stands for that landing too.
+                # the source and the mbarrier are the copy's, when it lands (`copy_items`,
+                # `left_behind`); a future issue stands for that landing too.
+                box = self.tensor_box(t, x, pc, future, env)
+                size = box.box_bytes if box is not None else self.copy_size(t, x, pc, future, env)
                 dst = self._mem(t, x.addr, size, WRITE, pc, future, env, box)
                 return [it for it in dst if it[0][0] == "live"] + [(("bulk", t.aid), JOIN)]
-            if x.multicast:
-                dst = self._multicast(t, x, size, pc, future, env, box)
-            else:
-                dst = self._mem(t, x.addr, size, WRITE, pc, future, env, box) + self.barrier_items(
-                    t, x.bar, WRITE, pc, future, env)
-            return dst + src + [(("bulk", t.aid), JOIN)]
+            return self._bulk_landing(t, x, pc, future, env) + [(("bulk", t.aid), JOIN)]
         if k == BULK_STORE:
-            box = self.tensor_box(t, x, pc, future, env)
             if not future:
                 # The issue only appends the copy to its thread's open bulk group: its engine reads the
-                # source and writes the destination when it lands (`copy_items`). A tensor store reads
-                # its map now: read-only in kernel parameter memory (`tensor_box`), else global memory.
+                # source and writes the destination when it lands (`copy_items`, `left_behind`). A tensor
+                # store reads its map now: read-only in kernel parameter memory (`tensor_box`), else
+                # global memory.
+                box = self.tensor_box(t, x, pc, future, env)
                 mapped = [] if x.tmap is None or box is not None else self._mem(
                     t, x.tmap, TENSOR_MAP_SIZE, READ, pc, future, env)
                 return mapped + [(("bulk", t.aid), JOIN)]
-            size = box.box_bytes if box is not None else self.copy_size(t, x, pc, future, env)
+            return self._bulk_landing(t, x, pc, future, env) + [(("bulk", t.aid), JOIN)]
+        return []
+
+    def _bulk_landing(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> list[Item]:
+        """What the bulk copy (load or store, tensor or not) that x issues does when it lands: it writes
+        its destination (with a load's mbarrier, in every CTA a multicast names) and reads its source."""
+        box = self.tensor_box(t, x, pc, future, env)
+        size = box.box_bytes if box is not None else self.copy_size(t, x, pc, future, env)
+        if x.kind == BULK_STORE:
             if x.tmap is None:
                 dst = self._mem(t, x.addr, size, WRITE, pc, future, env)
             else:  # the tensor's elements, anywhere in it where the map is not known
                 dst = _tensor(box, WRITE) if box is not None else [(("gm", None, None), WRITE)]
-            return dst + self._mem(t, x.addr2, size, READ, pc, future, env, box) + [(("bulk", t.aid), JOIN)]
-        return []
+            return dst + self._mem(t, x.addr2, size, READ, pc, future, env, box)
+        if box is not None:
+            src = _tensor(box, READ)  # the tensor's elements (its map: read-only)
+        else:
+            src = self._mem(t, x.addr2, size, READ, pc, future, env) if x.reads_source else []
+        if x.multicast:
+            dst = self._multicast(t, x, size, pc, future, env, box)
+        else:
+            dst = self._mem(t, x.addr, size, WRITE, pc, future, env, box) + self.barrier_items(
+                t, x.bar, WRITE, pc, future, env)
+        return dst + src
 
     def _bar(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> list[Item]:
         """bar.sync/bar.arrive. Without a thread count (every live thread of the CTA): a JOIN of the CTA's
@@ -448,11 +457,16 @@ class Footprints:
 
     def left_behind(self, t: Thread) -> list[Item]:
         """What the thread's next step leaves to happen later as an agent of its own and its current
-        footprint leaves out: the arrive-on of a cp.async.mbarrier.arrive.noinc (a future holds it)."""
+        footprint leaves out (a future holds it): the arrive-on of a cp.async.mbarrier.arrive.noinc, the
+        landing of a bulk copy it issues (a multicast issue's footprint holds its landings already).
+        Without the landing, a thread about to issue a tensor store had a future that never wrote the
+        tensor: a reader's closure left the issuer out and the reader never saw the stored data."""
         x = self.code.ins[t.pc]
-        if x.kind != CP_MB or not x.noinc:
-            return []
-        return self._arrivals(t, x, JOIN, t.pc, False, None)
+        if x.kind == CP_MB and x.noinc:
+            return self._arrivals(t, x, JOIN, t.pc, False, None)
+        if x.kind == BULK_STORE or (x.kind == BULK and not x.multicast):
+            return self._bulk_landing(t, x, t.pc, False, None)
+        return []
 
     def reachable(self, t: Thread, pc: int, cut: frozenset[str] = frozenset()) -> list[int]:
         """Instructions reachable after pc, following guards that read fixed registers, not past a
