@@ -28,12 +28,13 @@ def outcome(r: CheckResult, merge_races: bool = False) -> tuple[str, frozenset[s
 
 def differential(module: ast.Module, *, block: int, grid: int = 1, cluster: int | None = None,
                  args: dict[str | int, object] | None = None, races: bool = True, max_states: int = 100_000,
-                 walks: int = 0, merge_races: bool = False) -> tuple[CheckResult, CheckResult]:
+                 walks: int = 0, merge_races: bool = False, runs: bool = True
+                 ) -> tuple[CheckResult, CheckResult]:
     """The same launch checked with and without reductions, every finding kept (so no kind is cut off):
     the search without them completes, both give the same verdict and kinds of findings, and the
     reductions never cost states."""
     on, off = (check(module, grid=grid, block=block, cluster=cluster, args=args, options=Options(
-        reductions=red, races=races, max_findings=1000, max_states=max_states, walks=walks))
+        reductions=red, races=races, max_findings=1000, max_states=max_states, walks=walks, runs=runs))
         for red in (True, False))
     assert off.verdict != "incomplete"
     assert outcome(on, merge_races) == outcome(off, merge_races), (

@@ -229,7 +229,7 @@ def test_a_counted_barrier_costs_what_a_whole_one_does(tmp_path: Path) -> None:
     counted = load(tmp_path, HEAD + "\tbar.sync 0;\n\tbar.sync 1, %r1;\n\texit;\n}\n")
     whole = load(tmp_path, HEAD + "\tbar.sync 0;\n\tbar.sync 0;\n\texit;\n}\n")
     for n in (4, 8, 16):
-        states = [check(k, grid=1, block=n, args={"n": n}, options=Options(walks=0)).stats.states
+        states = [check(k, grid=1, block=n, args={"n": n}, options=Options(runs=False, walks=0)).stats.states
                   for k in (counted, whole)]
         assert states == [2 * n + 1, n + 1], (n, states)
 
@@ -304,7 +304,7 @@ def test_a_turn_behind_a_counted_barrier_is_one_interleaving(tmp_path: Path) -> 
               "ld.shared.v4.u32 {%r10, %r11, %r12, %r13}, [data];\n\t"
               "ld.shared.v4.u32 {%r14, %r15, %r16, %r17}, [data+16];"))
     for n in (3, 5, 9):
-        r = check(module, grid=1, block=n, args={"n": n}, options=Options(walks=0))
+        r = check(module, grid=1, block=n, args={"n": n}, options=Options(runs=False, walks=0))
         assert r.verdict == "verified", r.verdict
         assert (r.stats.states, r.stats.transitions) == (3 * n + 4, 3 * n + 3), (n, r.stats)
 
@@ -393,7 +393,7 @@ def test_a_named_barrier_used_again_each_round_is_one_interleaving(tmp_path: Pat
         "mov.u32 %r10, 0;", "mov.u32 %r10, 0;\n\tmov.u32 %r20, %ntid.x;"))
     for threads in (3, 8):
         for n in (3, 5):
-            r = check(module, grid=1, block=threads, args={"n": n}, options=Options(walks=0))
+            r = check(module, grid=1, block=threads, args={"n": n}, options=Options(runs=False, walks=0))
             assert r.verdict == "verified"
             assert (r.stats.states, r.stats.transitions) == (3 * threads * n + 2,
                                                              3 * threads * n + 1), (threads, n)

@@ -81,6 +81,6 @@ def test_a_register_id_holding_one_immediate_costs_what_the_immediate_does(tmp_p
     116 states for 3 to 6 threads; 4n + 5 while each arrival there took a state, `explore.wholebar`)."""
     for n in (3, 4, 5, 6):
         states = [check(load(tmp_path, KERNEL.format(id=IDS[i], init="%r1", count=1, parity=0)), grid=1,
-                        block=n, args={"n": n}, options=Options(walks=0)).stats
+                        block=n, args={"n": n}, options=Options(runs=False, walks=0)).stats
                   for i in ("register", "immediate")]
         assert states[0].states == states[1].states == states[0].transitions + 1 == 3 * n + 5, (n, states)

@@ -30,7 +30,7 @@ def _replayed(m: Machine, schedule: str) -> str:
 def test_a_walk_finds_what_the_bounded_search_cannot_and_it_replays() -> None:
     # The ring's count bug deadlocks only at its third iteration, far beyond 40 states of the search.
     shape = SHAPES["ring_bug_count"]
-    r = check_machine(shape.launch(), sim.load(shape.path), Options(max_states=40))
+    r = check_machine(shape.launch(), sim.load(shape.path), Options(runs=False, max_states=40))
     assert r.verdict == "finding" and r.stats.states == 40 and r.stats.walks >= 1
     f = r.findings[0]
     assert f.kind == "deadlock" and f.found_by.startswith("random walk 0 (uniform scheduler, seed 0)")
@@ -50,7 +50,8 @@ def test_the_search_stops_a_while_after_a_walk_found_a_bug() -> None:
 def test_walks_never_verify() -> None:
     shape = SHAPES["ring"]   # correct: the walks find nothing, the bounded search cannot finish
     # walk_first: the three first walks get all the time they need on a loaded machine
-    r = check_machine(shape.launch(), sim.load(shape.path), Options(max_states=30, walk_first=600.0))
+    r = check_machine(shape.launch(), sim.load(shape.path),
+        Options(runs=False, max_states=30, walk_first=600.0))
     assert r.verdict == "incomplete" and r.stats.walks >= 3 and not r.findings
 
 
@@ -85,10 +86,10 @@ def test_priorities_lower_the_running_agent_at_its_change_points() -> None:
 
 def test_the_cli_reports_which_walk_found_it(capsys: pytest.CaptureFixture[str]) -> None:
     shape = SHAPES["ring_bug_count"]
-    code = main(["check", str(shape.path), *shape.words(), "--max-states", "30", "--json", "--quiet"])
+    code = main(["check", str(shape.path), *shape.words(), "--max-states", "3", "--json", "--quiet"])
     out = json.loads(capsys.readouterr().out)
     assert code == 1 and out["findings"][0]["found_by"].startswith("random walk")
     assert out["stats"]["walks"] >= 1 and out["stats"]["walk_transitions"] > 0
-    main(["check", str(shape.path), *shape.words(), "--max-states", "30", "--walks", "0", "--quiet"])
+    main(["check", str(shape.path), *shape.words(), "--max-states", "3", "--walks", "0", "--quiet"])
     text = capsys.readouterr().out
     assert "INCOMPLETE" in text and "random walk" not in text

@@ -38,7 +38,7 @@ from mbarrier.explore.budget import (
     pulse,
     shielded,
 )
-from mbarrier.explore.closure import stubborn
+from mbarrier.explore.closure import alone_too, stubborn
 from mbarrier.explore.code import (
     BAR,
     BRANCH,
@@ -507,6 +507,7 @@ class Explorer:
         groups = self._groups(agents, spinning)
         order = list(range(len(groups)))
         exp: Expansion | None = None
+        run: list[int] = []  # the groups that step after a set of one, in order (`_run_after`)
         if redo is None:
             chosen = order
             if self.reduce and len(groups) > 1:
@@ -517,6 +518,10 @@ class Explorer:
             if self.sleep_sets:
                 exp = Expansion(self.fp, groups, frontier.sleep_of(here))
                 frontier.expanded_with(here, exp.sleep)
+            if len(chosen) == 1 < len(groups) and self.reduce and opts.runs and not opts.warp:
+                run = self._run_after(chosen[0], groups, agents, spinning, snapshot.thread_states(snap))
+                if exp is not None:  # an agent asleep here would be asleep where it comes: the run ends there
+                    run = run[:next((k for k, ri in enumerate(run) if exp.is_asleep(ri)), len(run))]
         else:
             # A re-expansion: the agents a smaller sleep set woke up, from the sleep set that woke them.
             wake, start = redo
@@ -536,6 +541,9 @@ class Explorer:
                 self.machine_is = snap
             first = False
             child_sleep = exp.child(gi) if exp is not None else EMPTY  # footprints of this state
+            tail, run = run, []  # the run follows the set of one, not the siblings a cycle proviso adds
+            if exp is not None and tail:
+                child_sleep = exp.after(child_sleep, tail)
             aids: list[int] = []
             stats.transitions += 1
             if redo is not None:
@@ -543,6 +551,11 @@ class Explorer:
             self.machine_is = None  # the machine is about to leave every saved state
             try:
                 woken = self.fire(groups[gi], aids)
+                for ri in tail:
+                    if groups[ri][0] not in m.runnable:  # cannot happen (`closure.alone_too`): stop the run
+                        break
+                    stats.transitions += 1
+                    woken |= self.fire(groups[ri], aids)
             except _Found as f:
                 f.finding.aids = frontier.path(node) + f.finding.aids
                 self._record(f.finding)
@@ -645,6 +658,21 @@ class Explorer:
         blocked_on = {pos[id(m.threads[aid])]: mb for aid, mb in spinning.items()}
         chosen = stubborn(m, self.fp, everyone, enabled, blocked_on, check=self.budget.check, entries=entries)
         return sorted({group_of[i] for i in chosen}) or list(range(len(groups)))
+
+    def _run_after(self, first: int, groups: list[list[Thread | Copy]], agents: list[Thread | Copy],
+                   spinning: dict[int, tuple[int, int]], entries: list[snapshot.ThreadState]) -> list[int]:
+        """The groups (one agent each: thread granularity) whose sets of one would follow group `first`'s
+        one by one (`closure.alone_too`): the transition takes them all, without the states between."""
+        m = self.m
+        everyone: list[Thread | Copy] = [t for t in m.threads if t.status != EXITED]
+        everyone += m.inflight
+        pos = {id(a): i for i, a in enumerate(everyone)}
+        group_of = {pos[id(g[0])]: gi for gi, g in enumerate(groups)}
+        enabled = dict.fromkeys(group_of, True)
+        blocked_on = {pos[id(m.threads[aid])]: mb for aid, mb in spinning.items()}
+        found = alone_too(m, self.fp, everyone, enabled, blocked_on, pos[id(groups[first][0])],
+                          check=self.budget.check, entries=entries)
+        return [group_of[i] for i in found]
 
     def _violation(self, v: Violation | KernelFault, aids: list[int]) -> Finding:
         """A core Violation, a race or a fault of the kernel: the kernel's bug, at the step that raised."""

@@ -10,7 +10,7 @@ from mbarrier.explore.code import EXIT, Code
 from mbarrier.explore.conflicts import Index
 from mbarrier.explore.footprints import Item, awaited
 from mbarrier.explore.por import AllFootprints
-from mbarrier.explore.seeds import more, order
+from mbarrier.explore.seeds import alike_first, more, order
 from mbarrier.sim.machine import Copy, Machine, Thread
 
 # The first pass over the seeds stops each closure past this many enabled agents; closures paused so are
@@ -18,6 +18,9 @@ from mbarrier.sim.machine import Copy, Machine, Thread
 FIRST_PASS = 4
 # Where every seed `order` gives pauses there, this many more, each of a kind not tried (`seeds.more`).
 MORE_SEEDS = 8
+# A set of one may start a run (`alone_too`): up to RUN further agents, out of RUN_TRIES seeds tried, the
+# run ending at the RUN_MISSES-th seed that does not close alone.
+RUN, RUN_TRIES, RUN_MISSES = 128, 192, 8
 
 
 class _Closure:
@@ -112,10 +115,7 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
     MORE_SEEDS seeds of kinds not tried yet go as far (`seeds.more`), and only where none of those closed
     either are the paused closures resumed, in order, each until it holds as many as the best so far."""
     seeds = [i for i, a in enumerate(agents) if enabled.get(i)]
-
-    def current(a: Thread | Copy) -> list[Item]:
-        return fp.current(a, entries[a.aid] if entries is not None and isinstance(a, Thread) else None)
-
+    current = _current(fp, entries)
     fp.begin(agents)
     try:
         best = _smallest(m, fp, agents, enabled, blocked_on, seeds, max_seeds, current, check, entries)
@@ -123,6 +123,46 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
         fp.begin(None)
     fp.single = agents[best[0]].aid if best is not None and len(best) == 1 else None
     return best if best is not None else []
+
+
+def alone_too(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled: dict[int, bool],
+              blocked_on: dict[int, tuple[int, int]], first: int, check: Callable[[], None] | None = None,
+              entries: Sequence[object] | None = None) -> list[int]:
+    """Where `stubborn` gave a set of one, `[first]`: further enabled agents (indices into `agents`) each
+    of whose closures holds it alone in this state too, in the order they may step after `first`.
+
+    A set of one stays a stubborn set of one after steps outside it (docs/checker.md, "Runs of sets of
+    one"): its closure says no sequence of the other agents' steps from this state, before it moves,
+    conflicts with its step or enables what it waits for, and every sequence from a later state reached
+    by such steps continues one from this state. So after `first` steps, the next agent found here is
+    again a set of one, and so on: `Explorer.expand` takes the run as one transition without the states
+    between, which the search would have expanded one by one, each to that same set of one."""
+    seeds = [i for i, a in enumerate(agents) if enabled.get(i)]
+    current = _current(fp, entries)
+    out: list[int] = []
+    misses = 0
+    fp.begin(agents)
+    try:
+        for seed in alike_first(agents, seeds, first)[:RUN_TRIES]:
+            c = _Closure(m, fp, agents, enabled, blocked_on, seed, current, check, entries)
+            if c.run(2) and c.members() == [seed]:
+                out.append(seed)
+                if len(out) == RUN:
+                    break
+            else:
+                misses += 1
+                if misses == RUN_MISSES:
+                    break
+    finally:
+        fp.begin(None)
+    return out
+
+
+def _current(fp: AllFootprints, entries: Sequence[object] | None) -> Callable[[Thread | Copy], list[Item]]:
+    """An agent's next step's items, read through its snapshot entry where `entries` has one."""
+    def current(a: Thread | Copy) -> list[Item]:
+        return fp.current(a, entries[a.aid] if entries is not None and isinstance(a, Thread) else None)
+    return current
 
 
 def _smallest(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled: dict[int, bool],

@@ -243,16 +243,21 @@ class AllFootprints:
                  blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None,
                  entries: Sequence[object]) -> Kept | None:
         """The last state's futures with the seed changed, when only the last seed moved since and
-        neither seed's plan holds a source (arrival, tx-count change, reset, bar arrival): then the
-        sources outside the seed, so every gate's answer, are the same; only the two seeds' futures
-        change (the new one is frozen, the old one's follows from the answers). None otherwise."""
+        either neither seed's plan holds a source (arrival, tx-count change, reset, bar arrival) or both
+        hold the same ones (`Plan.sources`, one object per equal content: lanes of a producer warp, each
+        issuing its cp.async and arriving on one mbarrier) in one CTA: then the sources outside the seed,
+        so every gate's answer, are the same; only the two seeds' futures change (the new one is frozen,
+        the old one's follows from the answers: those its mate had). None otherwise."""
         k = self._last.result
         old = self._last.moved_seed(m, agents, seed, blocked_on, entries)
         if old is None or k is None:
             return None
         was = agents[old]
         p1 = k.fix.plans[seed]
-        if p1 is None or not p1.pure or not isinstance(was, Thread) or was.frames:
+        if p1 is None or not isinstance(was, Thread) or was.frames:
+            return None
+        now = agents[seed]
+        if not p1.pure and (not isinstance(now, Thread) or now.cta is not was.cta):
             return None
         cuts = self._cuts(agents, seed, k.whole)
         cut = cuts[old]
@@ -262,18 +267,29 @@ class AllFootprints:
         lists[seed], lives[seed], bars[seed], plans[seed] = [], None, ([], {}), None
         indexes = list(k.indexes)
         indexes[seed] = NOTHING
+        opened = list(k.fix.opened)
         if cut is None:  # it waits inside a barrier the new seed must reach: no future, its CTA lives
+            if not p1.pure:  # the new seed's sources would leave the fixpoint with nothing in their place
+                return None
             lists[old], bars[old], plans[old] = None, None, None
-            lives[old], indexes[old] = was.cta.index, NOTHING
+            lives[old], indexes[old], opened[old] = was.cta.index, NOTHING, None
         else:
             p0 = self.frozen.agent_plan(self.fps, was, old, cut, blocked_on, check, entries)
-            if not p0.pure:
+            if p1.pure:
+                if not p0.pure:
+                    return None
+                items, exits, bar_future = k.fix.pure_future(p0)
+                opened[old] = k.fix.pure_opened(p0)
+            elif p0.sources is p1.sources:
+                items, exits, bar_future = k.fix.mate_future(p0, seed)
+                opened[old] = opened[seed]
+            else:
                 return None
-            items, exits, bar_future = k.fix.pure_future(p0)
             lists[old], bars[old], plans[old] = items, bar_future, p0
             lives[old] = None if exits else was.cta.index
             indexes[old] = self.indexed(items)
-        fix = replace(k.fix, lists=lists, lives=lives, bars=bars, plans=plans)
+        opened[seed] = None
+        fix = replace(k.fix, lists=lists, lives=lives, bars=bars, plans=plans, opened=opened)
         # Neither seed's bar arrivals nor sources changed: the tally and the quiet counts stand.
         return Kept(cuts, k.whole, fix, indexes, k.counted, k.quiet.reseeded(agents[seed]), fix.immortal())
 

@@ -44,6 +44,7 @@ class Options:
     reductions: bool = True          # eager local steps + stubborn sets
     warp: bool = False               # converged warps step together (weaker guarantee)
     sleep: bool = True               # with reductions: sleep sets (explore.sleep)
+    runs: bool = True                # with reductions: runs of sets of one as one step (closure.alone_too)
     max_findings: int = 8
     progress: Callable[[Stats], None] | None = None
     progress_every: float = 0.5

@@ -64,6 +64,15 @@ def more(agents: list[Thread | Copy], seeds: list[int], tried: list[int], n: int
     return out
 
 
+def alike_first(agents: list[Thread | Copy], seeds: list[int], first: int) -> list[int]:
+    """The seeds but `first`, those of its kind (`_kind`) first, each part in seed order: the candidates
+    for a run of sets of one after `first`'s (`closure.alone_too`). Alike agents close alike (the lanes of
+    a producer warp issuing one cp.async each, the threads of a warpgroup arriving at one bar.sync)."""
+    k = _kind(agents[first])
+    same = [i for i in seeds if i != first and _kind(agents[i]) == k]
+    return same + [i for i in seeds if i != first and _kind(agents[i]) != k]
+
+
 def _plain(a: Thread | Copy, code: Code | None) -> bool:
     """Whether `a` is a thread standing at a plain load or store (outside calls)."""
     return isinstance(a, Thread) and code is not None and not a.frames \

@@ -103,6 +103,16 @@ class Expansion:
         self.asleep.append(gi)
         return out
 
+    def after(self, sleep: Sleep, run: Sequence[int]) -> Sleep:
+        """The sleep set after a run of groups (`Explorer.expand`) from a child whose sleep set is `sleep`:
+        those of its agents whose steps commute with every step of the run (each step's footprint is the
+        same where it comes as here: the steps before it conflict with none of it)."""
+        if not sleep:
+            return EMPTY
+        index = {n: i for i, n in enumerate(self.names)}
+        return frozenset(n for n in sleep
+                         if all(independent(self.items(index[n]), self.items(r)) for r in run))
+
     def indices(self, wanted: frozenset[Name]) -> list[int]:
         """The groups named in `wanted` (a re-expansion's agents), in group order."""
         return [i for i, n in enumerate(self.names) if n in wanted]
