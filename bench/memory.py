@@ -14,6 +14,8 @@ checked with race tracking on (check's default), measured twice in fresh interpr
     divided by the states seen; what the operating system sees (allocator slack included).
 `--shape NAME` measures one launch of `mbarrier.examples.shapes` instead (with `--warps N` consumer warps
 and every trip count `--trips K`, as bench/shapes.py sets them), checked to the end.
+Per move (a transition: one agent's step; a run of sets of one takes many moves into one stored state,
+docs/checker.md "Runs of sets of one") the same CPU time and RSS peak divided by the moves taken.
 Time per state is the search's CPU time (random walks included: they take a share of it, `--walks 0`
 leaves them out) divided by the states seen, from the untraced run.
 The peak is what a bound on memory must allow for: the search's frontier (the states queued, each a
@@ -119,7 +121,8 @@ def child(grid: int, max_states: int, how: str, shape: str = "", walks: int | No
         opts.walks = walks
     r = check_machine(m, module, opts)
     seconds = time.process_time() - t0
-    out: dict[str, object] = {"verdict": r.verdict, "states": r.stats.states, "seconds": seconds}
+    out: dict[str, object] = {"verdict": r.verdict, "states": r.stats.states, "seconds": seconds,
+                              "moves": r.stats.transitions}
     if pictures is not None:
         out["peak"] = max(pictures.peak, tracemalloc.get_traced_memory()[1])
         out["near"] = {"bytes": pictures.bytes, "states": pictures.at, "modules": pictures.modules}
@@ -163,7 +166,8 @@ def table(cases: list[tuple[str, int, int, int | None]], shape: str = "", walks:
           runs: list[tuple[dict[str, object], dict[str, object]]] | None = None) -> list[str]:
     """The table's rows; each case's (traced, rss) results are appended to `runs` when given."""
     rows = ["| launch | verdict | states | CPU s (untraced) | CPU ms/state | tracemalloc peak: bytes/state | "
-            "RSS peak: bytes/state |", "|---|---|---|---|---|---|---|"]
+            "RSS peak: bytes/state | moves | CPU ms/move | RSS peak: bytes/move |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for label, grid, max_states, own_walks in cases:
         w = walks if own_walks is None else own_walks
         traced = measure(grid, max_states, "tracemalloc", shape, w)
@@ -176,8 +180,12 @@ def table(cases: list[tuple[str, int, int, int | None]], shape: str = "", walks:
         n, nt = int(rss["states"]), int(traced["states"])  # type: ignore[call-overload]
         states = f"{n:,}" if n == nt else f"{n:,} (traced: {nt:,})"
         seconds = float(rss["seconds"])  # type: ignore[arg-type]
+        # A run of sets of one (docs/checker.md) is one stored state for many moves: per move is what
+        # the search pays for each step of a schedule it covers.
+        moves = int(rss["moves"])  # type: ignore[call-overload]
         rows.append(f"| {label} | {rss['verdict']} | {states} | {seconds:.1f} | {1000 * seconds / n:.2f} | "
-                    f"{int(traced['peak']) // nt:,} | {int(rss['peak']) // n:,} |")  # type: ignore[call-overload]
+                    f"{int(traced['peak']) // nt:,} | {int(rss['peak']) // n:,} | {moves:,} | "  # type: ignore[call-overload]
+                    f"{1000 * seconds / moves:.3f} | {int(rss['peak']) // moves:,} |")  # type: ignore[call-overload]
         print(rows[-1], flush=True)
     return rows
 
