@@ -30,7 +30,8 @@ def test_check_writes_plain_lines_when_stderr_is_not_a_terminal(
     out, err = capsys.readouterr()
     lines = err.splitlines()
     assert lines and all(line.startswith("check: ") for line in lines)
-    assert "states (" in lines[-1] and "/s), depth " in lines[-1] and ", queue " in lines[-1]
+    assert " states, " in lines[-1] and " moves (" in lines[-1] and "/s), depth " in lines[-1] \
+        and ", queue " in lines[-1]
     assert "RSS " in lines[-1] and "MiB" in lines[-1]
     assert out.startswith("{")  # stdout keeps only the report
     for quiet in (["--no-progress"], ["--quiet"]):
