@@ -526,8 +526,10 @@ class Frozen:
         # live registers.
         self._last: dict[tuple[int, frozenset[str]], tuple[Footprints, int, tuple[object, ...],
                                                            frozenset[str], object, Plan, Getter, object]] = {}
-        # The segments behind gates, shared by the plans of one future, cut and standing (`Plan`).
-        self._walks: OrderedDict[tuple[object, ...], dict[tuple[int, bool], Segment]] = OrderedDict()
+        # The segments behind gates, shared by the plans of one future, cut and standing (`Plan`), with the
+        # successor lists of the graph whose node numbers they hold.
+        self._walks: OrderedDict[tuple[object, ...], tuple[object, dict[tuple[int, bool], Segment]]] = \
+            OrderedDict()
         # Plans' gate shapes, one object per shape (`Plan.pure`): the fixpoint groups pure plans by it.
         self._shapes: dict[Shape, Shape] = {}
         self._sources: dict[object, object] = {}  # plans' sources, one object each (`Plan.sources`)
@@ -603,11 +605,15 @@ class Frozen:
             p = self._plans.get(alike)
             if p is None:
                 family = (cut & met, blocked is None or not blocked.bar) + where
-                walks = self._walks.get(family)
-                if walks is None:
-                    walks = self._walks[family] = {}
+                found = self._walks.get(family)
+                # Segments name nodes of one graph: where this future's graph was evicted and built anew
+                # (unrolled alone, not with its warp's lanes, or resumed from another), its nodes are
+                # numbered otherwise and the segments kept must not be read with it.
+                if found is None or found[0] is not graph.succ:
+                    found = self._walks[family] = (graph.succ, {})
                     while len(self._walks) > self.plans_kept:
                         self._walks.popitem(last=False)
+                walks = found[1]
                 p = self._plans[alike] = Plan(self, fp, t, cut & met, blocked, graph, walks)
                 p.meets = met
             self._plans[key] = p
