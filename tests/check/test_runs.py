@@ -71,7 +71,7 @@ def test_runs_on_random_kernels_agree_with_no_reduction(tmp_path: Path) -> None:
 def test_a_chain_of_sets_of_one_is_stored_once_per_run(name: str) -> None:
     """The shapes' searches are chains of sets of one for hundreds of states: with runs the same number
     of moves is taken (each move of a run counts as a transition) and a small part of the states is stored
-    (persistent: 478 states without runs, 29 with; named: 265, 14; warpgroup_bug_count: 2,193, 72)."""
+    (persistent: 478 states without runs, 29 with; named: 265, 13; warpgroup_bug_count: 2,193, 27)."""
     shape = SHAPES[name]
     shape = shape.sized(*([2] * len(shape.trips)))
     without, with_runs = (check_machine(shape.launch(), sim.load(shape.path),
