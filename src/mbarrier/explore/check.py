@@ -652,28 +652,31 @@ class Explorer:
                  spinning: dict[int, tuple[int, int]], entries: list[snapshot.ThreadState]) -> list[int]:
         """The groups of a stubborn set; `entries`: the threads' entries in the snapshot the machine
         equals now."""
+        everyone, pos, group_of, blocked_on = self._closure_view(groups, spinning)
+        enabled = dict.fromkeys(group_of, True)
+        chosen = stubborn(self.m, self.fp, everyone, enabled, blocked_on, check=self.budget.check,
+                          entries=entries)
+        return sorted({group_of[i] for i in chosen}) or list(range(len(groups)))
+
+    def _closure_view(self, groups: list[list[Thread | Copy]], spinning: dict[int, tuple[int, int]]
+                      ) -> tuple[list[Thread | Copy], dict[int, int], dict[int, int], Spinning]:
+        """What the closure reads: every live agent (threads, then copies in flight), each one's index there
+        by id, every enabled agent's group by that index, and the spinning threads' barriers by it."""
         m = self.m
         everyone: list[Thread | Copy] = [t for t in m.threads if t.status != EXITED]
         everyone += m.inflight
         pos = {id(a): i for i, a in enumerate(everyone)}
-        group_of = {pos[id(a)]: gi for gi, g in enumerate(groups) for a in g}  # every enabled agent's group
-        enabled = dict.fromkeys(group_of, True)
+        group_of = {pos[id(a)]: gi for gi, g in enumerate(groups) for a in g}
         blocked_on = {pos[id(m.threads[aid])]: mb for aid, mb in spinning.items()}
-        chosen = stubborn(m, self.fp, everyone, enabled, blocked_on, check=self.budget.check, entries=entries)
-        return sorted({group_of[i] for i in chosen}) or list(range(len(groups)))
+        return everyone, pos, group_of, blocked_on
 
     def _run_after(self, first: int, groups: list[list[Thread | Copy]], agents: list[Thread | Copy],
                    spinning: dict[int, tuple[int, int]], entries: list[snapshot.ThreadState]) -> list[int]:
         """The groups (one agent each: thread granularity) whose sets of one would follow group `first`'s
         one by one (`closure.alone_too`): the transition takes them all, without the states between."""
-        m = self.m
-        everyone: list[Thread | Copy] = [t for t in m.threads if t.status != EXITED]
-        everyone += m.inflight
-        pos = {id(a): i for i, a in enumerate(everyone)}
-        group_of = {pos[id(g[0])]: gi for gi, g in enumerate(groups)}
+        everyone, pos, group_of, blocked_on = self._closure_view(groups, spinning)
         enabled = dict.fromkeys(group_of, True)
-        blocked_on = {pos[id(m.threads[aid])]: mb for aid, mb in spinning.items()}
-        found = alone_too(m, self.fp, everyone, enabled, blocked_on, pos[id(groups[first][0])],
+        found = alone_too(self.m, self.fp, everyone, enabled, blocked_on, pos[id(groups[first][0])],
                           check=self.budget.check, entries=entries)
         return [group_of[i] for i in found]
 
