@@ -22,7 +22,7 @@ The peak is what a bound on memory must allow for: the search's frontier (the st
 snapshot) is largest in the middle of the search, not at its end.
 
 Under the table, for each traced run, where the bytes lie near the peak: tracemalloc's statistics by
-file, taken between two states whenever the traced bytes grew by 10% since the last such picture (the
+file, taken at a check of the bounds whenever the traced bytes grew by 10% since the last such picture (the
 last one is shown; `near` its bytes). With several trip counts (`--trips 4,8,16`: the states grow about
 linearly with them) also the least-squares line of the peak against the states: its slope is the
 *marginal* cost of a state (what one more state adds), its intercept the *fixed* part (what the search
@@ -70,18 +70,19 @@ def _module(filename: str) -> str:
 
 
 class _Pictures:
-    """Polled between two states (Options.stop): a picture of the traced bytes by module whenever they
-    grew by GROWTH since the last one."""
+    """Polled at each check of the bounds (Options.stop: between moves and inside long work, so more often
+    than once a state): a picture of the traced bytes by module whenever they grew by GROWTH since the last
+    one."""
 
     def __init__(self) -> None:
-        self.states = 0
+        self.polls = 0
         self.peak = 0  # the traced peak before the latest picture (a picture's own bytes are left out)
         self.bytes = 0
         self.at = 0
         self.modules: list[tuple[str, int]] = []
 
     def __call__(self) -> bool:
-        self.states += 1
+        self.polls += 1
         now = tracemalloc.get_traced_memory()[0]
         if now > self.bytes * GROWTH:
             self.peak = max(self.peak, tracemalloc.get_traced_memory()[1])
@@ -89,7 +90,7 @@ class _Pictures:
             for st in tracemalloc.take_snapshot().statistics("filename"):
                 name = _module(st.traceback[0].filename)
                 by[name] = by.get(name, 0) + st.size
-            self.bytes, self.at = now, self.states
+            self.bytes, self.at = now, self.polls
             self.modules = sorted(by.items(), key=lambda kv: -kv[1])
             tracemalloc.reset_peak()
         return False
@@ -125,7 +126,7 @@ def child(grid: int, max_states: int, how: str, shape: str = "", walks: int | No
                               "moves": r.stats.transitions}
     if pictures is not None:
         out["peak"] = max(pictures.peak, tracemalloc.get_traced_memory()[1])
-        out["near"] = {"bytes": pictures.bytes, "states": pictures.at, "modules": pictures.modules}
+        out["near"] = {"bytes": pictures.bytes, "polls": pictures.at, "modules": pictures.modules}
     else:
         out["peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
     return out
@@ -158,7 +159,7 @@ def breakdown(label: str, near: dict[str, object], shown: int = 10) -> str:
     modules: list[tuple[str, int]] = near["modules"]  # type: ignore[assignment]
     rest = sum(b for _, b in modules[shown:])
     parts = [f"{name} {_mb(b)}" for name, b in modules[:shown]] + [f"the rest {_mb(rest)}"]
-    return (f"{label}: {_mb(near['bytes'])} MB traced after {near['states']:,} states (MB): "  # type: ignore[arg-type]
+    return (f"{label}: {_mb(near['bytes'])} MB traced after {near['polls']:,} polls of the bounds (MB): "  # type: ignore[arg-type]
             + ", ".join(parts))
 
 
