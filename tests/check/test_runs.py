@@ -6,11 +6,13 @@ of the search without reductions; the states between the steps of a run are not 
 from __future__ import annotations
 
 import random
+import shlex
 from pathlib import Path
 
 import pytest
 
 from mbarrier import sim
+from mbarrier.cli.run import parse_dims
 from mbarrier.examples import family
 from mbarrier.examples.shapes import SHAPES
 from mbarrier.explore.check import CheckResult, Options, check, check_machine
@@ -22,8 +24,12 @@ def _outcome(r: CheckResult) -> tuple[str, frozenset[tuple[str, str]]]:
     return r.verdict, frozenset((f.kind, f.rule) for f in r.findings)
 
 
-def _both(module: object, block: int, races: bool) -> tuple[CheckResult, CheckResult]:
-    without, with_runs = (check(module, grid=1, block=block,  # type: ignore[arg-type]
+Dims = int | tuple[int, ...]
+
+
+def _both(module: object, block: Dims, races: bool, grid: Dims = 1, cluster: Dims | None = None
+          ) -> tuple[CheckResult, CheckResult]:
+    without, with_runs = (check(module, grid=grid, block=block, cluster=cluster,  # type: ignore[arg-type]
                                 options=Options(races=races, runs=runs, max_findings=1000, max_states=100_000,
                                                 walks=0))
                           for runs in (False, True))
@@ -36,11 +42,12 @@ def _both(module: object, block: int, races: bool) -> tuple[CheckResult, CheckRe
 def test_runs_keep_the_corpus_outcomes(path: Path) -> None:
     m = _EXPECT.search(path.read_text())
     assert m is not None
-    words = m["args"].split()
+    words = shlex.split(m["args"])
     opts = dict(zip(words[::2], words[1::2], strict=True))
-    if "--cluster" in opts or "," in opts["--grid"] + opts["--block"]:
-        pytest.skip("one-dimensional single-CTA launches only")
-    _both(sim.load(path), int(opts["--block"]), races=True)
+    without, _ = _both(sim.load(path), parse_dims(opts["--block"], "block"), races=True,
+                       grid=parse_dims(opts["--grid"], "grid"),
+                       cluster=parse_dims(opts.get("--cluster"), "cluster"))
+    assert without.verdict == m["verdict"]
 
 
 @pytest.mark.parametrize("bug", [None, *family.BUGS])

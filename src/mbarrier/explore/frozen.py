@@ -968,7 +968,7 @@ class Frozen:
             done.extend((i, p, common) for i, p in alike)
         passed: list[frozenset[int] | None] = [None] * len(agents)
         for i, plan, nodes in done:
-            found = _future(plan, nodes)
+            found = future_at(plan, nodes)
             if not found[1]:
                 lives[i] = agents[i].cta.index  # type: ignore[union-attr]
             out[i] = found[0]
@@ -977,7 +977,7 @@ class Frozen:
         return Fixpoint(out, lives, bars, exact, plans, passable, passed)
 
 
-def _future(plan: Plan, nodes: set[int] | frozenset[int]) -> tuple[list[Item], bool, BarFuture]:
+def future_at(plan: Plan, nodes: set[int] | frozenset[int]) -> tuple[list[Item], bool, BarFuture]:
     """A plan's items, whether it may exit and its bar arrivals with the gates at `nodes` opened."""
     found = plan.futures.get(key := frozenset(nodes)) if nodes else plan.start_future
     if found is None:
@@ -1006,21 +1006,10 @@ class Fixpoint:
     passable: Callable[[Gate], bool]
     opened: list[frozenset[int] | None]  # per thread with a plan, the nodes of the gates its future passes
 
-    def mate_future(self, plan: Plan, mate: int) -> tuple[list[Item], bool, BarFuture]:
-        """The future of a plan whose sources are agent `mate`'s (`Plan.sources`, the same object): the
-        fixpoint opened the same gates for both, had it stood in the mate's place."""
-        nodes = self.opened[mate]
-        assert nodes is not None
-        return _future(plan, nodes)
-
     def immortal(self) -> frozenset[int]:
         alive = set(self.lives)  # in C: a state has as many entries as agents
         alive.discard(None)
         return frozenset(alive)  # type: ignore[arg-type]
-
-    def pure_future(self, plan: Plan) -> tuple[list[Item], bool, BarFuture]:
-        """The future of a plan without sources under these answers (its gates open as they say)."""
-        return _future(plan, _opened(plan, self.passable))
 
     def pure_opened(self, plan: Plan) -> frozenset[int]:
         """The nodes of the gates a plan without sources passes under these answers."""

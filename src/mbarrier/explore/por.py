@@ -28,7 +28,16 @@ from mbarrier.explore.footprints import (
     copy_state,
     group,
 )
-from mbarrier.explore.frozen import INF, BarFuture, Fixpoint, Frozen, bulk_hold, held_by, seed_lives
+from mbarrier.explore.frozen import (
+    INF,
+    BarFuture,
+    Fixpoint,
+    Frozen,
+    bulk_hold,
+    future_at,
+    held_by,
+    seed_lives,
+)
 from mbarrier.explore.lastfrozen import LastFrozen
 from mbarrier.explore.liveregs import Getter
 from mbarrier.explore.quiet import Quiet, no_complete_free, tx_bound
@@ -275,16 +284,17 @@ class AllFootprints:
             lives[old], indexes[old], opened[old] = was.cta.index, NOTHING, None
         else:
             p0 = self.frozen.agent_plan(self.fps, was, old, cut, blocked_on, check, entries)
+            # The gates its future passes: as the answers say (no sources), or its mate's (the same ones).
             if p1.pure:
                 if not p0.pure:
                     return None
-                items, exits, bar_future = k.fix.pure_future(p0)
-                opened[old] = k.fix.pure_opened(p0)
-            elif p0.sources is p1.sources:
-                items, exits, bar_future = k.fix.mate_future(p0, seed)
-                opened[old] = opened[seed]
+                nodes = k.fix.pure_opened(p0)
+            elif p0.sources is p1.sources and (mate := opened[seed]) is not None:
+                nodes = mate
             else:
                 return None
+            items, exits, bar_future = future_at(p0, nodes)
+            opened[old] = nodes
             lists[old], bars[old], plans[old] = items, bar_future, p0
             lives[old] = None if exits else was.cta.index
             indexes[old] = self.indexed(items)
