@@ -137,7 +137,7 @@ def run(text: str, launch: Launch | LaunchSpec, *, seed: int = 0, burst: int = 8
     if races:
         track(m)
     try:
-        result = run_machine(m, scheduler, max_steps=max_steps)
+        result = run_machine(m, scheduler, max_steps=max_steps, module=module)
     except ScheduleError as e:
         raise InputError(str(e)) from None
     if result.outcome == Outcome.ERROR:

@@ -228,3 +228,18 @@ def test_the_schema_rejects_what_it_must() -> None:
         bad.append(d)
     for d in bad:
         assert not VALIDATOR.is_valid(d)
+
+
+def test_a_flag_spin_deadlock_and_stuck_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A thread spinning on a global flag no one writes: check's waiter and run's stuck thread say so."""
+    f = tmp_path / "flag.ptx"
+    f.write_text(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 flag)\n{\n"
+                 "\t.reg .pred %p<2>;\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<2>;\n"
+                 "\tld.param.u64 %rd1, [flag];\nSPIN:\n\tld.global.acquire.gpu.b32 %r1, [%rd1];\n"
+                 "\tsetp.eq.s32 %p1, %r1, 0;\n\t@%p1 bra SPIN;\n\tret;\n}\n")
+    d = _print_json(["check", "--json", str(f), "--grid", "1", "--block", "1"], 1, capsys)
+    (waiter,) = d["findings"][0]["waiters"]
+    assert (waiter["waits_on"], waiter["address"], waiter["cta"], waiter["line"]) == ("flag", 0x1000000000,
+                                                                                      None, 11)
+    r = _print_json(["run", "--json", str(f), "--grid", "1", "--block", "1"], 1, capsys)
+    assert r["outcome"] == "stuck" and "spins on the 4-byte flag" in r["stuck"][0]["reason"]

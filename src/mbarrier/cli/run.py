@@ -337,7 +337,8 @@ def main(args: argparse.Namespace) -> int:
 
         try:
             result = run(m, scheduler, max_steps=args.max_steps, trace=args.trace, monitor=monitor,
-                         budget=Budget(deadline.at, memory_bound(args)), ahead=ModuleAhead(module, m))
+                         budget=Budget(deadline.at, memory_bound(args)), ahead=ModuleAhead(module, m),
+                         module=module)
         except ScheduleError as e:
             raise UsageError(str(e)) from None
         finally:

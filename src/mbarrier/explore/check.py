@@ -72,7 +72,7 @@ from mbarrier.explore.results import (
     Waiter,
 )
 from mbarrier.explore.sleep import EMPTY, Expansion
-from mbarrier.explore.spin import Spins, holds
+from mbarrier.explore.spin import Spin, Spins, holds
 from mbarrier.explore.symmetry import Symmetry
 from mbarrier.explore.walks import Walks
 from mbarrier.explore.who import Layout
@@ -88,7 +88,7 @@ from mbarrier.sim.waits import ForCopies
 from mbarrier.spec.checks import DEADLOCK, EXIT_INFLIGHT, REMOTE_EXITED, UNSUPPORTED, checker_rule
 
 _AID = attrgetter("aid")
-Spinning = dict[int, tuple[int, int]]  # a spinning thread's aid -> the (cta, offset) of its barrier
+Spinning = dict[int, Spin]  # a spinning thread's aid -> its mbarrier (cta, offset) or its flag
 FIRST_WALKS = 3  # random walks before the search (within Options.walk_first seconds)
 FOUND = "found"  # stopped_by: random walks had found bugs, the search ran Options.followup seconds more
 LOCAL_LOOP_LIMIT = 1_000_000
@@ -201,13 +201,17 @@ class Explorer:
         """The agents that can step now (sorted by id) and the spinning threads' barriers. `snap`: a
         snapshot the machine equals now (its thread entries let `Spins.blocked` reuse what it knows)."""
         out: list[Thread | Copy] = []
-        spinning: dict[int, tuple[int, int]] = {}
+        spinning: dict[int, Spin] = {}
         probes: dict[tuple[int, str, object], bool | None] = {}
         entries = snapshot.thread_states(snap) if snap is not None else [None] * self.nthreads
         for a in sorted(self.m.runnable, key=_AID):
-            if isinstance(a, Thread) and (mb := self.spins.blocked(a, probes, entries[a.aid])) is not None:
-                spinning[a.aid] = mb
-                continue
+            if isinstance(a, Thread):
+                spin: Spin | None = self.spins.blocked(a, probes, entries[a.aid])
+                if spin is None:
+                    spin = self.spins.flag(a)
+                if spin is not None:
+                    spinning[a.aid] = spin
+                    continue
             out.append(a)
         return out, spinning
 
@@ -630,7 +634,7 @@ class Explorer:
             self.findings[i] = f
 
     def _groups(self, agents: list[Thread | Copy],
-                spinning: dict[int, tuple[int, int]]) -> list[list[Thread | Copy]]:
+                spinning: dict[int, Spin]) -> list[list[Thread | Copy]]:
         if not self.opts.warp:
             return [[a] for a in agents]
         # Warp granularity: lanes of one warp at the same pc, all enabled, step as one transition.
@@ -649,7 +653,7 @@ class Explorer:
         return out
 
     def _reduced(self, groups: list[list[Thread | Copy]], agents: list[Thread | Copy],
-                 spinning: dict[int, tuple[int, int]], entries: list[snapshot.ThreadState]) -> list[int]:
+                 spinning: dict[int, Spin], entries: list[snapshot.ThreadState]) -> list[int]:
         """The groups of a stubborn set; `entries`: the threads' entries in the snapshot the machine
         equals now."""
         everyone, pos, group_of, blocked_on = self._closure_view(groups, spinning)
@@ -658,7 +662,7 @@ class Explorer:
                           entries=entries)
         return sorted({group_of[i] for i in chosen}) or list(range(len(groups)))
 
-    def _closure_view(self, groups: list[list[Thread | Copy]], spinning: dict[int, tuple[int, int]]
+    def _closure_view(self, groups: list[list[Thread | Copy]], spinning: dict[int, Spin]
                       ) -> tuple[list[Thread | Copy], dict[int, int], dict[int, int], Spinning]:
         """What the closure reads: every live agent (threads, then copies in flight), each one's index there
         by id, every enabled agent's group by that index, and the spinning threads' barriers by it."""
@@ -671,7 +675,7 @@ class Explorer:
         return everyone, pos, group_of, blocked_on
 
     def _run_after(self, first: int, groups: list[list[Thread | Copy]], agents: list[Thread | Copy],
-                   spinning: dict[int, tuple[int, int]], entries: list[snapshot.ThreadState]) -> list[int]:
+                   spinning: dict[int, Spin], entries: list[snapshot.ThreadState]) -> list[int]:
         """The groups (one agent each: thread granularity) whose sets of one would follow group `first`'s
         one by one (`closure.alone_too`): the transition takes them all, without the states between."""
         everyone, pos, group_of, blocked_on = self._closure_view(groups, spinning)
@@ -705,7 +709,7 @@ class Explorer:
         return Finding(kind, rule, section, message, list(aids), self.nthreads,
                        a.name if a is not None else None, line, text)
 
-    def deadlock(self, aids: list[int], spinning: dict[int, tuple[int, int]]) -> Finding:
+    def deadlock(self, aids: list[int], spinning: dict[int, Spin]) -> Finding:
         with shielded():  # a deadlock found is reported whatever the bounds: its explanation is not cut
             waiters, arrivers, starved, message = explain(self.m, self.codes, self.fp, spinning)
         section = checker_rule(DEADLOCK).section

@@ -11,6 +11,7 @@ from mbarrier.explore.conflicts import Index
 from mbarrier.explore.footprints import Item, awaited
 from mbarrier.explore.por import AllFootprints
 from mbarrier.explore.seeds import alike_first, more, order
+from mbarrier.explore.spin import Spin
 from mbarrier.sim.machine import Copy, Machine, Thread
 
 # The first pass over the seeds stops each closure past this many enabled agents; closures paused so are
@@ -27,7 +28,7 @@ class _Closure:
     """One seed's closure, resumable: `run` stops once it holds `limit` enabled agents or more."""
 
     def __init__(self, m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled: dict[int, bool],
-                 blocked_on: dict[int, tuple[int, int]], seed: int,
+                 blocked_on: dict[int, Spin], seed: int,
                  current: Callable[[Thread | Copy], list[Item]], check: Callable[[], None] | None,
                  entries: Sequence[object] | None) -> None:
         self.m, self.fp, self.agents, self.enabled, self.blocked_on = m, fp, agents, enabled, blocked_on
@@ -103,7 +104,7 @@ def _outlived_exit(a: Thread, code: Code | None) -> bool:
 
 
 def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled: dict[int, bool],
-             blocked_on: dict[int, tuple[int, int]], max_seeds: int = 3,
+             blocked_on: dict[int, Spin], max_seeds: int = 3,
              check: Callable[[], None] | None = None, entries: Sequence[object] | None = None) -> list[int]:
     """Indices (into `agents`) of the enabled agents of a small stubborn set. `check` is called between
     two threads' plans: with many threads a state's set can take seconds, longer than a time bound.
@@ -126,7 +127,7 @@ def stubborn(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled
 
 
 def alone_too(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled: dict[int, bool],
-              blocked_on: dict[int, tuple[int, int]], first: int, check: Callable[[], None] | None = None,
+              blocked_on: dict[int, Spin], first: int, check: Callable[[], None] | None = None,
               entries: Sequence[object] | None = None) -> list[int]:
     """Where `stubborn` gave a set of one, `[first]`: further enabled agents (indices into `agents`) each
     of whose closures holds it alone in this state too, in the order they may step after `first`.
@@ -166,7 +167,7 @@ def _current(fp: AllFootprints, entries: Sequence[object] | None) -> Callable[[T
 
 
 def _smallest(m: Machine, fp: AllFootprints, agents: list[Thread | Copy], enabled: dict[int, bool],
-              blocked_on: dict[int, tuple[int, int]], seeds: list[int], max_seeds: int,
+              blocked_on: dict[int, Spin], seeds: list[int], max_seeds: int,
               current: Callable[[Thread | Copy], list[Item]], check: Callable[[], None] | None,
               entries: Sequence[object] | None) -> list[int] | None:
     """`stubborn`'s search over the seeds: the smallest closure, None where no seed closed."""

@@ -95,6 +95,7 @@ class Ins:
     spin: bool = False                             # a wait whose failure leads straight back to it
     spin_local: bool = False                       # or back to it through local code only (back-off)
     retry_at: int | None = None                    # a first try whose failure goes on to this spin-wait
+    spin_load: bool = False                        # a load some path of local code leads back to (a flag)
     reads: frozenset[int] = frozenset()            # register slots the instruction reads
     pure: bool = False                             # a function of its register operands (Facts.pure)
     mb_expect: bool = False                        # an arrive.expect_tx (it raises the tx-count too)
@@ -504,7 +505,26 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
         if x.kind == MB and x.mb_op in ("test_wait", "try_wait") and not x.spin_local:
             x.retry_at = _first_try(code, x)
             x.spin_local = x.retry_at is not None
+        elif x.kind == LOAD and not x.local:
+            x.spin_load = _returns_locally(code, x.pc)
     return code
+
+
+def _returns_locally(code: Code, pc: int) -> bool:
+    """Whether some path from the instruction at `pc` comes back to it through local instructions and
+    branches only (either way at every branch): the shape of a spin on a flag in memory, `ld` then
+    `setp` and a branch back (`explore.spin.Spins.flag`, which decides it for the value read)."""
+    seen: set[int] = set()
+    todo = list(code.succ[pc])
+    while todo:
+        n = todo.pop()
+        if n == pc:
+            return True
+        if n in seen or n >= len(code.ins) or code.ins[n].kind not in (LOCAL, BRANCH):
+            continue
+        seen.add(n)
+        todo.extend(code.succ[n])
+    return False
 
 
 def _reach_defs(code: Code) -> list[int]:

@@ -8,6 +8,7 @@ from mbarrier.explore.footprints import READ, Footprints
 from mbarrier.explore.liveregs import LiveRegs
 from mbarrier.explore.por import AllFootprints
 from mbarrier.explore.results import Waiter
+from mbarrier.explore.spin import FlagSpin, Spin
 from mbarrier.explore.stuck import Starved, blocked, cause, starved
 from mbarrier.explore.values import Env, Unrolled, future_start, unroll, unroll_lanes
 from mbarrier.explore.who import Layout, plural, ranges
@@ -16,7 +17,7 @@ from mbarrier.sim.machine import EXITED, Copy, Machine, Thread
 from mbarrier.sim.waits import OnMbarrier, Wait
 
 
-def explain(m: Machine, codes: dict[str, Code], fp: AllFootprints, spinning: dict[int, tuple[int, int]]
+def explain(m: Machine, codes: dict[str, Code], fp: AllFootprints, spinning: dict[int, Spin]
             ) -> tuple[list[Waiter], dict[str, list[str]], list[Starved], str]:
     """The waiting threads of a deadlocked machine, who could still arrive on the barriers they wait on,
     the starved mbarrier phases (likeliest cause first) and the finding's message. `spinning`: the threads
@@ -28,12 +29,13 @@ def explain(m: Machine, codes: dict[str, Code], fp: AllFootprints, spinning: dic
         if t.status == EXITED:
             continue
         wait: OnMbarrier | None = None
-        if t.aid in spinning:
+        spin = spinning.get(t.aid)
+        if isinstance(spin, tuple):
             x = codes[t.func.name].ins[t.pc]
             slot, const = x.wait_arg
             value = t.regs[slot] if slot is not None else const
-            wait = OnMbarrier(t.pc, *spinning[t.aid], x.wait_parity, value)
-        why = blocked(m, t, wait)
+            wait = OnMbarrier(t.pc, *spin, x.wait_parity, value)
+        why = blocked(m, t, spin if isinstance(spin, FlagSpin) else wait)
         w = wait if wait is not None else t.wait
         waits.append((t, w))
         if isinstance(w, OnMbarrier):
@@ -48,7 +50,9 @@ def explain(m: Machine, codes: dict[str, Code], fp: AllFootprints, spinning: dic
         arrivers[sym] = _who_could_arrive(m, ahead, cta_i, off, {w.thread for w in waiters}, layout)
     found = starved(m, waits, ahead)
     n = len(waiters)
-    what = sorted({w.barrier for w in waiters if w.barrier} | {w.what for w in waiters if not w.barrier})
+    what = sorted({w.barrier for w in waiters if w.barrier} | {w.what for w in waiters if not w.barrier
+                                                               and w.what != "flag"}
+                  | {f"the flag at {f.where()}" for f in spinning.values() if isinstance(f, FlagSpin)})
     message = f"{n} thread{'s' if n != 1 else ''} wait{'s' if n == 1 else ''} forever (on {', '.join(what)})"
     headline = cause(m, found, layout)
     if headline:

@@ -51,6 +51,7 @@ from mbarrier.explore.code import (
     Ins,
 )
 from mbarrier.explore.joins import ROW_BYTES, completes, inside, matrix_rows, own_row, warpgroup_lanes
+from mbarrier.explore.spin import FlagSpin, Spin
 from mbarrier.explore.twins import twin_mode, twin_writes
 from mbarrier.explore.values import Env, value
 from mbarrier.sim import mma
@@ -688,6 +689,11 @@ def matches(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
     return all(x is None or y is None or x == y for x, y in zip(a[1:], b[1:], strict=True))
 
 
+def flag_read(f: FlagSpin) -> list[Item]:
+    """A read of the flag a thread spins on (`explore.spin.FlagSpin`): what a write of it conflicts with."""
+    return _chunks("gm" if f.cta is None else "sm", f.cta, f.addr, f.size, READ)
+
+
 def conflicts(items: Iterable[Item], future: Future) -> bool:
     anything = future.get("any")
     for obj, mode in items:
@@ -701,12 +707,14 @@ def conflicts(items: Iterable[Item], future: Future) -> bool:
     return False
 
 
-def awaited(m: Machine, a: Thread | Copy, mb: tuple[int, int] | None) -> list[Item]:
+def awaited(m: Machine, a: Thread | Copy, mb: Spin | None) -> list[Item]:
     """What a blocked agent waits for, as READ items: whoever may write them could unblock it."""
     if isinstance(a, Copy):
         if a.mma is not None:  # the warp's earlier operation completing
             return [(("wg", a.thread.cta.index, a.thread.aid // 32), READ)]
         return [(("cp", a.thread.aid), READ)]
+    if isinstance(mb, FlagSpin):  # a write of the flag's bytes
+        return flag_read(mb)
     if mb is not None:
         return [(("mb", mb[0], mb[1]), READ)]
     w = a.wait

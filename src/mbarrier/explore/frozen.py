@@ -91,6 +91,7 @@ from mbarrier.core.encoding import token_parity
 from mbarrier.explore.budget import doing
 from mbarrier.explore.code import ATOM, BAR, BULK, CP_MB, CP_WAIT, EXIT, MB, Addr, Code, Ins
 from mbarrier.explore.liveregs import Getter, LiveRegs
+from mbarrier.explore.spin import FlagSpin, Spin
 from mbarrier.explore.tally import BarUse, Tally, bar_arrivals, bar_use
 from mbarrier.explore.tries import frontier
 from mbarrier.explore.values import (
@@ -792,11 +793,13 @@ class Frozen:
         return v & 0xFFFFFFFF if isinstance(v, int) else INF
 
     def agent_plan(self, fps: dict[str, Footprints], a: Thread, i: int, cut: frozenset[str],
-                   blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None,
+                   blocked_on: dict[int, Spin], check: Callable[[], None] | None,
                    entries: Sequence[object] | None) -> Plan:
         """Agent i's plan (a thread outside calls): blocked at its spin-wait (`blocked_on`), at a counted
         bar.sync, or standing."""
         why: object = blocked_on.get(i)
+        if isinstance(why, FlagSpin):  # its flag may be written (`futures`): it is where it stands
+            why = None
         w = a.wait
         if isinstance(w, AtBar) and (nb := a.cta.bars.get(w.ident)) is not None and nb.count is not None:
             why = w.ident
@@ -806,9 +809,9 @@ class Frozen:
 
     # -- the fixpoint ---------------------------------------------------------------------------------
     def futures(self, m: Machine, fps: dict[str, Footprints], agents: list[Thread | Copy], seed: int,
-                cuts: list[frozenset[str] | None], blocked_on: dict[int, tuple[int, int]],
-                check: Callable[[], None] | None = None, entries: Sequence[object] | None = None
-                ) -> Fixpoint:
+                cuts: list[frozenset[str] | None], blocked_on: dict[int, Spin],
+                check: Callable[[], None] | None = None, entries: Sequence[object] | None = None,
+                flags_open: frozenset[int] = frozenset()) -> Fixpoint:
         """For each agent: its item list while agents[seed] is frozen ([] for the seed itself, None where
         the caller keeps its own future: copies, threads inside calls, threads inside a cut barrier), and
         its arrivals at counted bar.sync barriers (None where the caller keeps its own future).
@@ -818,7 +821,11 @@ class Frozen:
         meanwhile (a thread inside a cut barrier, a thread whose region has no exit; the seed when its next
         step is not an exit, which the caller adds: `seed_lives`). Along any sequence of steps outside the
         stubborn set that thread stays alive, so no exit there is the CTA's last and a copy landing or a
-        remote access commutes with every exit: their liveness items need not conflict."""
+        remote access commutes with every exit: their liveness items need not conflict.
+
+        A thread spinning on a flag in memory (a `FlagSpin` in `blocked_on`) steps only once the flag's
+        bytes are written. Unless `flags_open` holds it (the caller found a writer among the others'
+        futures: `por.AllFootprints._futures`), its future is empty and its CTA lives."""
         exact: Exact = {}
         tally = Tally()
         plans: list[Plan | None] = [None] * len(agents)
@@ -846,8 +853,9 @@ class Frozen:
             return agents[i] is mute and (g.copies == ALL or held)
 
         kept = self._last
+        spinning = {i for i, why in blocked_on.items() if isinstance(why, FlagSpin) and i not in flags_open}
         for i, a in enumerate(agents):
-            if i == seed:
+            if i == seed or i in spinning:
                 continue
             if isinstance(a, Copy):
                 if a.bar_cta is not None and id(a) not in behind:
@@ -966,6 +974,8 @@ class Frozen:
         for alike in pure.values():
             common = _opened(alike[0][1], passable)
             done.extend((i, p, common) for i, p in alike)
+        for i in spinning:
+            out[i], bars[i], lives[i] = [], ([], {}), agents[i].cta.index  # type: ignore[union-attr]
         passed: list[frozenset[int] | None] = [None] * len(agents)
         for i, plan, nodes in done:
             found = future_at(plan, nodes)
@@ -974,7 +984,7 @@ class Frozen:
             out[i] = found[0]
             bars[i] = found[2]
             passed[i] = frozenset(nodes)
-        return Fixpoint(out, lives, bars, exact, plans, passable, passed)
+        return Fixpoint(out, lives, bars, exact, plans, passable, passed, frozenset(spinning))
 
 
 def future_at(plan: Plan, nodes: set[int] | frozenset[int]) -> tuple[list[Item], bool, BarFuture]:
@@ -1005,6 +1015,7 @@ class Fixpoint:
     plans: list[Plan | None]
     passable: Callable[[Gate], bool]
     opened: list[frozenset[int] | None]  # per thread with a plan, the nodes of the gates its future passes
+    shut: frozenset[int] = frozenset()   # the flag spinners left without a future (`Frozen.futures`)
 
     def immortal(self) -> frozenset[int]:
         alive = set(self.lives)  # in C: a state has as many entries as agents

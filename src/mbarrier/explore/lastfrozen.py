@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from operator import attrgetter, is_
 from typing import Generic, TypeVar
 
+from mbarrier.explore.spin import Spin
 from mbarrier.sim.machine import Copy, Machine, Thread
 
 T = TypeVar("T")
@@ -41,7 +42,7 @@ class LastFrozen(Generic[T]):
         self._agents: list[Thread | Copy] = []
         self._seed = -1
         self._entries: Sequence[object] = ()
-        self._blocked: dict[int, tuple[int, int]] = {}
+        self._blocked: dict[int, Spin] = {}
         self._counts: tuple[object, ...] = ()
         self._seed_state: tuple[object, ...] = ()
         self.result: T | None = None
@@ -67,7 +68,7 @@ class LastFrozen(Generic[T]):
         return (s.cl_arrived, s.wait) if isinstance(s, Thread) else ()
 
     def stands(self, m: Machine, agents: list[Thread | Copy], seed: int,
-               blocked_on: dict[int, tuple[int, int]], entries: Sequence[object]) -> bool:
+               blocked_on: dict[int, Spin], entries: Sequence[object]) -> bool:
         """Whether the kept result holds for these inputs (everything but the seed's position equal)."""
         if self.result is None or seed != self._seed or len(agents) != len(self._agents):
             return False
@@ -82,7 +83,7 @@ class LastFrozen(Generic[T]):
         return self._counts_of(m) == self._counts
 
     def moved_seed(self, m: Machine, agents: list[Thread | Copy], seed: int,
-                   blocked_on: dict[int, tuple[int, int]], entries: Sequence[object]) -> int | None:
+                   blocked_on: dict[int, Spin], entries: Sequence[object]) -> int | None:
         """The last seed's index when the seed changed and nothing but the last seed (a thread) moved
         since (the same agents, threads' waits, barrier counts, every other thread's entry); else None."""
         if self.result is None or seed == self._seed or len(agents) != len(self._agents):
@@ -98,7 +99,7 @@ class LastFrozen(Generic[T]):
         return self._seed
 
     def keep(self, m: Machine, agents: list[Thread | Copy], seed: int,
-             blocked_on: dict[int, tuple[int, int]], entries: Sequence[object], result: T) -> None:
+             blocked_on: dict[int, Spin], entries: Sequence[object], result: T) -> None:
         self._agents, self._seed, self._entries = list(agents), seed, entries
         self._blocked = dict(blocked_on)
         self._counts = self._counts_of(m)

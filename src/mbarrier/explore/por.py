@@ -24,8 +24,10 @@ from mbarrier.explore.footprints import (
     Footprints,
     Future,
     Item,
+    conflicts,
     copy_items,
     copy_state,
+    flag_read,
     group,
 )
 from mbarrier.explore.frozen import (
@@ -41,6 +43,7 @@ from mbarrier.explore.frozen import (
 from mbarrier.explore.lastfrozen import LastFrozen
 from mbarrier.explore.liveregs import Getter
 from mbarrier.explore.quiet import Quiet, no_complete_free, tx_bound
+from mbarrier.explore.spin import FlagSpin, Spin
 from mbarrier.explore.tally import UNCOUNTED, BarUse
 from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
 from mbarrier.sim.machine.wgmma import WGMMA
@@ -177,7 +180,7 @@ class AllFootprints:
         return self._anything_index
 
     def frozen_futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
-                       blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None = None,
+                       blocked_on: dict[int, Spin], check: Callable[[], None] | None = None,
                        entries: Sequence[object] | None = None
                        ) -> tuple[list[Future], frozenset[int], Counted]:
         """Every agent's future while agents[seed] is frozen (`explore.frozen`): threads stop at the
@@ -189,7 +192,7 @@ class AllFootprints:
         return [ix.future for ix in indexes], immortal, counted
 
     def frozen_indexes(self, m: Machine, agents: list[Thread | Copy], seed: int,
-                       blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None = None,
+                       blocked_on: dict[int, Spin], check: Callable[[], None] | None = None,
                        entries: Sequence[object] | None = None
                        ) -> tuple[list[FutureIndex], frozenset[int], Counted, Quiet]:
         """`frozen_futures`, each future indexed for the closure (`FutureIndex`); also which mbarrier
@@ -213,7 +216,7 @@ class AllFootprints:
         return kept.indexes, immortal, kept.counted, kept.quiet
 
     def _futures(self, m: Machine, agents: list[Thread | Copy], seed: int,
-                 blocked_on: dict[int, tuple[int, int]], whole: bool, check: Callable[[], None] | None,
+                 blocked_on: dict[int, Spin], whole: bool, check: Callable[[], None] | None,
                  entries: Sequence[object] | None) -> Kept:
         """The frozen futures with the barrier cuts (`whole`: also at whole-CTA bar.sync where counted
         barriers exist too, which `Counted.whole_cut_holds` must confirm afterwards), indexed."""
@@ -222,11 +225,22 @@ class AllFootprints:
         key = _copy_seed_key(agents, seed, cuts, whole) if isinstance(s, Copy) and agents is self._state \
             else None
         if key is not None and (found := self._by_copy.get(key)) is not None:
-            return self._reseeded(agents, seed, cuts, *found)
-        fix = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on, check, entries)
-        indexed = self.indexed
-        indexes = [(NOTHING if bcut is None else self.future(b)) if items is None else indexed(items)
-                   for b, bcut, items in zip(agents, cuts, fix.lists, strict=True)]
+            kept = self._reseeded(agents, seed, cuts, *found)
+            if not _opens_flag(blocked_on, kept.fix.shut, kept.indexes[found[0]]):
+                return kept
+        # Flag spinners stand still unless another's future may write their flag; opening one adds its
+        # future, which may write another's: until none more opens (few spinners, rarely a second pass).
+        flags_open: frozenset[int] = frozenset()
+        while True:
+            fix = self.frozen.futures(m, self.fps, agents, seed, cuts, blocked_on, check, entries,
+                                      flags_open)
+            indexed = self.indexed
+            indexes = [(NOTHING if bcut is None else self.future(b)) if items is None else indexed(items)
+                       for b, bcut, items in zip(agents, cuts, fix.lists, strict=True)]
+            written = flags_written(blocked_on, flags_open, indexes)
+            if not written:
+                break
+            flags_open |= written
         quiet = Quiet(m, self.tx_amount, fix.exact, s, self.last_ok, self.fps)
         kept = Kept(cuts, whole, fix, indexes, Counted(agents, fix.bars, self._uses), quiet, fix.immortal())
         if key is not None:
@@ -249,7 +263,7 @@ class AllFootprints:
         return Kept(cuts, k.whole, fix, indexes, k.counted, k.quiet.reseeded(agents[seed]), k.immortal)
 
     def _patched(self, m: Machine, agents: list[Thread | Copy], seed: int,
-                 blocked_on: dict[int, tuple[int, int]], check: Callable[[], None] | None,
+                 blocked_on: dict[int, Spin], check: Callable[[], None] | None,
                  entries: Sequence[object]) -> Kept | None:
         """The last state's futures with the seed changed, when only the last seed moved since and
         either neither seed's plan holds a source (arrival, tx-count change, reset, bar arrival) or both
@@ -299,6 +313,8 @@ class AllFootprints:
             lives[old] = None if exits else was.cta.index
             indexes[old] = self.indexed(items)
         opened[seed] = None
+        if _opens_flag(blocked_on, k.fix.shut, indexes[old]):  # the old seed, unfrozen, may write a flag
+            return None
         fix = replace(k.fix, lists=lists, lives=lives, bars=bars, plans=plans, opened=opened)
         # Neither seed's bar arrivals nor sources changed: the tally and the quiet counts stand.
         return Kept(cuts, k.whole, fix, indexes, k.counted, k.quiet.reseeded(agents[seed]), fix.immortal())
@@ -338,6 +354,23 @@ class AllFootprints:
                         cut = None  # inside a barrier that cannot complete before the seed moves
             cuts.append(cut)
         return cuts
+
+
+def flags_written(blocked_on: dict[int, Spin], flags_open: frozenset[int], indexes: list[FutureIndex]
+                  ) -> frozenset[int]:
+    """The flag spinners not in `flags_open` whose flag some other agent's future may write."""
+    found: set[int] = set()
+    for i, why in blocked_on.items():
+        if isinstance(why, FlagSpin) and i not in flags_open:
+            flag = flag_read(why)
+            if any(j != i and conflicts(flag, ix.future) for j, ix in enumerate(indexes)):
+                found.add(i)
+    return frozenset(found)
+
+
+def _opens_flag(blocked_on: dict[int, Spin], shut: frozenset[int], future: FutureIndex) -> bool:
+    """Whether a future may write the flag of a spinner the fixpoint left standing (`Fixpoint.shut`)."""
+    return any(conflicts(flag_read(blocked_on[i]), future.future) for i in shut)  # type: ignore[arg-type]
 
 
 def _copy_seed_key(agents: list[Thread | Copy], seed: int, cuts: list[frozenset[str] | None], whole: bool

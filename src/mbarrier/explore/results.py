@@ -93,7 +93,7 @@ class Waiter:
     name: str
     line: int
     text: str
-    what: str                      # "mbarrier", "bar", "cluster", "warp", "cp.wait", "running"
+    what: str                      # "mbarrier", "bar", "cluster", "warp", "cp.wait", "flag", "running"
     barrier: str | None = None     # symbol
     address: str | None = None
     cta: int | None = None           # the index of the barrier's CTA

@@ -4,7 +4,9 @@ support, or the step limit.
 
 "Stuck" means no agent can run and some thread has not exited: each such thread waits at a bar.sync,
 a cluster barrier, a warp collective, or spins on an mbarrier whose state no one can change any more
-(see `sim.machine` for how spinning is recognised).
+(see `sim.machine` for how spinning is recognised). Given the module, a run is stuck too where every agent
+that can run is a thread spinning on a flag in memory (`explore.spin.Spins.flag`: its steps change
+nothing, so nothing can write the flags any more), asked between two steps every MONITOR_EVERY steps.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from enum import StrEnum
 
 from mbarrier.core.violations import Violation
 from mbarrier.explore.budget import MAX_STEPS, Budget
+from mbarrier.explore.code import analyse_module
 from mbarrier.explore.schedule import ScheduleError, agent_name, encode
 from mbarrier.explore.schedulers import RandomScheduler, Scheduler
+from mbarrier.explore.spin import FlagSpin, Spins
 from mbarrier.explore.stuck import Ahead, Starved, blocked, cause, describe_barrier, starved
 from mbarrier.explore.who import Layout
+from mbarrier.ptx import ast
 from mbarrier.sim.compile import Site
 from mbarrier.sim.errors import KernelFault, SimError
 from mbarrier.sim.machine import EXITED, BarrierEvent, Copy, Machine, Thread, short_state
@@ -94,12 +99,12 @@ def _site(a: Thread | Copy) -> Site:
     return a.site if isinstance(a, Copy) else a.func.sites[a.pc]
 
 
-def _stuck(m: Machine) -> list[Stuck]:
+def _stuck(m: Machine, flags: dict[int, FlagSpin] | None = None) -> list[Stuck]:
     out = []
     for t in m.threads:
         if t.status == EXITED:
             continue
-        why = blocked(m, t)
+        why = blocked(m, t, None if flags is None else flags.get(t.aid))
         state = why.state
         out.append(Stuck(t.aid, t.name, why.site, why.reason, None if state is None else state.name,
                          describe_barrier(state) if why.what == "mbarrier" else None))
@@ -108,12 +113,14 @@ def _stuck(m: Machine) -> list[Stuck]:
 
 def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFAULT_MAX_STEPS,
         trace: bool = False, monitor: Callable[[int], bool] | None = None,
-        budget: Budget | None = None, ahead: Ahead | None = None) -> RunResult:
+        budget: Budget | None = None, ahead: Ahead | None = None, module: ast.Module | None = None
+        ) -> RunResult:
     """Run until nothing can run (or a violation, an error, the step limit). Deterministic: the same
     scheduler input gives the same run, with or without the trace. About every MONITOR_EVERY steps,
     between two steps: `budget` (time, memory) is checked, a bound hit ends the run there (outcome
     "limit", `stopped_by` naming the bound); then `monitor(steps)` is called, True stops the run there
-    (outcome "interrupted"). `ahead`: for a stuck run's headline (`explore.stuck.starved`)."""
+    (outcome "interrupted"); then, with the machine's `module`, whether only flag spinners can run
+    (outcome "stuck"). `ahead`: for a stuck run's headline (`explore.stuck.starved`)."""
     sched = scheduler or RandomScheduler(0)
     nthreads = len(m.threads)
     runs: list[int] = []  # flat (agent id, steps) pairs
@@ -123,12 +130,21 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
     steps = 0
     a: Thread | Copy | None = None
 
-    def checkpoint(steps: int) -> str:
-        """What stops the run here: a bound's name, "interrupt", or ""."""
-        why = budget.exceeded() if budget is not None else ""
-        return why or ("interrupt" if monitor is not None and monitor(steps) else "")
+    flags = _FlagSpinners(m, module) if module is not None else None
+    spinning: dict[int, FlagSpin] | None = None
 
-    check_at = MONITOR_EVERY if monitor is not None or budget is not None else max_steps
+    def checkpoint(steps: int) -> str:
+        """What stops the run here: a bound's name, "interrupt", "spin", or ""."""
+        nonlocal spinning
+        why = budget.exceeded() if budget is not None else ""
+        why = why or ("interrupt" if monitor is not None and monitor(steps) else "")
+        if not why and flags is not None:
+            spinning = flags.all_spin()
+            why = "spin" if spinning is not None else ""
+        return why
+
+    check_at = MONITOR_EVERY if monitor is not None or budget is not None or flags is not None \
+        else max_steps
     stopped = ""
     try:
         if trace or not isinstance(sched, RandomScheduler):
@@ -184,6 +200,14 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
         return _failed(m, Outcome.UNSUPPORTED, steps, runs, a, str(e), steps_log)
     finally:
         m.tracing = False
+    if stopped == "spin":
+        assert spinning is not None
+        found = starved(m, [(t, None) for t in m.threads if t.status != EXITED and t.aid not in spinning],
+                        ahead)
+        where = sorted({f.where() for f in spinning.values()})
+        return RunResult(Outcome.STUCK, steps, runs, m, message=cause(m, found, Layout.of(m)) or
+                         f"every thread that can run spins on a flag no one can write any more "
+                         f"({', '.join(where)})", stuck=_stuck(m, spinning), trace=steps_log, starved=found)
     if stopped == "interrupt":
         return RunResult(Outcome.INTERRUPTED, steps, runs, m, message=f"interrupted after {steps} steps",
                          stuck=_stuck(m), trace=steps_log)
@@ -201,6 +225,31 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
         return RunResult(Outcome.STUCK, steps, runs, m, message=cause(m, found, Layout.of(m)),
                          stuck=_stuck(m), trace=steps_log, starved=found)
     return RunResult(Outcome.EXITED, steps, runs, m, trace=steps_log)
+
+
+class _FlagSpinners:
+    """Whether every agent that can run is a thread spinning on a flag (`explore.spin.Spins.flag_ahead`):
+    the module's code is analysed at the first time every runnable agent is a thread."""
+
+    def __init__(self, m: Machine, module: ast.Module) -> None:
+        self.m, self.module = m, module
+        self.spins: Spins | None = None
+
+    def all_spin(self) -> dict[int, FlagSpin] | None:
+        """Each runnable thread's flag, or None where some agent can do more than spin."""
+        runnable = self.m.runnable
+        if not runnable or not all(isinstance(a, Thread) for a in runnable):
+            return None
+        if self.spins is None:
+            self.spins = Spins(self.m, analyse_module(self.module, self.m))
+        out: dict[int, FlagSpin] = {}
+        for t in runnable:
+            assert isinstance(t, Thread)
+            found = self.spins.flag_ahead(t)
+            if found is None:
+                return None
+            out[t.aid] = found
+        return out
 
 
 def _failed(m: Machine, outcome: Outcome, steps: int, runs: list[int], a: Thread | Copy,

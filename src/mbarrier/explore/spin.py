@@ -1,20 +1,38 @@
 """Spin-waits: a thread at a test_wait/try_wait that would fail now, whose failure leads back to the same
 wait through local instructions only, is blocked (the checker's rule, `explore.check`): it is enabled
 only when the wait would succeed, or raise. `Spins.blocked` tells which barrier such a thread spins on,
-probing the wait on a copy of the object and running the failure path on a scratch copy of the thread."""
+probing the wait on a copy of the object and running the failure path on a scratch copy of the thread.
+
+The same holds for a spin on a flag in memory (`Spins.flag`): a thread at a load (`ld.acquire`,
+`ld.relaxed`, `ld.volatile` or weak, of global or shared memory) whose value read now leads back to the
+load through local instructions only, with every register live there as it was, and whose read would
+leave the state as it is (race tracking: this very read is recorded since the bytes were last written,
+`Machine.reread_changes_nothing`). Its step is then a step from the state to itself: skipping it loses no
+state, violation or race, and only a write to the flag's bytes (or a change of their history, which only
+a write makes) can change that. So the thread is blocked until one comes (`FlagSpin`); where nothing can
+write them any more it spins forever: a deadlock (a hang), not an enabled thread. CUTLASS's split-K and
+stream-K reductions wait so (`ld.global.acquire.gpu` on a workspace flag, `cutlass/barrier.h`)."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
 
 from mbarrier.core.barrier import Barrier
 from mbarrier.core.violations import Violation
 from mbarrier.explore.code import BRANCH, LOCAL, MB, Code, Ins, success_reads
 from mbarrier.explore.liveregs import LiveRegs
-from mbarrier.sim.address import CTA_BITS, OWN, shared_address
+from mbarrier.sim.address import (
+    CTA_BITS,
+    OWN,
+    is_local_generic,
+    is_param_generic,
+    is_shared_generic,
+    shared_address,
+)
 from mbarrier.sim.errors import SimError
-from mbarrier.sim.machine import Machine, Thread, TokenWord
+from mbarrier.sim.machine import Cta, Machine, Thread, TokenWord
 
 
 def holds(t: Thread, x: Ins) -> bool:
@@ -24,6 +42,56 @@ def holds(t: Thread, x: Ins) -> bool:
 
 SPINS_KEPT = 1024
 WAITS = ("test_wait", "try_wait")
+
+
+@dataclass(frozen=True)
+class FlagSpin:
+    """A thread spinning on a flag in memory: the load at `pc` of `size` bytes at `addr` in CTA `cta`'s
+    shared memory (None: global memory), which reads `value` and comes back to itself. Blocked until
+    something writes those bytes."""
+
+    pc: int
+    cta: int | None
+    addr: int
+    size: int
+    value: int = field(compare=False)
+
+    def where(self) -> str:
+        """The flag's bytes in words: `global 0x7f0000001000` or `shared 0x40 of CTA 1`."""
+        return f"global {self.addr:#x}" if self.cta is None else f"shared {self.addr:#x} of CTA {self.cta}"
+
+
+Spin = tuple[int, int] | FlagSpin  # what a blocked thread spins on: an mbarrier (cta, offset) or a flag
+
+
+class _Reader:
+    """The machine as one probed load sees it: the load reads memory as the machine's own would, with no
+    other effect (no race tracking), and what it read is kept (`read`: cta or None, address, size)."""
+
+    def __init__(self, m: Machine) -> None:
+        self.m = m
+        self.read: tuple[Cta | None, int, int] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.m, name)
+
+    def ld_global(self, t: Thread, addr: int, size: int) -> int:
+        self.read = (None, addr, size)
+        return Machine.ld_global(self.m, t, addr, size)
+
+    def ld_cta(self, t: Thread, addr: int, size: int) -> int:
+        self.read = (t.cta, addr, size)
+        return Machine.ld_cta(self.m, t, addr, size)
+
+    def ld_cluster(self, t: Thread, addr: int, size: int) -> int:
+        cta, off = self.m._cta_of(t, addr)
+        self.read = (cta, off, size)
+        return Machine.ld_cluster(self.m, t, addr, size)
+
+    def ld_gen(self, t: Thread, addr: int, size: int) -> int:
+        if is_shared_generic(addr) or is_local_generic(addr) or is_param_generic(addr):
+            return Machine.ld_gen(self, t, addr, size)  # type: ignore[arg-type]
+        return self.ld_global(t, addr, size)
 
 
 class Spins:
@@ -165,6 +233,71 @@ class Spins:
             memo[2] = spin
         return (cta, off) if memo[2] else None
 
+    def flag(self, t: Thread) -> FlagSpin | None:
+        """The flag a thread spins on without success (`FlagSpin`, module docstring), or None if it can
+        step: it is not at a load some local path leads back to (`Ins.spin_load`), its guard is off, the
+        load would raise, change the state, or read a value that lets the thread out."""
+        x = self._ins(t)
+        if not x.spin_load or not holds(t, x):
+            return None
+        reader = _Reader(self.m)
+        shadow = _scratch(t, t.pc)
+        try:
+            t.code[t.pc](reader, shadow)
+        except (SimError, Violation):
+            return None
+        if reader.read is None or shadow.pc != t.pc + 1:
+            return None
+        cta, addr, size = reader.read
+        if not self.m.reread_changes_nothing(t, cta, addr, size):
+            return None
+        code = self.codes[t.func.name]
+        value = self.m.gmem.load(addr, size) if cta is None else \
+            int.from_bytes(cta.smem[addr:addr + size], "little")
+        key = ("flag", t.func.name, t.pc, value) + self._regs.of(code)[1][t.pc](t)
+        back = self._cache.get(key)
+        if back is None:
+            back = self._cache[key] = self._comes_back(t, shadow)
+            if len(self._cache) > SPINS_KEPT:
+                self._cache.popitem(last=False)
+        return FlagSpin(t.pc, None if cta is None else cta.index, addr, size, value) if back else None
+
+    def flag_ahead(self, t: Thread) -> FlagSpin | None:
+        """`flag` for a thread that may stand anywhere in its spin (a run stopped between two steps): asked
+        at the next instruction its local steps bring it to, on a scratch copy."""
+        if t.frames:
+            return None
+        shadow = _scratch(t, t.pc)
+        for _ in range(10_000):
+            if shadow.pc >= len(shadow.code):
+                return None
+            y = self._ins(shadow)
+            if y.kind not in (LOCAL, BRANCH) and holds(shadow, y):
+                return self.flag(shadow)
+            try:
+                shadow.code[shadow.pc](self.m, shadow)
+            except (SimError, Violation):
+                return None
+        return None
+
+    def _comes_back(self, t: Thread, shadow: Thread) -> bool:
+        """Whether the scratch thread, just past t's load, comes back to it through local instructions only
+        with every register live there as t holds it (and the same local memory)."""
+        for _ in range(10_000):
+            if shadow.pc == t.pc:
+                return all(type(t.regs[r]) is type(shadow.regs[r]) and t.regs[r] == shadow.regs[r]
+                           for r in self.codes[t.func.name].live[t.pc]) and shadow.local == t.local
+            if shadow.pc >= len(shadow.code):
+                return False
+            y = self._ins(shadow)
+            if not (y.kind in (LOCAL, BRANCH) or not holds(shadow, y)):
+                return False
+            try:
+                shadow.code[shadow.pc](self.m, shadow)
+            except (SimError, Violation):
+                return False
+        return False
+
     def _site(self, t: Thread) -> tuple[Ins, int, int, str, Any] | None:
         """What a thread's spin-wait asks, from the thread alone: (the wait, cta, offset, "parity" /
         "token" / "word", the value it waits with); None when it stands at no wait that can block (not a
@@ -189,13 +322,17 @@ class Spins:
 
 
 def _scratch(t: Thread, pc: int) -> Thread:
-    """A copy of thread t at pc with its own registers and local memory, to run local steps on (ld.local
-    and st.local are local steps: PTX ISA 5.1.5)."""
+    """A copy of thread t at pc with its own registers, local memory and copy groups, to run local steps
+    on (ld.local and st.local are local steps: PTX ISA 5.1.5; so is a commit of its copies' group)."""
     shadow = Thread.__new__(Thread)
-    for name in ("aid", "func", "code", "cta", "warp", "lane", "tid", "time", "effects", "status", "cc"):
+    for name in ("aid", "func", "code", "cta", "warp", "lane", "tid", "time", "effects", "status", "cc",
+                 "last_fail", "wait", "cl_arrived", "cl_gen", "ridx", "wg"):
         setattr(shadow, name, getattr(t, name))
     shadow.regs = list(t.regs)
     shadow.local = bytearray(t.local)
+    shadow.cp_open, shadow.bulk_open = list(t.cp_open), list(t.bulk_open)
+    shadow.cp_groups, shadow.bulk_groups = [list(g) for g in t.cp_groups], [list(g) for g in t.bulk_groups]
+    shadow.frames = list(t.frames)
     shadow.pc = pc
     return shadow
 

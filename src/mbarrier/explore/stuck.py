@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from mbarrier.core.barrier import Barrier
+from mbarrier.explore.spin import FlagSpin
 from mbarrier.explore.who import Layout, plural
 from mbarrier.sim.compile import Site
 from mbarrier.sim.machine import ARRIVALS, EXITED, Machine, Thread
@@ -18,9 +19,10 @@ from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbar
 @dataclass(frozen=True)
 class Blocked:
     """A thread that waits: the instruction it waits at, what for (`what`: "mbarrier", "bar", "cluster",
-    "warp", "cp.wait"; "running" for a thread that can still step), the reason in words, and for an
-    mbarrier the object (its symbol, shared offset, the index of its CTA), the phase awaited and the
-    object's state."""
+    "warp", "cp.wait", "flag" (a spin on a flag in memory, `explore.spin.FlagSpin`); "running" for a
+    thread that can still step), the reason in words, and for an mbarrier the object (its symbol, shared
+    offset, the index of its CTA), the phase awaited and the object's state; for a flag its address (the
+    shared offset or the global address) and CTA (None: global)."""
 
     site: Site
     what: str
@@ -47,10 +49,16 @@ def describe_barrier(b: Barrier | None) -> str:
     return ", ".join(parts)
 
 
-def blocked(m: Machine, t: Thread, wait: Wait | None = None) -> Blocked:
+def blocked(m: Machine, t: Thread, wait: Wait | FlagSpin | None = None) -> Blocked:
     """Why `t` waits: `wait`, or the reason the machine blocked it for (`Thread.wait`). The checker passes
-    an `OnMbarrier` for a thread it found spinning, which the machine has not parked."""
+    an `OnMbarrier` for a thread it found spinning, which the machine has not parked, or its `FlagSpin`."""
     assert t.status != EXITED
+    if isinstance(wait, FlagSpin):
+        space = "global" if wait.cta is None else f"shared (CTA {m.ctas[wait.cta].name})"
+        return Blocked(t.func.sites[wait.pc], "flag",
+                       f"spins on the {wait.size}-byte flag at {space} {wait.addr:#x}: it reads "
+                       f"{wait.value:#x}, which keeps it looping, until a write there", None,
+                       f"{wait.addr:#x}", wait.cta)
     w = wait if wait is not None else t.wait
     if isinstance(w, OnMbarrier):
         cta = m.ctas[w.cta]

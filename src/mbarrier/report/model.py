@@ -183,7 +183,7 @@ class Waiter:
     thread: int
     line: int
     instruction: str
-    waits_on: str               # "mbarrier", "bar", "cluster", "warp", "cp.wait", "running"
+    waits_on: str               # "mbarrier", "bar", "cluster", "warp", "cp.wait", "flag", "running"
     reason: str                 # in words (the words `mbarrier run` prints for a stuck thread)
     barrier: str | None         # an mbarrier's symbol
     address: int | None         # its offset in the shared memory of its CTA

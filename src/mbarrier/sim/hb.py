@@ -185,6 +185,15 @@ class Shadow:
             made[id(cell)] = (cell, new, same)
             cells[a] = new
 
+    def read_by(self, addr: int, size: int, me: int, clk: int, info: Info) -> bool:
+        """Whether agent `me` read every byte of these with clock `clk` and access `info` since the byte was
+        last written: the same read again would record nothing new (nor race, as the first did not)."""
+        for a in range(addr, addr + size):
+            cell = self.pages.get(a >> PAGE_BITS, {}).get(a)
+            if cell is None or cell[3].get(me) != (clk, info):
+                return False
+        return True
+
     def _page(self, p: int) -> dict[int, Cell]:
         """Page `p`, this copy's own (copied first if shared), marked for a new hash."""
         self.stale.add(p)

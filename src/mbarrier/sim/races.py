@@ -261,6 +261,25 @@ class RaceMachine(Machine):
         if strong:
             self._strong(t, self.hb.agent(t.aid), order, _space_key(cta, addr), write, atomic)
 
+    def reread_changes_nothing(self, t: Thread, cta: Cta | None, addr: int, size: int) -> bool:
+        """Also in the happens-before state: the thread read these bytes with this load and its clock
+        since they were last written (so the read is recorded and no race), and a strong load has already
+        joined what releases through the location hold (`_strong`)."""
+        site = t.func.sites[t.pc]
+        order = site.facts.order
+        ag = self.hb.agents[t.aid]
+        index = -1 if cta is None else cta.index
+        info: Info = (t.aid, site, THREAD | (ATOMIC if order.strong else 0), "global" if cta is None else
+                      "shared", index, addr, size, "")
+        shadow = self.hb.gmem if cta is None else self.hb.smem[index]
+        if not shadow.read_by(addr, size, t.aid, ag.clk, info):
+            return False
+        released = self.hb.sync.get(_space_key(cta, addr)) if order.strong else None
+        if released is None:
+            return True
+        seen = ag.vc if order.acquires else ag.facq
+        return all(seen.get(a, 0) >= k for a, k in released.items())
+
     def _check(self, shadow: Shadow, addr: int, size: int, ag: Agent, info: Info, clk: int | None = None,
                pvc: VC | None = None, data: bytes | None = None) -> None:
         try:

@@ -73,6 +73,12 @@ class MemoryOps(MachineBase):
         self._guard(cta, off, size, "a store")
         cta.smem[off:off + size] = (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
 
+    def reread_changes_nothing(self, t: Thread, cta: Cta | None, addr: int, size: int) -> bool:
+        """Whether thread t's load at its pc of `size` bytes at `addr` (in CTA `cta`'s shared memory; None:
+        global memory) would leave the state as it is, all but the registers it writes. Loads change no
+        memory; race tracking says more (`sim.races.RaceMachine`)."""
+        return True
+
     def ld_cta(self, t: Thread, addr: int, size: int) -> int:
         t.effects += 1
         cta = t.cta
