@@ -95,7 +95,7 @@ class Ins:
     spin: bool = False                             # a wait whose failure leads straight back to it
     spin_local: bool = False                       # or back to it through local code only (back-off)
     retry_at: int | None = None                    # a first try whose failure goes on to this spin-wait
-    spin_load: bool = False                        # a load some path of local code leads back to (a flag)
+    spin_load: bool = False                        # a load or atom local code may lead back to (a flag)
     reads: frozenset[int] = frozenset()            # register slots the instruction reads
     pure: bool = False                             # a function of its register operands (Facts.pure)
     mb_expect: bool = False                        # an arrive.expect_tx (it raises the tx-count too)
@@ -505,7 +505,7 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
         if x.kind == MB and x.mb_op in ("test_wait", "try_wait") and not x.spin_local:
             x.retry_at = _first_try(code, x)
             x.spin_local = x.retry_at is not None
-        elif x.kind == LOAD and not x.local:
+        elif x.kind == LOAD and not x.local or x.kind == ATOM and x.op == "atom":
             x.spin_load = _returns_locally(code, x.pc)
     return code
 
@@ -513,7 +513,8 @@ def analyse(fn: ast.Function, compiled: CompiledFunction, shared_symbols: dict[s
 def _returns_locally(code: Code, pc: int) -> bool:
     """Whether some path from the instruction at `pc` comes back to it through local instructions and
     branches only (either way at every branch): the shape of a spin on a flag in memory, `ld` then
-    `setp` and a branch back (`explore.spin.Spins.flag`, which decides it for the value read)."""
+    `setp` and a branch back, or a lock's `atom.cas` (`explore.spin.Spins.flag`, which decides it for the
+    value read)."""
     seen: set[int] = set()
     todo = list(code.succ[pc])
     while todo:

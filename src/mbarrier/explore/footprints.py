@@ -690,8 +690,9 @@ def matches(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
 
 
 def flag_read(f: FlagSpin) -> list[Item]:
-    """A read of the flag a thread spins on (`explore.spin.FlagSpin`): what a write of it conflicts with."""
-    return _chunks("gm" if f.cta is None else "sm", f.cta, f.addr, f.size, READ)
+    """What releases a thread spinning on a flag (`explore.spin.FlagSpin`): a write of the flag, or for
+    an atom's spin any access of it (a read changes the bytes' history the atom would rewrite)."""
+    return _chunks("gm" if f.cta is None else "sm", f.cta, f.addr, f.size, WRITE if f.rmw else READ)
 
 
 def conflicts(items: Iterable[Item], future: Future) -> bool:

@@ -11,7 +11,10 @@ leave the state as it is (race tracking: this very read is recorded since the by
 state, violation or race, and only a write to the flag's bytes (or a change of their history, which only
 a write makes) can change that. So the thread is blocked until one comes (`FlagSpin`); where nothing can
 write them any more it spins forever: a deadlock (a hang), not an enabled thread. CUTLASS's split-K and
-stream-K reductions wait so (`ld.global.acquire.gpu` on a workspace flag, `cutlass/barrier.h`)."""
+stream-K reductions wait so (`ld.global.acquire.gpu` on a workspace flag, `cutlass/barrier.h`). So does
+a lock's `atom.cas` (or `atom.exch`) that writes back the value it finds (`FlagSpin.rmw`): it is the
+last access of those bytes, by this atom at this clock, and not a release (which ticks the thread's
+clock); any other agent's access of the bytes, a read too, changes their history, so any may release it."""
 
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ from mbarrier.sim.address import (
 )
 from mbarrier.sim.errors import SimError
 from mbarrier.sim.machine import Cta, Machine, Thread, TokenWord
+from mbarrier.sim.machine.memory import atom_value
 
 
 def holds(t: Thread, x: Ins) -> bool:
@@ -54,7 +58,8 @@ class FlagSpin:
     cta: int | None
     addr: int
     size: int
-    value: int = field(compare=False)
+    rmw: bool = False    # an atom writing back what it read: any access of the flag may release it
+    value: int = field(default=0, compare=False)
 
     def where(self) -> str:
         """The flag's bytes in words: `global 0x7f0000001000` or `shared 0x40 of CTA 1`."""
@@ -71,6 +76,8 @@ class _Reader:
     def __init__(self, m: Machine) -> None:
         self.m = m
         self.read: tuple[Cta | None, int, int] | None = None
+        self.rmw = False      # the access was an atom
+        self.changed = False  # which would have written a value other than the one it found
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.m, name)
@@ -87,6 +94,21 @@ class _Reader:
         cta, off = self.m._cta_of(t, addr)
         self.read = (cta, off, size)
         return Machine.ld_cluster(self.m, t, addr, size)
+
+    def atom(self, t: Thread, space: str, addr: int, size: int, op: str, kind: str, b: int, c: int) -> int:
+        if space in ("cta", "cluster") or space == "generic" and is_shared_generic(addr):
+            cta, off = self.m._cta_of(t, addr, space)
+            self.read = (cta, off, size)
+            old = Machine._sload(self.m, cta, off, size)
+        elif space == "global" or space == "generic" and not is_param_generic(addr) \
+                and not is_local_generic(addr):
+            self.read = (None, addr, size)
+            old = self.m.gmem.load(addr, size)
+        else:
+            return Machine.atom(self.m, t, space, addr, size, op, kind, b, c)  # raises
+        self.rmw = True
+        self.changed = atom_value(op, kind, old, b, c, 8 * size) & ((1 << 8 * size) - 1) != old
+        return old
 
     def ld_gen(self, t: Thread, addr: int, size: int) -> int:
         if is_shared_generic(addr) or is_local_generic(addr) or is_param_generic(addr):
@@ -246,10 +268,10 @@ class Spins:
             t.code[t.pc](reader, shadow)
         except (SimError, Violation):
             return None
-        if reader.read is None or shadow.pc != t.pc + 1:
+        if reader.read is None or shadow.pc != t.pc + 1 or reader.changed:
             return None
         cta, addr, size = reader.read
-        if not self.m.reread_changes_nothing(t, cta, addr, size):
+        if not self.m.reread_changes_nothing(t, cta, addr, size, reader.rmw):
             return None
         code = self.codes[t.func.name]
         value = self.m.gmem.load(addr, size) if cta is None else \
@@ -260,7 +282,8 @@ class Spins:
             back = self._cache[key] = self._comes_back(t, shadow)
             if len(self._cache) > SPINS_KEPT:
                 self._cache.popitem(last=False)
-        return FlagSpin(t.pc, None if cta is None else cta.index, addr, size, value) if back else None
+        return FlagSpin(t.pc, None if cta is None else cta.index, addr, size, reader.rmw, value) if back \
+            else None
 
     def flag_ahead(self, t: Thread) -> FlagSpin | None:
         """`flag` for a thread that may stand anywhere in its spin (a run stopped between two steps): asked

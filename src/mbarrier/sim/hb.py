@@ -194,6 +194,15 @@ class Shadow:
                 return False
         return True
 
+    def written_by(self, addr: int, size: int, me: int, clk: int, info: Info) -> bool:
+        """Whether agent `me` wrote every byte of these last, with clock `clk` and access `info`, and no one
+        read it since: the same write again (of the same value) would record nothing new, nor race."""
+        for a in range(addr, addr + size):
+            cell = self.pages.get(a >> PAGE_BITS, {}).get(a)
+            if cell is None or cell[0] != me or cell[1] != clk or cell[2] != info or cell[3] or cell[4]:
+                return False
+        return True
+
     def _page(self, p: int) -> dict[int, Cell]:
         """Page `p`, this copy's own (copied first if shared), marked for a new hash."""
         self.stale.add(p)

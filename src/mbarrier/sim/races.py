@@ -234,6 +234,11 @@ def track(m: Machine) -> RaceState:
     return state
 
 
+def _covers(seen: VC, clocks: VC) -> bool:
+    """Whether vector clock `seen` already holds every clock of `clocks` (joining them changes nothing)."""
+    return all(seen.get(a, 0) >= k for a, k in clocks.items())
+
+
 def _space_key(cta: Cta | None, addr: int) -> tuple[int, int]:
     return (-1 if cta is None else cta.index, addr)
 
@@ -261,24 +266,29 @@ class RaceMachine(Machine):
         if strong:
             self._strong(t, self.hb.agent(t.aid), order, _space_key(cta, addr), write, atomic)
 
-    def reread_changes_nothing(self, t: Thread, cta: Cta | None, addr: int, size: int) -> bool:
+    def reread_changes_nothing(self, t: Thread, cta: Cta | None, addr: int, size: int, rmw: bool = False
+                               ) -> bool:
         """Also in the happens-before state: the thread read these bytes with this load and its clock
-        since they were last written (so the read is recorded and no race), and a strong load has already
-        joined what releases through the location hold (`_strong`)."""
+        since they were last written (so the read is recorded and no race), or, an atom, wrote them last
+        with this atom and clock and no one read them since; a strong access has already joined what
+        releases through the location hold, and an atom releases nothing new (`_strong`: a release ticks
+        the thread's clock; a release fence's clock must be in the location's releases already)."""
         site = t.func.sites[t.pc]
         order = site.facts.order
         ag = self.hb.agents[t.aid]
         index = -1 if cta is None else cta.index
-        info: Info = (t.aid, site, THREAD | (ATOMIC if order.strong else 0), "global" if cta is None else
-                      "shared", index, addr, size, "")
+        strong = rmw or order.strong
+        info: Info = (t.aid, site, THREAD | (WRITE if rmw else 0) | (ATOMIC if strong else 0),
+                      "global" if cta is None else "shared", index, addr, size, "")
         shadow = self.hb.gmem if cta is None else self.hb.smem[index]
-        if not shadow.read_by(addr, size, t.aid, ag.clk, info):
+        if not (shadow.written_by if rmw else shadow.read_by)(addr, size, t.aid, ag.clk, info):
             return False
-        released = self.hb.sync.get(_space_key(cta, addr)) if order.strong else None
-        if released is None:
+        if not strong:
             return True
-        seen = ag.vc if order.acquires else ag.facq
-        return all(seen.get(a, 0) >= k for a, k in released.items())
+        released = self.hb.sync.get(_space_key(cta, addr), {})
+        if rmw and (order.releases or ag.frel is not None and not _covers(released, ag.frel)):
+            return False
+        return _covers(ag.vc if order.acquires else ag.facq, released)
 
     def _check(self, shadow: Shadow, addr: int, size: int, ag: Agent, info: Info, clk: int | None = None,
                pvc: VC | None = None, data: bytes | None = None) -> None:

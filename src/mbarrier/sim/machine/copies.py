@@ -19,7 +19,7 @@ from mbarrier.sim.machine.agents import (
     short_state,
 )
 from mbarrier.sim.machine.mbarrier import MbarrierOps
-from mbarrier.sim.machine.memory import _atom_value
+from mbarrier.sim.machine.memory import atom_value
 from mbarrier.sim.tensorcopy import Plan, PlanError
 from mbarrier.sim.tensormap import TensorMap, TensorMapError, decode
 from mbarrier.sim.waits import ForCopies
@@ -367,7 +367,7 @@ class CopyOps(MbarrierOps):
                     assert c.dst_cta is not None
                     _, _, op, sign = c.kind.split(".")
                     old = self._sload(c.dst_cta, c.dst, c.size)
-                    value = _atom_value(op, sign, old, value, 0, 8 * c.size)
+                    value = atom_value(op, sign, old, value, 0, 8 * c.size)
                 data = (value & ((1 << (8 * c.size)) - 1)).to_bytes(c.size, "little")
             else:
                 assert scta is not None

@@ -73,10 +73,12 @@ class MemoryOps(MachineBase):
         self._guard(cta, off, size, "a store")
         cta.smem[off:off + size] = (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
 
-    def reread_changes_nothing(self, t: Thread, cta: Cta | None, addr: int, size: int) -> bool:
+    def reread_changes_nothing(self, t: Thread, cta: Cta | None, addr: int, size: int, rmw: bool = False
+                               ) -> bool:
         """Whether thread t's load at its pc of `size` bytes at `addr` (in CTA `cta`'s shared memory; None:
-        global memory) would leave the state as it is, all but the registers it writes. Loads change no
-        memory; race tracking says more (`sim.races.RaceMachine`)."""
+        global memory) would leave the state as it is, all but the registers it writes; `rmw`: its atom,
+        which writes back the value it finds (the caller knows). Memory stays as it is; race tracking
+        says more (`sim.races.RaceMachine`)."""
         return True
 
     def ld_cta(self, t: Thread, addr: int, size: int) -> int:
@@ -195,7 +197,7 @@ class MemoryOps(MachineBase):
         bits = 8 * size
         mask = (1 << bits) - 1
         old = load(addr, size)
-        new = _atom_value(op, kind, old, b, c, bits)
+        new = atom_value(op, kind, old, b, c, bits)
         store(addr, size, new & mask)
         return old
 
@@ -249,7 +251,7 @@ def _gone(cta: Cta, addr: int) -> NoReturn:
                       "all exited: its shared memory is gone (a CTA must outlive the remote accesses to it, "
                       "e.g. by a cluster barrier before it exits)", REMOTE_EXITED)
 
-def _atom_value(op: str, kind: str, old: int, b: int, c: int, bits: int) -> int:
+def atom_value(op: str, kind: str, old: int, b: int, c: int, bits: int) -> int:
     if kind == "f":
         fv, fb = (f32_value, f32_bits) if bits == 32 else (f64_value, f64_bits)
         return fb(fv(old) + fv(b)) if op == "add" else b
