@@ -72,7 +72,7 @@ from mbarrier.explore.results import (
     Waiter,
 )
 from mbarrier.explore.sleep import EMPTY, Expansion
-from mbarrier.explore.spin import Spin, Spins, holds
+from mbarrier.explore.spin import FlagSpin, Spin, Spins, holds
 from mbarrier.explore.symmetry import Symmetry
 from mbarrier.explore.walks import Walks
 from mbarrier.explore.who import Layout
@@ -198,7 +198,8 @@ class Explorer:
             or x.kind == CP_WAIT or (x.kind in _JOINS and joins_only(t, x))
 
     def enabled(self, snap: snapshot.Snapshot | None = None) -> tuple[list[Thread | Copy], Spinning]:
-        """The agents that can step now (sorted by id) and the spinning threads' barriers. `snap`: a
+        """The agents that can step now (sorted by id) and the spinning threads' barriers or flags (with
+        the flag spinners that can step once before they block, `FlagSpin.first`). `snap`: a
         snapshot the machine equals now (its thread entries let `Spins.blocked` reuse what it knows)."""
         out: list[Thread | Copy] = []
         spinning: dict[int, Spin] = {}
@@ -211,7 +212,8 @@ class Explorer:
                     spin = self.spins.flag(a)
                 if spin is not None:
                     spinning[a.aid] = spin
-                    continue
+                    if not (isinstance(spin, FlagSpin) and spin.first):
+                        continue  # blocked (one step first: enabled, and its flag noted for the futures)
             out.append(a)
         return out, spinning
 

@@ -824,8 +824,9 @@ class Frozen:
         remote access commutes with every exit: their liveness items need not conflict.
 
         A thread spinning on a flag in memory (a `FlagSpin` in `blocked_on`) steps only once the flag's
-        bytes are written. Unless `flags_open` holds it (the caller found a writer among the others'
-        futures: `por.AllFootprints._futures`), its future is empty and its CTA lives."""
+        bytes are written (but for its one read first, `FlagSpin.first`). Unless `flags_open` holds it (the
+        caller found a writer among the others' futures: `por.AllFootprints._futures`), its future is
+        empty (or that read) and its CTA lives."""
         exact: Exact = {}
         tally = Tally()
         plans: list[Plan | None] = [None] * len(agents)
@@ -853,7 +854,8 @@ class Frozen:
             return agents[i] is mute and (g.copies == ALL or held)
 
         kept = self._last
-        spinning = {i for i, why in blocked_on.items() if isinstance(why, FlagSpin) and i not in flags_open}
+        spinning = {i for i, why in blocked_on.items() if isinstance(why, FlagSpin) and i not in flags_open
+                    and i != seed}
         for i, a in enumerate(agents):
             if i == seed or i in spinning:
                 continue
@@ -974,8 +976,11 @@ class Frozen:
         for alike in pure.values():
             common = _opened(alike[0][1], passable)
             done.extend((i, p, common) for i, p in alike)
-        for i in spinning:
-            out[i], bars[i], lives[i] = [], ([], {}), agents[i].cta.index  # type: ignore[union-attr]
+        for i in spinning:  # one that must read first: that read is all it does (`FlagSpin.first`)
+            a = agents[i]
+            assert isinstance(a, Thread)
+            out[i] = fps[a.func.name].current(a) if blocked_on[i].first else []  # type: ignore[union-attr]
+            bars[i], lives[i] = ([], {}), a.cta.index
         passed: list[frozenset[int] | None] = [None] * len(agents)
         for i, plan, nodes in done:
             found = future_at(plan, nodes)

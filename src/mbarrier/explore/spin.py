@@ -59,6 +59,10 @@ class FlagSpin:
     addr: int
     size: int
     rmw: bool = False    # an atom writing back what it read: any access of the flag may release it
+    # Not blocked yet: its read would change the race history (the first since the flag's last write),
+    # so it is enabled for that one step, after which it is blocked (`Frozen.futures`: that step is its
+    # whole future until the flag is written).
+    first: bool = False
     value: int = field(default=0, compare=False)
 
     def where(self) -> str:
@@ -258,7 +262,8 @@ class Spins:
     def flag(self, t: Thread) -> FlagSpin | None:
         """The flag a thread spins on without success (`FlagSpin`, module docstring), or None if it can
         step: it is not at a load some local path leads back to (`Ins.spin_load`), its guard is off, the
-        load would raise, change the state, or read a value that lets the thread out."""
+        load would raise, change memory, or read a value that lets the thread out. `FlagSpin.first`: its
+        read would change the race history, so it can step once before it blocks."""
         x = self._ins(t)
         if not x.spin_load or not holds(t, x):
             return None
@@ -271,8 +276,7 @@ class Spins:
         if reader.read is None or shadow.pc != t.pc + 1 or reader.changed:
             return None
         cta, addr, size = reader.read
-        if not self.m.reread_changes_nothing(t, cta, addr, size, reader.rmw):
-            return None
+        first = not self.m.reread_changes_nothing(t, cta, addr, size, reader.rmw)
         code = self.codes[t.func.name]
         value = self.m.gmem.load(addr, size) if cta is None else \
             int.from_bytes(cta.smem[addr:addr + size], "little")
@@ -282,12 +286,13 @@ class Spins:
             back = self._cache[key] = self._comes_back(t, shadow)
             if len(self._cache) > SPINS_KEPT:
                 self._cache.popitem(last=False)
-        return FlagSpin(t.pc, None if cta is None else cta.index, addr, size, reader.rmw, value) if back \
-            else None
+        return FlagSpin(t.pc, None if cta is None else cta.index, addr, size, reader.rmw, first, value) \
+            if back else None
 
     def flag_ahead(self, t: Thread) -> FlagSpin | None:
         """`flag` for a thread that may stand anywhere in its spin (a run stopped between two steps): asked
-        at the next instruction its local steps bring it to, on a scratch copy."""
+        at the next instruction its local steps bring it to, on a scratch copy; None where it is not
+        blocked there (`FlagSpin.first` too)."""
         if t.frames:
             return None
         shadow = _scratch(t, t.pc)
@@ -296,7 +301,8 @@ class Spins:
                 return None
             y = self._ins(shadow)
             if y.kind not in (LOCAL, BRANCH) and holds(shadow, y):
-                return self.flag(shadow)
+                found = self.flag(shadow)
+                return None if found is None or found.first else found
             try:
                 shadow.code[shadow.pc](self.m, shadow)
             except (SimError, Violation):
