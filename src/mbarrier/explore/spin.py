@@ -178,13 +178,21 @@ class Spins:
             y = self._ins(shadow)
             if first and y.kind == MB and y.mb_op in WAITS and y.spin_local and holds(shadow, y):
                 return self._hands_over(t, x, shadow, y)
-            if not (y.kind in (LOCAL, BRANCH) or not holds(shadow, y)):
-                return False
-            try:
-                shadow.code[shadow.pc](self.m, shadow)
-            except (SimError, Violation):
+            if not self._step_local(shadow):
                 return False
         return True  # a local loop that never returns: the thread hangs there just the same
+
+    def _step_local(self, shadow: Thread) -> bool:
+        """Run a scratch thread's next instruction where it is local (or its guard is off); False where it
+        is not, or raises."""
+        y = self._ins(shadow)
+        if not (y.kind in (LOCAL, BRANCH) or not holds(shadow, y)):
+            return False
+        try:
+            shadow.code[shadow.pc](self.m, shadow)
+        except (SimError, Violation):
+            return False
+        return True
 
     def _hands_over(self, t: Thread, x: Ins, at: Thread, y: Ins) -> bool:
         """Whether wait x, which thread t stands at, is a first try that hands over to spin-wait y, where
@@ -316,14 +324,7 @@ class Spins:
             if shadow.pc == t.pc:
                 return all(type(t.regs[r]) is type(shadow.regs[r]) and t.regs[r] == shadow.regs[r]
                            for r in self.codes[t.func.name].live[t.pc]) and shadow.local == t.local
-            if shadow.pc >= len(shadow.code):
-                return False
-            y = self._ins(shadow)
-            if not (y.kind in (LOCAL, BRANCH) or not holds(shadow, y)):
-                return False
-            try:
-                shadow.code[shadow.pc](self.m, shadow)
-            except (SimError, Violation):
+            if shadow.pc >= len(shadow.code) or not self._step_local(shadow):
                 return False
         return False
 
