@@ -30,7 +30,7 @@ def test_run_moves_the_box_there_and_back(tmp_path: Path, capsys: pytest.Capture
 
 
 @pytest.mark.parametrize("name, outcome, phrase", [
-    ("nvcc_tma_tensor_bug_expect_tx", "STUCK", "no thread can move"),
+    ("nvcc_tma_tensor_bug_expect_tx", "STUCK", "no thread can make progress"),
     ("nvcc_tma_tensor_bug_no_fence", "RACE", "rule proxy-fence"),
 ])
 def test_run_finds_the_planted_bug(name: str, outcome: str, phrase: str,

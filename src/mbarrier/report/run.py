@@ -17,7 +17,8 @@ BOUNDS = {"max-steps": "the step limit (--max-steps)", "timeout": "the time boun
 
 HEADLINE = {
     "exited": "all {threads} threads exited after {steps} steps",
-    "stuck": "STUCK after {steps} steps: no thread can move, {live} of {threads} threads have not exited",
+    "stuck": "STUCK after {steps} steps: no thread can make progress, {live} of {threads} threads have not "
+             "exited",
     "violation": "VIOLATION at step {steps}",
     "race": "RACE at step {steps}",
     "unsupported": "UNSUPPORTED at step {steps}: the simulator cannot run this instruction (not a finding "
