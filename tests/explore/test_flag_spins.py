@@ -117,8 +117,11 @@ def test_split_k_waiting_for_a_value_never_written_hangs(tmp_path: Path) -> None
     assert on.verdict == "finding"
     f = on.findings[0]
     assert str(f.kind) == "deadlock"
-    # The spinner spins on the flag; its CTA's other thread waits at bar.sync 0 for it.
+    # The spinner spins on the flag; its CTA's other thread waits at bar.sync 0 for it. The flag comes
+    # first in the headline: the barrier lacks the spinner.
     assert {w.what for w in f.waiters} == {"flag", "bar"}
+    assert "thread 2 spins on the flag at global 0x1100000000, which no thread can write any more; " \
+        "bar.sync 0 (CTA 1)" in f.message, f.message
 
 
 def test_a_weak_flag_store_races_with_the_spin(tmp_path: Path) -> None:

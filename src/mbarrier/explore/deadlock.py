@@ -55,8 +55,17 @@ def explain(m: Machine, codes: dict[str, Code], fp: AllFootprints, spinning: dic
                   | {f"the flag at {f.where()}" for f in spinning.values() if isinstance(f, FlagSpin)})
     message = f"{n} thread{'s' if n != 1 else ''} wait{'s' if n == 1 else ''} forever (on {', '.join(what)})"
     headline = cause(m, found, layout)
+    # A flag no one can write is the first cause: the threads a barrier lacks may be its spinners.
+    flags: dict[str, list[int]] = {}
+    for aid, f in spinning.items():
+        if isinstance(f, FlagSpin):
+            flags.setdefault(f.where(), []).append(aid)
+    causes = [f"{layout.threads(ids)} {plural(ids, 'spins', 'spin')} on the flag at {where}, which no "
+              "thread can write any more" for where, ids in sorted(flags.items())]
     if headline:
-        message += f": {headline}"
+        causes.append(headline)
+    if causes:
+        message += ": " + "; ".join(causes)
     return waiters, arrivers, found, message
 
 
