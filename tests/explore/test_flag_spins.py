@@ -7,6 +7,7 @@ VERIFIED; the reductions keep the spinner out of the stubborn sets while its fla
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from mbarrier.explore.run import Outcome, run
 from mbarrier.explore.schedulers import RandomScheduler
 from mbarrier.ptx import ast
 from mbarrier.sim import launch
+from mbarrier.sim import load as sim_load
 
 HEAD = """.version 8.0
 .target sm_90
@@ -262,3 +264,22 @@ def test_a_read_of_the_lock_releases_a_blocked_cas(tmp_path: Path) -> None:
     text = LOCK.format(unlock="", peek="ld.global.u32 %r5, [%rd1];")
     on, _ = differential(load(tmp_path, text), block=2, merge_races=True)
     assert "race" in {str(f.kind) for f in on.findings}
+
+
+LOOKBACK = Path(__file__).parent / "cuda" / "lookback.cu"
+
+
+@pytest.mark.tool("nvcc")
+@pytest.mark.parametrize("nap", [0, 100])
+def test_nvccs_lookback_spin(tmp_path: Path, nap: int) -> None:
+    """nvcc 13.0's own loop on a `cuda::atomic_ref` acquire load (cuda/lookback.cu, 2 CTAs of 32, with
+    and without `__nanosleep` between tries): verified when CTA 0 raises the flag; a deadlock naming the
+    flag when it does not (VERIFIED in 4 states before flag spins blocked)."""
+    verdicts = []
+    for raise_flag in (1, 0):
+        out = tmp_path / f"lookback{raise_flag}.ptx"
+        subprocess.run(["nvcc", "-ptx", "-arch=sm_90a", "-O3", f"-DRAISE={raise_flag}", str(LOOKBACK), "-o",
+                        str(out)], check=True, capture_output=True)
+        r = check(sim_load(out), grid=2, block=32, args={3: nap})
+        verdicts.append((str(r.verdict), [w.what for f in r.findings for w in f.waiters][:1]))
+    assert verdicts == [("verified", []), ("finding", ["flag"])]
