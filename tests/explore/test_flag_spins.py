@@ -251,6 +251,21 @@ def test_a_spin_lock_never_released_hangs(tmp_path: Path, races: bool) -> None:
     assert [w.what for w in f.waiters] == ["flag"] and "it reads 0x1" in f.waiters[0].detail
 
 
+def test_two_threads_spinning_on_a_lock_never_released_hang(tmp_path: Path) -> None:
+    """With races tracked each one's failed `atom.cas` makes it the lock's last writer, so neither is a
+    step to the same state: they take turns forever, through different states. Every enabled agent is
+    such a spinner, whose steps change no value anyone reads: a hang (`spin.only_spinning`), which the
+    random walks report and `run` ends at. (The exhaustive search alone does not: docs/checker.md.)"""
+    text = LOCK.format(unlock="", peek="")
+    found = check(load(tmp_path, text), grid=1, block=3).findings  # the random walks before the search
+    f = found[0]
+    assert str(f.kind) == "deadlock" and "spin on the flag at global 0x1000000000" in f.message, f.message
+    assert f.found_by.startswith("random walk")
+    module = load(tmp_path, text, "again")
+    r = run(launch(module, "k", grid=1, block=3), RandomScheduler(0), module=module)
+    assert r.outcome == Outcome.STUCK and r.steps < 100_000
+
+
 @pytest.mark.parametrize("races", [True, False])
 def test_a_spin_lock_released_orders_its_critical_sections(tmp_path: Path, races: bool) -> None:
     on, _ = differential(load(tmp_path, LOCK.format(unlock=UNLOCK, peek="")), block=3, races=races)
