@@ -252,18 +252,56 @@ def test_a_spin_lock_never_released_hangs(tmp_path: Path, races: bool) -> None:
 
 
 def test_two_threads_spinning_on_a_lock_never_released_hang(tmp_path: Path) -> None:
-    """With races tracked each one's failed `atom.cas` makes it the lock's last writer, so neither is a
-    step to the same state: they take turns forever, through different states. Every enabled agent is
-    such a spinner, whose steps change no value anyone reads: a hang (`spin.only_spinning`), which the
-    random walks report and `run` ends at. (The exhaustive search alone does not: docs/checker.md.)"""
+    """Each one's failed `atom.cas` writes the lock, and neither is ordered with the other's: the history
+    keeps both (hb: unordered atomic writes are kept), so after each has tried once a try again is a
+    step to the same state. Both are blocked: a deadlock the exhaustive search finds (VERIFIED at 85bbcc6
+    with the random walks off), and `run` ends stuck."""
     text = LOCK.format(unlock="", peek="")
-    found = check(load(tmp_path, text), grid=1, block=3).findings  # the random walks before the search
-    f = found[0]
+    on, _ = differential(load(tmp_path, text), block=3)
+    f = on.findings[0]
     assert str(f.kind) == "deadlock" and "spin on the flag at global 0x1000000000" in f.message, f.message
-    assert f.found_by.startswith("random walk")
+    assert [w.what for w in f.waiters] == ["flag", "flag"]
     module = load(tmp_path, text, "again")
     r = run(launch(module, "k", grid=1, block=3), RandomScheduler(0), module=module)
     assert r.outcome == Outcome.STUCK and r.steps < 100_000
+
+
+MIXED = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 lock)
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [lock];
+	mov.u32 %r1, %tid.x;
+	setp.eq.s32 %p1, %r1, 2;
+	@%p1 bra PEEK;
+LOCK:
+	atom.global.acquire.gpu.cas.b32 %r2, [%rd1], 0, 1;
+	setp.ne.s32 %p2, %r2, 0;
+	@%p2 bra LOCK;
+	ret;
+PEEK:
+	ld.global.acquire.gpu.u32 %r3, [%rd1];
+	setp.ne.s32 %p3, %r3, 2;
+	@%p3 bra PEEK;
+	ret;
+}
+"""
+
+
+@pytest.mark.parametrize("races", [True, False])
+def test_a_cas_spinner_and_a_load_spinner_on_one_lock_hang(tmp_path: Path, races: bool) -> None:
+    """One thread takes the lock; another spins on `atom.cas`, a third on an acquire load for a value no
+    one writes. The failed CAS no longer drops the load's read from the history (unordered atomic reads
+    are kept), so each try again changes nothing: a deadlock, where the search said VERIFIED at
+    85bbcc6 with races tracked and the random walks off (the two took turns through two states)."""
+    on, _ = differential(load(tmp_path, MIXED), block=3, races=races)
+    f = on.findings[0]
+    assert str(f.kind) == "deadlock"
+    assert sorted(w.what for w in f.waiters) == ["flag", "flag"], f.message
 
 
 @pytest.mark.parametrize("races", [True, False])

@@ -105,6 +105,45 @@ def test_shadow_orders_by_vector_clock_and_lets_atomics_meet() -> None:
         a.access(8, 4, {3: 1}, 3, 1, _info(3, THREAD))               # a plain read against them does
 
 
+
+def test_a_plain_access_races_with_every_unordered_atomic_not_just_the_last() -> None:
+    """Two atomic writes that nothing orders, then a plain read ordered after the second only: it still
+    conflicts with the first (PTX ISA 8, data race: a pair of conflicting accesses not morally strong
+    and not ordered), so an atomic write keeps the atomic writes and reads it is not ordered after."""
+    s = Shadow()
+    s.access(0, 4, {1: 1}, 1, 1, _info(1, THREAD | WRITE | ATOMIC))
+    s.access(0, 4, {2: 1}, 2, 1, _info(2, THREAD | WRITE | ATOMIC))
+    with pytest.raises(Conflict) as e:
+        s.access(0, 4, {2: 1, 3: 1}, 3, 1, _info(3, THREAD))        # ordered after agent 2's write only
+    assert e.value.earlier[0] == 1
+    r = Shadow()
+    r.access(0, 4, {1: 1}, 1, 1, _info(1, THREAD | ATOMIC))         # an atomic read
+    r.access(0, 4, {2: 1}, 2, 1, _info(2, THREAD | WRITE | ATOMIC))  # an atomic write not after it
+    with pytest.raises(Conflict) as e:
+        r.access(0, 4, {2: 1, 3: 1}, 3, 1, _info(3, THREAD | WRITE))
+    assert e.value.earlier[0] == 1
+    ordered = Shadow()
+    ordered.access(0, 4, {1: 1}, 1, 1, _info(1, THREAD | WRITE | ATOMIC))
+    ordered.access(0, 4, {1: 1, 2: 1}, 2, 1, _info(2, THREAD | WRITE | ATOMIC))  # after agent 1's
+    ordered.access(0, 4, {2: 1, 3: 1}, 3, 1, _info(3, THREAD))      # so after both: no race
+
+
+def test_atomic_writes_that_take_turns_leave_one_history() -> None:
+    """Two agents' atomic writes of a lock, neither ordered with the other (failed `atom.cas` tries):
+    whichever wrote last, the history is the set of both, so a try made again changes nothing
+    (`written_by`) and the key does not move."""
+    s = Shadow()
+    one, two = _info(1, THREAD | WRITE | ATOMIC), _info(2, THREAD | WRITE | ATOMIC)
+    s.access(0, 4, {1: 1}, 1, 1, one)
+    assert s.written_by(0, 4, {1: 1}, 1, 1, one) and not s.written_by(0, 4, {2: 1}, 2, 1, two)
+    s.access(0, 4, {2: 1}, 2, 1, two)
+    key = s.key()
+    assert s.written_by(0, 4, {1: 1}, 1, 1, one) and s.written_by(0, 4, {2: 1}, 2, 1, two)
+    s.access(0, 4, {1: 1}, 1, 1, one)
+    assert s.key() == key
+    assert not s.written_by(0, 4, {1: 1, 2: 1}, 1, 1, one)  # having seen agent 2's, it would drop it
+    assert not s.written_by(0, 4, {1: 2}, 1, 2, one)        # a later clock is a new epoch
+
 def test_a_generic_write_needs_a_proxy_fence_before_the_async_proxy_reads_it() -> None:
     s = Shadow()
     s.access(0, 4, {1: 1}, 1, 1, _info(1, THREAD | WRITE))

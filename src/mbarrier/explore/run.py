@@ -229,7 +229,7 @@ def run(m: Machine, scheduler: Scheduler | None = None, *, max_steps: int = DEFA
 
 class _FlagSpinners:
     """Whether every agent that can run is a thread spinning on a flag (`explore.spin.Spins.flag_ahead`,
-    `FlagSpin.first` too: none of them can change a value the others read, `explore.spin.only_spinning`):
+    `FlagSpin.first` too: their steps write no new value, so none of them can change what the others read):
     the module's code is analysed at the first time every runnable agent is a thread."""
 
     def __init__(self, m: Machine, module: ast.Module) -> None:

@@ -19,7 +19,6 @@ clock); any other agent's access of the bytes, a read too, changes their history
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -348,17 +347,6 @@ class Spins:
         if isinstance(value, TokenWord):
             return x, cta, off, "token", value
         return x, cta, off, "word", value
-
-
-def only_spinning(agents: Sequence[object], spinning: dict[int, Spin]) -> bool:
-    """Whether every enabled agent is a thread spinning on a flag that steps only because its read
-    would change the race history (`FlagSpin.first`). Their steps change no value in memory (a spin
-    lock's failed `atom.cas` writes back what it found) and bring each back where it was, so nothing
-    can ever change what they read: a hang, though their steps still change the history (two threads
-    spinning on one lock make each other's try the last write, over and over). Random walks and `run`
-    end there; the exhaustive search does not (such a state is no deadlock its reductions preserve)."""
-    return all(isinstance(a, Thread) and isinstance(f := spinning.get(a.aid), FlagSpin) and f.first
-               for a in agents)
 
 
 def _scratch(t: Thread, pc: int) -> Thread:

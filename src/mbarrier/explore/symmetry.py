@@ -33,7 +33,7 @@ from mbarrier.explore import snapshot
 from mbarrier.explore.code import Code
 from mbarrier.explore.liveness import Residual
 from mbarrier.ptx import ast
-from mbarrier.sim.hb import VC, Agent, BarrierClocks, Shadow
+from mbarrier.sim.hb import VC, Agent, BarrierClocks, Cell, Shadow
 from mbarrier.sim.machine import EXITED, Machine, Warp
 from mbarrier.sim.races import RaceState
 from mbarrier.sim.registry import Kind, facts_of
@@ -264,10 +264,15 @@ def hb_key(hb: RaceState, ren: list[int], lane_of: list[int],
         return (r(a.me), vc(a.vc), a.clk, vc(a.frel) if a.frel is not None else None, vc(a.facq),
                 vc(a.cp_issued), tuple((k, tuple(tuple(map(r, g)) for g in v)) for k, v in a.groups.items()))
 
+    def writers(c: Cell) -> object:
+        """The last write's epoch, or with twins the set of their epochs, whichever wrote last (hb._cell)."""
+        if c[4] is None or not c[4][2]:
+            return (r(c[0]), c[1])
+        return frozenset([(r(c[0]), c[1]), *((r(t[0]), t[1]) for t in c[4][2])])
+
     def shadow(s: Shadow) -> frozenset[object]:
-        return frozenset((addr, r(c[0]), c[1],
-                          frozenset(zip(map(r, c[3]), (v[0] for v in c[3].values()), strict=True)),
-                          frozenset((r(t[0]), t[1]) for t in c[4][2]) if c[4] is not None else None)
+        return frozenset((addr, writers(c),
+                          frozenset(zip(map(r, c[3]), (v[0] for v in c[3].values()), strict=True)))
                          for addr, c in s.items())
 
     def clocks(b: BarrierClocks) -> tuple[object, ...]:

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING
 from mbarrier.explore import snapshot
 from mbarrier.explore.budget import pulse
 from mbarrier.explore.results import Finding
-from mbarrier.explore.spin import only_spinning
 from mbarrier.sim.machine import EXITED, Copy, Thread
 
 if TYPE_CHECKING:
@@ -153,7 +152,7 @@ def _walk(ex: Explorer, root: snapshot.Snapshot, init_aids: list[int], sched: Sc
             return None, n, ""
         pulse()  # the check's own bounds and Ctrl-C end the walk (and the check) at once
         agents, spinning = ex.enabled()
-        if not agents or only_spinning(agents, spinning):
+        if not agents:
             if any(t.status != EXITED for t in m.threads):
                 return ex.deadlock(aids, spinning), n, ""
             return None, n, ""

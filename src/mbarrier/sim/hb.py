@@ -11,7 +11,11 @@ style. An access races with an earlier one when they are from different agents, 
 not both atomic (atomics, strong loads/stores and mbarrier operations on the object's word), and the
 earlier epoch is not in the accessing agent's vector clock. Two plain async-proxy writes (copies) of
 the same bytes with the same values do not race with each other (docs/memory-model.md): the later
-keeps the earlier as a *twin*, and every later access is checked against the twins as well.
+keeps the earlier as a *twin*, and every later access is checked against the twins as well. An atomic
+write keeps the same way the atomic writes (as twins) and the atomic reads (as reads) that it is not
+ordered after: a later plain access must be ordered after each of them, not only after the last write
+(PTX ISA 8, a data race is any pair of conflicting accesses neither morally strong nor ordered). Two
+threads trying a lock in turn then leave one history whichever tried last.
 
 Nothing here knows the machine: `sim.races` feeds the events in and explains what it finds.
 """
@@ -40,6 +44,7 @@ Info = tuple[int, object, int, str, int, int, int, str]
 Twin = tuple[int, int, Info]
 # What an async-proxy write wrote: (its first address, its bytes, the twins: earlier writes of the same
 # bytes that happen-before does not order with it, kept so that a later access still races with them).
+# An atomic write with twins keeps no bytes (b"": its twins are atomic writes, never compared by value).
 Data = tuple[int, bytes, tuple[Twin, ...]]
 # A byte's history: the last write (agent, clock, info; -1, 0, None: none), the reads since, by agent,
 # the last write's data (None: not kept), the readers' part of the key and the cell's part of the key.
@@ -159,6 +164,8 @@ class Shadow:
                     continue
                 if get(tc, 0) < tk:
                     if atomic and tinfo[2] & ATOMIC:
+                        if write:  # a later weak access must be ordered after it too (8.x data-race)
+                            twins.append((tc, tk, tinfo))
                         continue
                     if write and _twin(tinfo, info) and _same(cell, data, addr, a):
                         twins.append((tc, tk, tinfo))
@@ -168,13 +175,17 @@ class Shadow:
                 if pvc is not None and tinfo[2] & THREAD and pvc.get(tc, 0) < tk:
                     raise Conflict("proxy-fence", tinfo, tk, info, a)
             if write:
+                kept: dict[int, tuple[int, Info]] = {}  # unordered atomic reads, kept as twins are
                 for rc, (rk, rinfo) in reads.items():
-                    if rc != me and get(rc, 0) < rk and not (atomic and rinfo[2] & ATOMIC):
+                    if rc != me and get(rc, 0) < rk:
+                        if atomic and rinfo[2] & ATOMIC:
+                            kept[rc] = (rk, rinfo)
+                            continue
                         prev = (winfo, wk) if winfo is not None else None
                         raise Conflict(_rule(rinfo, info), rinfo, rk, info, a, prev)
-                if twins:
-                    assert data is not None
-                    new = _cell(me, clk, info, {}, (addr, data, tuple(twins)), 0)
+                if twins or kept:
+                    new = _cell(me, clk, info, kept, (addr, b"" if data is None else data, tuple(twins)),
+                                sum(_reader(rc, rk) for rc, (rk, _) in kept.items()) & _MASK)
                 else:
                     new = written
             else:
@@ -194,12 +205,28 @@ class Shadow:
                 return False
         return True
 
-    def written_by(self, addr: int, size: int, me: int, clk: int, info: Info) -> bool:
-        """Whether agent `me` wrote every byte of these last, with clock `clk` and access `info`, and no one
-        read it since: the same write again (of the same value) would record nothing new, nor race."""
+    def written_by(self, addr: int, size: int, vc: VC, me: int, clk: int, info: Info) -> bool:
+        """Whether the atomic write `info` by agent `me` (clock `clk`, vector clock `vc`) of these bytes, made
+        again, would record nothing new nor race: on each byte no read since the last write, and the set
+        of writers it would leave (itself, with the unordered atomic writes it keeps as twins) is the set
+        there now. Two threads whose failed `atom.cas` writes back what they find then take turns on one
+        state, whichever wrote last (`explore.spin`)."""
+        get = vc.get
         for a in range(addr, addr + size):
             cell = self.pages.get(a >> PAGE_BITS, {}).get(a)
-            if cell is None or cell[0] != me or cell[1] != clk or cell[2] != info or cell[3] or cell[4]:
+            if cell is None or cell[2] is None:
+                return False
+            for rc, (rk, rinfo) in cell[3].items():
+                if rc == me or get(rc, 0) >= rk or not rinfo[2] & ATOMIC:
+                    return False  # the write would drop the read, or race with it
+            mine = cell[0] == me and cell[1] == clk and cell[2] == info
+            writers = [(cell[0], cell[1], cell[2]), *(cell[4][2] if cell[4] is not None else ())]
+            for tc, tk, tinfo in writers:
+                if tc == me:
+                    mine = mine or (tk == clk and tinfo == info)
+                elif get(tc, 0) >= tk or not tinfo[2] & ATOMIC:
+                    return False  # the write would drop it (ordered before), or race with it
+            if not mine:
                 return False
         return True
 
@@ -293,7 +320,8 @@ def _twin(earlier: Info, later: Info) -> bool:
 def _same(cell: Cell | None, data: bytes | None, addr: int, a: int) -> bool:
     """Whether byte `a` of the write `data` (from `addr`) equals what the cell's last write put there."""
     old = cell[4] if cell is not None else None
-    return old is not None and data is not None and old[1][a - old[0]] == data[a - addr]
+    return (old is not None and data is not None and 0 <= a - old[0] < len(old[1])
+            and old[1][a - old[0]] == data[a - addr])
 
 
 def _rule(earlier: Info, later: Info) -> str:

@@ -281,7 +281,9 @@ class RaceMachine(Machine):
         info: Info = (t.aid, site, THREAD | (WRITE if rmw else 0) | (ATOMIC if strong else 0),
                       "global" if cta is None else "shared", index, addr, size, "")
         shadow = self.hb.gmem if cta is None else self.hb.smem[index]
-        if not (shadow.written_by if rmw else shadow.read_by)(addr, size, t.aid, ag.clk, info):
+        done = (shadow.written_by(addr, size, ag.vc, t.aid, ag.clk, info) if rmw
+                else shadow.read_by(addr, size, t.aid, ag.clk, info))
+        if not done:
             return False
         if not strong:
             return True
