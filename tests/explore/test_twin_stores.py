@@ -220,3 +220,78 @@ def test_tensor_twins_commute_slice_by_slice(tmp_path: Path) -> None:
     states = [_tensor(tmp_path, None, n, runs=False).stats.states for n in (2, 3, 4)]
     assert states == [76, 81, 86], states  # 97, 123, 155 before ef4439d's seed order; 96, 120, 150
     # while a wait that would block was a step
+
+
+# Two CTAs, each storing its own 4 x 8 half of a 4 x 16 int tensor as CUTLASS's persistent epilogue does:
+# every thread of a CTA stores the first 4 x 4 slice at column 8 * ctaid, waits for its reads, meets the
+# block at bar.sync, then stores the second slice at column 8 * ctaid + 4. While one CTA's first slices
+# are in flight, the other CTA's second store lies in its threads' futures: its box at coordinates the
+# futures now know (ctaid arithmetic) touches other bytes, so it no longer holds that CTA's threads in
+# every set (before: anywhere in the tensor).
+TILES = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .align 128 .b8 dmap[128], .param .u64 d)
+{{
+	.reg .pred %p<8>;
+	.reg .b32 %r<20>;
+	.reg .b64 %rd<12>;
+	.shared .align 128 .b8 tile[256];
+	mov.u32 %r1, %tid.x;
+	setp.ne.u32 %p1, %r1, 0;
+	@%p1 bra SYNC;
+	mov.u32 %r2, %ctaid.x;
+	st.shared.v4.u32 [tile], {{%r2, %r2, %r2, %r2}};
+	st.shared.v4.u32 [tile+128], {{%r2, %r2, %r2, %r2}};
+	fence.proxy.async.shared::cta;
+SYNC:
+	bar.sync 0;
+	mov.b64 %rd2, dmap;
+	cvta.param.u64 %rd3, %rd2;
+	mov.u32 %r12, %ctaid.x;
+	shl.b32 %r5, %r12, 3;
+	mov.u32 %r6, 0;
+	mov.u32 %r10, tile;
+	add.u32 %r11, %r10, 128;
+	cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd3, {{%r5, %r6}}], [%r10];
+	cp.async.bulk.commit_group;
+	cp.async.bulk.wait_group.read 0;
+	bar.sync 0;
+	add.u32 %r7, %r5, 4;
+	{bug}
+	cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd3, {{%r7, %r6}}], [%r11];
+	cp.async.bulk.commit_group;
+	cp.async.bulk.wait_group 0;
+	exit;
+}}
+"""
+_TILES_MAP = {**_TENSOR_MAP, "globalDim": [16, 4], "globalStrides": [64]}
+
+
+def _tiles(tmp_path: Path, n: int, bug: str = "", reductions: bool = True) -> CheckResult:
+    module = load(tmp_path, TILES.format(bug=bug))
+    path = tmp_path / "k.launch.json"
+    path.write_text(json.dumps({"kernel": "k", "grid": 2, "block": n, "buffers": {"d": {"size": 256}},
+                                "tensor_maps": {"t": _TILES_MAP},
+                                "params": {"0": {"tensor_map": "t"}, "1": {"pointer": "d"}}}))
+    m = sim.launch(module, spec=sim.read_launch(path))
+    return check_machine(m, module, Options(reductions=reductions, max_findings=1000, walks=0))
+
+
+# CTA 1 stores its second slice at column 4, where CTA 0's second slice lands, other values (each CTA's
+# staging holds its ctaid): a race between the CTAs.
+OVERLAP = "setp.eq.u32 %p4, %r12, 1;\n\t@%p4 sub.u32 %r7, %r7, 8;"
+
+
+@pytest.mark.parametrize("bug", ["", OVERLAP], ids=["apart", "overlap"])
+def test_tile_stores_of_two_ctas_same_outcomes_as_without_reductions(tmp_path: Path, bug: str) -> None:
+    on, off = (_tiles(tmp_path, 1, bug, red) for red in (True, False))
+    assert off.verdict != "incomplete" and outcome(on) == outcome(off)
+    assert on.stats.states <= off.stats.states
+    assert outcome(on) == (("verified", frozenset()) if not bug else ("finding", frozenset({"race"})))
+
+
+def test_tile_stores_of_two_ctas_at_known_coordinates_commute(tmp_path: Path) -> None:
+    # 12, 18, 34, 75 and 3,147 states for 1, 2, 3, 4 and 8 threads per CTA while a future tensor store
+    # touched the whole tensor.
+    assert [_tiles(tmp_path, n).stats.states for n in (1, 2, 4, 8)] == [8, 8, 8, 8]

@@ -103,6 +103,7 @@ class Ins:
     tx_arg: tuple[int | None, int] | None = None       # expect_tx/complete_tx/arrive.expect_tx: its bytes
     size_arg: tuple[int | None, int] | None = None     # a copy's byte count, when not constant: (slot, 0)
     tmap: Addr | None = None                       # a tensor load's tensor map (its box gives the bytes)
+    coords: tuple[tuple[int | None, int] | None, ...] | None = None  # a tiled tensor copy's coordinates
     reads_source: bool = True                      # a copy that reads memory (st.async takes a value)
     noinc: bool = False                            # no increment at issue: .noinc, tcgen05.commit
     multicast: bool = False                        # a .multicast::cluster copy
@@ -253,6 +254,11 @@ def _value(s: ast.Instruction, index: int | None, regs: dict[str, int],
     op = s.operands[index]
     if isinstance(op, ast.Vector) and len(op.items) == 1:  # ptxas takes `{%r1}` for an arrive's count
         op = op.items[0]
+    return _operand(op, regs)
+
+
+def _operand(op: ast.Operand, regs: dict[str, int]) -> tuple[int | None, int] | None:
+    """A value operand as (register slot, 0) or (None, constant); None for anything else."""
     if isinstance(op, ast.Imm):
         return None, op.value
     if isinstance(op, ast.Name) and op.name in regs:
@@ -402,6 +408,9 @@ def _classify(i: int, s: ast.Instruction, regs: dict[str, int], symbols: dict[st
             op = s.operands[tensor.operand]
             if isinstance(op, ast.Address):
                 x.tmap = _addr(ast.Address(op.base, op.offset, op.pos), regs, symbols, tensor.space, reg_bits)
+                if ".im2col" not in s.opcode + "".join(s.qualifiers) and len(op.items) == 1 \
+                        and isinstance(op.items[0], ast.Vector):
+                    x.coords = tuple(_operand(c, regs) for c in op.items[0].items)
     return x
 
 
@@ -796,7 +805,8 @@ def _constant(code: Code, slot: int) -> int | None:
 def operand_slots(x: Ins) -> set[int]:
     """The registers of x whose values the futures read (`explore.footprints`, `explore.frozen`,
     `explore.tally`, `explore.quiet`, `explore.values`): its guard, addresses (a tensor map's too), wait
-    operand, counts, byte counts, ctaMask, membermask, shfl operands and wgmma descriptors. Data operands
+    operand, counts, byte counts, ctaMask, membermask, a tensor copy's coordinates, shfl operands and wgmma
+    descriptors. Data operands
     (stored values, matrix fragments, accumulators) are none of these."""
     out: set[int] = set()
     if x.guard is not None:
@@ -804,7 +814,8 @@ def operand_slots(x: Ins) -> set[int]:
     for a in (x.addr, x.addr2, x.bar, x.tmap):
         if a is not None and a.base is not None:
             out.add(a.base)
-    for o in (x.wait_arg, x.count, x.bar_id, x.bar_count, x.size_arg, x.mask_arg, x.tx_arg):
+    for o in (x.wait_arg, x.count, x.bar_id, x.bar_count, x.size_arg, x.mask_arg, x.tx_arg,
+              *(x.coords or ())):
         if o is not None and o[0] is not None:
             out.add(o[0])
     if x.lanes_arg is not None:

@@ -52,14 +52,14 @@ from mbarrier.explore.code import (
 )
 from mbarrier.explore.joins import ROW_BYTES, completes, inside, matrix_rows, own_row, warpgroup_lanes
 from mbarrier.explore.spin import FlagSpin, Spin
-from mbarrier.explore.twins import twin_mode, twin_writes
+from mbarrier.explore.twins import runs, twin_mode, twin_writes
 from mbarrier.explore.values import Env, value
 from mbarrier.sim import mma
 from mbarrier.sim.address import CTA_MASK, OWN, PARAM_GENERIC, is_param_generic, shared_address
 from mbarrier.sim.errors import SimError
 from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
 from mbarrier.sim.mma import Form
-from mbarrier.sim.tensorcopy import Plan, PlanError, box_plan, tensor_extent
+from mbarrier.sim.tensorcopy import Plan, PlanError, box_plan, tensor_extent, tile_plan
 from mbarrier.sim.tensormap import TensorMapError, decode
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
 from mbarrier.spec.tensormap import TENSOR_MAP_SIZE
@@ -268,11 +268,12 @@ class Footprints:
         if x.kind == BULK_STORE:
             if x.tmap is None:
                 dst = self._mem(t, x.addr, size, WRITE, pc, future, env)
-            else:  # the tensor's elements, anywhere in it where the map is not known
-                dst = _tensor(box, WRITE) if box is not None else [(("gm", None, None), WRITE)]
+            else:  # the box's elements, anywhere in the tensor where the map is not known
+                dst = self._tensor(t, x, box, WRITE, pc, future, env) if box is not None \
+                    else [(("gm", None, None), WRITE)]
             return dst + self._mem(t, x.addr2, size, READ, pc, future, env, box)
         if box is not None:
-            src = _tensor(box, READ)  # the tensor's elements (its map: read-only)
+            src = self._tensor(t, x, box, READ, pc, future, env)  # the box's elements (its map: read-only)
         else:
             src = self._mem(t, x.addr2, size, READ, pc, future, env) if x.reads_source else []
         if x.multicast:
@@ -281,6 +282,21 @@ class Footprints:
             dst = self._mem(t, x.addr, size, WRITE, pc, future, env, box) + self.barrier_items(
                 t, x.bar, WRITE, pc, future, env)
         return dst + src
+
+    def _tensor(self, t: Thread, x: Ins, box: Plan, mode: int, pc: int, future: bool, env: Env | None
+                ) -> list[Item]:
+        """The global bytes a tensor copy of this box touches: each run of its elements at its coordinates
+        where they are known (now, or at the future node of `env`; `tensorcopy.tile_plan`), else anywhere
+        in the tensor. A persistent kernel's CTAs store their tiles at coordinates known from the tile
+        index: with the whole tensor, one CTA's future stores conflicted with every store of the others."""
+        coords = []
+        for found in x.coords or (None,):
+            v = self.operand(t, found, pc, future, env)
+            if v is None:
+                return _tensor(box, mode)
+            coords.append(v - (1 << 32) if v >> 31 else v)  # coordinates are signed (.s32)
+        plan = _placed(box, tuple(coords))
+        return _tensor(box, mode) if plan is None else [(("gm", lo, hi), mode) for lo, hi in runs(plan)]
 
     def _bar(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> list[Item]:
         """bar.sync/bar.arrive. Without a thread count (every live thread of the CTA): a JOIN of the CTA's
@@ -650,6 +666,15 @@ def _shared_bytes(c: Copy, cta: int, off: int, mode: int) -> list[Item]:
         lo, hi = c.plan.shared_span(off)
         return _chunks("sm", cta, lo, hi - lo, mode)
     return _chunks("sm", cta, off, c.size, mode)
+
+
+@lru_cache(maxsize=4096)
+def _placed(box: Plan, coords: tuple[int, ...]) -> Plan | None:
+    """The box of a tiled map at these coordinates; None where the copy's issue raises instead."""
+    try:
+        return tile_plan(box.tm, coords)
+    except PlanError:
+        return None
 
 
 def _tensor(box: Plan, mode: int) -> list[Item]:

@@ -101,10 +101,10 @@ def twin_writes(c: Copy, mode: int) -> list[tuple[tuple[object, ...], int]]:
     one bulk group each, whose spans interleave)."""
     if c.plan is None:
         return [(("gm", c.dst, c.dst + c.size), mode)]
-    return [(("gm", lo, hi), mode) for lo, hi in _runs(c.plan)]
+    return [(("gm", lo, hi), mode) for lo, hi in runs(c.plan)]
 
 
-def _runs(plan: Plan) -> tuple[tuple[int, int], ...]:
+def runs(plan: Plan) -> tuple[tuple[int, int], ...]:
     """[lo, hi) of each run of global bytes a tensor store of this plan writes, merged where they touch;
     kept by plan (a copy keeps its plan while in flight)."""
     found = _RUNS.get(id(plan))
@@ -122,5 +122,5 @@ def _runs(plan: Plan) -> tuple[tuple[int, int], ...]:
     return runs[1]
 
 
-RUNS_KEPT = 1024  # plans whose runs `_runs` keeps (cleared when full)
+RUNS_KEPT = 1024  # plans whose runs `runs` keeps (cleared when full)
 _RUNS: dict[int, tuple[Plan, tuple[tuple[int, int], ...]]] = {}
