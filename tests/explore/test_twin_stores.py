@@ -194,16 +194,22 @@ _TENSOR_MAP = {"encode": "tiled", "tensorDataType": "INT32", "tensorRank": 2, "g
                "swizzle": "CU_TENSOR_MAP_SWIZZLE_NONE"}
 
 
-def _tensor(tmp_path: Path, bug: str | None, n: int, reductions: bool = True,
-            runs: bool = True) -> CheckResult:
-    pick = "setp.eq.u32 %p2, %r1, %r9;\n\t@%p2 mov.u32 %r11, %r10;" if bug == "differ" else ""
-    module = load(tmp_path, TENSOR.format(pick=pick))
+def _mapped(tmp_path: Path, text: str, tensor_map: dict[str, object], grid: int, n: int, size: int,
+            reductions: bool = True, runs: bool = True) -> CheckResult:
+    """Check kernel `text` (params: the map `t`, the buffer `d` of `size` bytes) on `grid` CTAs of n."""
+    module = load(tmp_path, text)
     path = tmp_path / "k.launch.json"
-    path.write_text(json.dumps({"kernel": "k", "grid": 1, "block": n, "buffers": {"d": {"size": 128}},
-                                "tensor_maps": {"t": _TENSOR_MAP},
+    path.write_text(json.dumps({"kernel": "k", "grid": grid, "block": n, "buffers": {"d": {"size": size}},
+                                "tensor_maps": {"t": tensor_map},
                                 "params": {"0": {"tensor_map": "t"}, "1": {"pointer": "d"}}}))
     m = sim.launch(module, spec=sim.read_launch(path))
     return check_machine(m, module, Options(reductions=reductions, max_findings=1000, walks=0, runs=runs))
+
+
+def _tensor(tmp_path: Path, bug: str | None, n: int, reductions: bool = True,
+            runs: bool = True) -> CheckResult:
+    pick = "setp.eq.u32 %p2, %r1, %r9;\n\t@%p2 mov.u32 %r11, %r10;" if bug == "differ" else ""
+    return _mapped(tmp_path, TENSOR.format(pick=pick), _TENSOR_MAP, 1, n, 128, reductions, runs)
 
 
 @pytest.mark.parametrize(("bug", "n"), [(None, 2), (None, 3), ("differ", 2), ("differ", 3)])
@@ -269,13 +275,7 @@ _TILES_MAP = {**_TENSOR_MAP, "globalDim": [16, 4], "globalStrides": [64]}
 
 
 def _tiles(tmp_path: Path, n: int, bug: str = "", reductions: bool = True) -> CheckResult:
-    module = load(tmp_path, TILES.format(bug=bug))
-    path = tmp_path / "k.launch.json"
-    path.write_text(json.dumps({"kernel": "k", "grid": 2, "block": n, "buffers": {"d": {"size": 256}},
-                                "tensor_maps": {"t": _TILES_MAP},
-                                "params": {"0": {"tensor_map": "t"}, "1": {"pointer": "d"}}}))
-    m = sim.launch(module, spec=sim.read_launch(path))
-    return check_machine(m, module, Options(reductions=reductions, max_findings=1000, walks=0))
+    return _mapped(tmp_path, TILES.format(bug=bug), _TILES_MAP, 2, n, 256, reductions)
 
 
 # CTA 1 stores its second slice at column 4, where CTA 0's second slice lands, other values (each CTA's
