@@ -60,7 +60,7 @@ from mbarrier.sim.errors import SimError
 from mbarrier.sim.machine import ARRIVALS, Copy, Machine, Thread
 from mbarrier.sim.mma import Form
 from mbarrier.sim.tensorcopy import Plan, PlanError, box_plan, tensor_extent, tile_plan
-from mbarrier.sim.tensormap import TensorMapError, decode
+from mbarrier.sim.tensormap import TensorMap, TensorMapError, decode
 from mbarrier.sim.waits import AtBar, AtCluster, ForCopies, InCollective, OnMbarrier
 from mbarrier.spec.tensormap import TENSOR_MAP_SIZE
 
@@ -295,7 +295,7 @@ class Footprints:
             if v is None:
                 return _tensor(box, mode)
             coords.append(v - (1 << 32) if v >> 31 else v)  # coordinates are signed (.s32)
-        plan = _placed(box, tuple(coords))
+        plan = _placed(box.tm, tuple(coords))
         return _tensor(box, mode) if plan is None else [(("gm", lo, hi), mode) for lo, hi in runs(plan)]
 
     def _bar(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> list[Item]:
@@ -669,10 +669,10 @@ def _shared_bytes(c: Copy, cta: int, off: int, mode: int) -> list[Item]:
 
 
 @lru_cache(maxsize=4096)
-def _placed(box: Plan, coords: tuple[int, ...]) -> Plan | None:
+def _placed(tm: TensorMap, coords: tuple[int, ...]) -> Plan | None:
     """The box of a tiled map at these coordinates; None where the copy's issue raises instead."""
     try:
-        return tile_plan(box.tm, coords)
+        return tile_plan(tm, coords)
     except PlanError:
         return None
 
