@@ -298,3 +298,67 @@ def test_tile_stores_of_two_ctas_at_known_coordinates_commute(tmp_path: Path) ->
     # 12, 18, 34, 75 and 3,147 states for 1, 2, 3, 4 and 8 threads per CTA while a future tensor store
     # touched the whole tensor.
     assert [_tiles(tmp_path, n).stats.states for n in (1, 2, 4, 8)] == [8, 8, 8, 8]
+
+
+# Each CTA's thread 0 loads its own 4 x 4 tile of a 4 x 16 int tensor (column 4 * ctaid) with a tensor
+# load on an mbarrier, waits, and stores it back in place, as CCCL's TMA example does. A box's span in
+# global memory covers the other CTAs' columns between its rows; its runs do not.
+IN_PLACE = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .align 128 .b8 dmap[128], .param .u64 d)
+{{
+	.reg .pred %p<8>;
+	.reg .b32 %r<20>;
+	.reg .b64 %rd<12>;
+	.shared .align 128 .b8 tile[128];
+	.shared .align 8 .b64 bar;
+	mov.u32 %r1, %tid.x;
+	setp.ne.u32 %p1, %r1, 0;
+	@%p1 bra DONE;
+	mbarrier.init.shared.b64 [bar], 1;
+	fence.proxy.async.shared::cta;
+	mov.b64 %rd2, dmap;
+	cvta.param.u64 %rd3, %rd2;
+	mov.u32 %r12, %ctaid.x;
+	shl.b32 %r5, %r12, 2;
+	{bug}
+	mov.u32 %r6, 0;
+	mov.u32 %r10, tile;
+	mov.u32 %r11, bar;
+	mbarrier.arrive.expect_tx.shared.b64 %rd4, [bar], 64;
+	{load} [%r10], [%rd3, {{%r5, %r6}}], [%r11];
+WAIT:
+	mbarrier.try_wait.parity.shared.b64 %p2, [bar], 0;
+	@!%p2 bra WAIT;
+	cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd3, {{%r5, %r6}}], [%r10];
+	cp.async.bulk.commit_group;
+	cp.async.bulk.wait_group 0;
+DONE:
+	exit;
+}}
+"""
+_IN_PLACE_MAP = {**_TENSOR_MAP, "globalDim": [16, 4], "globalStrides": [64]}
+
+
+def _in_place(tmp_path: Path, ctas: int, bug: str = "", reductions: bool = True) -> CheckResult:
+    load = "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+    return _mapped(tmp_path, IN_PLACE.format(bug=bug, load=load), _IN_PLACE_MAP, ctas, 1, 256, reductions)
+
+
+# CTA 1 loads and stores CTA 0's tile (column 0): its store races with CTA 0's load and store.
+SAME_TILE = "setp.eq.u32 %p4, %r12, 1;\n\t@%p4 mov.u32 %r5, 0;"
+
+
+@pytest.mark.parametrize("bug", ["", SAME_TILE], ids=["own-tiles", "same-tile"])
+def test_tensor_copies_of_other_ctas_tiles_same_outcomes_as_without_reductions(tmp_path: Path,
+                                                                                bug: str) -> None:
+    on, off = (_in_place(tmp_path, 2, bug, red) for red in (True, False))
+    assert off.verdict != "incomplete" and outcome(on) == outcome(off)
+    assert on.stats.states <= off.stats.states
+    assert outcome(on) == (("verified", frozenset()) if not bug else ("finding", frozenset({"race"})))
+
+
+def test_tensor_copies_in_flight_touch_their_rows_not_their_span(tmp_path: Path) -> None:
+    # 9, 26, 98 and 370 states while a copy in flight touched its box's span.
+    assert [_in_place(tmp_path, n).stats.states for n in (1, 2, 3, 4)] == [9, 9, 9, 9]

@@ -296,7 +296,7 @@ class Footprints:
                 return _tensor(box, mode)
             coords.append(v - (1 << 32) if v >> 31 else v)  # coordinates are signed (.s32)
         plan = _placed(box.tm, tuple(coords))
-        return _tensor(box, mode) if plan is None else [(("gm", lo, hi), mode) for lo, hi in runs(plan)]
+        return _tensor(box, mode) if plan is None else _elements(plan, mode)
 
     def _bar(self, t: Thread, x: Ins, pc: int, future: bool, env: Env | None) -> list[Item]:
         """bar.sync/bar.arrive. Without a thread count (every live thread of the CTA): a JOIN of the CTA's
@@ -601,8 +601,8 @@ def _copy_bytes(c: Copy) -> list[Item]:
     kind, scta, saddr = c.src
     if kind == "global":
         items += _chunks("gm", None, saddr, c.src_size, READ)
-    elif kind == "tensor" and c.plan is not None and (span := c.plan.global_span()) is not None:
-        items += _chunks("gm", None, span[0], span[1] - span[0], READ)  # a tensor load reads its box there
+    elif kind == "tensor" and c.plan is not None:
+        items += _elements(c.plan, READ)  # a tensor load reads its box there
     elif kind == "shared":
         assert scta is not None
         # (st.async/red.async carry a value.) It reads the CTA's shared memory when it lands, so that CTA
@@ -613,9 +613,18 @@ def _copy_bytes(c: Copy) -> list[Item]:
         items += _shared_bytes(c, c.dst_cta.index, c.dst, WRITE) + [(("live", c.dst_cta.index), READ)]
     elif c.plan is None:
         items += _chunks("gm", None, c.dst, c.size, WRITE)
-    elif (span := c.plan.global_span()) is not None:  # a tensor store writes its box's elements there
-        items += _chunks("gm", None, span[0], span[1] - span[0], WRITE)
+    else:  # a tensor store writes its box's elements there
+        items += _elements(c.plan, WRITE)
     return items
+
+
+def _elements(plan: Plan, mode: int) -> list[Item]:
+    """The global bytes of a placed box: its runs of elements, or their span where there are more than
+    MAX_RUNS of them (a box of many rows: each row a conflict query's item)."""
+    found = runs(plan)
+    if len(found) <= MAX_RUNS:
+        return [(("gm", lo, hi), mode) for lo, hi in found]
+    return [(("gm", found[0][0], found[-1][1]), mode)]
 
 
 def landing_mode(c: Copy, inflight: list[Copy]) -> int:
@@ -667,6 +676,8 @@ def _shared_bytes(c: Copy, cta: int, off: int, mode: int) -> list[Item]:
         return _chunks("sm", cta, lo, hi - lo, mode)
     return _chunks("sm", cta, off, c.size, mode)
 
+
+MAX_RUNS = 64  # a placed box's runs kept apart as items (`_elements`); more: their span
 
 @lru_cache(maxsize=4096)
 def _placed(tm: TensorMap, coords: tuple[int, ...]) -> Plan | None:
