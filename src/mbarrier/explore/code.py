@@ -806,8 +806,7 @@ def operand_slots(x: Ins) -> set[int]:
     """The registers of x whose values the futures read (`explore.footprints`, `explore.frozen`,
     `explore.tally`, `explore.quiet`, `explore.values`): its guard, addresses (a tensor map's too), wait
     operand, counts, byte counts, ctaMask, membermask, a tensor copy's coordinates, shfl operands and wgmma
-    descriptors. Data operands
-    (stored values, matrix fragments, accumulators) are none of these."""
+    descriptors. Data operands (stored values, matrix fragments, accumulators) are none of these."""
     out: set[int] = set()
     if x.guard is not None:
         out.add(x.guard[0])

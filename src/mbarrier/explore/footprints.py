@@ -269,11 +269,11 @@ class Footprints:
             if x.tmap is None:
                 dst = self._mem(t, x.addr, size, WRITE, pc, future, env)
             else:  # the box's elements, anywhere in the tensor where the map is not known
-                dst = self._tensor(t, x, box, WRITE, pc, future, env) if box is not None \
+                dst = self._box_bytes(t, x, box, WRITE, pc, future, env) if box is not None \
                     else [(("gm", None, None), WRITE)]
             return dst + self._mem(t, x.addr2, size, READ, pc, future, env, box)
         if box is not None:
-            src = self._tensor(t, x, box, READ, pc, future, env)  # the box's elements (its map: read-only)
+            src = self._box_bytes(t, x, box, READ, pc, future, env)  # the box's elements (its map: read-only)
         else:
             src = self._mem(t, x.addr2, size, READ, pc, future, env) if x.reads_source else []
         if x.multicast:
@@ -283,14 +283,16 @@ class Footprints:
                 t, x.bar, WRITE, pc, future, env)
         return dst + src
 
-    def _tensor(self, t: Thread, x: Ins, box: Plan, mode: int, pc: int, future: bool, env: Env | None
-                ) -> list[Item]:
+    def _box_bytes(self, t: Thread, x: Ins, box: Plan, mode: int, pc: int, future: bool, env: Env | None
+                   ) -> list[Item]:
         """The global bytes a tensor copy of this box touches: each run of its elements at its coordinates
         where they are known (now, or at the future node of `env`; `tensorcopy.tile_plan`), else anywhere
         in the tensor. A persistent kernel's CTAs store their tiles at coordinates known from the tile
         index: with the whole tensor, one CTA's future stores conflicted with every store of the others."""
+        if x.coords is None:
+            return _tensor(box, mode)
         coords = []
-        for found in x.coords or (None,):
+        for found in x.coords:
             v = self.operand(t, found, pc, future, env)
             if v is None:
                 return _tensor(box, mode)
@@ -678,6 +680,7 @@ def _shared_bytes(c: Copy, cta: int, off: int, mode: int) -> list[Item]:
 
 
 MAX_RUNS = 64  # a placed box's runs kept apart as items (`_elements`); more: their span
+
 
 @lru_cache(maxsize=4096)
 def _placed(tm: TensorMap, coords: tuple[int, ...]) -> Plan | None:

@@ -207,10 +207,11 @@ class Shadow:
 
     def written_by(self, addr: int, size: int, vc: VC, me: int, clk: int, info: Info) -> bool:
         """Whether the atomic write `info` by agent `me` (clock `clk`, vector clock `vc`) of these bytes, made
-        again, would record nothing new nor race: on each byte no read since the last write, and the set
-        of writers it would leave (itself, with the unordered atomic writes it keeps as twins) is the set
-        there now. Two threads whose failed `atom.cas` writes back what they find then take turns on one
-        state, whichever wrote last (`explore.spin`)."""
+        again, would record nothing new nor race: on each byte every read it finds is an atomic one it is
+        not ordered after (so it keeps it), and the set of writers it would leave (itself, with the
+        unordered atomic writes it keeps as twins) is the set there now. Two threads whose failed
+        `atom.cas` writes back what they find then take turns on one state, whichever wrote last
+        (`explore.spin`)."""
         get = vc.get
         for a in range(addr, addr + size):
             cell = self.pages.get(a >> PAGE_BITS, {}).get(a)
