@@ -60,6 +60,7 @@ from mbarrier.explore.footprints import Footprints
 from mbarrier.explore.frontier import Entry, Frontier
 from mbarrier.explore.inputs import data_branches
 from mbarrier.explore.joins import joins_only
+from mbarrier.explore.livelock import Graph, Region, livelocks
 from mbarrier.explore.por import AllFootprints
 from mbarrier.explore.results import (
     SEARCH,
@@ -71,6 +72,8 @@ from mbarrier.explore.results import (
     Verdict,
     Waiter,
 )
+from mbarrier.explore.run import Outcome, run
+from mbarrier.explore.schedulers import RandomScheduler
 from mbarrier.explore.sleep import EMPTY, Expansion
 from mbarrier.explore.spin import FlagSpin, Spin, Spins, holds
 from mbarrier.explore.symmetry import Symmetry
@@ -85,13 +88,15 @@ from mbarrier.sim.machine.wgmma import WGMMA as _WGMMA
 from mbarrier.sim.race_report import Race
 from mbarrier.sim.races import track
 from mbarrier.sim.waits import ForCopies
-from mbarrier.spec.checks import DEADLOCK, EXIT_INFLIGHT, REMOTE_EXITED, UNSUPPORTED, checker_rule
+from mbarrier.spec.checks import DEADLOCK, EXIT_INFLIGHT, LIVELOCK, REMOTE_EXITED, UNSUPPORTED, checker_rule
 
 _AID = attrgetter("aid")
 Spinning = dict[int, Spin]  # a spinning thread's aid -> its mbarrier (cta, offset) or its flag
 FIRST_WALKS = 3  # random walks before the search (within Options.walk_first seconds)
 FOUND = "found"  # stopped_by: random walks had found bugs, the search ran Options.followup seconds more
 LOCAL_LOOP_LIMIT = 1_000_000
+MAX_NAMED = 4  # the looping threads a livelock's message names
+DEAD_END_STEPS = 2_000_000  # a random run's steps from a state whose every move slept (`ends_by_itself`)
 # The checker's kinds of instruction that run eagerly (`Explorer.is_local`), and those whose steps do
 # where they only join (`joins.joins_only`).
 _EAGER = (LOCAL, BRANCH, WARP, MMA)
@@ -125,6 +130,7 @@ class Explorer:
         self.budget = bounds(opts, self.stats) if budget is None else budget
         doing("analysing the code")
         self.nthreads = len(m.threads)
+        self.module = module
         self.codes: dict[str, Code] = analyse_module(module, m)
         kernel = m.threads[0].func.name
         self.code: Code = self.codes[kernel]
@@ -145,6 +151,8 @@ class Explorer:
         self.bound = ""
         self.unsupported: Finding | None = None
         self.walker: Walks | None = None      # random walks, bugs first (`explore.walks`)
+        self.graph = Graph()                  # the transitions fired, for the livelocks (`explore.livelock`)
+        self.dead_ends: list[int] = []        # nodes whose every move was asleep (`explore.livelock`)
         self.followup: float | None = None    # when a walk found a bug: the search stops at this time
         if self.reduce and opts.symmetry:
             self.symmetry = Symmetry(m, module, self.codes, opts.warp)
@@ -451,6 +459,14 @@ class Explorer:
                 frontier.put_back(entry, forget=True)  # room for the report: only their number is kept
             if len(self.findings) >= opts.max_findings or self.stopped_by:
                 break
+        if not self.stopped_by and self.unsupported is None and not frontier:
+            try:
+                self._livelocks(frontier, root, len(init_aids))
+            except BoundHit as hit:
+                self.stopped_by = hit.bound
+                self.bound = "every state explored; stopped while settling whether a cycle of them ends"
+            except SimError as e:  # the tool's own limit: a cycle it cannot settle is no verdict
+                self.unsupported, self.stopped_by = self._unsupported(e, []), UNSUPPORTED
         stats.seconds = time.monotonic() - stats.started
         complete = not self.stopped_by
         inside_first = stats.transitions == 0 and budget.doing()  # a stop inside the first state's work
@@ -463,6 +479,90 @@ class Explorer:
         result = self._result(self.findings, complete, covered, self.unsupported)
         result.stopped_by = self.stopped_by
         return result
+
+    # -- livelocks (`explore.livelock`) ---------------------------------------------------------------
+    def _livelocks(self, frontier: Frontier, root: snapshot.Snapshot, skip: int) -> None:
+        """The livelocks of the explored graph (`livelock.livelocks`), each a finding; a state's schedule
+        is its path from `root` less the first state's `skip` eager steps."""
+        doing("looking for cycles no schedule leaves")
+        def state_at(n: int) -> snapshot.Snapshot:
+            return self._state_at(root, frontier.path(n)[skip:])
+
+        for n, region in livelocks(self, self.graph, self.dead_ends, len(frontier.parents), state_at,
+                                   self.budget.check):
+            self._record(self._livelock(frontier.path(n), region))
+
+    def ends_by_itself(self, snap: snapshot.Snapshot) -> bool:
+        """Whether a random run from the state ends within DEAD_END_STEPS steps (every thread exited,
+        nothing can move, or a finding): `livelock.Stepper`."""
+        self.budget.check()
+        snapshot.restore(self.m, snap, self.machine_is)
+        self.machine_is = None
+        return run(self.m, RandomScheduler(0), max_steps=DEAD_END_STEPS, module=self.module).outcome \
+            != Outcome.LIMIT
+
+    def _state_at(self, root: snapshot.Snapshot, aids: list[int]) -> snapshot.Snapshot:
+        """The state the steps `aids` reach from `root`, one instruction each (as `step` ran them): the
+        same machine as where the search met them, though its key may differ in what the key leaves to
+        chance (registers a thread no longer reads)."""
+        m = self.m
+        snapshot.restore(m, root, self.machine_is)
+        self.machine_is = None
+        for aid in aids:
+            a = m.agent(aid)
+            if a is None:
+                raise SimError(f"the schedule of a state names agent {aid}, not in the machine there")
+            a.code[a.pc](m, a)
+        snap = snapshot.save(m, self.tokens)
+        self.machine_is = snap
+        return snap
+
+    def reduced_moves(self, snap: snapshot.Snapshot) -> list[list[Thread | Copy]] | None:
+        """A stubborn set's moves at the state (`livelock.Stepper`); None where nothing can move."""
+        snapshot.restore(self.m, snap, self.machine_is)
+        self.machine_is = snap
+        self.fp.failed, self.chain = frozenset(), None
+        agents, spinning = self.enabled(snap)
+        if not agents:
+            return None
+        groups = self._groups(agents, spinning)
+        chosen: list[int] | range = range(len(groups))
+        if self.reduce and len(groups) > 1:
+            chosen = self._reduced(groups, agents, spinning, snapshot.thread_states(snap))
+        return [groups[i] for i in chosen]
+
+    def move(self, snap: snapshot.Snapshot, group: list[Thread | Copy]
+             ) -> tuple[snapshot.Snapshot, list[int]] | None:
+        """One move from the state (`livelock.Stepper`); None where it raises a finding or cannot go on."""
+        self.budget.check()
+        snapshot.restore(self.m, snap, self.machine_is)
+        self.machine_is = None
+        aids: list[int] = []
+        try:
+            woken = self.fire(group, aids)
+        except (_Found, Violation, KernelFault, SimError, _LocalSteps):
+            return None
+        new = snapshot.save(self.m, self.tokens, snap, self._dirty(aids, woken),
+                            {a for a in aids if a < self.nthreads} | woken)
+        self.machine_is = new
+        return new, aids
+
+    def _livelock(self, path: list[int], region: Region) -> Finding:
+        """The finding of a settled livelock: the schedule into it, the threads that keep stepping."""
+        m = self.m
+        looping = [m.threads[a] for a in region.looping]
+        alive = [t for t in m.threads if t.status != EXITED]
+        where = "; ".join(f"{t.name} at line {t.func.sites[t.pc].line} `{t.func.sites[t.pc].text}`"
+                          for t in looping[:MAX_NAMED])
+        more = f" and {len(looping) - MAX_NAMED} more" if len(looping) > MAX_NAMED else ""
+        states = f"{region.states} state{'s' if region.states > 1 else ''}"
+        message = (f"from here no schedule lets every thread exit, though something can always move: "
+                   f"{where}{more} keep{'s' if len(looping) == 1 else ''} going round the same {states} for "
+                   f"ever ({len(alive)} of {self.nthreads} threads alive)")
+        first = looping[0] if looping else None
+        site = first.func.sites[first.pc] if first is not None else None
+        return self._finding(FindingKind.LIVELOCK, LIVELOCK, message, path, first,
+                             site.line if site is not None else None, site.text if site is not None else None)
 
     def _walk(self, elapsed: float, first: bool = False) -> None:
         """Bugs first: the random walks due after `elapsed` seconds (`explore.walks`; before the search,
@@ -539,6 +639,8 @@ class Explorer:
             full = True  # beyond the stubborn set already: the cycle proviso has nothing to add
         todo = deque(chosen)
         first = True
+        if exp is not None and redo is None and all(exp.is_asleep(gi) for gi in chosen):
+            self.dead_ends.append(frontier.node_of(here))  # every move asleep: `explore.livelock`
         while todo:
             gi = todo.popleft()
             if exp is not None and exp.is_asleep(gi):
@@ -568,11 +670,13 @@ class Explorer:
             except _Found as f:
                 f.finding.aids = frontier.path(node) + f.finding.aids
                 self._record(f.finding)
+                self.graph.escape(frontier.node_of(here))
                 continue
             except (Violation, KernelFault) as v:
                 g = self._violation(v, aids)
                 g.aids = frontier.path(node) + g.aids
                 self._record(g)
+                self.graph.escape(frontier.node_of(here))
                 continue
             except SimError as e:
                 # The tool's limit, not the kernel's bug: the search cannot say anything beyond it.
@@ -595,9 +699,11 @@ class Explorer:
                     self.stopped_by = MAX_STATES
                     return
                 frontier.add(new, h, depth + 1, node, aids, child_sleep)
+                self.graph.edge(frontier.node_of(here), frontier.node_of(h), False)
                 stats.states += 1
                 stats.depth = max(stats.depth, depth + 1)
                 continue
+            self.graph.edge(frontier.node_of(here), frontier.node_of(h), prev <= depth)
             if exp is not None:
                 frontier.reached_again(new, h, depth + 1, node, aids, child_sleep)
             if not full and prev <= depth:

@@ -5,6 +5,7 @@ parent and the agents of the edge, from which a finding's schedule is rebuilt), 
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
 
 from mbarrier.explore import snapshot
@@ -18,9 +19,11 @@ class Frontier:
     """Breadth first: so each finding comes with a shortest schedule of the explored graph."""
 
     def __init__(self, root: snapshot.Snapshot, root_hash: int, root_aids: list[int]) -> None:
-        self.depths: dict[int, int] = {root_hash: 0}
-        # BFS nodes: (parent node, aids of the edge); paths are rebuilt from parents.
+        # BFS nodes: (parent node, aids of the edge); paths are rebuilt from parents. A state has the node
+        # it was first reached by (`nodes`, by its hash); a re-expansion adds one more, of the same state.
         self.parents: list[tuple[int, tuple[int, ...]]] = [(-1, tuple(root_aids))]
+        self.nodes: dict[int, int] = {root_hash: 0}
+        self.depth_at = array("i", [0])  # each node's depth
         self.queue: deque[Entry] = deque([(root, 0, 0, root_hash, None)])
         # Sleep sets, kept only when not empty: a queued state's pending one, an expanded state's stored one.
         self.pending: dict[int, Sleep] = {}
@@ -63,14 +66,24 @@ class Frontier:
 
     def depth_of(self, h: int) -> int | None:
         """The depth at which the state of this hash was first reached (None: never)."""
-        return self.depths.get(h)
+        n = self.nodes.get(h)
+        return None if n is None else self.depth_at[n]
+
+    def node_of(self, h: int) -> int:
+        """The node by which a state seen was first reached: the state's name in `explore.livelock`."""
+        return self.nodes[h]
+
+    def _node(self, parent: int, aids: list[int], depth: int) -> int:
+        self.parents.append((parent, tuple(aids)))
+        self.depth_at.append(depth)
+        return len(self.parents) - 1
 
     def add(self, snap: snapshot.Snapshot, h: int, depth: int, parent: int, aids: list[int],
             sleep: Sleep) -> None:
         """A new state, reached from node `parent` by the steps of `aids`, with its sleep set."""
-        self.depths[h] = depth
-        self.parents.append((parent, tuple(aids)))
-        self.queue.append((snap, depth, len(self.parents) - 1, h, None))
+        node = self._node(parent, aids, depth)
+        self.nodes[h] = node
+        self.queue.append((snap, depth, node, h, None))
         if sleep:
             self.pending[h] = self._one(sleep)
 
@@ -103,5 +116,4 @@ class Frontier:
                     self.stored[h] = self._one(rest)
                 else:
                     del self.stored[h]
-                self.parents.append((parent, tuple(aids)))
-                self.queue.append((snap, depth, len(self.parents) - 1, h, (wake, sleep)))
+                self.queue.append((snap, depth, self._node(parent, aids, depth), h, (wake, sleep)))

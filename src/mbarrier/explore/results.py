@@ -31,6 +31,7 @@ class Verdict(StrEnum):
 
 class FindingKind(StrEnum):
     DEADLOCK = "deadlock"
+    LIVELOCK = "livelock"      # a hang where threads keep moving (explore.livelock)
     VIOLATION = "violation"    # undefined behaviour of the core's rules, or a checker rule
     RACE = "race"
     UNSUPPORTED = "unsupported"  # not a finding: the kind of CheckResult.unsupported (the tool's limit)

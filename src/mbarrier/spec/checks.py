@@ -11,6 +11,7 @@ from typing import Final
 from mbarrier.spec.rules import Rule
 
 DEADLOCK: Final = "deadlock"
+LIVELOCK: Final = "livelock"
 REMOTE_EXITED: Final = "remote-cta-exited"
 EXIT_INFLIGHT: Final = "exit-with-copies-in-flight"
 MEMORY_FAULT: Final = "memory-fault"
@@ -29,6 +30,11 @@ CHECKER_RULES: Final[tuple[Rule, ...]] = (
     Rule(DEADLOCK, "9.7.13.15.16", "deadlock",
          "Every live thread waits for something that can no longer happen: a phase no arrival or copy can "
          "complete, a barrier or collective the other threads will not reach, copies that cannot land.",
+         "checker"),
+    Rule(LIVELOCK, "", "livelock",
+         "Some threads never exit although something can always move: whatever the schedule, the kernel "
+         "goes round the same states for ever (a loop that changes a register on every try of a flag "
+         "nobody sets, threads handing a value back and forth).",
          "checker"),
     Rule(REMOTE_EXITED, "CUDA Programming Guide, Distributed Shared Memory", "remote CTA has exited",
          "An operation on the shared memory of a CTA of the cluster that has already exited (its shared "

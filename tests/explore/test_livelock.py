@@ -1,0 +1,139 @@
+"""Livelocks (`explore.livelock`): a kernel that can only hang with a thread still moving (a loop through
+different states) is a `livelock` finding, never VERIFIED, with reductions on and off; the same kernel
+whose flag does get set is VERIFIED. In warp mode the toggle's loop is met at a dead end (a state whose
+one move slept), which the dead-end runs settle. The closed regions of a graph, on hand-made graphs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.explore.helpers import differential, load
+
+from mbarrier import api
+from mbarrier.explore.check import Options, check
+from mbarrier.explore.livelock import Graph
+from mbarrier.spec.checks import LIVELOCK
+
+HEAD = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k()
+{{
+	.reg .pred %p<4>;
+	.reg .b32 %r<8>;
+	.shared .align 4 .u32 flag;
+	mov.u32 %r5, %tid.x;
+	setp.ne.u32 %p2, %r5, 0;
+	@%p2 bra OTHER;
+"""
+
+# Thread 0 polls `flag`, toggling a register on every try (so the poll is no spin that comes back to the
+# same state); thread 1 `{store}`s and exits.
+TOGGLE = HEAD + """	mov.u32 %r1, 0;
+POLL:
+	xor.b32 %r1, %r1, 1;
+	ld.relaxed.cta.shared.u32 %r2, [flag];
+	setp.eq.u32 %p1, %r2, 0;
+	@%p1 bra POLL;
+	ret;
+OTHER:
+	{store}
+	ret;
+}}
+"""
+
+# Two threads hand `flag` back and forth: thread 0 waits for 0 and writes 1, thread 1 waits for 1 and
+# writes 0; each `{stop}`s (after 3 hand-offs, or never).
+HANDOFF = HEAD + """	mov.u32 %r3, 0;
+T0:
+	ld.relaxed.cta.shared.u32 %r2, [flag];
+	setp.ne.u32 %p1, %r2, 0;
+	@%p1 bra T0;
+	st.relaxed.cta.shared.u32 [flag], 1;
+	{stop}
+	bra T0;
+OTHER:
+	mov.u32 %r3, 0;
+T1:
+	ld.relaxed.cta.shared.u32 %r2, [flag];
+	setp.ne.u32 %p1, %r2, 1;
+	@%p1 bra T1;
+	st.relaxed.cta.shared.u32 [flag], 0;
+	{stop}
+	bra T1;
+}}
+"""
+BOUNDED = """add.u32 %r3, %r3, 1;
+	setp.eq.u32 %p3, %r3, 3;
+	@%p3 ret;"""
+
+SET = "st.relaxed.cta.shared.u32 [flag], 1;"
+MODES = [Options(walks=0), Options(walks=0, reductions=False), Options(walks=0, sleep=False),
+         Options(walks=0, symmetry=True), Options(walks=0, warp=True), Options()]
+
+
+def _kinds(text: str, tmp_path: Path, opts: Options) -> tuple[str, list[str]]:
+    r = check(load(tmp_path, text), grid=1, block=2, options=opts)
+    return r.verdict, [f.rule for f in r.findings]
+
+
+@pytest.mark.parametrize("opts", MODES, ids=lambda o: repr(o)[8:60])
+@pytest.mark.parametrize(("text", "expected"), [
+    (TOGGLE.format(store=""), ("finding", [LIVELOCK])),
+    (TOGGLE.format(store="st.relaxed.cta.shared.u32 [flag], 0;"), ("finding", [LIVELOCK])),
+    (TOGGLE.format(store=SET), ("verified", [])),
+    (HANDOFF.format(stop=""), ("finding", [LIVELOCK])),
+    (HANDOFF.format(stop=BOUNDED), ("verified", [])),
+], ids=["toggle-unset", "toggle-set-to-0", "toggle-set", "handoff-forever", "handoff-3"])
+def test_a_hang_that_keeps_moving_is_a_livelock(text: str, expected: tuple[str, list[str]], opts: Options,
+                                                tmp_path: Path) -> None:
+    assert _kinds(text, tmp_path, opts) == expected
+
+
+@pytest.mark.parametrize("text", [TOGGLE.format(store=""), TOGGLE.format(store=SET), HANDOFF.format(stop=""),
+                                  HANDOFF.format(stop=BOUNDED)])
+def test_differential(text: str, tmp_path: Path) -> None:
+    """Reductions on and off agree (verdict and kinds), every finding kept."""
+    differential(load(tmp_path, text), block=2)
+
+
+def test_the_finding_names_the_looping_thread_and_replays(tmp_path: Path) -> None:
+    """The message names thread 0 at its poll; the schedule reaches a state the kernel never leaves: the
+    replay runs on to its step bound with thread 0 alive."""
+    text = TOGGLE.format(store="")
+    r = check(load(tmp_path, text), grid=1, block=2, options=Options(walks=0))
+    f = r.findings[0]
+    assert f.kind == "livelock" and f.line == 15 and "ld.relaxed.cta.shared.u32 %r2, [flag]" in f.message
+    assert "thread 0 (cta 0, tid 0)" in f.message and "round the same 2 states" in f.message
+    replayed = api.run(text, api.Launch(grid=1, block=2), schedule=f.schedule, max_steps=10_000)
+    assert replayed.outcome == "limit" and replayed.exited == 1
+
+
+def test_json_kind(tmp_path: Path) -> None:
+    report = api.check(TOGGLE.format(store=""), api.Launch(grid=1, block=2))
+    assert [f.kind for f in report.findings] == ["livelock"] and report.verdict == "finding"
+
+
+def _graph(edges: list[tuple[int, int]], escapes: tuple[int, ...] = ()) -> Graph:
+    g = Graph()
+    for u, v in edges:
+        g.edge(u, v, v <= u)
+    for u in escapes:
+        g.escape(u)
+    return g
+
+
+@pytest.mark.parametrize(("edges", "escapes", "regions"), [
+    ([(0, 1), (1, 2)], (), []),                                   # no cycle
+    ([(0, 1), (1, 1)], (), [[1]]),                                # a self-loop, nothing leaves
+    ([(0, 1), (1, 2), (2, 1)], (), [[1, 2]]),                     # a closed two-cycle
+    ([(0, 1), (1, 2), (2, 1), (2, 3)], (), []),                   # the cycle has a way out
+    ([(0, 1), (1, 2), (2, 1)], (2,), []),                         # a finding leaves it
+    ([(0, 1), (0, 3), (1, 2), (2, 1), (3, 4), (4, 3)], (), [[1, 2], [3, 4]]),
+    ([(0, 1), (1, 0), (1, 2), (2, 3), (3, 2)], (), [[2, 3]]),      # only the downstream cycle is closed
+])
+def test_closed_regions(edges: list[tuple[int, int]], escapes: tuple[int, ...],
+                        regions: list[list[int]]) -> None:
+    found = _graph(edges, escapes).closed_regions(5, lambda: None)
+    assert sorted(sorted(r) for r in found) == regions
