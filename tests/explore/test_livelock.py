@@ -5,14 +5,19 @@ one move slept), which the dead-end runs settle. The closed regions of a graph, 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 from tests.explore.helpers import differential, load
 
 from mbarrier import api
-from mbarrier.explore.check import Options, check
+from mbarrier.explore import snapshot
+from mbarrier.explore.check import Explorer, Options, check
 from mbarrier.explore.livelock import Graph
+from mbarrier.explore.walks import scheduler, walk
+from mbarrier.sim import launch
+from mbarrier.sim.races import track
 from mbarrier.spec.checks import LIVELOCK
 
 HEAD = """.version 8.0
@@ -68,6 +73,41 @@ BOUNDED = """add.u32 %r3, %r3, 1;
 	setp.eq.u32 %p3, %r3, 3;
 	@%p3 ret;"""
 
+# Both threads arrive once on `bar` (expected count `{count}`), then poll it with test_wait, storing a
+# toggled word to their own slot of `mine` between tries: with count 2 the phase completes, with 3 never.
+# The store between tries keeps the poll from parking (`Machine.mb_wait`); the state key counts the
+# effects since the last failed try, not their running total (`explore.snapshot`), so the poll repeats
+# states (before: a new state on every try, incomplete at 84,609 states in 20 s).
+POLL_STORE = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k()
+{{
+	.reg .pred %p<4>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<4>;
+	.shared .align 8 .b64 bar;
+	.shared .align 4 .b32 mine[2];
+	mov.u32 %r5, %tid.x;
+	setp.ne.u32 %p2, %r5, 0;
+	@%p2 bra MET;
+	mbarrier.init.shared::cta.b64 [bar], {count};
+MET:
+	bar.sync 0;
+	mbarrier.arrive.shared::cta.b64 %rd1, [bar];
+	mul.wide.u32 %rd2, %r5, 4;
+	mov.u64 %rd3, mine;
+	add.u64 %rd3, %rd3, %rd2;
+	mov.u32 %r1, 0;
+POLL:
+	xor.b32 %r2, %r2, 1;
+	st.shared.u32 [%rd3], %r2;
+	mbarrier.test_wait.parity.shared::cta.b64 %p1, [bar], %r1;
+	@!%p1 bra POLL;
+	ret;
+}}
+"""
+
 SET = "st.relaxed.cta.shared.u32 [flag], 1;"
 MODES = [Options(walks=0), Options(walks=0, reductions=False), Options(walks=0, sleep=False),
          Options(walks=0, symmetry=True), Options(walks=0, warp=True), Options()]
@@ -85,14 +125,18 @@ def _kinds(text: str, tmp_path: Path, opts: Options) -> tuple[str, list[str]]:
     (TOGGLE.format(store=SET), ("verified", [])),
     (HANDOFF.format(stop=""), ("finding", [LIVELOCK])),
     (HANDOFF.format(stop=BOUNDED), ("verified", [])),
-], ids=["toggle-unset", "toggle-set-to-0", "toggle-set", "handoff-forever", "handoff-3"])
+    (POLL_STORE.format(count=3), ("finding", [LIVELOCK])),
+    (POLL_STORE.format(count=2), ("verified", [])),
+], ids=["toggle-unset", "toggle-set-to-0", "toggle-set", "handoff-forever", "handoff-3", "poll-store-never",
+        "poll-store"])
 def test_a_hang_that_keeps_moving_is_a_livelock(text: str, expected: tuple[str, list[str]], opts: Options,
                                                 tmp_path: Path) -> None:
     assert _kinds(text, tmp_path, opts) == expected
 
 
 @pytest.mark.parametrize("text", [TOGGLE.format(store=""), TOGGLE.format(store=SET), HANDOFF.format(stop=""),
-                                  HANDOFF.format(stop=BOUNDED)])
+                                  HANDOFF.format(stop=BOUNDED), POLL_STORE.format(count=3),
+                                  POLL_STORE.format(count=2)])
 def test_differential(text: str, tmp_path: Path) -> None:
     """Reductions on and off agree (verdict and kinds), every finding kept."""
     differential(load(tmp_path, text), block=2)
@@ -137,3 +181,32 @@ def test_closed_regions(edges: list[tuple[int, int]], escapes: tuple[int, ...],
                         regions: list[list[int]]) -> None:
     found = _graph(edges, escapes).closed_regions(5, lambda: None)
     assert sorted(sorted(r) for r in found) == regions
+
+
+def test_a_poll_that_stores_between_tries_repeats_its_states(tmp_path: Path) -> None:
+    """The correct poll-and-store kernel ends in a few dozen states: its tries do not count effects."""
+    r = check(load(tmp_path, POLL_STORE.format(count=2)), grid=1, block=2, options=Options(walks=0))
+    assert r.verdict == "verified" and r.stats.states < 100, r.stats.states
+
+
+@pytest.mark.parametrize(("text", "livelock"), [(TOGGLE.format(store=""), True),
+                                                (HANDOFF.format(stop=""), True),
+                                                (HANDOFF.format(stop=BOUNDED), False)])
+def test_a_walk_cut_at_its_length_asks_for_a_livelock(text: str, livelock: bool, tmp_path: Path) -> None:
+    """Bugs first: a random walk cut at its length bound settles where it stands (`walk_livelock`), so a
+    livelock is found where the search cannot finish; its schedule is the walk's. A walk that ends is
+    not asked."""
+    module = load(tmp_path, text)
+    m = launch(module, "k", grid=1, block=2)
+    track(m)
+    ex = Explorer(m, module, Options())
+    init: list[int] = []
+    ex.settle(init, {t.aid for t in m.threads}, first=True)
+    root = snapshot.save(m, ex.tokens)
+    found, n, _ = walk(ex, root, init, scheduler(0, 1000), time.monotonic() + 60, limit=500, ask=True)
+    if livelock:
+        assert n == 500 and found is not None and found.kind == "livelock", (n, found)
+        replayed = api.run(text, api.Launch(grid=1, block=2), schedule=found.schedule, max_steps=100_000)
+        assert replayed.outcome == "limit"
+    else:
+        assert n < 500 and found is None

@@ -60,7 +60,7 @@ from mbarrier.explore.footprints import Footprints
 from mbarrier.explore.frontier import Entry, Frontier
 from mbarrier.explore.inputs import data_branches
 from mbarrier.explore.joins import joins_only
-from mbarrier.explore.livelock import Graph, Region, livelocks
+from mbarrier.explore.livelock import Graph, Region, livelocks, settle
 from mbarrier.explore.por import AllFootprints
 from mbarrier.explore.results import (
     SEARCH,
@@ -96,7 +96,8 @@ FIRST_WALKS = 3  # random walks before the search (within Options.walk_first sec
 FOUND = "found"  # stopped_by: random walks had found bugs, the search ran Options.followup seconds more
 LOCAL_LOOP_LIMIT = 1_000_000
 MAX_NAMED = 4  # the looping threads a livelock's message names
-DEAD_END_STEPS = 2_000_000  # a random run's steps from a state whose every move slept (`ends_by_itself`)
+DEAD_END_STEPS = 2_000_000  # a random run's steps from a state whose every move slept (`_ends_from`)
+WALK_SETTLE_STATES = 10_000  # the settling search's states where a random walk was cut (`walk_livelock`)
 # The checker's kinds of instruction that run eagerly (`Explorer.is_local`), and those whose steps do
 # where they only join (`joins.joins_only`).
 _EAGER = (LOCAL, BRANCH, WARP, MMA)
@@ -496,6 +497,31 @@ class Explorer:
                                    lambda n: self._state_at(root, path(n)),
                                    lambda n: self._ends_from(root, path(n)), self.budget.check):
             self._record(self._livelock(frontier.path(n), region))
+
+    def walk_livelock(self, aids: list[int]) -> Finding | None:
+        """Where a random walk was cut at its length bound (`explore.walks`), in the state the machine is
+        in now, reached by `aids`: a livelock if a random run from it does not end and a settling search
+        of at most WALK_SETTLE_STATES states finds no end either (`livelock.settle`)."""
+        snap = snapshot.save(self.m, self.tokens)
+        self.machine_is = snap
+        if self._plain_run_ends(snap):
+            return None
+        region = settle(self, snap, WALK_SETTLE_STATES)
+        return None if region is None else self._livelock(list(aids), region)
+
+    def _plain_run_ends(self, snap: snapshot.Snapshot) -> bool:
+        """Whether a random run from the state ends within DEAD_END_STEPS steps (every thread exited,
+        nothing can move, or a finding); without race tracking (`_ends_from`)."""
+        self.budget.check()
+        m, tracked = self.m, type(self.m)
+        snapshot.restore(m, snap, self.machine_is)
+        m.__class__ = Machine
+        try:
+            return run(m, RandomScheduler(0), max_steps=DEAD_END_STEPS, module=self.module).outcome \
+                != Outcome.LIMIT
+        finally:
+            m.__class__ = tracked
+            self.machine_is = None
 
     def _ends_from(self, root: snapshot.Snapshot, aids: list[int]) -> bool:
         """Whether a random run from the state the steps `aids` reach from `root` ends within

@@ -199,9 +199,10 @@ def livelocks(s: Stepper, graph: Graph, dead_ends: list[int], nodes: int,
     return []
 
 
-def settle(s: Stepper, start: snapshot.Snapshot) -> Region | None:
+def settle(s: Stepper, start: snapshot.Snapshot, limit: int | None = None) -> Region | None:
     """Whether no schedule from `start` ends (`Region`), by a search with stubborn sets only; None when
-    one reaches a state where nothing can move (every thread exited, or a deadlock) or a finding."""
+    one reaches a state where nothing can move (every thread exited, or a deadlock) or a finding, or
+    (not settled) when it finds more than `limit` states."""
     seen = {s.state_key(start)}
     queue = deque([start])
     looping: set[int] = set()
@@ -218,6 +219,8 @@ def settle(s: Stepper, start: snapshot.Snapshot) -> Region | None:
             looping.update(a for a in aids if a < s.nthreads)
             h = s.state_key(new)
             if h not in seen:
+                if limit is not None and len(seen) >= limit:
+                    return None
                 seen.add(h)
                 queue.append(new)
     return Region(len(seen), sorted(looping))

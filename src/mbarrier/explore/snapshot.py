@@ -123,6 +123,12 @@ class Chunks(tuple):  # type: ignore[type-arg]
     __slots__ = ()
 
 
+def _effects_at(fail: tuple[object, ...]) -> int:
+    """The thread's effect count when its last wait failed: the last field of `Thread.last_fail`."""
+    n = fail[-1]
+    return n if isinstance(n, int) else 0
+
+
 def _reg_chunks(regs: list[object] | tuple[object, ...], was: tuple[object, ...] | None
                 ) -> tuple[object, ...]:
     """`regs` as one tuple, or beyond REG_CHUNK slots as Chunks, each the chunk of `was` holding the same
@@ -181,7 +187,10 @@ def _thread_state(t: Thread, token_slots: Mapping[str, frozenset[int]], was: Thr
         # landing and its thread's next cp.async.mbarrier.arrive, which commute (`explore.footprints`).
         copies = (_pending(t.cp_open), tuple(_pending(g) for g in t.cp_groups), _pending(t.bulk_open),
                   tuple(_pending(g) for g in t.bulk_groups))
-    fail = None if t.last_fail is None else (t.last_fail, t.effects)
+    # A failed wait parks the thread at its next failure with no effect between (`Machine.mb_wait`): what
+    # that reads is the effects since the last failure, not their running count (a poll that stores
+    # between its tries would make a new state on every try).
+    fail = None if t.last_fail is None else (t.last_fail[:-1], t.effects - _effects_at(t.last_fail))
     frames = tuple((f, tuple(r), pc, tuple(moves)) for f, r, pc, moves in t.frames) if t.frames else ()
     local = bytes(t.local) if t.local else b""
     core = (t.pc, chunks, t.status, t.time, fail, wait, t.cl_arrived, t.cl_gen, copies,
@@ -318,7 +327,7 @@ def restore(m: Machine, s: Snapshot, current: Snapshot | None = None) -> None:
             regs = real
         t.cl_arrived, t.cl_gen = core[6], core[7]
         t.cc = core[12]
-        t.last_fail = None if fail is None else fail[0]
+        t.last_fail = None if fail is None else (*fail[0], t.effects - fail[1])  # `_thread_state`
         if t.func is func and not frames and not t.frames:
             t.regs[:] = flat_regs(regs)
         else:

@@ -130,19 +130,19 @@ class Walked:
 
 
 def walk(ex: Explorer, root: snapshot.Snapshot, init_aids: list[int], sched: Scheduler, deadline: float,
-         limit: int = MAX_TRANSITIONS) -> tuple[Finding | None, int, str]:
+         limit: int = MAX_TRANSITIONS, ask: bool = False) -> tuple[Finding | None, int, str]:
     """One walk from `root`, cut at `deadline` (`time.monotonic()`): (its finding or None, its
     transitions, the words of what the search cannot go past if the walk met it: the tool's limit, the
-    local-step bound)."""
+    local-step bound). `ask`: a walk cut at `limit` asks whether it ended in a livelock."""
     local_steps = ex.stats.local_steps   # the search's statistic: a walk's eager steps are not counted
     try:
-        return _walk(ex, root, init_aids, sched, deadline, limit)
+        return _walk(ex, root, init_aids, sched, deadline, limit, ask)
     finally:
         ex.stats.local_steps = local_steps
 
 
 def _walk(ex: Explorer, root: snapshot.Snapshot, init_aids: list[int], sched: Scheduler, deadline: float,
-          limit: int) -> tuple[Finding | None, int, str]:
+          limit: int, ask: bool) -> tuple[Finding | None, int, str]:
     m = ex.m
     snapshot.restore(m, root, ex.machine_is)
     ex.machine_is = None   # the walk leaves the saved states
@@ -161,7 +161,8 @@ def _walk(ex: Explorer, root: snapshot.Snapshot, init_aids: list[int], sched: Sc
             return outcome, n + 1, ""
         if isinstance(outcome, str):
             return None, n + 1, outcome
-    return None, limit, ""
+    # Cut at its length: a hang where threads keep moving, perhaps (`Explorer.walk_livelock`).
+    return (ex.walk_livelock(aids) if ask else None), limit, ""
 
 
 class Walks:
@@ -174,6 +175,9 @@ class Walks:
         self.count, self.share = count, share
         self.done = Walked()
         self.over = count <= 0 or share <= 0   # no more walks: the count is reached or a walk met a limit
+        # Only the first walk cut at its length asks whether it ended in a livelock: a kernel whose walks
+        # are long by design would pay a run of DEAD_END_STEPS for each.
+        self.asked = False
 
     def due(self, elapsed: float) -> bool:
         """Whether a walk is due after `elapsed` seconds of checking."""
@@ -185,7 +189,8 @@ class Walks:
         i = done.walks
         started = time.monotonic()
         sched = scheduler(i, max(done.longest, 1000))
-        f, n, ended = walk(self.ex, self.root, self.init_aids, sched, deadline)
+        f, n, ended = walk(self.ex, self.root, self.init_aids, sched, deadline, ask=not self.asked)
+        self.asked = self.asked or n >= MAX_TRANSITIONS
         done.walks += 1
         done.transitions += n
         done.longest = max(done.longest, n)
