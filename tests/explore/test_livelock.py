@@ -210,3 +210,17 @@ def test_a_walk_cut_at_its_length_asks_for_a_livelock(text: str, livelock: bool,
         assert replayed.outcome == "limit"
     else:
         assert n < 500 and found is None
+
+
+def test_a_bound_inside_the_analysis_leaves_the_check_incomplete(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bound (here Ctrl-C) hit while a region is settled: never VERIFIED, and the report says where."""
+    from mbarrier.explore import livelock
+    from mbarrier.explore.budget import INTERRUPT, BoundHit
+
+    def interrupted(*_: object, **__: object) -> None:
+        raise BoundHit(INTERRUPT)
+    monkeypatch.setattr(livelock, "settle", interrupted)
+    r = check(load(tmp_path, TOGGLE.format(store="")), grid=1, block=2, options=Options(walks=0))
+    assert r.verdict == "incomplete" and r.stopped_by == INTERRUPT and not r.findings
+    assert "stopped while settling whether a cycle of them ends" in r.covered
