@@ -149,7 +149,7 @@ def test_the_finding_names_the_looping_thread_and_replays(tmp_path: Path) -> Non
     r = check(load(tmp_path, text), grid=1, block=2, options=Options(walks=0))
     f = r.findings[0]
     assert f.kind == "livelock" and f.line == 15 and "ld.relaxed.cta.shared.u32 %r2, [flag]" in f.message
-    assert "thread 0 (cta 0, tid 0)" in f.message and "round the same 2 states" in f.message
+    assert "thread 0 at line 15" in f.message and "keeps going round the same 2 states" in f.message
     replayed = api.run(text, api.Launch(grid=1, block=2), schedule=f.schedule, max_steps=10_000)
     assert replayed.outcome == "limit" and replayed.exited == 1
 

@@ -78,7 +78,7 @@ from mbarrier.explore.sleep import EMPTY, Expansion
 from mbarrier.explore.spin import FlagSpin, Spin, Spins, holds
 from mbarrier.explore.symmetry import Symmetry
 from mbarrier.explore.walks import Walks
-from mbarrier.explore.who import Layout
+from mbarrier.explore.who import Layout, plural
 from mbarrier.explore.wholebar import WholeBars
 from mbarrier.ptx import ast
 from mbarrier.sim.errors import KernelFault, SimError
@@ -591,19 +591,27 @@ class Explorer:
         return new, aids
 
     def _livelock(self, path: list[int], region: Region) -> Finding:
-        """The finding of a settled livelock: the schedule into it, the threads that keep stepping."""
+        """The finding of a settled livelock: the schedule into it; the threads that keep stepping there,
+        alike ones together, where they stand in the region's first state."""
         m = self.m
-        looping = [m.threads[a] for a in region.looping]
-        alive = [t for t in m.threads if t.status != EXITED]
-        where = "; ".join(f"{t.name} at line {t.func.sites[t.pc].line} `{t.func.sites[t.pc].text}`"
-                          for t in looping[:MAX_NAMED])
-        more = f" and {len(looping) - MAX_NAMED} more" if len(looping) > MAX_NAMED else ""
+        snapshot.restore(m, region.start, self.machine_is)
+        self.machine_is = region.start
+        layout = Layout.of(m)
+        at: dict[tuple[str, int], list[int]] = {}
+        for aid in region.looping:
+            t = m.threads[aid]
+            at.setdefault((t.func.name, t.pc), []).append(aid)
+        sites = [(m.threads[ids[0]].func.sites[pc], ids) for (_, pc), ids in at.items()]
+        where = "; ".join(f"{layout.threads(ids)} at line {site.line} `{site.text}`"
+                          for site, ids in sites[:MAX_NAMED])
+        more = f"; and {len(sites) - MAX_NAMED} more places" if len(sites) > MAX_NAMED else ""
+        alive = sum(t.status != EXITED for t in m.threads)
         states = f"{region.states} state{'s' if region.states > 1 else ''}"
         message = (f"from here no schedule lets every thread exit, though something can always move: "
-                   f"{where}{more} keep{'s' if len(looping) == 1 else ''} going round the same {states} for "
-                   f"ever ({len(alive)} of {self.nthreads} threads alive)")
-        first = looping[0] if looping else None
-        site = first.func.sites[first.pc] if first is not None else None
+                   f"{where}{more} {plural(region.looping, 'keeps', 'keep')} going round the same {states} "
+                   f"for ever ({alive} of {self.nthreads} threads alive)")
+        first = m.threads[region.looping[0]] if region.looping else None
+        site = sites[0][0] if sites else None
         return self._finding(FindingKind.LIVELOCK, LIVELOCK, message, path, first,
                              site.line if site is not None else None, site.text if site is not None else None)
 

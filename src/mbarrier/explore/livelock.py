@@ -168,8 +168,10 @@ class Stepper(Protocol):
 
 @dataclass
 class Region:
-    """A livelock settled: the states its own search found and the threads that kept stepping there."""
+    """A livelock settled: its first state, the states its own search found and the threads that kept
+    stepping there."""
 
+    start: snapshot.Snapshot
     states: int
     looping: list[int]
 
@@ -223,4 +225,4 @@ def settle(s: Stepper, start: snapshot.Snapshot, limit: int | None = None) -> Re
                     return None
                 seen.add(h)
                 queue.append(new)
-    return Region(len(seen), sorted(looping))
+    return Region(start, len(seen), sorted(looping))
