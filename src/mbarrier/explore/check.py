@@ -97,7 +97,7 @@ FOUND = "found"  # stopped_by: random walks had found bugs, the search ran Optio
 LOCAL_LOOP_LIMIT = 1_000_000
 MAX_NAMED = 4  # the looping threads a livelock's message names
 DEAD_END_STEPS = 2_000_000  # a random run's steps from a state whose every move slept (`_ends_from`)
-WALK_SETTLE_STATES = 10_000  # the settling search's states where a random walk was cut (`walk_livelock`)
+WALK_SETTLE_STATES = 2_000  # the settling search's states where a random walk was cut (`walk_livelock`)
 # The checker's kinds of instruction that run eagerly (`Explorer.is_local`), and those whose steps do
 # where they only join (`joins.joins_only`).
 _EAGER = (LOCAL, BRANCH, WARP, MMA)
