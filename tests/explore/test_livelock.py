@@ -5,6 +5,9 @@ one move slept), which the dead-end runs settle. The closed regions of a graph, 
 
 from __future__ import annotations
 
+import shlex
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -224,3 +227,19 @@ def test_a_bound_inside_the_analysis_leaves_the_check_incomplete(tmp_path: Path,
     r = check(load(tmp_path, TOGGLE.format(store="")), grid=1, block=2, options=Options(walks=0))
     assert r.verdict == "incomplete" and r.stopped_by == INTERRUPT and not r.findings
     assert "stopped while settling whether a cycle of them ends" in r.covered
+
+
+def test_the_replay_line_of_a_livelock_bounds_its_run(tmp_path: Path) -> None:
+    """The text report's replay command stops a livelock's run 100,000 steps past its schedule (its
+    threads never end), and that run stops there with the looping thread alive (exit 3)."""
+    p = tmp_path / "toggle.ptx"
+    p.write_text(TOGGLE.format(store=""))
+    out = subprocess.run([sys.executable, "-m", "mbarrier", "check", str(p), "--grid", "1", "--block", "2",
+                          "--walks", "0"], capture_output=True, text=True, check=False)
+    line = next(x for x in out.stdout.splitlines() if x.strip().startswith("replay:"))
+    assert out.returncode == 1 and " --max-steps " in line
+    argv = shlex.split(line.split("replay: ", 1)[1])
+    assert argv[:2] == ["mbarrier", "run"]
+    again = subprocess.run([sys.executable, "-m", "mbarrier", *argv[1:]], capture_output=True, text=True,
+                           check=False, cwd=tmp_path)
+    assert again.returncode == 3 and "stopped at the step limit" in again.stdout, again.stdout

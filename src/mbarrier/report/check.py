@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 
-from mbarrier.explore.results import SEARCH, CheckResult, Finding, Stats, Waiter
+from mbarrier.explore.results import SEARCH, CheckResult, Finding, FindingKind, Stats, Waiter
 from mbarrier.explore.run import TraceStep
 from mbarrier.explore.schedule import Fingerprint, stamp
 from mbarrier.explore.stuck import describe_barrier
@@ -121,6 +121,18 @@ def format_trace(steps: list[TraceStep], limit: int = MAX_TRACE_LINES) -> list[s
     return out
 
 
+# A livelock's replay runs this many steps past its schedule, then stops at the bound: its threads never
+# end, and `mbarrier run`'s own bound is 20,000,000 steps.
+LIVELOCK_REPLAY_STEPS = 100_000
+
+
+def replay_command(replay: str, kind: str, steps: int, schedule: str) -> str:
+    """The `mbarrier run` command (`replay`: the launch's) that replays a finding of `kind` whose schedule
+    has `steps` steps."""
+    bound = f" --max-steps {steps + LIVELOCK_REPLAY_STEPS}" if kind == FindingKind.LIVELOCK else ""
+    return f"{replay}{bound} --schedule {shlex.quote(schedule)}"
+
+
 def format_result(r: CheckResult, trace: Callable[[Finding], list[TraceStep]] | None = None,
                   replay: str = "", fingerprint: Fingerprint | None = None,
                   max_schedule: int = 2000) -> list[str]:
@@ -146,7 +158,7 @@ def format_result(r: CheckResult, trace: Callable[[Finding], list[TraceStep]] | 
         if fingerprint is not None:
             sched = stamp(fingerprint, sched)
         if replay:
-            lines.append(f"  replay: {replay} --schedule {shlex.quote(sched)}")
+            lines.append(f"  replay: {replay_command(replay, f.kind, len(f.aids), sched)}")
         else:
             lines.append(f"  schedule: {sched}")
     u = r.unsupported

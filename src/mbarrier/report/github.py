@@ -7,9 +7,9 @@ CR and LF become `%25`, `%0D` and `%0A`; in a property value also `:` and `,` be
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator
 
+from mbarrier.report.check import replay_command
 from mbarrier.report.model import CheckReport, Finding, LintReport
 
 
@@ -44,7 +44,7 @@ def _finding_text(f: Finding, replay: str) -> str:
     if f.missing_edge and "missing edge" not in text:
         text += f"\nmissing edge: {f.missing_edge}"
     if replay:
-        text += f"\nreplay: {replay} --schedule {shlex.quote(f.schedule)}"
+        text += f"\nreplay: {replay_command(replay, f.kind, f.steps, f.schedule)}"
     return text
 
 
