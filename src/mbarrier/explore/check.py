@@ -96,7 +96,7 @@ FIRST_WALKS = 3  # random walks before the search (within Options.walk_first sec
 FOUND = "found"  # stopped_by: random walks had found bugs, the search ran Options.followup seconds more
 LOCAL_LOOP_LIMIT = 1_000_000
 MAX_NAMED = 4  # the looping threads a livelock's message names
-DEAD_END_STEPS = 2_000_000  # a random run's steps from a state whose every move slept (`_ends_from`)
+DEAD_END_STEPS = 2_000_000  # a random run's steps from a state whose every move slept (`_run_ends`)
 WALK_SETTLE_STATES = 2_000  # the settling search's states where a random walk was cut (`walk_livelock`)
 # The checker's kinds of instruction that run eagerly (`Explorer.is_local`), and those whose steps do
 # where they only join (`joins.joins_only`).
@@ -503,41 +503,40 @@ class Explorer:
         in now, reached by `aids`: a livelock if a random run from it does not end and a settling search
         of at most WALK_SETTLE_STATES states finds no end either (`livelock.settle`)."""
         snap = snapshot.save(self.m, self.tokens)
-        self.machine_is = snap
-        if self._plain_run_ends(snap):
-            return None
+        self.budget.check()
+        with self._untracked():
+            if self._run_ends():
+                return None
         region = settle(self, snap, WALK_SETTLE_STATES)
         return None if region is None else self._livelock(list(aids), region)
 
-    def _plain_run_ends(self, snap: snapshot.Snapshot) -> bool:
-        """Whether a random run from the state ends within DEAD_END_STEPS steps (every thread exited,
-        nothing can move, or a finding); without race tracking (`_ends_from`)."""
+    def _ends_from(self, root: snapshot.Snapshot, aids: list[int]) -> bool:
+        """Whether a random run from the state the steps `aids` reach from `root` ends (`_run_ends`). The
+        replay and the run go without race tracking (7 times faster on CUTLASS's split-K: 0.6 s, not 4.5,
+        for its 188,000 steps): a race on the way is the search's finding already, and neither needs the
+        clocks."""
         self.budget.check()
+        with self._untracked():
+            self._replay(root, aids)
+            return self._run_ends()
+
+    @contextmanager
+    def _untracked(self) -> Iterator[None]:
+        """The machine without race tracking for a while (`sim.races.track` gave it its class); it equals
+        no saved state afterwards."""
         m, tracked = self.m, type(self.m)
-        snapshot.restore(m, snap, self.machine_is)
         m.__class__ = Machine
         try:
-            return run(m, RandomScheduler(0), max_steps=DEAD_END_STEPS, module=self.module).outcome \
-                != Outcome.LIMIT
+            yield
         finally:
             m.__class__ = tracked
             self.machine_is = None
 
-    def _ends_from(self, root: snapshot.Snapshot, aids: list[int]) -> bool:
-        """Whether a random run from the state the steps `aids` reach from `root` ends within
-        DEAD_END_STEPS steps (every thread exited, nothing can move, or a finding). The replay and the run
-        go without race tracking (7 times faster on CUTLASS's split-K: 0.6 s, not 4.5, for its 188,000
-        steps): a race on the way is the search's finding already, and neither needs the clocks."""
-        self.budget.check()
-        m, tracked = self.m, type(self.m)
-        m.__class__ = Machine
-        try:
-            self._replay(root, aids)
-            return run(m, RandomScheduler(0), max_steps=DEAD_END_STEPS, module=self.module).outcome \
-                != Outcome.LIMIT
-        finally:
-            m.__class__ = tracked
-            self.machine_is = None
+    def _run_ends(self) -> bool:
+        """Whether a random run from the machine's state ends within DEAD_END_STEPS steps: every thread
+        exited, nothing can move, or a finding."""
+        return run(self.m, RandomScheduler(0), max_steps=DEAD_END_STEPS, module=self.module).outcome \
+            != Outcome.LIMIT
 
     def _replay(self, root: snapshot.Snapshot, aids: list[int]) -> None:
         """Put the machine in the state the steps `aids` reach from `root`, one instruction each (as
@@ -690,8 +689,9 @@ class Explorer:
             full = True  # beyond the stubborn set already: the cycle proviso has nothing to add
         todo = deque(chosen)
         first = True
+        src = frontier.node_of(here)  # the state's name in the graph of `explore.livelock`
         if exp is not None and redo is None and all(exp.is_asleep(gi) for gi in chosen):
-            self.dead_ends.append(frontier.node_of(here))  # every move asleep: `explore.livelock`
+            self.dead_ends.append(src)  # every move asleep
         while todo:
             gi = todo.popleft()
             if exp is not None and exp.is_asleep(gi):
@@ -721,13 +721,13 @@ class Explorer:
             except _Found as f:
                 f.finding.aids = frontier.path(node) + f.finding.aids
                 self._record(f.finding)
-                self.graph.escape(frontier.node_of(here))
+                self.graph.escape(src)
                 continue
             except (Violation, KernelFault) as v:
                 g = self._violation(v, aids)
                 g.aids = frontier.path(node) + g.aids
                 self._record(g)
-                self.graph.escape(frontier.node_of(here))
+                self.graph.escape(src)
                 continue
             except SimError as e:
                 # The tool's limit, not the kernel's bug: the search cannot say anything beyond it.
@@ -750,11 +750,11 @@ class Explorer:
                     self.stopped_by = MAX_STATES
                     return
                 frontier.add(new, h, depth + 1, node, aids, child_sleep)
-                self.graph.edge(frontier.node_of(here), frontier.node_of(h), False)
+                self.graph.edge(src, frontier.node_of(h), False)
                 stats.states += 1
                 stats.depth = max(stats.depth, depth + 1)
                 continue
-            self.graph.edge(frontier.node_of(here), frontier.node_of(h), prev <= depth)
+            self.graph.edge(src, frontier.node_of(h), prev <= depth)
             if exp is not None:
                 frontier.reached_again(new, h, depth + 1, node, aids, child_sleep)
             if not full and prev <= depth:

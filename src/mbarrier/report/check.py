@@ -122,7 +122,7 @@ def format_trace(steps: list[TraceStep], limit: int = MAX_TRACE_LINES) -> list[s
 
 
 # A livelock's replay runs this many steps past its schedule, then stops at the bound: its threads never
-# end, and `mbarrier run`'s own bound is 20,000,000 steps.
+# end, and `mbarrier run`'s own bound (`explore.run.DEFAULT_MAX_STEPS`) is far larger.
 LIVELOCK_REPLAY_STEPS = 100_000
 
 
